@@ -1,0 +1,36 @@
+"""One error tree for the whole package: catch `GPUHuntError` to catch everything we raise."""
+
+
+class GPUHuntError(Exception):
+    """Base of every error gpuhunt raises on purpose."""
+
+
+class ProviderError(GPUHuntError):
+    """A provider could not be queried or its answer could not be understood."""
+
+
+class MissingCredsError(ProviderError):
+    """A provider's credential is not configured.
+
+    `default_catalog()` skips online providers that raise this from `from_env()`,
+    so the message must name the environment variable to set.
+    """
+
+
+class CatalogError(GPUHuntError):
+    """The published catalog could not be loaded."""
+
+
+class CatalogDownloadError(CatalogError):
+    """Fetching a catalog object failed (network, HTTP status, timeout)."""
+
+
+class CatalogIntegrityError(CatalogError):
+    """A catalog archive is corrupt, does not match its manifest, or is unsafe to open."""
+
+
+class UnknownProviderError(GPUHuntError, ValueError):
+    """A provider name that the registry does not know.
+
+    Also a `ValueError`, which is what gpuhunt 0.1.x raised for an unknown provider.
+    """

@@ -1,0 +1,79 @@
+"""A short-lived cache for online providers' answers, shared by all threads.
+
+Marketplace offers change by the minute, so answers are kept briefly (60 s by default,
+`GPUHUNT_LIVE_CACHE_TTL`). Concurrent identical requests share one call ("single flight"):
+the first caller fetches, the others wait for its result instead of stampeding the API.
+Errors are not cached, so the next query tries again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from cachetools import TTLCache
+
+T = TypeVar("T")
+
+
+class _Flight:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+class SingleFlightCache:
+    def __init__(self, ttl: float, maxsize: int = 512) -> None:
+        self._cache: TTLCache = TTLCache(maxsize=maxsize, ttl=ttl)
+        self._lock = threading.Lock()
+        self._flights: dict[Hashable, _Flight] = {}
+        self.calls = 0  # how many times `fn` actually ran; for tests and stats
+
+    def get(self, key: Hashable, fn: Callable[[], T]) -> T:
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+            flight = self._flights.get(key)
+            leader = flight is None
+            if leader:
+                flight = self._flights[key] = _Flight()
+                self.calls += 1
+        assert flight is not None
+        if not leader:
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            return flight.value
+        try:
+            flight.value = fn()
+        except BaseException as e:
+            flight.error = e
+            raise
+        finally:
+            with self._lock:
+                if flight.error is None:
+                    self._cache[key] = flight.value
+                del self._flights[key]
+            flight.done.set()
+        return flight.value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+
+LIVE_CACHE = SingleFlightCache(ttl=float(os.getenv("GPUHUNT_LIVE_CACHE_TTL", "60")))
+
+
+def request_key(provider: str, *parts: Any, secret: str | None = None) -> tuple[str, str]:
+    """A cache key for a provider request. Account-specific answers must pass the credential as
+    `secret`: only its hash enters the key, never the value."""
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    if secret:
+        blob += hashlib.sha256(secret.encode()).hexdigest()
+    return provider, hashlib.sha256(blob.encode()).hexdigest()

@@ -1,0 +1,164 @@
+"""The one HTTP layer of the package: every request gpuhunt makes goes through here.
+
+Each call has a connect and a read timeout; connection errors, 429 and 5xx are retried a bounded
+number of times with exponential backoff and jitter (urllib3's `Retry`), honouring `Retry-After`
+up to a cap. Error messages never include query strings or headers, where credentials live.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._version import __version__
+
+logger = logging.getLogger(__name__)
+
+USER_AGENT = f"gpuhunt/{__version__}"
+CONNECT_TIMEOUT = float(os.getenv("GPUHUNT_CONNECT_TIMEOUT", "5"))
+READ_TIMEOUT = float(os.getenv("GPUHUNT_READ_TIMEOUT", "30"))
+DEFAULT_TIMEOUT: tuple[float, float] = (CONNECT_TIMEOUT, READ_TIMEOUT)
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+MAX_RETRY_AFTER = 30.0
+
+
+class _CappedRetry(Retry):
+    """A `Retry` that never sleeps longer than `MAX_RETRY_AFTER` on a server's `Retry-After`."""
+
+    def get_retry_after(self, response: Any) -> float | None:
+        value = super().get_retry_after(response)
+        return None if value is None else min(value, MAX_RETRY_AFTER)
+
+
+def make_retry(total: int = 3, backoff_factor: float = 0.5) -> Retry:
+    return _CappedRetry(
+        total=total,
+        connect=total,
+        read=total,
+        status=total,
+        backoff_factor=backoff_factor,
+        backoff_max=10.0,
+        backoff_jitter=0.25,
+        status_forcelist=RETRY_STATUSES,
+        allowed_methods=None,  # POST queries (GraphQL, search) are reads too
+        respect_retry_after_header=True,
+        raise_on_status=False,
+    )
+
+
+class _TimeoutSession(requests.Session):
+    """A session that applies the default timeout to calls that do not pass their own."""
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("timeout", DEFAULT_TIMEOUT)
+        return super().request(method, url, *args, **kwargs)
+
+
+def new_session(retries: int = 3, backoff_factor: float = 0.5) -> requests.Session:
+    session = _TimeoutSession()
+    adapter = HTTPAdapter(
+        max_retries=make_retry(retries, backoff_factor), pool_connections=16, pool_maxsize=32
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = USER_AGENT
+    return session
+
+
+_shared: requests.Session | None = None
+_shared_lock = threading.Lock()
+
+
+def session() -> requests.Session:
+    """The process-wide session (connection pooling is shared; requests sessions are safe to
+    share between threads for plain requests)."""
+    global _shared
+    if _shared is None:
+        with _shared_lock:
+            if _shared is None:
+                _shared = new_session()
+    return _shared
+
+
+def safe_url(url: str) -> str:
+    """The URL without query string, fragment or user info: safe to log and to show."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def request(
+    method: str,
+    url: str,
+    *,
+    provider: str,
+    credential: str | None = None,
+    timeout: float | tuple[float, float] | None = None,
+    http: requests.Session | None = None,
+    **kwargs: Any,
+) -> requests.Response:
+    """Send a request for `provider`; any failure becomes a `ProviderError` with a safe message.
+
+    `credential` names the environment variable (or setting) behind the request's auth, so that
+    a 401/403 tells the user what to fix.
+    """
+    where = f"{method.upper()} {safe_url(url)}"
+    try:
+        response = (http or session()).request(
+            method, url, timeout=timeout or DEFAULT_TIMEOUT, **kwargs
+        )
+    except requests.Timeout:
+        raise ProviderError(f"{provider}: {where} timed out") from None
+    except requests.RequestException as e:
+        raise ProviderError(f"{provider}: {where} failed: {type(e).__name__}") from None
+    if response.status_code in (401, 403):
+        hint = f"; check {credential}" if credential else ""
+        raise ProviderError(
+            f"{provider}: {where} was refused with HTTP {response.status_code}{hint}"
+        )
+    if response.status_code >= 400:
+        raise ProviderError(f"{provider}: {where} returned HTTP {response.status_code}")
+    return response
+
+
+def request_json(
+    method: str,
+    url: str,
+    *,
+    provider: str,
+    credential: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Like `request`, returning the decoded JSON body; invalid JSON is a `ProviderError`."""
+    response = request(method, url, provider=provider, credential=credential, **kwargs)
+    try:
+        return response.json()
+    except (ValueError, json.JSONDecodeError):
+        raise ProviderError(
+            f"{provider}: {method.upper()} {safe_url(url)} returned invalid JSON"
+        ) from None
+
+
+def require_fields(obj: Any, fields: Mapping[str, type | tuple[type, ...]], *, where: str) -> None:
+    """Validate a decoded JSON object at the boundary, naming the first bad field."""
+    if not isinstance(obj, dict):
+        raise ProviderError(f"{where}: expected an object, got {type(obj).__name__}")
+    for name, kind in fields.items():
+        if name not in obj:
+            raise ProviderError(f"{where}: field {name!r} is missing")
+        if not isinstance(obj[name], kind):
+            raise ProviderError(
+                f"{where}: field {name!r} has type {type(obj[name]).__name__}"
+            )
