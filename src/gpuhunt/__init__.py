@@ -1,52 +1,101 @@
 """gpuhunt: one catalog of cloud GPU and CPU offers with hourly prices.
 
-    import gpuhunt
-    gpuhunt.query(gpu_name="H100", max_price=4)
+import gpuhunt
+gpuhunt.query(gpu_name="H100", max_price=4)
 """
 
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal.accelerators import (
     KNOWN_ACCELERATORS as KNOWN_ACCELERATORS,
+)
+from gpuhunt._internal.accelerators import (
     KNOWN_AMD_GPUS as KNOWN_AMD_GPUS,
+)
+from gpuhunt._internal.accelerators import (
     KNOWN_INTEL_ACCELERATORS as KNOWN_INTEL_ACCELERATORS,
+)
+from gpuhunt._internal.accelerators import (
     KNOWN_NVIDIA_GPUS as KNOWN_NVIDIA_GPUS,
+)
+from gpuhunt._internal.accelerators import (
     KNOWN_TENSTORRENT_ACCELERATORS as KNOWN_TENSTORRENT_ACCELERATORS,
+)
+from gpuhunt._internal.accelerators import (
     KNOWN_TPUS as KNOWN_TPUS,
+)
+from gpuhunt._internal.accelerators import (
     canonical_gpu_name as canonical_gpu_name,
 )
 from gpuhunt._internal.constraints import (
     correct_gpu_memory_gib as correct_gpu_memory_gib,
+)
+from gpuhunt._internal.constraints import (
     find_accelerators as find_accelerators,
+)
+from gpuhunt._internal.constraints import (
     is_nvidia_superchip as is_nvidia_superchip,
+)
+from gpuhunt._internal.constraints import (
     matches as matches,
 )
 from gpuhunt._internal.errors import (
     CatalogDownloadError as CatalogDownloadError,
+)
+from gpuhunt._internal.errors import (
     CatalogError as CatalogError,
+)
+from gpuhunt._internal.errors import (
     CatalogIntegrityError as CatalogIntegrityError,
+)
+from gpuhunt._internal.errors import (
     GPUHuntError as GPUHuntError,
+)
+from gpuhunt._internal.errors import (
     MissingCredsError as MissingCredsError,
+)
+from gpuhunt._internal.errors import (
     ProviderError as ProviderError,
+)
+from gpuhunt._internal.errors import (
     UnknownProviderError as UnknownProviderError,
 )
 from gpuhunt._internal.models import (
     AcceleratorInfo as AcceleratorInfo,
+)
+from gpuhunt._internal.models import (
     AcceleratorVendor as AcceleratorVendor,
+)
+from gpuhunt._internal.models import (
     AMDGPUInfo as AMDGPUInfo,
+)
+from gpuhunt._internal.models import (
     CatalogItem as CatalogItem,
+)
+from gpuhunt._internal.models import (
     CPUArchitecture as CPUArchitecture,
+)
+from gpuhunt._internal.models import (
     IntelAcceleratorInfo as IntelAcceleratorInfo,
+)
+from gpuhunt._internal.models import (
     NvidiaGPUInfo as NvidiaGPUInfo,
+)
+from gpuhunt._internal.models import (
     QueryFilter as QueryFilter,
+)
+from gpuhunt._internal.models import (
     TenstorrentAcceleratorInfo as TenstorrentAcceleratorInfo,
+)
+from gpuhunt._internal.models import (
     TPUInfo as TPUInfo,
 )
 from gpuhunt._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog as Catalog
-    from gpuhunt._internal.default import default_catalog as default_catalog, query as query
+    from gpuhunt._internal.default import default_catalog as default_catalog
+    from gpuhunt._internal.default import query as query
 
 # The catalog pulls in numpy and the HTTP stack; importing them only when used keeps
 # `import gpuhunt` (and every provider collector) light.

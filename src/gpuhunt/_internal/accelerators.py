@@ -188,6 +188,7 @@ def accelerators_named(name: str) -> list[AcceleratorInfo]:
 # ---------------------------------------------------------------------------------------------
 # Name aliases: how clouds, drivers and people spell GPU names -> our canonical names.
 
+
 def _key(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
@@ -210,6 +211,10 @@ _EXTRA_ALIASES: dict[str, str] = {
     "gaudi1": "Gaudi",
     "titanrtx": "TITANRTX",
     "mi300": "MI300X",
+    "t4g": "T4",  # AWS DescribeInstanceTypes: the T4 of Graviton g5g instances
+    "gaudihl205": "Gaudi",  # AWS DescribeInstanceTypes: "Gaudi HL-205" (dl1)
+    "gb200nvl": "GB200",  # Crusoe's "GB200-NVL-186GB": a GB200 NVL72 slice
+    "v100fhhl": "V100",  # RunPod's "Tesla V100-FHHL-16GB" (full-height half-length board)
     "wormholen150": "n150",
     "wormholen300": "n300",
     "blackholep100a": "p100a",
@@ -221,6 +226,26 @@ _EXTRA_ALIASES: dict[str, str] = {
     "n300d": "n300",
     "p150a": "p150",
     "p150b": "p150",
+    # Vast.ai's spellings (its gpulist): "Q RTX" is Quadro RTX, a trailing "S" is SUPER,
+    # "B300 PC" is a B300 on another board SKU, "RTX PRO 6000 S/WS" are its server and
+    # workstation editions.
+    "qrtx4000": "RTX4000",
+    "qrtx5000": "RTX5000",
+    "qrtx6000": "RTX6000",
+    "qrtx8000": "RTX8000",
+    "rtx2060s": "RTX2060SUPER",
+    "rtx2070s": "RTX2070SUPER",
+    "rtx2080s": "RTX2080SUPER",
+    "rtx4070s": "RTX4070SUPER",
+    "rtx4070sti": "RTX4070TiSUPER",
+    "rtx4080s": "RTX4080SUPER",
+    "b300pc": "B300",
+    "rtxpro6000s": "RTXPRO6000",
+    "rtxpro6000ws": "RTXPRO6000",
+    "rtxpro6000maxq": "RTXPRO6000",
+    "instinctmi100": "MI100",
+    "instinctmi210": "MI210",
+    "instinctmi250x": "MI250X",
 }
 
 # Words that name a vendor, a brand or a form factor rather than the chip.

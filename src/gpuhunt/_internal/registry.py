@@ -26,7 +26,9 @@ class ProviderSpec:
 
 PROVIDERS: tuple[ProviderSpec, ...] = (
     # Offline: collected nightly into the published catalog.
-    ProviderSpec("aws", "AWSProvider", False, "aws", ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")),
+    ProviderSpec(
+        "aws", "AWSProvider", False, "aws", ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    ),
     ProviderSpec("azure", "AzureProvider", False, "azure", ("AZURE_SUBSCRIPTION_ID",)),
     ProviderSpec("gcp", "GCPProvider", False, "gcp", ("GCP_PROJECT_ID",)),
     ProviderSpec("oci", "OCIProvider", False, "oci", ("OCI_CLI_USER",)),
@@ -38,13 +40,21 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     # Online: queried live at query time.
     ProviderSpec("vastai", "VastAIProvider", True, None, ()),
     ProviderSpec("vultr", "VultrProvider", True, None, ()),
-    ProviderSpec("hotaisle", "HotAisleProvider", True, None, ("HOTAISLE_API_KEY", "HOTAISLE_TEAM_HANDLE")),
+    ProviderSpec(
+        "hotaisle", "HotAisleProvider", True, None, ("HOTAISLE_API_KEY", "HOTAISLE_TEAM_HANDLE")
+    ),
     ProviderSpec("digitalocean", "DigitalOceanProvider", True, None, ("DIGITAL_OCEAN_API_KEY",)),
     ProviderSpec("jarvislabs", "JarvisLabsProvider", True, None, ("JARVISLABS_API_KEY",)),
-    ProviderSpec("crusoe", "CrusoeProvider", True, None, ("CRUSOE_ACCESS_KEY", "CRUSOE_SECRET_KEY", "CRUSOE_PROJECT_ID")),
+    ProviderSpec(
+        "crusoe",
+        "CrusoeProvider",
+        True,
+        None,
+        ("CRUSOE_ACCESS_KEY", "CRUSOE_SECRET_KEY", "CRUSOE_PROJECT_ID"),
+    ),
     ProviderSpec("seeweb", "SeewebProvider", True, None, ("SEEWEB_API_TOKEN",)),
     ProviderSpec("tensordock", "TensorDockProvider", True, None, ()),
-    ProviderSpec("cudo", "CudoProvider", True, None, ("CUDO_API_KEY",)),
+    ProviderSpec("cudo", "CudoProvider", True, None, ()),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}
@@ -69,5 +79,7 @@ def provider_class(name: str) -> type:
         module = importlib.import_module(s.module)
     except ImportError as e:
         hint = f": pip install 'gpuhunt[{s.extra}]'" if s.extra else ""
-        raise GPUHuntError(f"Provider {s.name} needs a package that is not installed ({e.name}){hint}") from e
+        raise GPUHuntError(
+            f"Provider {s.name} needs a package that is not installed ({e.name}){hint}"
+        ) from e
     return getattr(module, s.class_name)

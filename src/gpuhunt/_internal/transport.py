@@ -159,6 +159,4 @@ def require_fields(obj: Any, fields: Mapping[str, type | tuple[type, ...]], *, w
         if name not in obj:
             raise ProviderError(f"{where}: field {name!r} is missing")
         if not isinstance(obj[name], kind):
-            raise ProviderError(
-                f"{where}: field {name!r} has type {type(obj[name]).__name__}"
-            )
+            raise ProviderError(f"{where}: field {name!r} has type {type(obj[name]).__name__}")

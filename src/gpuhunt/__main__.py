@@ -1,0 +1,5 @@
+import sys
+
+from gpuhunt._internal.cli import main
+
+sys.exit(main())

@@ -1,0 +1,593 @@
+"""Offline offers held for fast queries (pure: no I/O).
+
+Each provider's offers live in a `Table`: one numpy column per field, sorted by price, with
+strings stored once and referenced by integer codes, and derived columns precomputed (effective
+GPU memory, total GPU memory, compute capability). A query evaluates `matches` as vectorised
+masks over those columns, so its cost is a few passes of machine code over the provider's rows
+plus building the offers it returns - and those are built lazily, when the caller reads them.
+
+`constraints.matches` stays the one definition of what matches; `tests/_internal/test_index.py`
+checks this module against it over random catalogs and filters.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+
+from gpuhunt._internal import storage
+from gpuhunt._internal.constraints import get_compute_capability
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+
+VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
+ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
+_NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
+_GOOGLE = VENDORS.index(AcceleratorVendor.GOOGLE)
+_CHUNK = 16384
+logger = logging.getLogger(__name__)
+
+
+class _Interner:
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.values: list[str] = []
+
+    def code(self, value: str) -> int:
+        c = self.codes.get(value)
+        if c is None:
+            c = self.codes[value] = len(self.values)
+            self.values.append(value)
+        return c
+
+    def encode(self, column: Sequence[str]) -> np.ndarray:
+        codes = self.codes
+        for v in dict.fromkeys(column):  # distinct values in C, then only those in Python
+            if v not in codes:
+                codes[v] = len(self.values)
+                self.values.append(v)
+        return np.fromiter(map(codes.__getitem__, column), dtype=np.int32, count=len(column))
+
+
+@dataclass
+class Table:
+    provider: str
+    price: np.ndarray
+    cpu: np.ndarray
+    memory: np.ndarray
+    gpu_count: np.ndarray
+    gpu_memory: np.ndarray  # NaN = unknown
+    disk_size: np.ndarray  # NaN = unknown
+    spot: np.ndarray
+    gpu_name: np.ndarray  # code into gpu_names, -1 = none
+    gpu_vendor: np.ndarray  # index into VENDORS, -1 = none
+    cpu_arch: np.ndarray  # index into ARCHS
+    flags: np.ndarray  # code into flag_sets
+    instance_name: np.ndarray
+    location: np.ndarray
+    provider_data: np.ndarray
+    gpu_names: list[str]
+    flag_sets: list[str]
+    instance_names: list[str]
+    locations: list[str]
+    provider_datas: list[str]
+    skipped: int = 0
+
+    def __post_init__(self) -> None:
+        has_mem = (self.gpu_count > 0) & ~np.isnan(self.gpu_memory)
+        self.gpu_memory_eff = np.where(has_mem, self.gpu_memory, 0.0)
+        self.total_gpu_memory = np.where(has_mem, self.gpu_count * self.gpu_memory, 0.0)
+        name_cc = np.array(
+            [_cc_code(n) for n in self.gpu_names] + [-1], dtype=np.int32
+        )  # index -1 picks the trailing "unknown"
+        cc = name_cc[self.gpu_name]
+        self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, -1).astype(np.int32)
+        self.gpu_names_lower = [n.lower() for n in self.gpu_names]
+
+    def __len__(self) -> int:
+        return len(self.price)
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
+        strings = self.gpu_names + self.flag_sets + self.instance_names + self.locations
+        return (
+            sum(a.nbytes for a in arrays)
+            + sum(len(s) + 49 for s in strings)
+            + sum(len(s) + 49 for s in self.provider_datas)
+        )
+
+    # ------------------------------------------------------------------ query
+
+    def select(self, q: QueryFilter) -> np.ndarray:
+        """Row numbers (in price order) of the offers that `matches(item, q)`."""
+        m = np.ones(len(self), dtype=bool)
+        _range(m, self.price, q.min_price, q.max_price)
+        if q.spot is not None:
+            m &= self.spot == bool(q.spot)
+        if q.cpu_arch:
+            m &= self.cpu_arch == ARCHS.index(CPUArchitecture.cast(q.cpu_arch))
+        _range(m, self.cpu, q.min_cpu, q.max_cpu)
+        _range(m, self.memory, q.min_memory, q.max_memory)
+        g = np.ones(len(self), dtype=bool)
+        if q.gpu_vendor:
+            g &= self.gpu_vendor == VENDORS.index(AcceleratorVendor.cast(q.gpu_vendor))
+        _range(g, self.gpu_count, q.min_gpu_count, q.max_gpu_count)
+        if q.gpu_name is not None:
+            wanted = {n.lower() for n in q.gpu_name}
+            codes = [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
+            g &= np.isin(self.gpu_name, np.array(codes, dtype=np.int32))
+        if q.min_compute_capability is not None or q.max_compute_capability is not None:
+            cc = self.compute_capability
+            g &= cc >= 0
+            if q.min_compute_capability is not None:
+                g &= cc >= _encode_cc(q.min_compute_capability)
+            if q.max_compute_capability is not None:
+                g &= cc <= _encode_cc(q.max_compute_capability)
+        _range(g, self.gpu_memory_eff, q.min_gpu_memory, q.max_gpu_memory)
+        _range(g, self.total_gpu_memory, q.min_total_gpu_memory, q.max_total_gpu_memory)
+        if q.min_gpu_count == 0:
+            g |= self.gpu_count == 0
+        m &= g
+        if q.min_disk_size is not None or q.max_disk_size is not None:
+            d = np.ones(len(self), dtype=bool)
+            _range(d, self.disk_size, q.min_disk_size, q.max_disk_size)
+            m &= d | np.isnan(self.disk_size)
+        if q.allowed_flags is not None:
+            allowed = q.allowed_flags
+            ok = np.array(
+                [all(f in allowed for f in s.split()) for s in self.flag_sets] or [True],
+                dtype=bool,
+            )
+            m &= ok[self.flags]
+        return np.flatnonzero(m)
+
+    # ------------------------------------------------------------------ materialise
+
+    def items(self, rows: np.ndarray) -> list[CatalogItem]:
+        """Build the offers of `rows` (bulk column reads, no per-row validation: the rows were
+        validated when the table was built)."""
+        if len(rows) == 0:
+            return []
+        names, locs, gnames = self.instance_names, self.locations, self.gpu_names
+        fsets, pdatas = self.flag_sets, self.provider_datas
+        gm = self.gpu_memory[rows]
+        ds = self.disk_size[rows]
+        gm_list = [None if x != x else x for x in gm.tolist()]
+        ds_list = [None if x != x else x for x in ds.tolist()]
+        new = object.__new__
+        provider = self.provider
+        out = []
+        for n, loc, price, cpu, mem, gc, gn, gmem, spot, disk, vend, fl, arch, pd in zip(
+            self.instance_name[rows].tolist(),
+            self.location[rows].tolist(),
+            self.price[rows].tolist(),
+            self.cpu[rows].tolist(),
+            self.memory[rows].tolist(),
+            self.gpu_count[rows].tolist(),
+            self.gpu_name[rows].tolist(),
+            gm_list,
+            self.spot[rows].tolist(),
+            ds_list,
+            self.gpu_vendor[rows].tolist(),
+            self.flags[rows].tolist(),
+            self.cpu_arch[rows].tolist(),
+            self.provider_data[rows].tolist(),
+        ):
+            item = new(CatalogItem)
+            pd_text = pdatas[pd]
+            item.__dict__.update(
+                provider=provider,
+                instance_name=names[n],
+                location=locs[loc],
+                price=price,
+                cpu=cpu,
+                memory=mem,
+                gpu_count=gc,
+                gpu_name=gnames[gn] if gn >= 0 else None,
+                gpu_memory=gmem,
+                spot=spot,
+                disk_size=disk,
+                gpu_vendor=VENDORS[vend] if vend >= 0 else None,
+                flags=fsets[fl].split(),
+                cpu_arch=ARCHS[arch],
+                provider_data={} if pd_text == "{}" else json.loads(pd_text),
+            )
+            out.append(item)
+        return out
+
+
+def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
+    if low is not None:
+        mask &= column >= low
+    if high is not None:
+        mask &= column <= high
+
+
+def _encode_cc(cc: tuple[int, int]) -> int:
+    return int(cc[0]) * 1000 + int(cc[1])
+
+
+def _cc_code(name: str) -> int:
+    cc = get_compute_capability(name)
+    return -1 if cc is None else _encode_cc(cc)
+
+
+# ---------------------------------------------------------------------- building tables
+
+
+class _Builder:
+    """Accumulates validated rows column by column, then sorts them by price."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in _NUMERIC}
+        self.gpu_names = _Interner()
+        self.flags = _Interner()
+        self.names = _Interner()
+        self.locs = _Interner()
+        self.pdatas = _Interner()
+        self.skipped = 0
+
+    def add_fast(self, cols: dict[str, Sequence[str]], n: int) -> None:
+        """Vectorised conversion of a chunk; raises ValueError if any row is bad."""
+        price = np.array(cols["price"], dtype=np.float64)
+        memory = np.array(cols["memory"], dtype=np.float64)
+        cpu = np.array(cols["cpu"], dtype=np.int64)
+        gpu_count = np.array(cols["gpu_count"], dtype=np.int64)
+        gpu_memory = _optional_floats(cols.get("gpu_memory"), n)
+        disk = _optional_floats(cols.get("disk_size"), n)
+        if not (np.isfinite(price).all() and np.isfinite(memory).all()):
+            raise ValueError("non-finite number")
+        if (gpu_count < 0).any():
+            raise ValueError("negative gpu_count")
+        for name in ("instance_name", "location"):
+            if "" in cols[name]:
+                raise ValueError(f"empty {name}")
+        spot = np.fromiter(map(_SPOT.__getitem__, cols["spot"]), dtype=bool, count=n)
+        raw_arch = cols.get("cpu_arch")
+        arch = (
+            np.fromiter(map(_ARCH_CODES.__getitem__, raw_arch), dtype=np.int8, count=n)
+            if raw_arch is not None
+            else np.zeros(n, dtype=np.int8)
+        )
+        # GPU name, vendor and the legacy "tpu-" prefix, decided once per distinct value.
+        raw_names = cols.get("gpu_name") or [""] * n
+        raw_vendors = cols.get("gpu_vendor") or [""] * n
+        keys = list(zip(raw_names, raw_vendors, (gpu_count > 0).tolist()))
+        memo = {key: self._gpu(*key) for key in dict.fromkeys(keys)}
+        decided = list(map(memo.__getitem__, keys))
+        name_code = np.fromiter((d[0] for d in decided), dtype=np.int32, count=n)
+        vendor = np.fromiter((d[1] for d in decided), dtype=np.int8, count=n)
+        raw_flags = cols.get("flags") or [""] * n
+        flag_memo = {f: _norm_flags(f) for f in dict.fromkeys(raw_flags)}
+        flags = self.flags.encode(list(map(flag_memo.__getitem__, raw_flags)))
+        raw_pd = cols.get("provider_data") or [""] * n
+        pd_memo = {p: storage._check_json(p) for p in dict.fromkeys(raw_pd)}
+        pds = list(map(pd_memo.__getitem__, raw_pd))
+        self._append(
+            price=price,
+            cpu=cpu,
+            memory=memory,
+            gpu_count=gpu_count,
+            gpu_memory=gpu_memory,
+            disk_size=disk,
+            spot=spot,
+            gpu_name=name_code,
+            gpu_vendor=vendor,
+            cpu_arch=arch,
+            flags=flags,
+            instance_name=self.names.encode(cols["instance_name"]),
+            location=self.locs.encode(cols["location"]),
+            provider_data=self.pdatas.encode(pds),
+        )
+
+    def _gpu(self, raw_name: str, raw_vendor: str, has_gpu: bool) -> tuple[int, int]:
+        vendor: AcceleratorVendor | None = (
+            AcceleratorVendor.cast(raw_vendor) if raw_vendor else None
+        )
+        name = raw_name
+        if name.startswith("tpu-"):
+            name = name[4:]
+            vendor = vendor or AcceleratorVendor.GOOGLE
+        elif vendor is None and has_gpu:
+            vendor = AcceleratorVendor.NVIDIA
+        return (self.gpu_names.code(name) if name else -1), (
+            VENDORS.index(vendor) if vendor else -1
+        )
+
+    def add_row(self, row: storage.ParsedRow) -> None:
+        one = np.ones(1)
+        self._append(
+            price=one * row.price,
+            cpu=np.array([row.cpu], dtype=np.int64),
+            memory=one * row.memory,
+            gpu_count=np.array([row.gpu_count], dtype=np.int64),
+            gpu_memory=one * (np.nan if row.gpu_memory is None else row.gpu_memory),
+            disk_size=one * (np.nan if row.disk_size is None else row.disk_size),
+            spot=np.array([row.spot]),
+            gpu_name=np.array(
+                [self.gpu_names.code(row.gpu_name) if row.gpu_name else -1], dtype=np.int32
+            ),
+            gpu_vendor=np.array(
+                [VENDORS.index(row.gpu_vendor) if row.gpu_vendor else -1], dtype=np.int8
+            ),
+            cpu_arch=np.array([ARCHS.index(row.cpu_arch)], dtype=np.int8),
+            flags=np.array([self.flags.code(row.flags)], dtype=np.int32),
+            instance_name=np.array([self.names.code(row.instance_name)], dtype=np.int32),
+            location=np.array([self.locs.code(row.location)], dtype=np.int32),
+            provider_data=np.array([self.pdatas.code(row.provider_data)], dtype=np.int32),
+        )
+
+    def _append(self, **columns: np.ndarray) -> None:
+        for k, v in columns.items():
+            self.parts[k].append(v.astype(_NUMERIC[k], copy=False))
+
+    def build(self) -> Table:
+        cols = {
+            k: (np.concatenate(v) if v else np.empty(0, dtype=_NUMERIC[k]))
+            for k, v in self.parts.items()
+        }
+        order = np.argsort(cols["price"], kind="stable")
+        return Table(
+            provider=self.provider,
+            **{k: v[order] for k, v in cols.items()},
+            gpu_names=self.gpu_names.values,
+            flag_sets=self.flags.values,
+            instance_names=self.names.values,
+            locations=self.locs.values,
+            provider_datas=self.pdatas.values,
+            skipped=self.skipped,
+        )
+
+
+_NUMERIC: dict[str, Any] = {
+    "price": np.float64,
+    "cpu": np.int64,
+    "memory": np.float64,
+    "gpu_count": np.int32,
+    "gpu_memory": np.float64,
+    "disk_size": np.float64,
+    "spot": np.bool_,
+    "gpu_name": np.int32,
+    "gpu_vendor": np.int8,
+    "cpu_arch": np.int8,
+    "flags": np.int32,
+    "instance_name": np.int32,
+    "location": np.int32,
+    "provider_data": np.int32,
+}
+_SPOT = {"True": True, "False": False, "true": True, "false": False, "TRUE": True, "FALSE": False}
+_ARCH_CODES = {"": 0, "x86": 0, "arm": 1, "X86": 0, "ARM": 1}
+
+
+def _norm_flags(text: str) -> str:
+    return text if " " not in text or text == " ".join(text.split()) else " ".join(text.split())
+
+
+def _optional_floats(column: Sequence[str] | None, n: int) -> np.ndarray:
+    if column is None:
+        return np.full(n, np.nan)
+    values = np.array([v or "nan" for v in column], dtype=np.float64)
+    given = np.fromiter((v != "" for v in column), dtype=bool, count=n)
+    if not np.isfinite(values[given]).all():
+        raise ValueError("non-finite number")
+    return values
+
+
+def build_table(
+    text: str | io.TextIOBase, *, provider: str, stats: storage.ReadStats | None = None
+) -> Table:
+    """Parse a provider CSV into a `Table`. Chunks of well-formed rows take a vectorised path;
+    a chunk with any bad row is redone row by row so that only the bad rows are skipped."""
+    stats = stats if stats is not None else storage.ReadStats()
+    data = text if isinstance(text, str) else text.read()
+    try:
+        return _build(data, provider, stats, careful=False)
+    except csv.Error:
+        # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
+        # step over the broken rows.
+        stats.rows = stats.skipped = 0
+        stats.errors.clear()
+        return _build(data, provider, stats, careful=True)
+
+
+def _build(data: str, provider: str, stats: storage.ReadStats, careful: bool) -> Table:
+    builder = _Builder(provider)
+    reader = csv.reader(io.StringIO(data))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except (StopIteration, csv.Error):
+        return builder.build()
+    width = len(header)
+    required_present = all(name in header for name in storage.REQUIRED)
+
+    pos = {name: i for i, name in enumerate(header)}
+
+    def fast(chunk: list[list[str]]) -> bool:
+        if not (required_present and set(map(len, chunk)) == {width}):
+            return False
+        try:
+            builder.add_fast(dict(zip(header, zip(*chunk))), len(chunk))  # type: ignore[arg-type]
+        except (ValueError, KeyError, TypeError):
+            return False
+        stats.rows += len(chunk)
+        return True
+
+    def flush(chunk: list[list[str]], first_line: int) -> None:
+        if fast(chunk):
+            return
+        # Some row is bad: validate each, keep the good ones, and convert those in one go.
+        good: list[list[str]] = []
+        parsed: list[storage.ParsedRow] = []
+        for k, row in enumerate(chunk):
+            if len(row) < width:
+                row = row + [""] * (width - len(row))
+            elif len(row) > width:
+                row = row[:width]
+            try:
+                if any(len(v) > storage.MAX_FIELD_CHARS for v in row):
+                    raise ValueError("field too large")
+                parsed.append(storage.parse_row(lambda n, _r=row: _r[pos[n]] if n in pos else None))
+            except ValueError as e:
+                stats.skip(first_line + k, str(e))
+                continue
+            good.append(row)
+        if good and not fast(good):
+            for p in parsed:
+                builder.add_row(p)
+            stats.rows += len(parsed)
+
+    if not careful:
+        while True:
+            first_line = reader.line_num + 1
+            chunk = [r for r in itertools.islice(reader, _CHUNK) if r]
+            if not chunk:
+                break
+            flush(chunk, first_line)
+    else:
+        chunk = []
+        first_line = 2
+        while True:
+            try:
+                for row in reader:
+                    if row:
+                        if not chunk:
+                            first_line = reader.line_num
+                        chunk.append(row)
+                    if len(chunk) >= _CHUNK:
+                        flush(chunk, first_line)
+                        chunk = []
+                break
+            except csv.Error as e:
+                stats.skip(reader.line_num, str(e))
+        if chunk:
+            flush(chunk, first_line)
+    if stats.skipped:
+        logger.warning(
+            "Skipped %d malformed row(s) in the %s catalog (%s)",
+            stats.skipped,
+            provider,
+            "; ".join(stats.errors),
+        )
+    builder.skipped = stats.skipped
+    return builder.build()
+
+
+# ---------------------------------------------------------------------- query results
+
+
+class Offers(Sequence[CatalogItem]):
+    """The answer to a query: a read-only sequence of `CatalogItem`s in price order.
+
+    Offers are built when first read (and then kept), so a query that matches 100k offers but
+    whose caller looks at the cheapest ten costs ten offers, not 100k. Behaves like a list for
+    reading: `len`, indexing, slicing (gives a list), iteration, `==` with a list, `+`.
+    """
+
+    __slots__ = ("_tables", "_which", "_rows", "_extra", "_cache")
+
+    def __init__(
+        self,
+        tables: list[Table],
+        which: np.ndarray,
+        rows: np.ndarray,
+        extra: list[CatalogItem | int] | None = None,
+    ) -> None:
+        self._tables = tables
+        self._which = which  # table index per offline position
+        self._rows = rows  # row per offline position
+        self._extra = extra  # final order mixing online items and offline positions
+        self._cache: list[CatalogItem | None] = [None] * len(rows)
+
+    @classmethod
+    def from_items(cls, items: list[CatalogItem]) -> Offers:
+        empty = np.empty(0, dtype=np.int64)
+        return cls([], empty, empty, list(items))
+
+    def __len__(self) -> int:
+        return len(self._extra) if self._extra is not None else len(self._rows)
+
+    def _offline(self, pos: int) -> CatalogItem:
+        item = self._cache[pos]
+        if item is None:
+            self._fill(pos, min(pos + 256, len(self._rows)))
+            item = self._cache[pos]
+        assert item is not None
+        return item
+
+    def _fill(self, start: int, stop: int) -> None:
+        which = self._which[start:stop]
+        rows = self._rows[start:stop]
+        for t in np.unique(which).tolist():
+            sel = np.flatnonzero(which == t)
+            for k, item in zip(sel.tolist(), self._tables[t].items(rows[sel])):
+                if self._cache[start + k] is None:
+                    self._cache[start + k] = item
+
+    def _at(self, i: int) -> CatalogItem:
+        if self._extra is None:
+            return self._offline(i)
+        entry = self._extra[i]
+        return self._offline(entry) if isinstance(entry, int) else entry
+
+    @overload
+    def __getitem__(self, i: int) -> CatalogItem: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[CatalogItem]: ...
+    def __getitem__(self, i: int | slice) -> CatalogItem | list[CatalogItem]:
+        if isinstance(i, slice):
+            return [self._at(k) for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("Offers index out of range")
+        return self._at(i)
+
+    def __iter__(self) -> Iterator[CatalogItem]:
+        n = len(self)
+        if self._extra is None:
+            for start in range(0, n, 4096):
+                self._fill(start, min(start + 4096, n))
+                yield from self._cache[start : start + 4096]  # type: ignore[misc]
+        else:
+            for i in range(n):
+                yield self._at(i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Offers, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Sequence[CatalogItem]) -> list[CatalogItem]:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Sequence[CatalogItem]) -> list[CatalogItem]:
+        return list(other) + list(self)
+
+    def __repr__(self) -> str:
+        head = ", ".join(repr(x) for x in self[:3])
+        more = f", ... ({len(self)} offers)" if len(self) > 3 else ""
+        return f"Offers([{head}{more}])"
+
+
+def merge(tables: list[Table], selections: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Merge per-table selections by price. Ties keep table order, then row order."""
+    if not selections:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    which = np.concatenate([np.full(len(s), t, dtype=np.int16) for t, s in enumerate(selections)])
+    rows = np.concatenate(selections)
+    prices = np.concatenate([tables[t].price[s] for t, s in enumerate(selections)])
+    order = np.argsort(prices, kind="stable")
+    return which[order], rows[order]

@@ -1,0 +1,311 @@
+"""Where a catalog comes from: a published URL (either layout), a local folder, or the snapshot
+bundled in the package. Each returns raw CSV text per provider plus where it came from; building
+the query structures is `index`'s job.
+
+Published layouts under a base URL (see docs/catalog-format.md):
+- archive: `{base}/version` names V; `{base}/V/catalog.zip` holds every `{provider}.csv` and a
+  `manifest.json` with their sha256;
+- per provider (what gpuhunt 0.1.x reads): `{base}/{provider}/version` and
+  `{base}/{provider}/V/catalog.zip` holding `{provider}.csv`.
+The loader tries the archive layout first and falls back to the per-provider one when the base
+has no `version` object.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import logging
+import os
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import requests
+
+from gpuhunt._internal import storage, transport
+from gpuhunt._internal.cache import DiskCache
+from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, CatalogIntegrityError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CATALOG_URL = "https://dstack-gpu-pricing.s3.eu-west-1.amazonaws.com/v3"
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass
+class RawCatalog:
+    csvs: dict[str, bytes]  # provider -> CSV
+    version: str
+    source: str  # "network", "disk-cache", "directory", "bundled"
+    url: str
+    manifest: dict[str, Any] | None = None
+    versions: dict[str, str] = field(default_factory=dict)  # per-provider layout: each version
+    problems: list[str] = field(default_factory=list)  # providers that could not be loaded
+
+
+class NotFound(CatalogDownloadError):
+    pass
+
+
+def _check_version(text: str, where: str) -> str:
+    v = text.strip()
+    if not _VERSION.match(v):
+        raise CatalogIntegrityError(f"{where}: not a catalog version: {v[:40]!r}")
+    return v
+
+
+def _local_path(url: str) -> Path | None:
+    if url.startswith("file://"):
+        return Path(unquote(urlsplit(url).path))
+    if "://" not in url:
+        return Path(url)
+    return None
+
+
+def check_url_allowed(url: str) -> None:
+    """Plain http only to loopback, or when `GPUHUNT_ALLOW_HTTP=1`: a catalog decides what
+    machines orchestrators buy, so it must not be open to tampering on the way."""
+    parts = urlsplit(url)
+    if parts.scheme in ("https", "file", ""):
+        return
+    if parts.scheme != "http":
+        raise CatalogError(
+            f"Unsupported catalog URL scheme {parts.scheme!r} in {transport.safe_url(url)}"
+        )
+    if os.getenv("GPUHUNT_ALLOW_HTTP") == "1":
+        return
+    host = parts.hostname or ""
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return
+    except ValueError:
+        if host == "localhost":
+            return
+    raise CatalogError(
+        f"Refusing plain-http catalog URL {transport.safe_url(url)}: use https, a loopback "
+        "address, or set GPUHUNT_ALLOW_HTTP=1"
+    )
+
+
+class Fetcher:
+    """Reads objects under a base URL or folder, with timeouts and bounded retries."""
+
+    def __init__(self, base: str, timeout: tuple[float, float], retries: int) -> None:
+        self.base = base.rstrip("/")
+        check_url_allowed(self.base)
+        self.local = _local_path(self.base)
+        self.timeout = timeout
+        self.http = (
+            transport.new_session(retries=retries, backoff_factor=0.3)
+            if self.local is None
+            else None
+        )
+        self.downloads = 0  # objects fetched over the network, for tests and stats
+
+    def get(self, path: str) -> bytes:
+        where = f"{transport.safe_url(self.base)}/{path}"
+        if self.local is not None:
+            try:
+                return (self.local / path).read_bytes()
+            except FileNotFoundError:
+                raise NotFound(f"{where}: not found") from None
+            except OSError as e:
+                raise CatalogDownloadError(f"{where}: {e.strerror}") from None
+        assert self.http is not None
+        self.downloads += 1
+        try:
+            r = self.http.get(f"{self.base}/{path}", timeout=self.timeout)
+        except requests.Timeout:
+            raise CatalogDownloadError(f"{where}: timed out") from None
+        except requests.RequestException as e:
+            raise CatalogDownloadError(f"{where}: {type(e).__name__}") from None
+        if r.status_code in (403, 404):  # S3 answers 403 for a missing key without list rights
+            raise NotFound(f"{where}: HTTP {r.status_code}")
+        if r.status_code != 200:
+            raise CatalogDownloadError(f"{where}: HTTP {r.status_code}")
+        expected = r.headers.get("Content-Length")
+        if expected is not None and expected.isdigit() and int(expected) != len(r.content):
+            raise CatalogIntegrityError(f"{where}: truncated download")
+        return r.content
+
+
+def fetch(
+    base: str,
+    providers: list[str],
+    *,
+    version: str | None,
+    cache: DiskCache | None,
+    timeout: tuple[float, float],
+    retries: int,
+    on_fetcher: Callable[[Fetcher], None] | None = None,
+) -> RawCatalog:
+    """The catalog published under `base` (latest, or `version`). Verified archives are stored
+    in `cache`; a pinned version already in the cache is not downloaded again."""
+    fetcher = Fetcher(base, timeout, retries)
+    if on_fetcher:
+        on_fetcher(fetcher)
+    source = "directory" if fetcher.local is not None else "network"
+    cache = cache if fetcher.local is None else None
+    try:
+        v = version or _check_version(
+            fetcher.get("version").decode("utf-8", "replace"), f"{base}/version"
+        )
+    except NotFound:
+        v = None
+    if v is not None:
+        cached = cache.get("archive", v, "catalog.zip") if cache else None
+        if cached is not None:
+            try:
+                archive = storage.read_archive(cached, source=f"cached {v}/catalog.zip")
+                return RawCatalog(archive.csvs, v, "disk-cache", base, archive.manifest)
+            except CatalogIntegrityError:
+                pass
+        try:
+            data = fetcher.get(f"{v}/catalog.zip")
+        except NotFound:
+            if version is None:
+                raise
+            data = None  # a pinned version may exist only in the per-provider layout
+        if data is not None:
+            archive = storage.read_archive(data, source=f"{base}/{v}/catalog.zip")
+            if cache:
+                cache.put(data, "archive", v, "catalog.zip")
+                cache.put_json({"layout": "archive", "version": v}, "latest.json")
+            return RawCatalog(archive.csvs, v, source, base, archive.manifest)
+    return _fetch_per_provider(fetcher, providers, version, cache, source)
+
+
+def _fetch_per_provider(
+    fetcher: Fetcher,
+    providers: list[str],
+    version: str | None,
+    cache: DiskCache | None,
+    source: str,
+) -> RawCatalog:
+    def one(provider: str) -> tuple[str, bytes]:
+        v = version or _check_version(
+            fetcher.get(f"{provider}/version").decode("utf-8", "replace"), f"{provider}/version"
+        )
+        cached = cache.get(provider, v, "catalog.zip") if cache else None
+        if cached is not None:
+            try:
+                return v, storage.read_archive(cached, source=f"cached {provider}/{v}").csvs[
+                    provider
+                ]
+            except (CatalogIntegrityError, KeyError):
+                pass
+        data = fetcher.get(f"{provider}/{v}/catalog.zip")
+        archive = storage.read_archive(data, source=f"{provider}/{v}/catalog.zip")
+        if provider not in archive.csvs:
+            raise CatalogIntegrityError(f"{provider}/{v}/catalog.zip has no {provider}.csv")
+        if cache:
+            cache.put(data, provider, v, "catalog.zip")
+        return v, archive.csvs[provider]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futures = {p: pool.submit(one, p) for p in providers}
+    csvs: dict[str, bytes] = {}
+    versions: dict[str, str] = {}
+    problems: list[str] = []
+    first_error: Exception | None = None
+    for p, fut in futures.items():
+        try:
+            versions[p], csvs[p] = fut.result()
+        except NotFound as e:
+            if version is not None:
+                raise CatalogDownloadError(
+                    f"Catalog version {version} is not published for {p}"
+                ) from e
+            logger.debug("No %s catalog under %s", p, fetcher.base)
+        except CatalogError as e:
+            if version is not None:
+                raise
+            logger.warning("Could not load the %s catalog: %s", p, e)
+            problems.append(f"{p}: {e}")
+            first_error = first_error or e
+    if not csvs:
+        raise first_error or NotFound(
+            f"No catalog published under {transport.safe_url(fetcher.base)}"
+        )
+    if cache:
+        cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
+    shown = version or max(versions.values())
+    return RawCatalog(csvs, shown, source, fetcher.base, None, versions, problems)
+
+
+def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
+    """The newest catalog this machine downloaded from `base`, for starting without network."""
+    latest = cache.get_json("latest.json")
+    if not isinstance(latest, dict):
+        return None
+    try:
+        if latest.get("layout") == "archive":
+            v = str(latest["version"])
+            data = cache.get("archive", v, "catalog.zip")
+            if data is None:
+                return None
+            archive = storage.read_archive(data, source=f"cached {v}/catalog.zip")
+            return RawCatalog(archive.csvs, v, "disk-cache", base, archive.manifest)
+        versions = {str(k): str(v) for k, v in dict(latest.get("versions") or {}).items()}
+        csvs = {}
+        for p, v in versions.items():
+            data = cache.get(p, v, "catalog.zip")
+            if data is not None:
+                csvs[p] = storage.read_archive(data, source=f"cached {p}/{v}").csvs[p]
+        if not csvs:
+            return None
+        return RawCatalog(csvs, max(versions.values()), "disk-cache", base, None, versions)
+    except (CatalogError, KeyError, ValueError) as e:
+        logger.warning("Ignoring the disk cache: %s", e)
+        return None
+
+
+def from_directory(path: str, providers: list[str]) -> RawCatalog:
+    """Plain `{provider}.csv` files in a folder (`GPUHUNT_CATALOG_DIR`)."""
+    folder = Path(path)
+    csvs = {}
+    for p in providers:
+        f = folder / f"{p}.csv"
+        if f.is_file():
+            csvs[p] = f.read_bytes()
+    if not csvs:
+        raise CatalogError(
+            f"No provider CSVs ({', '.join(p + '.csv' for p in providers[:3])}, ...) in {folder}"
+        )
+    return RawCatalog(csvs, "local", "directory", str(folder))
+
+
+def bundled() -> RawCatalog:
+    """The snapshot shipped inside the package."""
+    try:
+        data = resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
+    except (FileNotFoundError, ModuleNotFoundError, OSError) as e:
+        raise CatalogError("The bundled catalog snapshot is missing from this installation") from e
+    archive = storage.read_archive(data, source="bundled catalog.zip")
+    manifest = archive.manifest or {}
+    return RawCatalog(
+        archive.csvs, str(manifest.get("version", "bundled")), "bundled", "bundled", manifest
+    )
+
+
+def snapshot_age_days(
+    manifest: dict[str, Any] | None, now: dt.datetime | None = None
+) -> int | None:
+    """Age of the oldest recording a snapshot's providers came from."""
+    dates = []
+    for entry in ((manifest or {}).get("providers") or {}).values():
+        text = str((entry or {}).get("collected_at") or "")[:10]
+        try:
+            dates.append(dt.date.fromisoformat(text))
+        except ValueError:
+            continue
+    if not dates:
+        return None
+    today = (now or dt.datetime.now(dt.timezone.utc)).date()
+    return (today - min(dates)).days

@@ -1,0 +1,163 @@
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import gpuhunt
+from gpuhunt import Catalog, CatalogError, UnknownProviderError
+from gpuhunt._internal import default, storage
+from tests.helpers import item, publish_archive, publish_per_provider, serve_directory
+
+AWS = storage.dumps([item(price=2.0, instance_name="p4d"), item(price=1.0, instance_name="g5", gpu_name="A10G", gpu_memory=24.0)])
+LAMBDA = storage.dumps([item("lambdalabs", price=1.5, instance_name="gpu_1x_rtx4090", gpu_name="RTX4090", gpu_memory=24.0)])
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
+    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
+
+
+@pytest.mark.parametrize("layout", ["archive", "per-provider"])
+def test_loads_both_layouts_over_http(tmp_path, layout):
+    root = tmp_path / "bucket"
+    (publish_archive if layout == "archive" else publish_per_provider)(root, "20261129-1", {"aws": AWS, "lambdalabs": LAMBDA})
+    with serve_directory(root) as (url, requests):
+        c = Catalog(catalog_url=url)
+        offers = c.query()
+        assert [(i.provider, i.instance_name, i.price) for i in offers] == [
+            ("aws", "g5", 1.0), ("lambdalabs", "gpu_1x_rtx4090", 1.5), ("aws", "p4d", 2.0)
+        ]
+        s = c.status()
+        assert s.source == "network" and s.version == "20261129-1" and s.offers == {"aws": 2, "lambdalabs": 1}
+
+
+def test_loads_from_file_url_and_directory(tmp_path, monkeypatch):
+    publish_archive(tmp_path, "v1", {"aws": AWS})
+    assert len(Catalog(catalog_url=f"file://{tmp_path}").query()) == 2
+    assert len(Catalog(catalog_url=str(tmp_path)).query(provider="aws")) == 2
+    csv_dir = tmp_path / "csvs"
+    csv_dir.mkdir()
+    (csv_dir / "lambdalabs.csv").write_bytes(LAMBDA)
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(csv_dir))
+    offers = Catalog().query()
+    assert [i.instance_name for i in offers] == ["gpu_1x_rtx4090"]
+
+
+def test_reuses_loaded_catalog_until_reload_interval(tmp_path):
+    root = tmp_path / "b"
+    publish_archive(root, "v1", {"aws": AWS})
+    with serve_directory(root) as (url, requests):
+        c = Catalog(catalog_url=url)
+        for _ in range(5):
+            c.query()
+        assert requests.count("/version") == 1 and requests.count("/v1/catalog.zip") == 1
+        publish_archive(root, "v2", {"aws": storage.dumps([item(price=9.0)])})
+        c.query()
+        assert c.status().version == "v1"  # still fresh: 4 hours by default
+        c.reload_interval = 0
+        c.query()  # stale: reloads in the background, this query is served from v1
+        for t in threading.enumerate():
+            if t.name == "gpuhunt-reload":
+                t.join(5)
+        assert c.status().version == "v2" and [i.price for i in c.query()] == [9.0]
+
+
+def test_disk_cache_serves_a_new_process_without_network(tmp_path):
+    root = tmp_path / "b"
+    publish_archive(root, "v7", {"aws": AWS})
+    with serve_directory(root) as (url, _):
+        Catalog(catalog_url=url).load()
+    # The server is gone: a second process must start from the disk cache.
+    code = (
+        "import gpuhunt; c = gpuhunt.Catalog(catalog_url=%r, timeout=(1, 1));"
+        "o = c.query(); s = c.status(); print(len(o), s.source, s.version)" % url
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["2", "disk-cache", "v7"], out.stderr
+
+
+def test_falls_back_to_bundled_snapshot(tmp_path, caplog):
+    c = Catalog(catalog_url="http://127.0.0.1:9/nothing", timeout=(1, 1), retries=0)
+    offers = c.query()
+    s = c.status()
+    assert s.source == "bundled" and len(offers) > 0 and s.last_error
+    assert "bundled with gpuhunt" in caplog.text and "days ago" in caplog.text
+
+
+def test_pinned_version_is_exact_or_an_error(tmp_path):
+    root = tmp_path / "b"
+    publish_archive(root, "v1", {"aws": AWS})
+    publish_archive(root, "v2", {"aws": storage.dumps([item(price=5.0)])})
+    with serve_directory(root) as (url, _):
+        c = Catalog(catalog_url=url, auto_reload=False)
+        c.load(version="v1")
+        assert [i.price for i in c.query()] == [1.0, 2.0]
+        with pytest.raises(CatalogError):
+            c.load(version="v9")
+        assert c.status().version == "v1"  # the failed pin changed nothing
+
+
+def test_unknown_provider_is_a_clear_error():
+    with pytest.raises(UnknownProviderError, match="Unknown provider: 'nosuch'"):
+        Catalog(catalog_url="file:///nonexistent").query(provider="nosuch")
+    assert issubclass(UnknownProviderError, ValueError)
+
+
+def test_gpu_name_aliases_in_queries(tmp_path):
+    publish_archive(tmp_path, "v1", {"aws": AWS, "lambdalabs": LAMBDA})
+    c = Catalog(catalog_url=str(tmp_path))
+    for spelling in ["RTX 4090", "NVIDIA GeForce RTX 4090", "4090", "rtx4090"]:
+        assert [i.instance_name for i in c.query(gpu_name=spelling)] == ["gpu_1x_rtx4090"]
+    assert len(c.query(gpu_name=["A10G", "A100-SXM4-80GB"])) == 2
+
+
+def test_online_provider_merged_and_failures_isolated(tmp_path):
+    from gpuhunt.providers.base import AbstractProvider
+
+    class Good(AbstractProvider):
+        NAME = "vastai"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [item("vastai", price=3.0), item("vastai", price=0.5)]  # score order kept
+
+    class Broken(AbstractProvider):
+        NAME = "vultr"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            raise RuntimeError("boom")
+
+    publish_archive(tmp_path, "v1", {"aws": AWS})
+    c = Catalog(catalog_url=str(tmp_path))
+    c.add_provider(Good())
+    c.add_provider(Broken())
+    prices = [(i.provider, i.price) for i in c.query()]
+    assert prices == [("aws", 1.0), ("aws", 2.0), ("vastai", 3.0), ("vastai", 0.5)]
+    assert "boom" in c.status().online_errors["vultr"]
+
+
+def test_default_catalog_and_query_honour_env(tmp_path, monkeypatch):
+    publish_archive(tmp_path, "v1", {"aws": AWS})
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
+    monkeypatch.setattr(default, "_catalog", None)
+    for var in ["VAST_API_KEY"]:
+        monkeypatch.delenv(var, raising=False)
+    try:
+        c = gpuhunt.default_catalog()
+        assert c is gpuhunt.default_catalog()
+        offers = gpuhunt.query(provider="aws")
+        assert [i.instance_name for i in offers] == ["g5", "p4d"]
+    finally:
+        default._catalog = None
+
+
+def test_plain_http_refused_unless_loopback_or_allowed(monkeypatch):
+    from gpuhunt._internal.sources import check_url_allowed
+
+    check_url_allowed("http://127.0.0.1:8000/x")
+    with pytest.raises(CatalogError, match="GPUHUNT_ALLOW_HTTP"):
+        check_url_allowed("http://example.com/catalog")
+    monkeypatch.setenv("GPUHUNT_ALLOW_HTTP", "1")
+    check_url_allowed("http://example.com/catalog")

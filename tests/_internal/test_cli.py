@@ -1,0 +1,76 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpuhunt._internal import cli, storage
+from tests.helpers import item, publish_archive
+
+
+@pytest.fixture
+def catalog_dir(tmp_path, monkeypatch):
+    publish_archive(tmp_path, "20261129-1", {
+        "aws": storage.dumps([item(price=2.0, instance_name="p5.48xlarge", gpu_name="H100", gpu_count=8),
+                               item(price=0.5, instance_name="m5.large", gpu_count=0)]),
+        "lambdalabs": storage.dumps([item("lambdalabs", price=2.49, instance_name="gpu_1x_h100_pcie", gpu_name="H100")]),
+    })
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_table(catalog_dir, capsys):
+    assert cli.main(["query", "--gpu", "H100"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["PROVIDER", "INSTANCE", "LOCATION", "PRICE/H"]
+    assert "p5.48xlarge" in lines[1] and "8xH100 80GB" in lines[1]  # cheapest first
+    assert "gpu_1x_h100_pcie" in lines[2]
+    assert "2 of 2 offers" in out and "Catalog from" in out
+
+
+def test_json_sort_and_limit(catalog_dir, capsys):
+    assert cli.main(["query", "--gpu", "h100", "--json", "--sort", "price-per-gpu", "--limit", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["instance_name"] for d in data] == ["p5.48xlarge"] and data[0]["price_per_gpu"] == 0.25
+
+
+def test_csv_output(catalog_dir, capsys):
+    assert cli.main(["query", "--max-price", "1", "--csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("provider,instance_name") and "m5.large" in out[1]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["query", "--provider", "nosuch"], "Unknown provider: 'nosuch'"),
+        (["query", "--gpu", "H1OO"], "did you mean H100"),
+    ],
+)
+def test_errors_are_one_line(catalog_dir, capsys, args, message):
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_collector_missing_sdk_hint(monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_boto3(name, *a, **kw):
+        if name.startswith("boto3"):
+            raise ImportError("No module named 'boto3'", name="boto3")
+        return real_import(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_boto3)
+    monkeypatch.delitem(sys.modules, "gpuhunt.providers.aws", raising=False)
+    assert cli.main(["aws", "--output", "/tmp/x.csv"]) == 1
+    assert "pip install 'gpuhunt[aws]'" in capsys.readouterr().err
+
+
+def test_python_m_gpuhunt_runs(catalog_dir):
+    out = subprocess.run([sys.executable, "-m", "gpuhunt", "query", "--max-price", "1"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "m5.large" in out.stdout

@@ -1,0 +1,97 @@
+"""The fast query path must answer exactly what `matches` answers."""
+
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter, matches
+from gpuhunt._internal import index, storage
+from tests.helpers import item
+
+GPUS = [("A100", AcceleratorVendor.NVIDIA, 40.0), ("A100", AcceleratorVendor.NVIDIA, 80.0), ("H100", AcceleratorVendor.NVIDIA, 80.0),
+        ("MI300X", AcceleratorVendor.AMD, 192.0), ("v5litepod", AcceleratorVendor.GOOGLE, None), ("NewGPU", AcceleratorVendor.NVIDIA, 12.0),
+        ("T4", AcceleratorVendor.NVIDIA, None)]
+
+
+@st.composite
+def offers(draw):
+    gpu_count = draw(st.sampled_from([0, 0, 1, 2, 8]))
+    name, vendor, mem = draw(st.sampled_from(GPUS))
+    return item(
+        provider="aws",
+        instance_name=draw(st.sampled_from(["a", "b", "c"])),
+        location=draw(st.sampled_from(["r1", "r2"])),
+        price=draw(st.sampled_from([0.5, 1.0, 1.0, 2.5, 10.0])),
+        cpu=draw(st.sampled_from([2, 8, 96])),
+        memory=draw(st.sampled_from([4.0, 32.0, 1152.0])),
+        gpu_count=gpu_count,
+        gpu_name=name if gpu_count else None,
+        gpu_vendor=vendor if gpu_count else None,
+        gpu_memory=mem if gpu_count else None,
+        spot=draw(st.booleans()),
+        disk_size=draw(st.sampled_from([None, 50.0, 200.0])),
+        flags=draw(st.sampled_from([[], ["oci-spot"], ["a", "b"]])),
+        cpu_arch=draw(st.sampled_from(list(CPUArchitecture))),
+    )
+
+
+def opt(values):
+    return st.one_of(st.none(), st.sampled_from(values))
+
+
+filters = st.builds(
+    QueryFilter,
+    cpu_arch=opt(list(CPUArchitecture)),
+    min_cpu=opt([2, 8]), max_cpu=opt([8, 96]),
+    min_memory=opt([32.0]), max_memory=opt([32.0, 100.0]),
+    min_gpu_count=opt([0, 1, 2]), max_gpu_count=opt([0, 1, 8]),
+    gpu_vendor=opt(list(AcceleratorVendor)),
+    gpu_name=opt([["a100"], ["H100", "MI300X"], ["newgpu"], []]),
+    min_gpu_memory=opt([0, 40, 80]), max_gpu_memory=opt([0, 80]),
+    min_total_gpu_memory=opt([0, 80, 320]), max_total_gpu_memory=opt([80, 640]),
+    min_disk_size=opt([100]), max_disk_size=opt([100]),
+    min_price=opt([1.0]), max_price=opt([1.0, 2.5]),
+    min_compute_capability=opt([(8, 0), (9, 0)]), max_compute_capability=opt([(8, 0), (8, 9)]),
+    spot=opt([True, False]),
+    allowed_flags=opt([[], ["oci-spot"], ["a", "b", "oci-spot"]]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(offers(), max_size=40), filters)
+def test_select_equals_matches(items, q):
+    table = index.build_table(storage.dumps(items).decode(), provider="aws")
+    got = table.items(table.select(q))
+    expected = sorted((i for i in items if matches(i, q)), key=lambda i: i.price)  # stable
+    assert got == expected
+
+
+def test_offers_sequence_behaves_like_a_list():
+    items = [item(price=p, instance_name=f"i{p}") for p in (3.0, 1.0, 2.0)]
+    t = index.build_table(storage.dumps(items).decode(), provider="aws")
+    which, rows = index.merge([t], [t.select(QueryFilter())])
+    offers = index.Offers([t], which, rows)
+    as_list = sorted(items, key=lambda i: i.price)
+    assert len(offers) == 3 and list(offers) == as_list and offers == as_list
+    assert offers[0].price == 1.0 and offers[-1].price == 3.0 and offers[1:] == as_list[1:]
+    assert offers + [items[0]] == as_list + [items[0]]
+    assert offers[0] is offers[0]  # built once
+
+
+def test_merge_orders_by_price_then_provider():
+    a = index.build_table(storage.dumps([item(price=1.0), item(price=3.0)]).decode(), provider="aws")
+    g = index.build_table(storage.dumps([item("gcp", price=1.0), item("gcp", price=2.0)]).decode(), provider="gcp")
+    which, rows = index.merge([a, g], [a.select(QueryFilter()), g.select(QueryFilter())])
+    result = index.Offers([a, g], which, rows)
+    assert [(i.provider, i.price) for i in result] == [("aws", 1.0), ("gcp", 1.0), ("gcp", 2.0), ("aws", 3.0)]
+
+
+def test_bad_rows_in_a_large_file_cost_only_themselves():
+    good = [item(price=float(k % 50) + 1, instance_name=f"n{k}") for k in range(3000)]
+    lines = storage.dumps(good).decode().splitlines()
+    for k in range(1, len(lines), 10):
+        lines[k] = "garbage,row,NaN?,x"
+    stats = storage.ReadStats()
+    t = index.build_table(io.StringIO("\n".join(lines)).read(), provider="aws", stats=stats)
+    assert stats.skipped == 300 and len(t) == 2700 and t.skipped == 300

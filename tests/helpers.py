@@ -1,0 +1,83 @@
+"""Test helpers: catalogs built in tests and a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from gpuhunt._internal import storage
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
+
+
+def item(provider: str = "aws", **kw) -> CatalogItem:
+    base = dict(
+        provider=provider,
+        instance_name="x1",
+        location="us-east-1",
+        price=1.0,
+        cpu=8,
+        memory=32.0,
+        gpu_count=1,
+        gpu_name="A100",
+        gpu_memory=80.0,
+        spot=False,
+        disk_size=None,
+        gpu_vendor=AcceleratorVendor.NVIDIA,
+        flags=[],
+        cpu_arch=CPUArchitecture.X86,
+        provider_data={},
+    )
+    base.update(kw)
+    if not base["gpu_count"] and "gpu_vendor" not in kw:
+        base["gpu_vendor"] = None
+        base["gpu_name"] = base["gpu_name"] if "gpu_name" in kw else None
+        base["gpu_memory"] = base["gpu_memory"] if "gpu_memory" in kw else None
+    return CatalogItem(**base)  # type: ignore[arg-type]
+
+
+def publish_archive(root: Path, version: str, csvs: dict[str, bytes], *, latest: bool = True) -> None:
+    """Write the archive layout: {root}/{version}/catalog.zip and {root}/version."""
+    manifest = {
+        "format_version": 1,
+        "version": version,
+        "providers": {
+            p: {"rows": d.count(b"\n") - 1, "sha256": storage.sha256(d), "collected_at": "2026-11-29", "status": "fresh"}
+            for p, d in csvs.items()
+        },
+    }
+    (root / version).mkdir(parents=True, exist_ok=True)
+    (root / version / "catalog.zip").write_bytes(storage.write_archive(csvs, manifest))
+    if latest:
+        (root / "version").write_text(version)
+
+
+def publish_per_provider(root: Path, version: str, csvs: dict[str, bytes]) -> None:
+    """Write the per-provider layout that gpuhunt 0.1.x reads."""
+    for p, d in csvs.items():
+        (root / p / version).mkdir(parents=True, exist_ok=True)
+        (root / p / version / "catalog.zip").write_bytes(storage.write_archive({p: d}, {}))
+        (root / p / "version").write_text(version)
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # keep test output clean
+        self.server.requests.append(self.path)  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def serve_directory(root: Path) -> Iterator[tuple[str, list[str]]]:
+    """Serve `root` over real HTTP on 127.0.0.1; yields (base URL, list of requested paths)."""
+    handler = functools.partial(_Handler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.requests = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", server.requests  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
