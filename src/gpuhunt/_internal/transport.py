@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,24 @@ READ_TIMEOUT = float(os.getenv("GPUHUNT_READ_TIMEOUT", "30"))
 DEFAULT_TIMEOUT: tuple[float, float] = (CONNECT_TIMEOUT, READ_TIMEOUT)
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 MAX_RETRY_AFTER = 30.0
+
+
+_QUERY = re.compile(r"\?[^\s'\")]*")
+
+
+class _RedactQueryStrings(logging.Filter):
+    """urllib3 logs request URLs (on retries, at debug level) and some APIs take keys as query
+    parameters: drop query strings from those records."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "?" in str(record.msg) or any("?" in str(a) for a in record.args or ()):
+            record.msg = _QUERY.sub("?<redacted>", record.getMessage())
+            record.args = None
+        return True
+
+
+for _name in ("urllib3.connectionpool", "urllib3.util.retry", "urllib3.connection", "urllib3.response"):
+    logging.getLogger(_name).addFilter(_RedactQueryStrings())
 
 
 class _CappedRetry(Retry):

@@ -1,0 +1,218 @@
+"""CloudRift: GPU virtual machines from the public instance-type listing.
+
+One call, which needs no credentials: `POST https://api.cloudrift.ai/api/v1/instance-types/list`
+with `{"version": <API date>, "data": {"selector": {"ByServiceAndLocation": {"services":
+["vm"]}}}}`. The answer's `data.instance_types[]` each have a GPU `brand_short` ("RTX 5090",
+"RTX PRO 6000", "V100 SXM2", ...) and `variants[]`: one per GPU count and host type, with
+`cost_per_hour` in **cents**, `dram`, `disk` and per-GPU `vram` in **bytes**, `cpu_count` and
+`logical_cpu_count`, and `nodes_per_dc` / `available_nodes_per_dc` (datacenter -> node count).
+
+Decisions:
+- An offer is listed in every datacenter that hosts the variant (`nodes_per_dc`, plus any in
+  `available_nodes_per_dc`), whether or not a node is free right now: free nodes are a live
+  reading the orchestrator checks at launch; a nightly catalog built from them would drop
+  whatever was rented out at collection time.
+- `cpu` is `logical_cpu_count` (hardware threads: what a VM sees as vCPUs, and what SkyPilot's
+  CloudRift catalog reports as vCPUs), falling back to `cpu_count` when absent.
+- `vram` is read per GPU; when it is exactly the GPU count times the known size of that GPU it
+  is taken as a total and divided (the API documents neither).
+- GPU names go through the shared alias table. A name it does not know is not dropped: the
+  offer is kept under CloudRift's name, a warning is logged, and it is counted in
+  `CloudRiftProvider.last_report`. Malformed variants are skipped and counted there too.
+
+`memory` is GiB; `disk_size` GB. CloudRift has no spot market. `CLOUDRIFT_SERVER_ADDRESS`
+overrides the API host (for staging servers).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuhunt._internal import transport
+from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers.base import OfflineProvider
+
+logger = logging.getLogger(__name__)
+
+SERVER_ADDRESS = "https://api.cloudrift.ai"
+SERVER_ADDRESS_ENV = "CLOUDRIFT_SERVER_ADDRESS"
+API_VERSION = "2025-03-21"
+LIST_REQUEST: dict[str, Any] = {"selector": {"ByServiceAndLocation": {"services": ["vm"]}}}
+
+_GIB = 1024**3
+_AMD_HINT = re.compile(r"\b(amd|radeon|instinct)\b|\bmi\d{3}", re.IGNORECASE)
+
+
+@dataclass
+class ParseReport:
+    """What one parse had to skip or could not name (for logs, tests and the nightly build)."""
+
+    skipped: list[str] = field(default_factory=list)
+    unknown_gpus: Counter[str] = field(default_factory=Counter)
+
+    def skip(self, what: str, why: str) -> None:
+        logger.warning("cloudrift: skipping %s: %s", what, why)
+        self.skipped.append(f"{what}: {why}")
+
+    def unknown_gpu(self, name: str, instance_type: str) -> None:
+        if name not in self.unknown_gpus:
+            logger.warning(
+                "cloudrift: GPU %r of %s is not in the accelerator tables; kept as is",
+                name,
+                instance_type,
+            )
+        self.unknown_gpus[name] += 1
+
+
+class CloudRiftProvider(OfflineProvider):
+    NAME = "cloudrift"
+
+    def __init__(self, server_address: str | None = None) -> None:
+        self.server_address = (
+            server_address or os.getenv(SERVER_ADDRESS_ENV) or SERVER_ADDRESS
+        ).rstrip("/")
+        self.last_report = ParseReport()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(server_address={self.server_address!r})"
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        payload = fetch_instance_types(self.server_address)
+        report = ParseReport()
+        offers = parse_instance_types(payload, report)
+        self.last_report = report
+        return offers
+
+
+def list_url(server_address: str = SERVER_ADDRESS) -> str:
+    return f"{server_address.rstrip('/')}/api/v1/instance-types/list"
+
+
+def fetch_instance_types(server_address: str = SERVER_ADDRESS) -> Any:
+    return transport.request_json(
+        "POST",
+        list_url(server_address),
+        provider=CloudRiftProvider.NAME,
+        json={"version": API_VERSION, "data": LIST_REQUEST},
+    )
+
+
+def parse_instance_types(payload: Any, report: ParseReport | None = None) -> list[CatalogItem]:
+    """Offers from the decoded `instance-types/list` answer, one per variant and datacenter."""
+    report = report if report is not None else ParseReport()
+    where = "cloudrift: POST /api/v1/instance-types/list"
+    if isinstance(payload, str):  # the API answers some errors as a bare JSON string
+        raise ProviderError(f"{where}: the server answered {payload[:200]!r}")
+    transport.require_fields(payload, {"data": dict}, where=where)
+    transport.require_fields(payload["data"], {"instance_types": list}, where=f"{where}: data")
+    instance_types = payload["data"]["instance_types"]
+    offers: list[CatalogItem] = []
+    variants_seen = 0
+    for i, instance_type in enumerate(instance_types):
+        name = instance_type.get("name") if isinstance(instance_type, dict) else None
+        what = f"instance type {name!r}" if name else f"instance type #{i}"
+        variants = instance_type.get("variants") if isinstance(instance_type, dict) else None
+        if not isinstance(variants, list):
+            report.skip(what, "no variants list")
+            continue
+        variants_seen += len(variants)
+        for j, variant in enumerate(variants):
+            vname = variant.get("name") if isinstance(variant, dict) else None
+            try:
+                offers.extend(_parse_variant(instance_type, variant, report))
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                why = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+                report.skip(f"variant {vname or f'#{j}'!r} of {what}", why)
+    if variants_seen and not offers and report.skipped:
+        # Every variant failed: the answer changed shape; publishing nothing would look like
+        # CloudRift selling nothing.
+        raise ProviderError(
+            f"{where}: none of {variants_seen} variants could be read: "
+            + "; ".join(report.skipped[:3])
+        )
+    return sorted(offers, key=lambda o: (o.price, o.instance_name, o.location))
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} has type {type(value).__name__}")
+    return float(value)
+
+
+def _parse_variant(
+    instance_type: dict[str, Any], variant: Any, report: ParseReport
+) -> list[CatalogItem]:
+    if not isinstance(variant, dict):
+        raise ValueError(f"expected an object, got {type(variant).__name__}")
+    name = variant["name"]
+    if not isinstance(name, str) or not name:
+        raise ValueError("name is empty")
+    cents = _number(variant["cost_per_hour"], "cost_per_hour")
+    if cents <= 0:
+        raise ValueError(f"cost_per_hour is {cents}")
+    logical = variant.get("logical_cpu_count")
+    cpu = _number(logical if logical is not None else variant["cpu_count"], "cpu count")
+    memory = _number(variant["dram"], "dram") / _GIB
+    disk = _number(variant["disk"], "disk") / 10**9
+    gpu_count = int(_number(variant["gpu_count"], "gpu_count"))
+    gpu_name, gpu_memory, gpu_vendor = None, None, None
+    if gpu_count:
+        gpu_name, gpu_vendor = _gpu_name(instance_type, name, report)
+        gpu_memory = _per_gpu_memory(_number(variant["vram"], "vram") / _GIB, gpu_count, gpu_name)
+    hosting = {**(variant.get("available_nodes_per_dc") or {}), **variant["nodes_per_dc"]}
+    datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)
+    return [
+        CatalogItem(
+            provider=CloudRiftProvider.NAME,
+            instance_name=name,
+            location=dc,
+            price=round(cents / 100, 4),
+            cpu=int(cpu),
+            memory=round(memory, 2),
+            gpu_count=gpu_count,
+            gpu_name=gpu_name,
+            gpu_memory=gpu_memory,
+            spot=False,
+            disk_size=round(disk, 1),
+            gpu_vendor=gpu_vendor,
+        )
+        for dc in datacenters
+    ]
+
+
+def _gpu_name(
+    instance_type: dict[str, Any], variant_name: str, report: ParseReport
+) -> tuple[str, AcceleratorVendor]:
+    brand = instance_type.get("brand_short")
+    if not isinstance(brand, str) or not brand.strip():
+        raise ValueError("GPU variant of an instance type without brand_short")
+    name = canonical_gpu_name(brand)
+    vendor = vendor_of(name) if name else None
+    if name is not None and vendor is not None:
+        return name, vendor
+    raw = brand.strip()
+    report.unknown_gpu(raw, variant_name)
+    return raw, AcceleratorVendor.AMD if _AMD_HINT.search(raw) else AcceleratorVendor.NVIDIA
+
+
+def _per_gpu_memory(vram_gib: float, gpu_count: int, gpu_name: str) -> float:
+    known = {a.memory for a in accelerators_named(gpu_name)}
+
+    def near_known(gib: float) -> bool:
+        return any(abs(gib - m) / m < 0.07 for m in known if m)
+
+    if gpu_count > 1 and not near_known(vram_gib) and near_known(vram_gib / gpu_count):
+        vram_gib /= gpu_count
+    return float(round(vram_gib))

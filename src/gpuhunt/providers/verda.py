@@ -1,0 +1,309 @@
+"""Verda (formerly DataCrunch): instance types, on-demand and spot prices, from the public REST API.
+
+Plain HTTP through `gpuhunt._internal.transport` (the Verda SDK is not needed):
+
+1. `POST /v1/oauth2/token` with `{"grant_type": "client_credentials", "client_id", "client_secret"}`
+   (from `VERDA_CLIENT_ID` / `VERDA_CLIENT_SECRET`) gives a short-lived bearer token;
+2. `GET /v1/instance-types?currency=usd`: every instance type with `price_per_hour` and
+   `spot_price` (USD strings), vCPUs, memory, and the GPUs as a description ("8x H100 SXM5 80GB")
+   with a GPU-memory total;
+3. `GET /v1/locations`: the datacenters (`FIN-01`, `FIN-02`, `ICE-01`, ...);
+4. `GET /v1/instance-availability?is_spot=true|false`: which types have free capacity where.
+
+Where an offer is listed (decision): every instance type in every location, on-demand and spot
+(when the type has a spot price), i.e. the full price list. Availability is a live stock
+reading and is not used to drop offers: a nightly catalog built from it would lose whatever was
+sold out at collection time, while the orchestrator checks capacity at launch anyway. The
+availability answers are used to (a) add a location that reports capacity but is missing from
+`/locations`, and (b) count instance types that have capacity but no published price (a new type
+appears there first); see `VerdaProvider.last_report`.
+
+GPU names come from the description through the shared alias table ("2x RTX A6000 48GB" ->
+A6000), falling back to the `model` field; per-GPU memory is the reported total divided by the
+count. A GPU the tables do not know is kept under Verda's name, warned about and counted.
+`disk_size` is None: the boot volume is a network volume sized at launch (the `storage` field
+only describes local NVMe of some types). `filter()` drops AMD offers (Verda's Radeon types),
+which the accelerator tables and consumers' NVIDIA images do not cover.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuhunt._internal import transport
+from gpuhunt._internal.accelerators import canonical_gpu_name, gpu_memory_from_name, vendor_of
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers.base import OfflineProvider, get_creds_env
+
+logger = logging.getLogger(__name__)
+
+API_URL = "https://api.verda.com/v1"
+TOKEN_URL = f"{API_URL}/oauth2/token"
+INSTANCE_TYPES_URL = f"{API_URL}/instance-types"
+LOCATIONS_URL = f"{API_URL}/locations"
+AVAILABILITY_URL = f"{API_URL}/instance-availability"
+CLIENT_ID_ENV = "VERDA_CLIENT_ID"
+CLIENT_SECRET_ENV = "VERDA_CLIENT_SECRET"
+_CREDENTIAL = f"{CLIENT_ID_ENV}/{CLIENT_SECRET_ENV}"
+
+_COUNT_PREFIX = re.compile(r"^\s*\d+\s*x\s+", re.IGNORECASE)
+
+
+@dataclass
+class ParseReport:
+    """What one parse had to skip or could not name (for logs, tests and the nightly build)."""
+
+    skipped: list[str] = field(default_factory=list)
+    unknown_gpus: Counter[str] = field(default_factory=Counter)
+    # Types with capacity somewhere but absent from /instance-types, so without a price.
+    unpriced_types: Counter[str] = field(default_factory=Counter)
+
+    def skip(self, what: str, why: str) -> None:
+        logger.warning("verda: skipping %s: %s", what, why)
+        self.skipped.append(f"{what}: {why}")
+
+    def unknown_gpu(self, name: str, instance_name: str) -> None:
+        if name not in self.unknown_gpus:
+            logger.warning(
+                "verda: GPU %r of %s is not in the accelerator tables; kept as is",
+                name,
+                instance_name,
+            )
+        self.unknown_gpus[name] += 1
+
+
+class VerdaProvider(OfflineProvider):
+    NAME = "verda"
+
+    def __init__(self, client_id: str, client_secret: str) -> None:
+        self._client_id = client_id
+        self._client_secret = client_secret
+        self.last_report = ParseReport()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(client_id=***, client_secret=***)"
+
+    @classmethod
+    def from_env(cls) -> VerdaProvider:
+        return cls(get_creds_env(CLIENT_ID_ENV), get_creds_env(CLIENT_SECRET_ENV))
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        token = fetch_token(self._client_id, self._client_secret)
+        instance_types = fetch_instance_types(token)
+        locations = fetch_locations(token)
+        availability = [fetch_availability(token, spot=True), fetch_availability(token, spot=False)]
+        report = ParseReport()
+        offers = parse_offers(instance_types, locations, availability, report)
+        self.last_report = report
+        return offers
+
+    @classmethod
+    def filter(cls, offers: list[CatalogItem]) -> list[CatalogItem]:
+        return [o for o in offers if o.gpu_vendor != AcceleratorVendor.AMD]
+
+
+def fetch_token(client_id: str, client_secret: str) -> str:
+    answer = transport.request_json(
+        "POST",
+        TOKEN_URL,
+        provider=VerdaProvider.NAME,
+        credential=_CREDENTIAL,
+        json={
+            "grant_type": "client_credentials",
+            "client_id": client_id,
+            "client_secret": client_secret,
+        },
+    )
+    transport.require_fields(answer, {"access_token": str}, where="verda: POST /oauth2/token")
+    token: str = answer["access_token"]
+    return token
+
+
+def _get(url: str, token: str, params: dict[str, str] | None = None) -> Any:
+    return transport.request_json(
+        "GET",
+        url,
+        provider=VerdaProvider.NAME,
+        credential=_CREDENTIAL,
+        headers={"Authorization": f"Bearer {token}"},
+        params=params,
+    )
+
+
+def fetch_instance_types(token: str) -> Any:
+    return _get(INSTANCE_TYPES_URL, token, {"currency": "usd"})
+
+
+def fetch_locations(token: str) -> Any:
+    return _get(LOCATIONS_URL, token)
+
+
+def fetch_availability(token: str, spot: bool) -> Any:
+    return _get(AVAILABILITY_URL, token, {"is_spot": "true" if spot else "false"})
+
+
+def parse_offers(
+    instance_types: Any,
+    locations: Any,
+    availability: Iterable[Any] = (),
+    report: ParseReport | None = None,
+) -> list[CatalogItem]:
+    """Offers from the decoded answers: every type in every location, on-demand and spot."""
+    report = report if report is not None else ParseReport()
+    _require_list(instance_types, "GET /instance-types")
+    codes = set(parse_locations(locations, report))
+    priced = {t.get("instance_type") for t in instance_types if isinstance(t, dict)}
+    for answer in availability:
+        for code, types in parse_availability(answer, report).items():
+            if code not in codes:
+                logger.warning("verda: location %s reports capacity but is not listed", code)
+                codes.add(code)
+            for name in types:
+                if name not in priced:
+                    report.unpriced_types[name] += 1
+    if report.unpriced_types:
+        logger.info(
+            "verda: types with capacity but no price: %s", ", ".join(sorted(report.unpriced_types))
+        )
+    offers: list[CatalogItem] = []
+    for i, record in enumerate(instance_types):
+        what = (
+            f"instance type {record.get('instance_type')!r}"
+            if isinstance(record, dict)
+            else f"instance type #{i}"
+        )
+        try:
+            offers.extend(_parse_instance_type(record, sorted(codes), report))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            report.skip(what, f"missing field {e}" if isinstance(e, KeyError) else str(e))
+    if instance_types and not offers:
+        # Publishing nothing would look like Verda selling nothing.
+        why = "; ".join(report.skipped[:3]) if codes else "no locations"
+        raise ProviderError(f"verda: no offers from {len(instance_types)} instance types: {why}")
+    return sorted(offers, key=lambda o: (o.price, o.instance_name, o.location, o.spot))
+
+
+def parse_locations(payload: Any, report: ParseReport | None = None) -> list[str]:
+    """Location codes from `GET /locations` (`[{"code": "FIN-01", ...}, ...]`)."""
+    report = report if report is not None else ParseReport()
+    _require_list(payload, "GET /locations")
+    codes = []
+    for i, location in enumerate(payload):
+        code = location.get("code") if isinstance(location, dict) else None
+        if isinstance(code, str) and code:
+            codes.append(code)
+        else:
+            report.skip(f"location #{i}", "no code")
+    return codes
+
+
+def parse_availability(payload: Any, report: ParseReport | None = None) -> dict[str, list[str]]:
+    """`GET /instance-availability` (`[{"location_code", "availabilities": [type, ...]}]`)."""
+    report = report if report is not None else ParseReport()
+    _require_list(payload, "GET /instance-availability")
+    result: dict[str, list[str]] = {}
+    for i, entry in enumerate(payload):
+        code = entry.get("location_code") if isinstance(entry, dict) else None
+        types = entry.get("availabilities") if isinstance(entry, dict) else None
+        if not isinstance(code, str) or not isinstance(types, list):
+            report.skip(f"availability entry #{i}", "no location_code or availabilities")
+            continue
+        result.setdefault(code, []).extend(t for t in types if isinstance(t, str))
+    return result
+
+
+def _require_list(payload: Any, where: str) -> None:
+    if not isinstance(payload, list):
+        raise ProviderError(f"verda: {where}: expected a list, got {type(payload).__name__}")
+
+
+def _price(value: Any, what: str) -> float:
+    # The API sends prices as strings ("3.95").
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"{what} has type {type(value).__name__}")
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{what} is not a number: {value!r}") from None
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} has type {type(value).__name__}")
+    return float(value)
+
+
+def _parse_instance_type(
+    record: Any, locations: list[str], report: ParseReport
+) -> list[CatalogItem]:
+    if not isinstance(record, dict):
+        raise ValueError(f"expected an object, got {type(record).__name__}")
+    name = record["instance_type"]
+    if not isinstance(name, str) or not name:
+        raise ValueError("instance_type is empty")
+    price = _price(record["price_per_hour"], "price_per_hour")
+    if price <= 0:
+        raise ValueError(f"price_per_hour is {price}")
+    spot_price = record.get("spot_price")
+    spot = _price(spot_price, "spot_price") if spot_price is not None else None
+    cpu = _number(record["cpu"]["number_of_cores"], "cpu.number_of_cores")
+    memory = _number(record["memory"]["size_in_gigabytes"], "memory.size_in_gigabytes")
+    gpu_count = int(_number(record["gpu"]["number_of_gpus"], "gpu.number_of_gpus"))
+    gpu_name, gpu_memory, gpu_vendor = None, None, None
+    if gpu_count:
+        gpu_name, gpu_vendor = _gpu_name(record, report)
+        total = (record.get("gpu_memory") or {}).get("size_in_gigabytes")
+        if isinstance(total, (int, float)) and total > 0:
+            gpu_memory = round(total / gpu_count, 2)
+        else:
+            gpu_memory = gpu_memory_from_name(record["gpu"].get("description") or "")
+    prices = [(False, price)] + ([(True, spot)] if spot and spot > 0 else [])
+    return [
+        CatalogItem(
+            provider=VerdaProvider.NAME,
+            instance_name=name,
+            location=location,
+            price=offer_price,
+            cpu=int(cpu),
+            memory=memory,
+            gpu_count=gpu_count,
+            gpu_name=gpu_name,
+            gpu_memory=gpu_memory,
+            spot=is_spot,
+            disk_size=None,
+            gpu_vendor=gpu_vendor,
+        )
+        for location in locations
+        for is_spot, offer_price in prices
+    ]
+
+
+def _gpu_name(record: dict[str, Any], report: ParseReport) -> tuple[str, AcceleratorVendor]:
+    description = record["gpu"].get("description") or ""
+    spelled = _COUNT_PREFIX.sub("", description).strip()
+    model = record.get("model") if isinstance(record.get("model"), str) else ""
+    name = canonical_gpu_name(spelled) or (canonical_gpu_name(model) if model else None)
+    if name is not None:
+        vendor = vendor_of(name)
+        if vendor is not None:
+            return name, vendor
+    raw = spelled or model
+    if not raw:
+        raise ValueError("GPU instance type without a GPU description or model")
+    report.unknown_gpu(raw, record["instance_type"])
+    try:
+        vendor = AcceleratorVendor.cast(record.get("manufacturer") or "nvidia")
+    except ValueError:
+        vendor = AcceleratorVendor.NVIDIA
+    return raw, vendor

@@ -1,0 +1,73 @@
+"""A scriptable HTTP server on 127.0.0.1 for fault injection: each path answers from a queue of
+behaviours (status/body/headers, or hang), falling back to a default."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    hang: bool = False  # accept and never answer
+    declared_length: int | None = None  # a Content-Length that lies (truncated body)
+
+
+class FaultServer:
+    def __init__(self) -> None:
+        self.routes: dict[str, list[Reply]] = {}
+        self.defaults: dict[str, Reply] = {}
+        self.hits: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self._release = threading.Event()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                with outer.lock:
+                    outer.hits[self.path] = outer.hits.get(self.path, 0) + 1
+                    queue = outer.routes.get(self.path)
+                    reply = queue.pop(0) if queue else outer.defaults.get(self.path, Reply(404))
+                if reply.hang:
+                    outer._release.wait(30)
+                    return
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                length = reply.declared_length if reply.declared_length is not None else len(reply.body)
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                try:
+                    self.wfile.write(reply.body)
+                except OSError:
+                    pass
+                if reply.declared_length is not None:
+                    self.close_connection = True
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> FaultServer:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def serve(self, path: str, *replies: Reply, default: Reply | None = None) -> None:
+        with self.lock:
+            self.routes[path] = list(replies)
+            if default is not None:
+                self.defaults[path] = default
