@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import difflib
+import importlib
 import json
 import logging
 import sys
@@ -128,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _register_pipeline_commands(cat_sub: Any) -> None:
     try:
-        from gpuhunt._internal import pipeline
+        pipeline = importlib.import_module("gpuhunt._internal.pipeline")
     except ImportError:
         return
     pipeline.register_cli(cat_sub)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuhunt._internal.errors import GPUHuntError, UnknownProviderError
 
@@ -34,7 +35,18 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec("oci", "OCIProvider", False, "oci", ("OCI_CLI_USER",)),
     ProviderSpec("lambdalabs", "LambdaLabsProvider", False, None, ("LAMBDALABS_TOKEN",)),
     ProviderSpec("verda", "VerdaProvider", False, None, ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET")),
-    ProviderSpec("nebius", "NebiusProvider", False, None, ("NEBIUS_ACCESS_TOKEN",)),
+    ProviderSpec(
+        "nebius",
+        "NebiusProvider",
+        False,
+        None,  # the `nebius` SDK is imported only when collecting (pip install nebius)
+        (
+            "NEBIUS_ACCESS_TOKEN",
+            "NEBIUS_SERVICE_ACCOUNT_ID",
+            "NEBIUS_PUBLIC_KEY_ID",
+            "NEBIUS_PRIVATE_KEY_FILE",
+        ),
+    ),
     ProviderSpec("runpod", "RunpodProvider", False, None, ()),
     ProviderSpec("cloudrift", "CloudRiftProvider", False, None, ()),
     # Online: queried live at query time.
@@ -44,7 +56,7 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
         "hotaisle", "HotAisleProvider", True, None, ("HOTAISLE_API_KEY", "HOTAISLE_TEAM_HANDLE")
     ),
     ProviderSpec("digitalocean", "DigitalOceanProvider", True, None, ("DIGITAL_OCEAN_API_KEY",)),
-    ProviderSpec("jarvislabs", "JarvisLabsProvider", True, None, ("JARVISLABS_API_KEY",)),
+    ProviderSpec("jarvislabs", "JarvisLabsProvider", True, None, ("JL_API_KEY",)),
     ProviderSpec(
         "crusoe",
         "CrusoeProvider",
@@ -72,7 +84,7 @@ def spec(name: str) -> ProviderSpec:
         ) from None
 
 
-def provider_class(name: str) -> type:
+def provider_class(name: str) -> Any:
     """Import a provider's class; a missing SDK becomes an error with the install hint."""
     s = spec(name)
     try:

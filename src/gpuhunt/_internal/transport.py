@@ -47,7 +47,12 @@ class _RedactQueryStrings(logging.Filter):
         return True
 
 
-for _name in ("urllib3.connectionpool", "urllib3.util.retry", "urllib3.connection", "urllib3.response"):
+for _name in (
+    "urllib3.connectionpool",
+    "urllib3.util.retry",
+    "urllib3.connection",
+    "urllib3.response",
+):
     logging.getLogger(_name).addFilter(_RedactQueryStrings())
 
 
