@@ -1,0 +1,199 @@
+"""DigitalOcean: Droplet sizes (CPU and GPU), queried live.
+
+`GET {api_url}/v2/sizes` with a bearer token (`DIGITAL_OCEAN_API_KEY`), paginated with `page` and
+`per_page` (at most 200). `api_url` defaults to `https://api.digitalocean.com` and can point at a
+compatible deployment (`DIGITAL_OCEAN_API_URL`), such as AMD's developer cloud.
+
+Decisions:
+
+- One offer per size and region it lists; sizes marked `available: false` are skipped.
+- GPUs from `gpu_info`: `model` is `<vendor>_<name>` ("nvidia_h100", "amd_mi300x",
+  "nvidia_rtx6000_ada"); the vendor comes from the prefix, the name from the GPU tables. A name
+  the tables do not know is kept in upper case without separators ("nvidia_x9" -> "X9"), logged
+  and counted. `vram.amount` is the size's total GPU memory, divided by the count per GPU.
+- Disk: the persistent disks (`local`, or `boot` since the v5 generation) of `disk_info`; the
+  non-persistent `scratch` disk of GPU sizes is not counted. Older answers without `disk_info`
+  use `disk`.
+- Pages are followed by page number, not by the absolute `links.pages.next` URL, so the token
+  is only ever sent to `api_url`.
+- The query filter: `spot=True` needs no API call (Droplets are on-demand only); the API has no
+  other filter.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+from collections import Counter
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from gpuhunt._internal import livecache, transport
+from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers.base import OnlineProvider, get_creds_env
+
+logger = logging.getLogger(__name__)
+
+NAME = "digitalocean"
+API_URL = "https://api.digitalocean.com"
+STANDARD_CLOUD_API_URL = API_URL
+CREDENTIAL = "DIGITAL_OCEAN_API_KEY"
+API_URL_ENV = "DIGITAL_OCEAN_API_URL"
+PER_PAGE = 200
+MAX_PAGES = 20
+_PERSISTENT_DISKS = ("local", "boot")
+
+
+class DigitalOceanProvider(OnlineProvider):
+    NAME = NAME
+
+    def __init__(self, api_key: str | None = None, api_url: str | None = None) -> None:
+        self.api_key = api_key or None
+        self.api_url = (api_url or API_URL).rstrip("/")
+        self.last_counts: Counter[str] = Counter()
+
+    def __repr__(self) -> str:
+        key = "'***'" if self.api_key else "None"
+        return f"DigitalOceanProvider(api_key={key}, api_url={self.api_url!r})"
+
+    @classmethod
+    def from_env(cls) -> DigitalOceanProvider:
+        return cls(api_key=get_creds_env(CREDENTIAL), api_url=os.getenv(API_URL_ENV) or None)
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        if query_filter is not None and query_filter.spot is True:
+            return []
+        sizes = fetch_sizes(self.api_url, self.api_key)
+        counts: Counter[str] = Counter()
+        offers = parse_sizes(sizes, counts=counts)
+        self.last_counts = counts
+        return sorted(offers, key=lambda i: i.price)
+
+
+def fetch_sizes(api_url: str, api_key: str | None) -> list[Any]:
+    """Every size, over all pages."""
+    url = f"{api_url}/v2/sizes"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    sizes: list[Any] = []
+    page = 1
+    for _ in range(MAX_PAGES):
+        params = {"page": page, "per_page": PER_PAGE}
+        fetch = functools.partial(
+            transport.request_json,
+            "GET",
+            url,
+            provider=NAME,
+            credential=CREDENTIAL,
+            params=params,
+            headers=headers,
+        )
+        key = livecache.request_key(NAME, "GET", url, params, secret=api_key)
+        data = livecache.LIVE_CACHE.get(key, fetch)
+        transport.require_fields(data, {"sizes": list}, where=f"{NAME}: GET /v2/sizes")
+        sizes.extend(data["sizes"])
+        next_page = _next_page(data)
+        if next_page is None or next_page <= page:
+            return sizes
+        page = next_page
+    logger.warning("%s: /v2/sizes has more than %d pages, using the first ones", NAME, MAX_PAGES)
+    return sizes
+
+
+def _next_page(data: JSONObject) -> int | None:
+    links = data.get("links")
+    pages = links.get("pages") if isinstance(links, dict) else None
+    next_url = pages.get("next") if isinstance(pages, dict) else None
+    if not isinstance(next_url, str):
+        return None
+    values = parse_qs(urlsplit(next_url).query).get("page")
+    try:
+        return int(values[0]) if values else None
+    except ValueError:
+        return None
+
+
+def parse_sizes(sizes: list[Any], *, counts: Counter[str] | None = None) -> list[CatalogItem]:
+    """Offers from decoded `sizes` records."""
+    counts = counts if counts is not None else Counter()
+    offers: list[CatalogItem] = []
+    for size in sizes:
+        try:
+            offers.extend(_size_offers(size, counts))
+        except (KeyError, TypeError, ValueError) as e:
+            counts["malformed"] += 1
+            slug = size.get("slug") if isinstance(size, dict) else None
+            logger.warning("%s: skipping malformed size %s: %r", NAME, slug, e)
+    return offers
+
+
+def _size_offers(size: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
+    if not isinstance(size, dict):
+        raise TypeError(f"size is a {type(size).__name__}")
+    if size.get("available") is False:
+        return []
+    slug = str(size["slug"])
+    gpu_count = 0
+    gpu_name: str | None = None
+    gpu_memory: float | None = None
+    gpu_vendor: AcceleratorVendor | None = None
+    if gpu_info := size.get("gpu_info"):
+        gpu_count = int(gpu_info["count"])
+        gpu_name, gpu_vendor = _gpu_name_and_vendor(slug, str(gpu_info["model"]), counts)
+        gpu_memory = float(gpu_info["vram"]["amount"]) / gpu_count
+    price = float(size["price_hourly"])
+    cpu = int(size["vcpus"])
+    memory = float(size["memory"]) / 1024
+    disk = _disk_size(size)
+    return [
+        CatalogItem(
+            provider=NAME,
+            instance_name=slug,
+            location=str(region),
+            price=price,
+            cpu=cpu,
+            memory=memory,
+            gpu_count=gpu_count,
+            gpu_name=gpu_name,
+            gpu_memory=gpu_memory,
+            spot=False,
+            disk_size=disk,
+            gpu_vendor=gpu_vendor,
+        )
+        for region in size["regions"]
+    ]
+
+
+def _gpu_name_and_vendor(
+    slug: str, model: str, counts: Counter[str]
+) -> tuple[str, AcceleratorVendor]:
+    vendor_token, _, name_part = model.partition("_")
+    name = canonical_gpu_name(name_part or model)
+    vendor: AcceleratorVendor | None
+    try:
+        vendor = AcceleratorVendor.cast(vendor_token)
+    except ValueError:
+        vendor = vendor_of(name)
+    if name is None:
+        name = re.sub(r"[^A-Za-z0-9]", "", name_part or model).upper()
+        counts["unknown_gpu"] += 1
+        logger.warning("%s: unknown GPU %r in size %s, kept as %r", NAME, model, slug, name)
+    if vendor is None:
+        raise ValueError(f"no vendor for GPU model {model!r}")
+    return name, vendor
+
+
+def _disk_size(size: JSONObject) -> float:
+    disk_info = size.get("disk_info")
+    if disk_info is None:
+        return float(size["disk"])
+    return sum(
+        float(disk["size"]["amount"]) for disk in disk_info if disk["type"] in _PERSISTENT_DISKS
+    )

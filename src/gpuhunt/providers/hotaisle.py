@@ -1,0 +1,165 @@
+"""Hot Aisle: AMD Instinct virtual machines available to a team, queried live.
+
+`GET https://admin.hotaisle.app/api/teams/{team}/virtual_machines/available/` with
+`Authorization: Token <HOTAISLE_API_KEY>`; the team is `HOTAISLE_TEAM_HANDLE`. The answer is a
+list of available VM shapes (`null` when nothing is available).
+
+Decisions:
+
+- One offer per VM shape, in Hot Aisle's one location, `us-michigan-1`. `OnDemandPrice` is in
+  cents per hour; `ram_capacity` and `disk_capacity` are bytes, reported here in GiB.
+- `provider_data["vm_specs"]` is the shape's `Specs` object as the API sent it: creating the VM
+  takes it back. It is a copy, so callers cannot alter the cached answer.
+- GPUs are AMD (Hot Aisle sells only AMD Instinct); memory from the GPU tables. An unknown model
+  is kept under its own name, logged and counted, with no GPU memory.
+- A shape without GPUs becomes a CPU offer flagged `hotaisle-cpu`, so consumers that assume
+  every Hot Aisle offer has a GPU can leave them out with `allowed_flags`.
+- Names: `vm-<gpu>-<count>` ("vm-mi300x-1"), `vm-cpu-<cores>` for CPU shapes.
+- The query filter: `spot=True` needs no API call (no spot VMs).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections import Counter
+from typing import Any
+from urllib.parse import quote
+
+from gpuhunt._internal import livecache, transport
+from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers.base import OnlineProvider, get_creds_env
+
+logger = logging.getLogger(__name__)
+
+NAME = "hotaisle"
+API_URL = "https://admin.hotaisle.app/api"
+KEY_ENV = "HOTAISLE_API_KEY"
+TEAM_ENV = "HOTAISLE_TEAM_HANDLE"
+LOCATION = "us-michigan-1"
+FLAG_CPU = "hotaisle-cpu"
+_GIB = 1024**3
+
+
+class HotAisleProvider(OnlineProvider):
+    """Offers available to one team. Arguments left out are read from `HOTAISLE_API_KEY` and
+    `HOTAISLE_TEAM_HANDLE` (`MissingCredsError` naming the one that is not set)."""
+
+    NAME = NAME
+
+    def __init__(self, api_key: str | None = None, team_handle: str | None = None) -> None:
+        self.api_key = api_key or get_creds_env(KEY_ENV)
+        self.team_handle = team_handle or get_creds_env(TEAM_ENV)
+        self.last_counts: Counter[str] = Counter()
+
+    def __repr__(self) -> str:
+        return f"HotAisleProvider(api_key='***', team_handle={self.team_handle!r})"
+
+    @classmethod
+    def from_env(cls) -> HotAisleProvider:
+        return cls(api_key=get_creds_env(KEY_ENV), team_handle=get_creds_env(TEAM_ENV))
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        if query_filter is not None and query_filter.spot is True:
+            return []
+        data = fetch_available_vms(self.api_key, self.team_handle)
+        counts: Counter[str] = Counter()
+        offers = parse_vms(data, counts=counts)
+        self.last_counts = counts
+        return sorted(offers, key=lambda i: (i.price, i.instance_name))
+
+
+def available_vms_url(team_handle: str) -> str:
+    return f"{API_URL}/teams/{quote(team_handle, safe='')}/virtual_machines/available/"
+
+
+def fetch_available_vms(api_key: str, team_handle: str) -> Any:
+    url = available_vms_url(team_handle)
+    key = livecache.request_key(NAME, "GET", url, secret=api_key)
+    return livecache.LIVE_CACHE.get(
+        key,
+        lambda: transport.request_json(
+            "GET",
+            url,
+            provider=NAME,
+            credential=KEY_ENV,
+            headers={"Authorization": f"Token {api_key}", "Accept": "application/json"},
+        ),
+    )
+
+
+def parse_vms(data: Any, *, counts: Counter[str] | None = None) -> list[CatalogItem]:
+    """Offers from the decoded list of available VM shapes."""
+    if data is None:  # the API's way of saying none are available
+        return []
+    if not isinstance(data, list):
+        raise ProviderError(f"{NAME}: available VMs: expected a list, got {type(data).__name__}")
+    counts = counts if counts is not None else Counter()
+    offers: list[CatalogItem] = []
+    for vm in data:
+        try:
+            offers.append(_vm_offer(vm, counts))
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            counts["malformed"] += 1
+            logger.warning("%s: skipping malformed VM shape: %r", NAME, e)
+    return offers
+
+
+def _vm_offer(vm: JSONObject, counts: Counter[str]) -> CatalogItem:
+    specs = vm["Specs"]
+    price = float(vm["OnDemandPrice"]) / 100
+    cpu = int(specs["cpu_cores"])
+    memory = float(specs["ram_capacity"]) / _GIB
+    disk = float(specs["disk_capacity"]) / _GIB
+    gpus = [g for g in specs["gpus"] if int(g["count"]) > 0]
+    if len(gpus) > 1:
+        raise ValueError(f"VM shape with {len(gpus)} GPU models")
+    provider_data: JSONObject = {"vm_specs": copy.deepcopy(specs)}
+    if not gpus:
+        return CatalogItem(
+            provider=NAME,
+            instance_name=f"vm-cpu-{cpu}",
+            location=LOCATION,
+            price=price,
+            cpu=cpu,
+            memory=memory,
+            gpu_count=0,
+            gpu_name=None,
+            gpu_memory=None,
+            spot=False,
+            disk_size=disk,
+            flags=[FLAG_CPU],
+            provider_data=provider_data,
+        )
+    model = str(gpus[0]["model"])
+    gpu_count = int(gpus[0]["count"])
+    gpu_name = canonical_gpu_name(model)
+    gpu_memory: float | None = None
+    if gpu_name is None:
+        gpu_name = model
+        counts["unknown_gpu"] += 1
+        logger.warning("%s: unknown GPU %r, kept under that name", NAME, model)
+    else:
+        gpu_memory = float(max(a.memory for a in accelerators_named(gpu_name)))
+    return CatalogItem(
+        provider=NAME,
+        instance_name=f"vm-{gpu_name.lower()}-{gpu_count}",
+        location=LOCATION,
+        price=price,
+        cpu=cpu,
+        memory=memory,
+        gpu_count=gpu_count,
+        gpu_name=gpu_name,
+        gpu_memory=gpu_memory,
+        spot=False,
+        disk_size=disk,
+        gpu_vendor=AcceleratorVendor.AMD,
+        provider_data=provider_data,
+    )

@@ -1,0 +1,401 @@
+"""Vast.ai: a live marketplace of machines that hosts rent out, queried at `Catalog.query` time.
+
+One call, `POST https://console.vast.ai/api/v0/bundles/`, whose JSON body is a filter of the form
+`{field: {op: value}}` plus `order` (and `limit`). The body is built from the `QueryFilter` so the
+marketplace returns the offers the caller can use instead of its top offers of any kind.
+
+Decisions (why the code looks the way it does):
+
+- Only *necessary* conditions go into the body. Vast's `cpu_cores` and `cpu_ram` describe the
+  whole machine, while an offer gets a share of it (`cpu_cores_effective`), so `min_cpu` and
+  `min_memory` become lower bounds on the machine (a share is never bigger than the machine) and
+  `max_cpu` / `max_memory` are not sent at all: they would drop big machines whose share fits.
+  GPU memory bounds get a 7% tolerance because offers report MiB that `correct_gpu_memory_gib`
+  snaps to the marketed size. `max_price` is sent as `dph_total <= max` for on-demand queries and
+  as `min_bid <= max` for interruptible ones; with `spot=None` an offer can match through either
+  price, which one body cannot express, so no price bound is sent. `min_price` is never sent:
+  the disk cost added below can lift an offer above `dph_total`. gpuhunt applies the whole
+  filter again afterwards, so leaving a bound out costs bandwidth, never correctness.
+- GPU names are mapped to Vast's spellings through `VAST_GPU_NAMES` (from Vast's own GPU list):
+  every spelling whose canonical name is the requested one. When a requested name has no known
+  spelling, the name filter is dropped and a larger `limit` asked for, so the local filter still
+  has offers to choose from.
+- `extra_filters={field: {op: value}}` are merged into the body keeping the stricter bound, and
+  every constraint of the body is checked again locally on fields the offer has, in case
+  the API ignores one.
+- An offer's memory is the machine RAM scaled to its effective CPU share, kept to 0.01 GB (a
+  share of a machine is rarely a whole GB); its vCPUs are the whole effective cores. Offers with
+  less than one core or no RAM are skipped.
+- Disk: the offer is sized to `min_disk_size` when the query sets it (that is what gets rented),
+  else to the host's free disk, capped by `max_disk_size`. Its cost (`storage_cost` is
+  $/GB/month) is folded into the hourly price.
+- Interruptible offers: when the host sets `min_bid`, a second offer with `spot=True` is priced at
+  the minimum bid plus disk and carries `provider_data["min_bid"]` (what dstack bids).
+- Offers stay in the API's order (by `score` unless `order=` says otherwise); the two variants of
+  one machine are ordered cheaper first.
+- Vendor: the offer's `gpu_arch` when present, else the GPU table; older offers have neither
+  for unknown GPUs, and Vast is an NVIDIA marketplace, so NVIDIA is assumed.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from gpuhunt._internal import livecache, transport
+from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
+from gpuhunt._internal.constraints import correct_gpu_memory_gib
+from gpuhunt._internal.models import (
+    AcceleratorVendor,
+    CatalogItem,
+    CPUArchitecture,
+    JSONObject,
+    QueryFilter,
+)
+from gpuhunt.providers.base import OnlineProvider
+
+logger = logging.getLogger(__name__)
+
+NAME = "vastai"
+BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
+# Vast reports RAM in MB (1000-based) and GPU memory in MiB.
+MB_PER_GB = 1000
+HOURS_PER_MONTH = 30 * 24
+# Asked for when the GPU-name filter cannot be sent, so the local filter has enough to choose from.
+UNFILTERED_LIMIT = 3000
+GPU_MEMORY_TOLERANCE = 0.07
+
+Operator = Literal["lt", "lte", "eq", "neq", "gte", "gt", "in", "notin"]
+FilterValue = Any
+Filters = dict[str, Any]
+
+# Spellings from Vast's GPU list (vast/controller/gpulist.json), used to turn a canonical name
+# into the `gpu_name` values Vast matches. Spellings we cannot map are kept under their own name.
+# fmt: off
+VAST_GPU_NAMES: tuple[str, ...] = (
+    # Data center
+    "A10", "A10g", "A16", "A30", "A40", "A100 PCIE", "A100 SXM4", "A100 SXM", "A100X",
+    "A800 PCIE", "B200", "B300", "B300 PC", "GH200 SXM", "H100 PCIE", "H100 SXM", "H100 NVL",
+    "H200", "H200 NVL", "L4", "L40", "L40S", "Tesla K80", "Tesla P4", "Tesla P40",
+    "Tesla P100", "Tesla T4", "Tesla V100",
+    # GeForce
+    "GTX 1070", "GTX 1080", "GTX 1080 Ti", "RTX 2060", "RTX 2060S", "RTX 2070", "RTX 2070S",
+    "RTX 2080", "RTX 2080S", "RTX 2080 Ti", "RTX 3050", "RTX 3060", "RTX 3060 Ti", "RTX 3070",
+    "RTX 3070 Ti", "RTX 3080", "RTX 3080 Ti", "RTX 3090", "RTX 3090 Ti", "RTX 4060",
+    "RTX 4060 Ti", "RTX 4070", "RTX 4070S", "RTX 4070S Ti", "RTX 4070 Ti", "RTX 4080",
+    "RTX 4080S", "RTX 4090", "RTX 4090D", "RTX 5060", "RTX 5060 Ti", "RTX 5070",
+    "RTX 5070 Ti", "RTX 5080", "RTX 5090", "Titan RTX", "Titan V", "Titan Xp",
+    # Workstation
+    "Q RTX 4000", "Q RTX 5000", "Q RTX 6000", "Q RTX 8000", "RTX A2000", "RTX A4000",
+    "RTX A4500", "RTX A5000", "RTX A6000", "RTX 2000Ada", "RTX 4000Ada", "RTX 4500Ada",
+    "RTX 5000Ada", "RTX 5880Ada", "RTX 6000Ada", "RTX PRO 4000", "RTX PRO 4500",
+    "RTX PRO 5000", "RTX PRO 6000", "RTX PRO 6000 S", "RTX PRO 6000 WS", "RTX PRO 6000 Max-Q",
+    # AMD
+    "InstinctMI50", "InstinctMI100", "InstinctMI210", "InstinctMI250X",
+)
+# fmt: on
+
+
+class VastAIProvider(OnlineProvider):
+    """Live Vast.ai offers. The bundles endpoint is public: no credentials are needed.
+
+    `extra_filters` adds body constraints (`{"reliability2": {"gte": 0.9}}`), `community_cloud`
+    (default True) includes community hosts besides datacenter ones, `order` is Vast's sort
+    (default `[("score", "desc")]`).
+    """
+
+    NAME = NAME
+
+    def __init__(
+        self,
+        extra_filters: Mapping[str, Mapping[Operator, FilterValue]] | None = None,
+        community_cloud: bool | None = None,
+        order: Iterable[tuple[str, str]] | None = None,
+    ) -> None:
+        for field, constraints in (extra_filters or {}).items():
+            if not isinstance(constraints, Mapping):
+                raise ValueError(
+                    f"extra_filters[{field!r}] must map operators to values, e.g. {{'gte': 1}}"
+                )
+        self.extra_filters = {k: dict(v) for k, v in (extra_filters or {}).items()}
+        self.community_cloud = True if community_cloud is None else community_cloud
+        self.order = [(str(f), str(d)) for f, d in (order or [("score", "desc")])]
+        self.last_counts: Counter[str] = Counter()
+
+    @classmethod
+    def from_env(cls) -> VastAIProvider:
+        return cls()
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        q = query_filter or QueryFilter()
+        body = self.make_filters(q)
+        data = fetch_bundles(body)
+        counts: Counter[str] = Counter()
+        offers = parse_offers(data, q, filters=body, counts=counts)
+        self.last_counts = counts
+        return offers
+
+    def make_filters(self, q: QueryFilter) -> Filters:
+        """The bundles request body for `q`, with `extra_filters` merged in."""
+        body = make_filters(q, community_cloud=self.community_cloud, order=self.order)
+        for field, constraints in self.extra_filters.items():
+            current = body.setdefault(field, {})
+            for op, value in constraints.items():
+                current[op] = stricter_constraint(op, current.get(op), value)
+        return body
+
+
+def fetch_bundles(body: Filters) -> Any:
+    """The decoded bundles answer for `body`, shared by identical concurrent queries."""
+    key = livecache.request_key(NAME, "POST", BUNDLES_URL, body)
+    return livecache.LIVE_CACHE.get(
+        key, lambda: transport.request_json("POST", BUNDLES_URL, provider=NAME, json=body)
+    )
+
+
+def make_filters(
+    q: QueryFilter,
+    *,
+    community_cloud: bool = True,
+    order: Iterable[tuple[str, str]] = (("score", "desc"),),
+) -> Filters:
+    body: Filters = {}
+
+    def put(field: str, op: str, value: Any) -> None:
+        body.setdefault(field, {})[op] = value
+
+    if q.min_cpu is not None:
+        put("cpu_cores", "gte", q.min_cpu)
+    if q.min_memory is not None:
+        put("cpu_ram", "gte", q.min_memory * MB_PER_GB)
+    if q.min_gpu_count is not None:
+        put("num_gpus", "gte", q.min_gpu_count)
+    if q.max_gpu_count is not None:
+        put("num_gpus", "lte", q.max_gpu_count)
+    if q.gpu_name:
+        names = vast_gpu_names(q.gpu_name)
+        if names:
+            put("gpu_name", "in", names)
+        else:
+            body["limit"] = UNFILTERED_LIMIT
+    if q.min_gpu_memory is not None:
+        put("gpu_ram", "gte", q.min_gpu_memory * 1024 * (1 - GPU_MEMORY_TOLERANCE))
+    if q.max_gpu_memory is not None:
+        put("gpu_ram", "lte", q.max_gpu_memory * 1024 * (1 + GPU_MEMORY_TOLERANCE))
+    if q.min_disk_size is not None:
+        put("disk_space", "gte", q.min_disk_size)
+    if q.max_price is not None:
+        if q.spot is False:
+            put("dph_total", "lte", q.max_price)
+        elif q.spot is True:
+            put("min_bid", "lte", q.max_price)
+    if q.min_compute_capability is not None:
+        put("compute_cap", "gte", compute_cap(q.min_compute_capability))
+    if q.max_compute_capability is not None:
+        put("compute_cap", "lte", compute_cap(q.max_compute_capability))
+    if not community_cloud:
+        put("datacenter", "eq", True)
+    put("rentable", "eq", True)
+    put("rented", "eq", False)
+    body["order"] = [[field, direction] for field, direction in order]
+    return body
+
+
+def vast_gpu_names(names: Iterable[str]) -> list[str]:
+    """Vast's spellings of the requested GPUs; empty if any requested GPU has none (then the
+    filter cannot be sent without losing that GPU's offers)."""
+    out: list[str] = []
+    for name in names:
+        wanted = (canonical_gpu_name(name) or name).replace(" ", "").lower()
+        spellings = [s for s in VAST_GPU_NAMES if offer_gpu_name(s).lower() == wanted]
+        if not spellings:
+            return []
+        out.extend(s for s in spellings if s not in out)
+    return out
+
+
+def offer_gpu_name(vast_name: str) -> str:
+    """Our name for a Vast GPU: the canonical one, else Vast's without spaces."""
+    return canonical_gpu_name(vast_name) or vast_name.replace(" ", "")
+
+
+def compute_cap(cc: tuple[int, int]) -> int:
+    """Vast's `compute_cap` value: (8, 6) -> 860."""
+    major, minor = cc
+    return major * 100 + minor * 10
+
+
+def stricter_constraint(op: str, current: FilterValue | None, new: FilterValue) -> FilterValue:
+    """Combine two values for one operator so both constraints hold (`eq` and the rest: the new
+    value wins; `in`: values allowed by both)."""
+    if current is None:
+        return new
+    if op in ("gte", "gt"):
+        return max(current, new)
+    if op in ("lte", "lt"):
+        return min(current, new)
+    if op == "in" and isinstance(current, list) and isinstance(new, list | tuple):
+        return [v for v in current if v in new]
+    return new
+
+
+_SCOPE_FIELDS = frozenset({"datacenter", "external", "order", "limit", "type"})
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "lt": operator.lt,
+    "lte": operator.le,
+    "eq": operator.eq,
+    "neq": operator.ne,
+    "gte": operator.ge,
+    "gt": operator.gt,
+    "in": lambda value, allowed: value in allowed,
+    "notin": lambda value, banned: value not in banned,
+}
+
+
+def satisfies_filters(offer: Mapping[str, Any], filters: Filters) -> bool:
+    """Whether a raw offer meets every body constraint on a field it reports (fields it lacks,
+    null values and scope controls such as `datacenter` cannot be judged here)."""
+    for field, constraints in filters.items():
+        if field in _SCOPE_FIELDS or not isinstance(constraints, dict):
+            continue
+        value = offer.get(field)
+        if value is None:
+            continue
+        for op, bound in constraints.items():
+            check = _OPS.get(op)
+            try:
+                if check is not None and not check(value, bound):
+                    return False
+            except TypeError:
+                continue
+    return True
+
+
+def parse_offers(
+    data: Any,
+    query_filter: QueryFilter | None = None,
+    *,
+    filters: Filters | None = None,
+    counts: Counter[str] | None = None,
+) -> list[CatalogItem]:
+    """Offers from a decoded bundles answer, in the answer's order."""
+    transport.require_fields(data, {"offers": list}, where=f"{NAME}: bundles answer")
+    q = query_filter or QueryFilter()
+    counts = counts if counts is not None else Counter()
+    offers: list[CatalogItem] = []
+    for raw in data["offers"]:
+        try:
+            if not isinstance(raw, dict):
+                raise TypeError(f"offer is a {type(raw).__name__}")
+            if filters and not satisfies_filters(raw, filters):
+                counts["filtered"] += 1
+                continue
+            offers.extend(_offer_variants(raw, q, counts))
+        except (KeyError, TypeError, ValueError) as e:
+            counts["malformed"] += 1
+            offer_id = raw.get("id") if isinstance(raw, dict) else None
+            logger.warning("%s: skipping malformed offer %s: %r", NAME, offer_id, e)
+    return offers
+
+
+def _offer_variants(raw: JSONObject, q: QueryFilter, counts: Counter[str]) -> list[CatalogItem]:
+    offer_id = raw["id"]
+    cores = raw["cpu_cores"]
+    effective = raw["cpu_cores_effective"]
+    # Without the machine's core count its RAM cannot be shared out.
+    if not cores or effective is None:
+        counts["no_cpu"] += 1
+        logger.warning("%s: offer %s reports no CPU cores, skipping", NAME, offer_id)
+        return []
+    cpu = int(effective)
+    memory = round(float(raw["cpu_ram"]) * float(effective) / float(cores) / MB_PER_GB, 2)
+    if cpu < 1 or memory <= 0:
+        counts["no_cpu"] += 1
+        logger.warning("%s: offer %s has under one core or no RAM, skipping", NAME, offer_id)
+        return []
+
+    gpu_count = int(raw["num_gpus"] or 0)
+    gpu_name: str | None = None
+    gpu_memory: float | None = None
+    gpu_vendor: AcceleratorVendor | None = None
+    if gpu_count:
+        vast_name = str(raw["gpu_name"])
+        gpu_name = offer_gpu_name(vast_name)
+        if canonical_gpu_name(vast_name) is None:
+            counts["unknown_gpu"] += 1
+            logger.warning(
+                "%s: unknown GPU %r in offer %s, kept as %r", NAME, vast_name, offer_id, gpu_name
+            )
+        gpu_memory = float(correct_gpu_memory_gib(gpu_name, float(raw["gpu_ram"])))
+        gpu_vendor = _vendor(raw.get("gpu_arch"), gpu_name)
+
+    disk_size = _disk_size(float(raw["disk_space"]), q)
+    disk_cost = disk_size * float(raw["storage_cost"]) / HOURS_PER_MONTH
+
+    def item(price: float, spot: bool, provider_data: JSONObject) -> CatalogItem:
+        return CatalogItem(
+            provider=NAME,
+            instance_name=str(offer_id),
+            location=get_location(raw.get("geolocation")),
+            price=round(price + disk_cost, 5),
+            cpu=cpu,
+            memory=memory,
+            gpu_count=gpu_count,
+            gpu_name=gpu_name,
+            gpu_memory=gpu_memory,
+            spot=spot,
+            disk_size=disk_size,
+            gpu_vendor=gpu_vendor,
+            cpu_arch=_cpu_arch(raw.get("cpu_arch")),
+            provider_data=provider_data,
+        )
+
+    variants: list[CatalogItem] = []
+    if q.spot is not True:
+        variants.append(item(float(raw["dph_base"]), False, {}))
+    min_bid = raw.get("min_bid")
+    if min_bid and q.spot is not False:
+        variants.append(item(float(min_bid), True, {"min_bid": min_bid}))
+    variants.sort(key=lambda i: i.price)
+    return variants
+
+
+def _disk_size(free_disk: float, q: QueryFilter) -> float:
+    if q.min_disk_size is not None:
+        return float(q.min_disk_size)
+    if q.max_disk_size is not None:
+        return min(free_disk, float(q.max_disk_size))
+    return free_disk
+
+
+def _vendor(gpu_arch: Any, gpu_name: str) -> AcceleratorVendor:
+    if isinstance(gpu_arch, str):
+        try:
+            return AcceleratorVendor.cast(gpu_arch)
+        except ValueError:
+            pass
+    return vendor_of(gpu_name) or AcceleratorVendor.NVIDIA
+
+
+def _cpu_arch(value: Any) -> CPUArchitecture:
+    if isinstance(value, str) and value.lower() in ("arm64", "aarch64", "arm"):
+        return CPUArchitecture.ARM
+    return CPUArchitecture.X86
+
+
+def get_location(geolocation: str | None) -> str:
+    """Vast's "City, CC" as "cc-city" (a bare country stays as is), lower case without spaces."""
+    if not geolocation:
+        return ""
+    parts = [p.strip() for p in geolocation.split(",")]
+    if len(parts) == 2 and all(parts):
+        geolocation = f"{parts[1]}-{parts[0]}"
+    return geolocation.lower().replace(" ", "")

@@ -1,0 +1,176 @@
+"""Hot Aisle over recorded answers of `GET /teams/{team}/virtual_machines/available/`
+(tests/providers/data/hotaisle, from ../shared/fixtures): two MI300X shapes and a CPU-only shape
+with the `cpus` detail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import responses
+
+from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.models import AcceleratorVendor, QueryFilter
+from gpuhunt.providers.hotaisle import FLAG_CPU, HotAisleProvider
+
+DATA = Path(__file__).parent / "data" / "hotaisle"
+URL = "https://admin.hotaisle.app/api/teams/my-team/virtual_machines/available/"
+
+
+def load(name: str) -> Any:
+    return json.loads((DATA / name).read_text())
+
+
+def provider() -> HotAisleProvider:
+    return HotAisleProvider(api_key="ha-secret", team_handle="my-team")
+
+
+@responses.activate
+def test_request_and_mi300x_offers() -> None:
+    answer = load("virtual_machines_available_probe_shim.json")
+    responses.get(URL, json=answer)
+
+    offers = provider().get()
+
+    [call] = responses.calls
+    assert call.request.headers["Authorization"] == "Token ha-secret"
+    one, two = offers
+    assert (one.instance_name, one.price, one.cpu, one.memory, one.disk_size) == (
+        "vm-mi300x-1",
+        1.99,
+        13,
+        224.0,
+        1024.0,
+    )
+    assert (two.instance_name, two.price, two.cpu, two.memory) == ("vm-mi300x-2", 5.98, 26, 448.0)
+    for offer, shape in ((one, answer[1]), (two, answer[0])):
+        assert (offer.gpu_name, offer.gpu_memory, offer.gpu_vendor) == (
+            "MI300X",
+            192.0,
+            AcceleratorVendor.AMD,
+        )
+        assert offer.location == "us-michigan-1"
+        assert offer.provider_data == {"vm_specs": shape["Specs"]}
+        assert offer.flags == [] and not offer.spot
+    assert (one.gpu_count, two.gpu_count) == (1, 2)
+
+
+@responses.activate
+def test_cpu_only_shape_is_a_flagged_cpu_offer() -> None:
+    answer = load("virtual_machines_available_cpu_item_testfixture.json")
+    responses.get(URL, json=answer)
+
+    [offer] = provider().get()
+
+    assert (offer.instance_name, offer.price, offer.cpu, offer.memory, offer.disk_size) == (
+        "vm-cpu-8",
+        3.5,
+        8,
+        32.0,
+        100.0,
+    )
+    assert (offer.gpu_count, offer.gpu_name, offer.gpu_vendor) == (0, None, None)
+    assert offer.flags == [FLAG_CPU]
+    assert offer.provider_data["vm_specs"]["cpus"][0]["model"] == "EPYC 9334"
+
+
+@responses.activate
+def test_provider_data_is_a_copy_of_the_cached_answer() -> None:
+    responses.get(URL, json=load("virtual_machines_available_probe_shim.json"))
+
+    first = provider().get()
+    first[0].provider_data["vm_specs"]["cpu_cores"] = 999
+    second = provider().get()
+
+    assert len(responses.calls) == 1  # served from the live cache
+    assert second[0].provider_data["vm_specs"]["cpu_cores"] == 13
+
+
+@responses.activate
+def test_nothing_available_is_null() -> None:
+    responses.get(URL, body="null", content_type="application/json")
+
+    assert provider().get() == []
+
+
+@responses.activate
+def test_malformed_and_unknown_shapes() -> None:
+    shapes = load("virtual_machines_available_probe_shim.json")
+    no_price = {k: v for k, v in shapes[0].items() if k != "OnDemandPrice"}
+    future = json.loads(json.dumps(shapes[1]))
+    future["Specs"]["gpus"][0]["model"] = "MI400X"
+    responses.get(URL, json=[no_price, future, shapes[1]])
+    p = provider()
+
+    offers = p.get()
+
+    assert [(o.instance_name, o.gpu_name, o.gpu_memory) for o in offers] == [
+        ("vm-mi300x-1", "MI300X", 192.0),
+        ("vm-mi400x-1", "MI400X", None),
+    ]
+    assert offers[1].gpu_vendor == AcceleratorVendor.AMD
+    assert p.last_counts == {"malformed": 1, "unknown_gpu": 1}
+
+
+@responses.activate
+def test_wrong_shape_is_a_provider_error() -> None:
+    responses.get(URL, json={"detail": "paged"})
+
+    with pytest.raises(ProviderError, match="expected a list"):
+        provider().get()
+
+
+@responses.activate
+def test_refused_key_names_the_variable() -> None:
+    responses.get(URL, status=401, json={"detail": "Invalid token."})
+
+    with pytest.raises(ProviderError, match="HOTAISLE_API_KEY") as e:
+        provider().get()
+
+    assert "ha-secret" not in str(e.value)
+
+
+@pytest.mark.parametrize("status", [429, 500])
+@responses.activate
+def test_overload_is_retried_then_a_provider_error(status: int) -> None:
+    responses.get(URL, status=status)
+
+    with pytest.raises(ProviderError, match=f"HTTP {status}"):
+        provider().get()
+
+    assert len(responses.calls) == 4
+
+
+@responses.activate
+def test_invalid_json_is_a_provider_error() -> None:
+    responses.get(URL, body="<html>")
+
+    with pytest.raises(ProviderError, match="invalid JSON"):
+        provider().get()
+
+
+@responses.activate
+def test_team_handle_is_quoted_and_spot_needs_no_call() -> None:
+    responses.get("https://admin.hotaisle.app/api/teams/a%2Fb/virtual_machines/available/", json=[])
+
+    assert HotAisleProvider(api_key="k", team_handle="a/b").get() == []
+    assert HotAisleProvider(api_key="k", team_handle="a/b").get(QueryFilter(spot=True)) == []
+    assert len(responses.calls) == 1
+
+
+def test_credentials_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOTAISLE_API_KEY", raising=False)
+    monkeypatch.setenv("HOTAISLE_TEAM_HANDLE", "my-team")
+    with pytest.raises(MissingCredsError, match="HOTAISLE_API_KEY"):
+        HotAisleProvider.from_env()
+    monkeypatch.setenv("HOTAISLE_API_KEY", "ha-secret")
+    monkeypatch.delenv("HOTAISLE_TEAM_HANDLE")
+    with pytest.raises(MissingCredsError, match="HOTAISLE_TEAM_HANDLE"):
+        HotAisleProvider.from_env()
+    monkeypatch.setenv("HOTAISLE_TEAM_HANDLE", "my-team")
+    p = HotAisleProvider.from_env()
+    assert (p.api_key, p.team_handle) == ("ha-secret", "my-team")
+    assert "ha-secret" not in repr(p)
+    assert HotAisleProvider().team_handle == "my-team"
