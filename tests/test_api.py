@@ -56,7 +56,7 @@ def test_every_provider_module_is_registered():
 @pytest.mark.parametrize("spec", registry.PROVIDERS, ids=lambda s: s.name)
 def test_registered_providers_import(spec):
     if spec.extra:
-        pytest.importorskip({"aws": "boto3", "azure": "azure.mgmt.compute", "gcp": "google.cloud.compute_v1", "oci": "oci"}[spec.extra])
+        pytest.importorskip({"aws": "boto3", "azure": "azure.mgmt.compute", "gcp": "google.cloud.compute_v1", "oci": "oci", "nebius": "nebius"}[spec.extra])
     try:
         importlib.import_module(spec.module)
     except ModuleNotFoundError as e:

@@ -39,7 +39,7 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
         "nebius",
         "NebiusProvider",
         False,
-        None,  # the `nebius` SDK is imported only when collecting (pip install nebius)
+        "nebius",  # the SDK is imported only when collecting
         (
             "NEBIUS_ACCESS_TOKEN",
             "NEBIUS_SERVICE_ACCOUNT_ID",
