@@ -1,0 +1,184 @@
+"""Seeweb Cloud Server GPU: fixed GPU plans, each offered in the regions it is compatible with.
+
+Source: `GET https://api.seeweb.it/ecs/v2/plans` with the account's API token in the
+`X-APITOKEN` header (`SEEWEB_API_TOKEN`). Answer: `{"status": "ok", "plans": [...]}`, where a
+plan has string amounts (`cpu` vCPUs, `ram` in MiB, `disk` in GB, `gpu` count), a `gpu_label`
+such as "L40s 48GB", a numeric `hourly_price`, `available` (the plan is active) and
+`available_regions` (`[{"location": "it-fr2", ...}]`). The endpoint takes no filter parameters.
+
+Decisions:
+- GPU plans only (`gpu` > 0); CPU-only plans are not offered, as in gpuhunt 0.1.x.
+- One offer per plan and region. Seeweb documents that a listed region is compatible with the
+  plan, not that it has capacity right now; that is the best the listing says.
+- gpuhunt 0.1.x offered NVIDIA plans only and its consumers provision NVIDIA only, so plans with
+  other accelerators (AMD Instinct, Tenstorrent) carry the flag `seeweb-non-nvidia`: visible to
+  anyone who allows all flags (the CLI), hidden from consumers that list the flags they handle.
+- `hourly_price` is taken as Seeweb states it; Seeweb bills in EUR and the API names no
+  currency, so prices are not converted.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from typing import Any
+
+from typing_extensions import Self
+
+from gpuhunt._internal import livecache, transport
+from gpuhunt._internal.accelerators import (
+    accelerators_named,
+    canonical_gpu_name,
+    gpu_memory_from_name,
+    vendor_of,
+)
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers.base import OnlineProvider, get_creds_env
+
+logger = logging.getLogger(__name__)
+
+API_URL = "https://api.seeweb.it/ecs/v2"
+PLANS_URL = f"{API_URL}/plans"
+TOKEN_ENV = "SEEWEB_API_TOKEN"
+NON_NVIDIA_FLAG = "seeweb-non-nvidia"
+
+# Labels of accelerators the tables may not know, by the vendor a keyword implies.
+_VENDOR_KEYWORDS: tuple[tuple[re.Pattern[str], AcceleratorVendor], ...] = (
+    (re.compile(r"tenstorrent|grayskull|wormhole|blackhole", re.I), AcceleratorVendor.TENSTORRENT),
+    (re.compile(r"\b(amd|instinct|mi\d{3})", re.I), AcceleratorVendor.AMD),
+    (re.compile(r"\b(intel|gaudi)", re.I), AcceleratorVendor.INTEL),
+)
+
+
+class SeewebProvider(OnlineProvider):
+    NAME = "seeweb"
+
+    def __init__(self, token: str | None = None) -> None:
+        self._token = token if token is not None else get_creds_env(TOKEN_ENV)
+        self.last_stats: Counter[str] = Counter()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(token='***')"
+
+    @classmethod
+    def from_env(cls) -> Self:
+        return cls(token=get_creds_env(TOKEN_ENV))
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        payload = livecache.LIVE_CACHE.get(
+            livecache.request_key(self.NAME, PLANS_URL, secret=self._token),
+            lambda: fetch_plans(self._token),
+        )
+        stats: Counter[str] = Counter()
+        offers = parse_plans(payload, stats)
+        self.last_stats = stats
+        return sorted(offers, key=lambda i: i.price)
+
+
+def fetch_plans(token: str) -> Any:
+    return transport.request_json(
+        "GET",
+        PLANS_URL,
+        provider=SeewebProvider.NAME,
+        credential=TOKEN_ENV,
+        headers={"X-APITOKEN": token, "Accept": "application/json"},
+    )
+
+
+def parse_plans(payload: Any, stats: Counter[str] | None = None) -> list[CatalogItem]:
+    """Offers from a decoded `/plans` answer. Malformed plans or regions are skipped and counted
+    in `stats["malformed"]`; accelerators the tables do not know are kept under Seeweb's label
+    and counted in `stats["unknown_gpu"]`."""
+    stats = stats if stats is not None else Counter()
+    transport.require_fields(payload, {"plans": list}, where="seeweb: /plans")
+    offers: list[CatalogItem] = []
+    for plan in payload["plans"]:
+        try:
+            offers.extend(_plan_offers(plan, stats))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            stats["malformed"] += 1
+            name = plan.get("name") if isinstance(plan, dict) else None
+            logger.warning("seeweb: skipping malformed plan %s: %r", name, e)
+    return offers
+
+
+def _plan_offers(plan: dict[str, Any], stats: Counter[str]) -> list[CatalogItem]:
+    if plan.get("available") is False:
+        return []
+    gpu_count = int(plan.get("gpu") or 0)
+    if gpu_count <= 0:
+        return []
+    name = str(plan["name"])
+    label = str(plan["gpu_label"]).strip()
+    if not label or label == "None":
+        raise ValueError("GPU plan without gpu_label")
+    gpu_name, vendor, gpu_memory = accelerator_identity(label)
+    if canonical_gpu_name(label) is None:
+        stats["unknown_gpu"] += 1
+        logger.warning(
+            "seeweb: unknown accelerator %r in plan %s, kept under that name", label, name
+        )
+    cpu = int(plan["cpu"])
+    memory = float(plan["ram"]) / 1024  # MiB
+    disk = float(plan["disk"])
+    price = float(plan["hourly_price"])
+    if cpu <= 0 or memory <= 0 or price < 0:
+        raise ValueError(f"implausible plan: cpu={cpu} ram={plan['ram']} price={price}")
+    flags = [] if vendor == AcceleratorVendor.NVIDIA else [NON_NVIDIA_FLAG]
+
+    offers = []
+    seen: set[str] = set()
+    for region in plan["available_regions"]:
+        location = region.get("location") if isinstance(region, dict) else None
+        if not isinstance(location, str) or not location.strip():
+            stats["malformed"] += 1
+            logger.warning("seeweb: skipping malformed region %r of plan %s", region, name)
+            continue
+        location = location.strip()
+        if location in seen:
+            continue
+        seen.add(location)
+        offers.append(
+            CatalogItem(
+                provider=SeewebProvider.NAME,
+                instance_name=name,
+                location=location,
+                price=price,
+                cpu=cpu,
+                memory=memory,
+                gpu_count=gpu_count,
+                gpu_name=gpu_name,
+                gpu_memory=gpu_memory,
+                spot=False,
+                disk_size=disk if disk > 0 else None,
+                gpu_vendor=vendor,
+                flags=list(flags),
+            )
+        )
+    return offers
+
+
+def accelerator_identity(label: str) -> tuple[str, AcceleratorVendor, float | None]:
+    """(name, vendor, memory GB) of a Seeweb `gpu_label` ("L40s 48GB", "RTX A6000 48GB").
+
+    An unknown label keeps its text as the name; its vendor is guessed from keywords, NVIDIA
+    otherwise (Seeweb's usual accelerator)."""
+    memory = gpu_memory_from_name(label)
+    canonical = canonical_gpu_name(label)
+    if canonical is None:
+        vendor = next(
+            (v for pattern, v in _VENDOR_KEYWORDS if pattern.search(label)),
+            AcceleratorVendor.NVIDIA,
+        )
+        return label, vendor, memory
+    known_vendor = vendor_of(canonical)
+    assert known_vendor is not None
+    if memory is None:
+        memory = float(accelerators_named(canonical)[0].memory)
+    return canonical, known_vendor, memory
