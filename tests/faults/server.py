@@ -43,7 +43,9 @@ class FaultServer:
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
-                length = reply.declared_length if reply.declared_length is not None else len(reply.body)
+                length = (
+                    reply.declared_length if reply.declared_length is not None else len(reply.body)
+                )
                 self.send_header("Content-Length", str(length))
                 self.end_headers()
                 try:

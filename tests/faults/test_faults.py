@@ -21,7 +21,9 @@ GOOD = storage.dumps([item(price=float(p), instance_name=f"i{p}") for p in range
 
 def archive(csv: bytes = GOOD, version: str = "v1", manifest_sha: str | None = None) -> bytes:
     sha = manifest_sha or storage.sha256(csv)
-    return storage.write_archive({"aws": csv}, {"version": version, "providers": {"aws": {"sha256": sha}}})
+    return storage.write_archive(
+        {"aws": csv}, {"version": version, "providers": {"aws": {"sha256": sha}}}
+    )
 
 
 def publish(srv: FaultServer, version: str = "v1", data: bytes | None = None) -> None:
@@ -112,7 +114,11 @@ def test_pinned_corrupt_version_is_an_error_naming_the_file():
 
 def test_csv_with_garbage_rows_serves_every_good_row():
     lines = GOOD.decode().splitlines()
-    garbage = [lines[0]] + [x for k, line in enumerate(lines[1:]) for x in ([line, "=cmd|' /C calc'!A0,x,y"] if k == 0 else [line])]
+    garbage = [lines[0]] + [
+        x
+        for k, line in enumerate(lines[1:])
+        for x in ([line, "=cmd|' /C calc'!A0,x,y"] if k == 0 else [line])
+    ]
     data = "\n".join(garbage).encode()
     with FaultServer() as srv:
         publish(srv, "v1", archive(data))
@@ -137,7 +143,9 @@ def test_reload_failure_keeps_answering_and_backs_off():
         _join_reloads()
         s = c.status()
         assert s.version == "v1" and "HTTP 500" in (s.last_error or "") and s.next_retry_in
-        assert srv.hits["/version"] == hits == 2  # one initial load + one failed reload, then backoff
+        assert (
+            srv.hits["/version"] == hits == 2
+        )  # one initial load + one failed reload, then backoff
 
 
 def _join_reloads() -> None:
@@ -222,8 +230,11 @@ def test_secrets_never_reach_logs_or_errors(caplog, monkeypatch):
         for path in ("x", "y", "z"):
             try:
                 transport.request_json(
-                    "GET", f"https://api.example.com/v1/{path}?api_key={SECRET}", provider="p",
-                    credential="P_API_KEY", headers={"Authorization": f"Bearer {SECRET}"},
+                    "GET",
+                    f"https://api.example.com/v1/{path}?api_key={SECRET}",
+                    provider="p",
+                    credential="P_API_KEY",
+                    headers={"Authorization": f"Bearer {SECRET}"},
                 )
             except GPUHuntError as e:
                 texts += [str(e), repr(e)]
@@ -243,3 +254,27 @@ def test_secrets_never_reach_logs_or_errors(caplog, monkeypatch):
     texts.append(caplog.text)
     assert texts and not [t for t in texts if SECRET in t]
     assert any("check P_API_KEY" in t for t in texts)
+
+
+def test_per_provider_layout_keeps_a_provider_whose_new_object_is_corrupt():
+    lam = storage.dumps([item("lambdalabs", price=1.5, instance_name="gpu_1x_h100")])
+    with FaultServer() as srv:
+        for provider, data in (("aws", GOOD), ("lambdalabs", lam)):
+            srv.serve(f"/{provider}/version", default=Reply(body=b"v1"))
+            srv.serve(
+                f"/{provider}/v1/catalog.zip",
+                default=Reply(body=storage.write_archive({provider: data}, {})),
+            )
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 11
+        srv.serve("/lambdalabs/version", default=Reply(body=b"v2"))
+        srv.serve("/lambdalabs/v2/catalog.zip", default=Reply(body=b"PK\x03\x04 truncated"))
+        srv.serve("/aws/version", default=Reply(body=b"v2"))
+        srv.serve(
+            "/aws/v2/catalog.zip",
+            default=Reply(body=storage.write_archive({"aws": GOOD[:-30]}, {})),
+        )
+        c.load()
+        offers = c.query()
+        assert [i.instance_name for i in offers if i.provider == "lambdalabs"] == ["gpu_1x_h100"]
+        assert "lambdalabs/v2/catalog.zip" in (c.status().last_error or "")

@@ -205,10 +205,14 @@ class Catalog:
 
     def _install(self, raw: sources.RawCatalog, fallback: bool = False) -> None:
         tables = {}
+        previous = self._loaded.tables if self._loaded is not None else {}
         for provider in registry.OFFLINE_PROVIDERS:
             if provider in raw.csvs:
                 text = raw.csvs[provider].decode("utf-8", "replace")
                 tables[provider] = index.build_table(text, provider=provider)
+            elif provider in raw.failed and provider in previous:
+                # Its new object is broken: keep serving what we had rather than lose it.
+                tables[provider] = previous[provider]
         # One assignment: queries see the old catalog or the new one, never a mix.
         self._loaded = _Loaded(
             tables=tables,

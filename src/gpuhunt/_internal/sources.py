@@ -46,7 +46,8 @@ class RawCatalog:
     url: str
     manifest: dict[str, Any] | None = None
     versions: dict[str, str] = field(default_factory=dict)  # per-provider layout: each version
-    problems: list[str] = field(default_factory=list)  # providers that could not be loaded
+    problems: list[str] = field(default_factory=list)  # why providers could not be loaded
+    failed: list[str] = field(default_factory=list)  # those providers' names
 
 
 class NotFound(CatalogDownloadError):
@@ -213,6 +214,7 @@ def _fetch_per_provider(
     csvs: dict[str, bytes] = {}
     versions: dict[str, str] = {}
     problems: list[str] = []
+    failed: list[str] = []
     first_error: Exception | None = None
     for p, fut in futures.items():
         try:
@@ -228,6 +230,7 @@ def _fetch_per_provider(
                 raise
             logger.warning("Could not load the %s catalog: %s", p, e)
             problems.append(f"{p}: {e}")
+            failed.append(p)
             first_error = first_error or e
     if not csvs:
         raise first_error or NotFound(
@@ -236,7 +239,7 @@ def _fetch_per_provider(
     if cache:
         cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
     shown = version or max(versions.values())
-    return RawCatalog(csvs, shown, source, fetcher.base, None, versions, problems)
+    return RawCatalog(csvs, shown, source, fetcher.base, None, versions, problems, failed)
 
 
 def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
