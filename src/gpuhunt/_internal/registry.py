@@ -32,7 +32,19 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec("azure", "AzureProvider", False, "azure", ("AZURE_SUBSCRIPTION_ID",)),
     ProviderSpec("gcp", "GCPProvider", False, "gcp", ("GCP_PROJECT_ID",)),
-    ProviderSpec("oci", "OCIProvider", False, "oci", ("OCI_CLI_USER",)),
+    ProviderSpec(
+        "oci",
+        "OCIProvider",
+        False,
+        "oci",  # or the profile of ~/.oci/config when none of these is set
+        (
+            "OCI_CLI_USER",
+            "OCI_CLI_TENANCY",
+            "OCI_CLI_FINGERPRINT",
+            "OCI_CLI_KEY_CONTENT",
+            "OCI_CLI_REGION",
+        ),
+    ),
     ProviderSpec("lambdalabs", "LambdaLabsProvider", False, None, ("LAMBDALABS_TOKEN",)),
     ProviderSpec("verda", "VerdaProvider", False, None, ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET")),
     ProviderSpec(
