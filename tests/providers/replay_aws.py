@@ -1,0 +1,102 @@
+"""Replays the AWS collection through the real `AWSProvider.get()`, without network.
+
+- EC2 Price List bulk CSV: `data/aws/price_list_sample.csv.gz`, made by
+  `/work/shared/tools/make_aws_price_list.py` (see `data/aws/README.md`): the real file's metadata
+  lines, 91-column header and quoting, with one accepted row per (instance type, region) carrying
+  the real on-demand price published on 2026-01-21, plus rows a collector must reject. Served
+  gzip-encoded over HTTP at the real URL with `responses`.
+- `DescribeInstanceTypes`: a moto server on 127.0.0.1, which answers from the real instance type
+  data moto bundles (boto3 -> HTTP -> moto, the real request code).
+- `DescribeSpotPriceHistory`: no recorded spot prices exist for these instance types, so every
+  region answers with an empty history (at the boto3 client boundary) and the replay has
+  on-demand offers only. Publishing moto's placeholder spot price would invent prices.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import boto3
+import responses
+from botocore.awsrequest import AWSResponse
+from moto.server import ThreadedMotoServer
+
+from gpuhunt._internal.models import CatalogItem
+from gpuhunt.providers.aws import EC2_CLIENT_CONFIG, EC2_PRICING_URL, AWSProvider
+
+RECORDED_AT = "2026-01-21"
+DATA = Path(__file__).parent / "data" / "aws"
+PRICE_LIST = DATA / "price_list_sample.csv.gz"
+EXPECTED = DATA / "price_list_sample.csv.expected.jsonl"
+DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"
+DUMMY_SECRET = "replay-secret-not-a-real-key"  # noqa: S105
+
+
+def price_list_text() -> str:
+    return gzip.decompress(PRICE_LIST.read_bytes()).decode("utf-8")
+
+
+def register_price_list(rsps: responses.RequestsMock, url: str = EC2_PRICING_URL) -> None:
+    """Serve the sample price list the way the pricing endpoint may: gzip content-encoded."""
+    rsps.add(
+        responses.GET,
+        url,
+        body=PRICE_LIST.read_bytes(),
+        headers={"Content-Encoding": "gzip"},
+        content_type="text/csv",
+    )
+
+
+@contextmanager
+def moto_endpoint() -> Iterator[str]:
+    """A moto server on a free local port; yields its URL."""
+    access_log = logging.getLogger("werkzeug")  # one line per request otherwise
+    level = access_log.level
+    access_log.setLevel(logging.WARNING)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+        access_log.setLevel(level)
+
+
+def _empty_spot_history(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+    return AWSResponse("", 200, {}, None), {"SpotPriceHistory": []}
+
+
+def client_factory(endpoint_url: str, *, empty_spot: bool = True) -> Any:
+    """EC2 clients for the moto server with dummy credentials passed explicitly (no env)."""
+    session = boto3.session.Session(
+        aws_access_key_id=DUMMY_KEY_ID, aws_secret_access_key=DUMMY_SECRET
+    )
+    clients: dict[str, Any] = {}
+
+    def make(region: str) -> Any:
+        if region not in clients:
+            client = session.client(
+                "ec2", region_name=region, endpoint_url=endpoint_url, config=EC2_CLIENT_CONFIG
+            )
+            if empty_spot:
+                client.meta.events.register(
+                    "before-call.ec2.DescribeSpotPriceHistory", _empty_spot_history
+                )
+            clients[region] = client
+        return clients[region]
+
+    return make
+
+
+def collect() -> list[CatalogItem]:
+    # botocore does not go through `requests`, so `responses` leaves the moto calls alone.
+    with moto_endpoint() as endpoint, responses.RequestsMock() as rsps:
+        register_price_list(rsps)
+        provider = AWSProvider(client_factory=client_factory(endpoint))
+        return AWSProvider.filter(provider.get())
