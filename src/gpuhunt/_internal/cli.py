@@ -96,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr
     )
+    logging.getLogger("urllib3").setLevel(logging.ERROR)  # gpuhunt reports failures itself
     # `python -m gpuhunt PROVIDER --output FILE` is the collector the nightly build runs.
     if argv and argv[0] in registry.ALL_PROVIDERS:
         return _guard(lambda: _collect(argv))
