@@ -122,6 +122,12 @@ def generate(total: int, seed: int = 7) -> dict[str, bytes]:
             spot = has_spot and rnd.random() < 0.4
             price = round(base * rnd.lognormvariate(0, 0.25) * (0.4 if spot else 1.0), 5) or 0.01
             cpu = rnd.choice([2, 4, 8, 16, 32, 64, 96, 192])
+            # Like the real catalogs: GCP marks every offer, Nebius GPU offers carry fabrics.
+            data = "{}"
+            if provider == "gcp":
+                data = '{"is_dws_calendar_mode": false}'
+            elif provider == "nebius" and gpu_count:
+                data = '{"fabrics": ["fabric-2", "fabric-3"]}'
             rows.append(
                 [
                     f"{provider}-type-{k % 700}",
@@ -137,7 +143,7 @@ def generate(total: int, seed: int = 7) -> dict[str, bytes]:
                     vendor,
                     "",
                     "x86",
-                    "{}",
+                    data,
                 ]
             )
         rows.sort(key=lambda r: r[2])

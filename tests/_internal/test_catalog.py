@@ -161,3 +161,15 @@ def test_plain_http_refused_unless_loopback_or_allowed(monkeypatch):
         check_url_allowed("http://example.com/catalog")
     monkeypatch.setenv("GPUHUNT_ALLOW_HTTP", "1")
     check_url_allowed("http://example.com/catalog")
+
+
+def test_reload_of_an_unchanged_version_downloads_and_parses_nothing(tmp_path):
+    root = tmp_path / "b"
+    publish_archive(root, "v1", {"aws": AWS})
+    with serve_directory(root) as (url, requests):
+        c = Catalog(catalog_url=url)
+        c.load()
+        tables = c._loaded.tables
+        c.load()
+        assert requests.count("/version") == 2 and requests.count("/v1/catalog.zip") == 1
+        assert c._loaded.tables is tables  # same structures, not rebuilt

@@ -10,6 +10,7 @@ A pinned `load(version=...)` is fetched exactly or raises; it never falls back.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import heapq
 import logging
@@ -130,6 +131,12 @@ class Catalog:
         self._last_attempt = dt.datetime.now(dt.timezone.utc)
         try:
             raw = self._fetch(version)
+        except sources.Unchanged:
+            loaded = self._loaded
+            if loaded is not None:  # keep it, fresh again
+                self._loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
+            self._failures, self._retry_at, self._last_error = 0, 0.0, None
+            return
         except (GPUHuntError, OSError, ValueError) as e:
             self._note_failure(e)
             if not fallback:
@@ -163,6 +170,9 @@ class Catalog:
             timeout=self._timeout,
             retries=self._retries,
             on_fetcher=self._count_downloads,
+            current=self._loaded.version
+            if self._loaded is not None and not self._loaded.fallback and version is None
+            else None,
         )
 
     def _count_downloads(self, fetcher: sources.Fetcher) -> None:

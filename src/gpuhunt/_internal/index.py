@@ -81,14 +81,6 @@ class _Interner:
             self.values.append(value)
         return c
 
-    def encode(self, column: Sequence[str]) -> np.ndarray:
-        codes = self.codes
-        for v in dict.fromkeys(column):  # distinct values in C, then only those in Python
-            if v not in codes:
-                codes[v] = len(self.values)
-                self.values.append(v)
-        return np.fromiter(map(codes.__getitem__, column), dtype=np.int32, count=len(column))
-
 
 @dataclass
 class Table:
@@ -300,10 +292,10 @@ class _Builder:
         for name in ("instance_name", "location"):
             if "" in cols[name]:
                 raise ValueError(f"empty {name}")
-        spot = np.fromiter(map(_SPOT.__getitem__, cols["spot"]), dtype=bool, count=n)
+        spot = _by_distinct(cols["spot"], _SPOT.__getitem__, bool)
         raw_arch = cols.get("cpu_arch")
         arch = (
-            np.fromiter(map(_ARCH_CODES.__getitem__, raw_arch), dtype=np.int8, count=n)
+            _by_distinct(raw_arch, _ARCH_CODES.__getitem__, np.int8)
             if raw_arch is not None
             else np.zeros(n, dtype=np.int8)
         )
@@ -325,12 +317,12 @@ class _Builder:
         vendor = vendor_of[vendor_raw_codes]
         vendor[(vendor == -1) & tpu_of[name_raw_codes]] = _GOOGLE
         vendor[(vendor == -1) & (gpu_count > 0)] = _NVIDIA
-        raw_flags = cols.get("flags") or [""] * n
-        flag_memo = {f: _norm_flags(f) for f in dict.fromkeys(raw_flags)}
-        flags = self.flags.encode(list(map(flag_memo.__getitem__, raw_flags)))
-        raw_pd = cols.get("provider_data") or [""] * n
-        pd_memo = {p: storage._check_json(p) for p in dict.fromkeys(raw_pd)}
-        pds = list(map(pd_memo.__getitem__, raw_pd))
+        raw_flags = cols.get("flags") or ("",) * n
+        flags = _by_distinct(raw_flags, lambda f: self.flags.code(_norm_flags(f)), np.int32)
+        raw_pd = cols.get("provider_data") or ("",) * n
+        pds = _by_distinct(raw_pd, lambda p: self.pdatas.code(storage._check_json(p)), np.int32)
+        names = _by_distinct(cols["instance_name"], self.names.code, np.int32)
+        locations = _by_distinct(cols["location"], self.locs.code, np.int32)
         self._append(
             price=price,
             cpu=cpu,
@@ -343,9 +335,9 @@ class _Builder:
             gpu_vendor=vendor,
             cpu_arch=arch,
             flags=flags,
-            instance_name=self.names.encode(cols["instance_name"]),
-            location=self.locs.encode(cols["location"]),
-            provider_data=self.pdatas.encode(pds),
+            instance_name=names,
+            location=locations,
+            provider_data=pds,
         )
 
     def add_row(self, row: storage.ParsedRow) -> None:
@@ -423,6 +415,13 @@ def _distinct(column: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     return np.fromiter(map(codes.__getitem__, column), dtype=np.int32, count=len(column)), list(
         codes
     )
+
+
+def _by_distinct(column: Sequence[str], convert: Any, dtype: Any) -> np.ndarray:
+    """`convert` applied to each value, calling it once per distinct value (catalog columns
+    repeat a handful of values across thousands of rows)."""
+    codes, uniques = _distinct(column)
+    return np.array([convert(u) for u in uniques], dtype=dtype)[codes]
 
 
 def _optional_floats(column: Sequence[str] | None, n: int) -> np.ndarray:

@@ -54,6 +54,10 @@ class NotFound(CatalogDownloadError):
     pass
 
 
+class Unchanged(Exception):
+    """The latest published version is the one already loaded."""
+
+
 def _check_version(text: str, where: str) -> str:
     v = text.strip()
     if not _VERSION.match(v):
@@ -145,9 +149,11 @@ def fetch(
     timeout: tuple[float, float],
     retries: int,
     on_fetcher: Callable[[Fetcher], None] | None = None,
+    current: str | None = None,
 ) -> RawCatalog:
     """The catalog published under `base` (latest, or `version`). Verified archives are stored
-    in `cache`; a pinned version already in the cache is not downloaded again."""
+    in `cache`; a pinned version already in the cache is not downloaded again. Raises
+    `Unchanged` when the latest archive version is `current` (nothing to download or parse)."""
     fetcher = Fetcher(base, timeout, retries)
     if on_fetcher:
         on_fetcher(fetcher)
@@ -159,6 +165,8 @@ def fetch(
         )
     except NotFound:
         v = None
+    if v is not None and v == current:
+        raise Unchanged(v)
     if v is not None:
         cached = cache.get("archive", v, "catalog.zip") if cache else None
         if cached is not None:
