@@ -34,6 +34,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from gpuhunt._internal import storage  # noqa: E402
 
 PROVIDERS = {  # share of the catalog, regions, spot?
     "aws": (
@@ -81,22 +84,7 @@ GPUS = [
     ("MI300X", 192, 5.0),
     ("A6000", 48, 0.8),
 ]
-FIELDS = [
-    "instance_name",
-    "location",
-    "price",
-    "cpu",
-    "memory",
-    "gpu_count",
-    "gpu_name",
-    "gpu_memory",
-    "spot",
-    "disk_size",
-    "gpu_vendor",
-    "flags",
-    "cpu_arch",
-    "provider_data",
-]
+FIELDS = storage.FIELDS  # the published column order
 
 
 def generate(total: int, seed: int = 7) -> dict[str, bytes]:

@@ -412,9 +412,10 @@ def _norm_flags(text: str) -> str:
 def _distinct(column: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """Codes of each value into the list of distinct values, in order of first appearance."""
     codes = {v: i for i, v in enumerate(dict.fromkeys(column))}
-    return np.fromiter(map(codes.__getitem__, column), dtype=np.int32, count=len(column)), list(
-        codes
-    )
+    if len(codes) == 1:  # common: one vendor, no flags, one architecture in a whole chunk
+        return np.zeros(len(column), dtype=np.int32), list(codes)
+    found = np.fromiter(map(codes.__getitem__, column), dtype=np.int32, count=len(column))
+    return found, list(codes)
 
 
 def _by_distinct(column: Sequence[str], convert: Any, dtype: Any) -> np.ndarray:
@@ -516,7 +517,9 @@ def _build(data: str, provider: str, stats: storage.ReadStats, careful: bool) ->
         lines = body.split("\n")
         commas = operator.methodcaller("count", ",")
         for start in range(0, len(lines), _CHUNK):
-            part = [line for line in lines[start : start + _CHUNK] if line]
+            part = lines[start : start + _CHUNK]
+            if "" in part:
+                part = [line for line in part if line]
             if not part:
                 continue
             if set(map(commas, part)) == {width - 1}:
