@@ -8,7 +8,7 @@ GPU models). A failure here keeps the provider's previous CSV in the nightly bui
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -17,7 +17,7 @@ from gpuhunt._internal.accelerators import accelerators_named
 from gpuhunt._internal.models import CatalogItem
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(path: str, provider: str) -> tuple[CatalogItem, ...]:
     stats = storage.ReadStats()
     with open(path, encoding="utf-8", newline="") as f:
@@ -73,7 +73,9 @@ class BaseIntegrity:
     def test_known_gpu_names(self, items: list[CatalogItem]) -> None:
         if self.allow_unknown_gpus:
             return
-        unknown = sorted({i.gpu_name for i in items if i.gpu_name and not accelerators_named(i.gpu_name)})
+        unknown = sorted(
+            {i.gpu_name for i in items if i.gpu_name and not accelerators_named(i.gpu_name)}
+        )
         assert not unknown, f"GPU names the accelerator tables do not know: {unknown}"
 
     def test_spot_and_on_demand(self, items: list[CatalogItem]) -> None:

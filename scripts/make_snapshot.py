@@ -50,7 +50,9 @@ def from_recordings() -> tuple[dict[str, bytes], dict[str, dict]]:
 
 
 def from_published(url: str) -> tuple[dict[str, bytes], dict[str, dict], str]:
-    raw = sources.fetch(url, registry.OFFLINE_PROVIDERS, version=None, cache=None, timeout=(5, 60), retries=2)
+    raw = sources.fetch(
+        url, registry.OFFLINE_PROVIDERS, version=None, cache=None, timeout=(5, 60), retries=2
+    )
     entries = {}
     for name, data in raw.csvs.items():
         given = ((raw.manifest or {}).get("providers") or {}).get(name) or {}
@@ -64,8 +66,12 @@ def from_published(url: str) -> tuple[dict[str, bytes], dict[str, dict], str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--from", dest="source", help="a published catalog (URL or folder) instead of recordings")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--from", dest="source", help="a published catalog (URL or folder) instead of recordings"
+    )
     parser.add_argument("--output", default=str(OUT))
     args = parser.parse_args()
     if args.source:
@@ -86,7 +92,9 @@ def main() -> int:
         "providers": entries,
     }
     Path(args.output).write_bytes(storage.write_archive(csvs, manifest))
-    print(f"wrote {args.output}: {sum(e['rows'] for e in entries.values())} offers, {len(csvs)} providers")
+    print(
+        f"wrote {args.output}: {sum(e['rows'] for e in entries.values())} offers, {len(csvs)} providers"
+    )
     return 0
 
 

@@ -39,13 +39,20 @@ def item(provider: str = "aws", **kw) -> CatalogItem:
     return CatalogItem(**base)  # type: ignore[arg-type]
 
 
-def publish_archive(root: Path, version: str, csvs: dict[str, bytes], *, latest: bool = True) -> None:
+def publish_archive(
+    root: Path, version: str, csvs: dict[str, bytes], *, latest: bool = True
+) -> None:
     """Write the archive layout: {root}/{version}/catalog.zip and {root}/version."""
     manifest = {
         "format_version": 1,
         "version": version,
         "providers": {
-            p: {"rows": d.count(b"\n") - 1, "sha256": storage.sha256(d), "collected_at": "2026-11-29", "status": "fresh"}
+            p: {
+                "rows": d.count(b"\n") - 1,
+                "sha256": storage.sha256(d),
+                "collected_at": "2026-11-29",
+                "status": "fresh",
+            }
             for p, d in csvs.items()
         },
     }

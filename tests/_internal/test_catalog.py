@@ -9,8 +9,23 @@ from gpuhunt import Catalog, CatalogError, UnknownProviderError
 from gpuhunt._internal import default, storage
 from tests.helpers import item, publish_archive, publish_per_provider, serve_directory
 
-AWS = storage.dumps([item(price=2.0, instance_name="p4d"), item(price=1.0, instance_name="g5", gpu_name="A10G", gpu_memory=24.0)])
-LAMBDA = storage.dumps([item("lambdalabs", price=1.5, instance_name="gpu_1x_rtx4090", gpu_name="RTX4090", gpu_memory=24.0)])
+AWS = storage.dumps(
+    [
+        item(price=2.0, instance_name="p4d"),
+        item(price=1.0, instance_name="g5", gpu_name="A10G", gpu_memory=24.0),
+    ]
+)
+LAMBDA = storage.dumps(
+    [
+        item(
+            "lambdalabs",
+            price=1.5,
+            instance_name="gpu_1x_rtx4090",
+            gpu_name="RTX4090",
+            gpu_memory=24.0,
+        )
+    ]
+)
 
 
 @pytest.fixture(autouse=True)
@@ -23,15 +38,23 @@ def _isolated(tmp_path, monkeypatch):
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_loads_both_layouts_over_http(tmp_path, layout):
     root = tmp_path / "bucket"
-    (publish_archive if layout == "archive" else publish_per_provider)(root, "20261129-1", {"aws": AWS, "lambdalabs": LAMBDA})
+    (publish_archive if layout == "archive" else publish_per_provider)(
+        root, "20261129-1", {"aws": AWS, "lambdalabs": LAMBDA}
+    )
     with serve_directory(root) as (url, requests):
         c = Catalog(catalog_url=url)
         offers = c.query()
         assert [(i.provider, i.instance_name, i.price) for i in offers] == [
-            ("aws", "g5", 1.0), ("lambdalabs", "gpu_1x_rtx4090", 1.5), ("aws", "p4d", 2.0)
+            ("aws", "g5", 1.0),
+            ("lambdalabs", "gpu_1x_rtx4090", 1.5),
+            ("aws", "p4d", 2.0),
         ]
         s = c.status()
-        assert s.source == "network" and s.version == "20261129-1" and s.offers == {"aws": 2, "lambdalabs": 1}
+        assert (
+            s.source == "network"
+            and s.version == "20261129-1"
+            and s.offers == {"aws": 2, "lambdalabs": 1}
+        )
 
 
 def test_loads_from_file_url_and_directory(tmp_path, monkeypatch):
@@ -72,8 +95,8 @@ def test_disk_cache_serves_a_new_process_without_network(tmp_path):
         Catalog(catalog_url=url).load()
     # The server is gone: a second process must start from the disk cache.
     code = (
-        "import gpuhunt; c = gpuhunt.Catalog(catalog_url=%r, timeout=(1, 1));"
-        "o = c.query(); s = c.status(); print(len(o), s.source, s.version)" % url
+        f"import gpuhunt; c = gpuhunt.Catalog(catalog_url={url!r}, timeout=(1, 1));"
+        "o = c.query(); s = c.status(); print(len(o), s.source, s.version)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["2", "disk-cache", "v7"], out.stderr
@@ -173,3 +196,37 @@ def test_reload_of_an_unchanged_version_downloads_and_parses_nothing(tmp_path):
         c.load()
         assert requests.count("/version") == 2 and requests.count("/v1/catalog.zip") == 1
         assert c._loaded.tables is tables  # same structures, not rebuilt
+
+
+def test_hanging_online_provider_is_cut_off_at_the_budget(tmp_path):
+    import time
+
+    from gpuhunt.providers.base import AbstractProvider
+
+    release = threading.Event()
+
+    class Hangs(AbstractProvider):
+        NAME = "vultr"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            release.wait(30)
+            return [item("vultr", price=0.01)]
+
+    class Fine(AbstractProvider):
+        NAME = "vastai"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [item("vastai", price=0.2)]
+
+    publish_archive(tmp_path, "v1", {"aws": AWS})
+    c = Catalog(catalog_url=str(tmp_path), online_timeout=0.5)
+    c.add_provider(Hangs())
+    c.add_provider(Fine())
+    try:
+        t = time.monotonic()
+        offers = c.query()
+        assert time.monotonic() - t < 2
+        assert [i.provider for i in offers] == ["vastai", "aws", "aws"]
+        assert "timed out" in c.status().online_errors["vultr"]
+    finally:
+        release.set()

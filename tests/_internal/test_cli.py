@@ -10,11 +10,21 @@ from tests.helpers import item, publish_archive
 
 @pytest.fixture
 def catalog_dir(tmp_path, monkeypatch):
-    publish_archive(tmp_path, "20261129-1", {
-        "aws": storage.dumps([item(price=2.0, instance_name="p5.48xlarge", gpu_name="H100", gpu_count=8),
-                               item(price=0.5, instance_name="m5.large", gpu_count=0)]),
-        "lambdalabs": storage.dumps([item("lambdalabs", price=2.49, instance_name="gpu_1x_h100_pcie", gpu_name="H100")]),
-    })
+    publish_archive(
+        tmp_path,
+        "20261129-1",
+        {
+            "aws": storage.dumps(
+                [
+                    item(price=2.0, instance_name="p5.48xlarge", gpu_name="H100", gpu_count=8),
+                    item(price=0.5, instance_name="m5.large", gpu_count=0),
+                ]
+            ),
+            "lambdalabs": storage.dumps(
+                [item("lambdalabs", price=2.49, instance_name="gpu_1x_h100_pcie", gpu_name="H100")]
+            ),
+        },
+    )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
     monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path
@@ -31,9 +41,14 @@ def test_table(catalog_dir, capsys):
 
 
 def test_json_sort_and_limit(catalog_dir, capsys):
-    assert cli.main(["query", "--gpu", "h100", "--json", "--sort", "price-per-gpu", "--limit", "1"]) == 0
+    assert (
+        cli.main(["query", "--gpu", "h100", "--json", "--sort", "price-per-gpu", "--limit", "1"])
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
-    assert [d["instance_name"] for d in data] == ["p5.48xlarge"] and data[0]["price_per_gpu"] == 0.25
+    assert [d["instance_name"] for d in data] == ["p5.48xlarge"] and data[0][
+        "price_per_gpu"
+    ] == 0.25
 
 
 def test_csv_output(catalog_dir, capsys):
@@ -72,5 +87,10 @@ def test_collector_missing_sdk_hint(monkeypatch, capsys):
 
 
 def test_python_m_gpuhunt_runs(catalog_dir):
-    out = subprocess.run([sys.executable, "-m", "gpuhunt", "query", "--max-price", "1"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "gpuhunt", "query", "--max-price", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and "m5.large" in out.stdout

@@ -22,7 +22,11 @@ def test_provider_case_insensitive():
 
 @pytest.mark.parametrize(
     "field, low, high",
-    [("price", "min_price", "max_price"), ("cpu", "min_cpu", "max_cpu"), ("memory", "min_memory", "max_memory")],
+    [
+        ("price", "min_price", "max_price"),
+        ("cpu", "min_cpu", "max_cpu"),
+        ("memory", "min_memory", "max_memory"),
+    ],
 )
 def test_ranges_inclusive(field, low, high):
     i = item(**{field: 8})
@@ -34,12 +38,16 @@ def test_ranges_inclusive(field, low, high):
 def test_spot_and_arch():
     assert matches(item(spot=True), QueryFilter(spot=True))
     assert not matches(item(spot=True), QueryFilter(spot=False))
-    assert not matches(item(cpu_arch=CPUArchitecture.ARM), QueryFilter(cpu_arch=CPUArchitecture.X86))
+    assert not matches(
+        item(cpu_arch=CPUArchitecture.ARM), QueryFilter(cpu_arch=CPUArchitecture.X86)
+    )
 
 
 def test_gpu_filters_skipped_for_cpu_offers_when_min_gpu_count_zero():
     cpu = item(gpu_count=0)
-    q = QueryFilter(min_gpu_count=0, gpu_name=["H100"], gpu_vendor=AcceleratorVendor.AMD, min_gpu_memory=80)
+    q = QueryFilter(
+        min_gpu_count=0, gpu_name=["H100"], gpu_vendor=AcceleratorVendor.AMD, min_gpu_memory=80
+    )
     assert matches(cpu, q)
     assert not matches(cpu, QueryFilter(gpu_name=["H100"]))
     assert not matches(item(gpu_name="A100"), q)
@@ -88,10 +96,25 @@ def test_flags():
 def test_find_accelerators_and_order():
     a100 = find_accelerators(names=["a100"])
     assert [a.memory for a in a100] == [40, 80]  # larger memory last, for dict-building callers
-    assert {a.vendor for a in find_accelerators(vendors=[AcceleratorVendor.AMD])} == {AcceleratorVendor.AMD}
+    assert {a.vendor for a in find_accelerators(vendors=[AcceleratorVendor.AMD])} == {
+        AcceleratorVendor.AMD
+    }
     assert len(find_accelerators()) == len(KNOWN_ACCELERATORS)
     names = [g.name for g in KNOWN_NVIDIA_GPUS]
-    for n in {"K80", "T4", "V100", "A100", "H100", "H200", "B200", "B300", "GB300", "RTXPRO6000", "RTX5090", "L40S"}:
+    for n in {
+        "K80",
+        "T4",
+        "V100",
+        "A100",
+        "H100",
+        "H200",
+        "B200",
+        "B300",
+        "GB300",
+        "RTXPRO6000",
+        "RTX5090",
+        "L40S",
+    }:
         assert n in names
     mi300x = next(g for g in KNOWN_AMD_GPUS if g.name == "MI300X")
     assert 0x74A1 in mi300x.device_ids and mi300x.memory == 192

@@ -9,9 +9,15 @@ from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal import index, storage
 from tests.helpers import item
 
-GPUS = [("A100", AcceleratorVendor.NVIDIA, 40.0), ("A100", AcceleratorVendor.NVIDIA, 80.0), ("H100", AcceleratorVendor.NVIDIA, 80.0),
-        ("MI300X", AcceleratorVendor.AMD, 192.0), ("v5litepod", AcceleratorVendor.GOOGLE, None), ("NewGPU", AcceleratorVendor.NVIDIA, 12.0),
-        ("T4", AcceleratorVendor.NVIDIA, None)]
+GPUS = [
+    ("A100", AcceleratorVendor.NVIDIA, 40.0),
+    ("A100", AcceleratorVendor.NVIDIA, 80.0),
+    ("H100", AcceleratorVendor.NVIDIA, 80.0),
+    ("MI300X", AcceleratorVendor.AMD, 192.0),
+    ("v5litepod", AcceleratorVendor.GOOGLE, None),
+    ("NewGPU", AcceleratorVendor.NVIDIA, 12.0),
+    ("T4", AcceleratorVendor.NVIDIA, None),
+]
 
 
 @st.composite
@@ -43,16 +49,24 @@ def opt(values):
 filters = st.builds(
     QueryFilter,
     cpu_arch=opt(list(CPUArchitecture)),
-    min_cpu=opt([2, 8]), max_cpu=opt([8, 96]),
-    min_memory=opt([32.0]), max_memory=opt([32.0, 100.0]),
-    min_gpu_count=opt([0, 1, 2]), max_gpu_count=opt([0, 1, 8]),
+    min_cpu=opt([2, 8]),
+    max_cpu=opt([8, 96]),
+    min_memory=opt([32.0]),
+    max_memory=opt([32.0, 100.0]),
+    min_gpu_count=opt([0, 1, 2]),
+    max_gpu_count=opt([0, 1, 8]),
     gpu_vendor=opt(list(AcceleratorVendor)),
     gpu_name=opt([["a100"], ["H100", "MI300X"], ["newgpu"], []]),
-    min_gpu_memory=opt([0, 40, 80]), max_gpu_memory=opt([0, 80]),
-    min_total_gpu_memory=opt([0, 80, 320]), max_total_gpu_memory=opt([80, 640]),
-    min_disk_size=opt([100]), max_disk_size=opt([100]),
-    min_price=opt([1.0]), max_price=opt([1.0, 2.5]),
-    min_compute_capability=opt([(8, 0), (9, 0)]), max_compute_capability=opt([(8, 0), (8, 9)]),
+    min_gpu_memory=opt([0, 40, 80]),
+    max_gpu_memory=opt([0, 80]),
+    min_total_gpu_memory=opt([0, 80, 320]),
+    max_total_gpu_memory=opt([80, 640]),
+    min_disk_size=opt([100]),
+    max_disk_size=opt([100]),
+    min_price=opt([1.0]),
+    max_price=opt([1.0, 2.5]),
+    min_compute_capability=opt([(8, 0), (9, 0)]),
+    max_compute_capability=opt([(8, 0), (8, 9)]),
     spot=opt([True, False]),
     allowed_flags=opt([[], ["oci-spot"], ["a", "b", "oci-spot"]]),
 )
@@ -80,11 +94,20 @@ def test_offers_sequence_behaves_like_a_list():
 
 
 def test_merge_orders_by_price_then_provider():
-    a = index.build_table(storage.dumps([item(price=1.0), item(price=3.0)]).decode(), provider="aws")
-    g = index.build_table(storage.dumps([item("gcp", price=1.0), item("gcp", price=2.0)]).decode(), provider="gcp")
+    a = index.build_table(
+        storage.dumps([item(price=1.0), item(price=3.0)]).decode(), provider="aws"
+    )
+    g = index.build_table(
+        storage.dumps([item("gcp", price=1.0), item("gcp", price=2.0)]).decode(), provider="gcp"
+    )
     which, rows = index.merge([a, g], [a.select(QueryFilter()), g.select(QueryFilter())])
     result = index.Offers([a, g], which, rows)
-    assert [(i.provider, i.price) for i in result] == [("aws", 1.0), ("gcp", 1.0), ("gcp", 2.0), ("aws", 3.0)]
+    assert [(i.provider, i.price) for i in result] == [
+        ("aws", 1.0),
+        ("gcp", 1.0),
+        ("gcp", 2.0),
+        ("aws", 3.0),
+    ]
 
 
 def test_bad_rows_in_a_large_file_cost_only_themselves():

@@ -481,37 +481,6 @@ def test_corrupted_per_provider_object_is_rejected(tmp_path, collected, bucket, 
 # --------------------------------------------------------------------------- gpuhunt 0.1.30
 
 
-@pytest.fixture(scope="session")
-def gpuhunt_0130(tmp_path_factory) -> Path:
-    """A virtualenv with gpuhunt 0.1.30 from PyPI, made once per test session."""
-    venv = tmp_path_factory.mktemp("gpuhunt-0.1.30") / "venv"
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120
-        )
-        subprocess.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "gpuhunt==0.1.30",
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    except subprocess.CalledProcessError as e:
-        pytest.skip(f"could not install gpuhunt 0.1.30 in a venv: {(e.stderr or '')[-300:]}")
-    except (subprocess.TimeoutExpired, OSError) as e:
-        pytest.skip(f"could not create a venv with gpuhunt 0.1.30: {e}")
-    return python
-
-
 _READ_WITH_0130 = """
 import json, logging, sys
 logging.disable(logging.CRITICAL)  # it logs a traceback for each provider not published here

@@ -41,13 +41,22 @@ def test_old_files_without_vendor_and_arch():
     (a, tpu, cpu), stats = read(text)
     assert a.gpu_vendor is AcceleratorVendor.NVIDIA and a.cpu_arch is CPUArchitecture.X86
     assert tpu.gpu_name == "v2" and tpu.gpu_vendor is AcceleratorVendor.GOOGLE
-    assert cpu.gpu_vendor is None and cpu.spot is True and cpu.flags == [] and cpu.provider_data == {}
+    assert (
+        cpu.gpu_vendor is None and cpu.spot is True and cpu.flags == [] and cpu.provider_data == {}
+    )
 
 
 def test_malformed_rows_skipped_and_counted(caplog):
     good = storage.dumps([item(price=1.0), item(price=2.0)]).decode().splitlines()
     text = "\n".join(
-        [good[0], good[1], "x,y,notaprice,1,1,0,,,False,,,,,", "a,b,1,1,1,0,,,maybe,,,,,", "a,b,1,1,1,1,A100,,False,,nvidia,,x86,{not json", good[2]]
+        [
+            good[0],
+            good[1],
+            "x,y,notaprice,1,1,0,,,False,,,,,",
+            "a,b,1,1,1,0,,,maybe,,,,,",
+            "a,b,1,1,1,1,A100,,False,,nvidia,,x86,{not json",
+            good[2],
+        ]
     )
     items, stats = read(text)
     assert [i.price for i in items] == [1.0, 2.0]
@@ -58,9 +67,16 @@ def test_malformed_rows_skipped_and_counted(caplog):
 
 def test_reference_written_file_reads():
     # A row as gpuhunt 0.1.x writes it (DictWriter, provider_data unsorted JSON, flags spaced).
-    text = HEADER + '\r\ngpu_1x_gh200,us-east-3,1.49,64,432.0,1,GH200,96.0,False,4096.0,nvidia,lambda-arm,arm,"{""b"": 1, ""a"": 2}"\r\n'
+    text = (
+        HEADER
+        + '\r\ngpu_1x_gh200,us-east-3,1.49,64,432.0,1,GH200,96.0,False,4096.0,nvidia,lambda-arm,arm,"{""b"": 1, ""a"": 2}"\r\n'
+    )
     (i,), _ = read(text, "lambdalabs")
-    assert i.flags == ["lambda-arm"] and i.cpu_arch is CPUArchitecture.ARM and i.provider_data == {"b": 1, "a": 2}
+    assert (
+        i.flags == ["lambda-arm"]
+        and i.cpu_arch is CPUArchitecture.ARM
+        and i.provider_data == {"b": 1, "a": 2}
+    )
 
 
 def test_archive_round_trip_and_sha_check():

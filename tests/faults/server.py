@@ -3,6 +3,7 @@ behaviours (status/body/headers, or hang), falling back to a default."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import threading
 from dataclasses import dataclass, field
@@ -48,10 +49,8 @@ class FaultServer:
                 )
                 self.send_header("Content-Length", str(length))
                 self.end_headers()
-                try:
+                with contextlib.suppress(OSError):
                     self.wfile.write(reply.body)
-                except OSError:
-                    pass
                 if reply.declared_length is not None:
                     self.close_connection = True
 
