@@ -230,3 +230,10 @@ def test_hanging_online_provider_is_cut_off_at_the_budget(tmp_path):
         assert "timed out" in c.status().online_errors["vultr"]
     finally:
         release.set()
+
+
+def test_online_provider_asked_for_but_not_added_is_reported(tmp_path):
+    publish_archive(tmp_path, "v1", {"aws": AWS})
+    c = Catalog(catalog_url=str(tmp_path))
+    assert [i.provider for i in c.query(provider=["aws", "vastai"])] == ["aws", "aws"]
+    assert "not added" in c.status().online_errors["vastai"]

@@ -361,6 +361,12 @@ class Catalog:
         if q.provider is not None:
             wanted = {registry.spec(p).name for p in q.provider}  # raises on unknown names
         online = [p for p in self.providers if wanted is None or p.NAME.lower() in wanted]
+        if wanted is not None:
+            added = {p.NAME.lower() for p in self.providers}
+            for name in sorted(wanted - added - set(registry.OFFLINE_PROVIDERS)):
+                # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
+                self._online_errors[name] = "not added to this catalog (add_provider)"
+                logger.warning("Online provider %s was asked for but not added", name)
         futures = [
             (
                 p,
