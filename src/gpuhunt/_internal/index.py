@@ -443,7 +443,8 @@ def build_table(
     stats = stats if stats is not None else storage.ReadStats()
     data = text if isinstance(text, str) else text.read()
     try:
-        return _build(data, provider, stats, careful=False)
+        with _gc_paused():  # parsing allocates many short-lived lists; none hold cycles
+            return _build(data, provider, stats, careful=False)
     except csv.Error:
         # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
         # step over the broken rows.
