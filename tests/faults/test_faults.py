@@ -278,3 +278,14 @@ def test_per_provider_layout_keeps_a_provider_whose_new_object_is_corrupt():
         offers = c.query()
         assert [i.instance_name for i in offers if i.provider == "lambdalabs"] == ["gpu_1x_h100"]
         assert "lambdalabs/v2/catalog.zip" in (c.status().last_error or "")
+
+
+def test_gzip_encoded_responses_are_not_mistaken_for_truncation():
+    import gzip
+
+    with FaultServer() as srv:
+        body = gzip.compress(archive())
+        srv.serve("/version", default=Reply(body=b"v1"))
+        srv.serve("/v1/catalog.zip", default=Reply(body=body, headers={"Content-Encoding": "gzip"}))
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 10 and c.status().source == "network"

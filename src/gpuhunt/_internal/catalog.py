@@ -162,6 +162,13 @@ class Catalog:
         if local_dir:
             return sources.from_directory(local_dir, registry.OFFLINE_PROVIDERS)
         url = self.catalog_url
+        self._fetchers: list[sources.Fetcher] = []
+        try:
+            return self._fetch_from(url, version)
+        finally:
+            self._downloads += sum(f.downloads for f in self._fetchers)
+
+    def _fetch_from(self, url: str, version: str | None) -> sources.RawCatalog:
         return sources.fetch(
             url,
             registry.OFFLINE_PROVIDERS,
@@ -176,15 +183,7 @@ class Catalog:
         )
 
     def _count_downloads(self, fetcher: sources.Fetcher) -> None:
-        original = fetcher.get
-
-        def get(path: str) -> bytes:
-            data = original(path)
-            if fetcher.local is None:
-                self._downloads += 1
-            return data
-
-        fetcher.get = get  # type: ignore[method-assign]
+        self._fetchers.append(fetcher)
 
     def _fallback(self, error: Exception) -> sources.RawCatalog:
         url = self.catalog_url

@@ -135,7 +135,9 @@ class Fetcher:
         if r.status_code != 200:
             raise CatalogDownloadError(f"{where}: HTTP {r.status_code}")
         expected = r.headers.get("Content-Length")
-        if expected is not None and expected.isdigit() and int(expected) != len(r.content):
+        # With a Content-Encoding the header counts encoded bytes, not what requests returns.
+        encoded = r.headers.get("Content-Encoding", "identity").lower() != "identity"
+        if not encoded and expected and expected.isdigit() and int(expected) != len(r.content):
             raise CatalogIntegrityError(f"{where}: truncated download")
         return r.content
 

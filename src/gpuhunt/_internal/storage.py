@@ -21,6 +21,7 @@ import logging
 import math
 import re
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -366,7 +367,7 @@ def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
                 with z.open(info) as member:
                     # Read one byte past the declared size: a lying header cannot expand further.
                     content = member.read(info.file_size + 1)
-            except (zipfile.BadZipFile, EOFError, OSError, zlib_error()) as e:
+            except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
                 raise CatalogIntegrityError(
                     f"{source}: member {info.filename} is corrupt ({e})"
                 ) from None
@@ -396,9 +397,3 @@ def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
                     f"{source}: {provider}.csv listed in the manifest is missing"
                 )
     return Archive(csvs=csvs, manifest=manifest)
-
-
-def zlib_error() -> type[Exception]:
-    import zlib
-
-    return zlib.error
