@@ -57,6 +57,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
 if TYPE_CHECKING:
@@ -178,16 +179,11 @@ def is_retired(size_name: str) -> bool:
 
 
 @dataclass
-class ParseReport:
-    """What one collection skipped or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    """azure's collection report (see `providers._report`)."""
 
-    skipped: list[str] = field(default_factory=list)
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
+    provider: str = "azure"
     unpriced_sizes: Counter[str] = field(default_factory=Counter)  # priced, but no spec
-
-    def skip(self, what: str, why: str) -> None:
-        logger.warning("azure: skipping %s: %s", what, why)
-        self.skipped.append(f"{what}: {why}")
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,14 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -51,24 +51,10 @@ _AMD_HINT = re.compile(r"\b(amd|radeon|instinct)\b|\bmi\d{3}", re.IGNORECASE)
 
 
 @dataclass
-class ParseReport:
-    """What one parse had to skip or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    """cloudrift's collection report (see `providers._report`)."""
 
-    skipped: list[str] = field(default_factory=list)
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
-
-    def skip(self, what: str, why: str) -> None:
-        logger.warning("cloudrift: skipping %s: %s", what, why)
-        self.skipped.append(f"{what}: {why}")
-
-    def unknown_gpu(self, name: str, instance_type: str) -> None:
-        if name not in self.unknown_gpus:
-            logger.warning(
-                "cloudrift: GPU %r of %s is not in the accelerator tables; kept as is",
-                name,
-                instance_type,
-            )
-        self.unknown_gpus[name] += 1
+    provider: str = "cloudrift"
 
 
 class CloudRiftProvider(OfflineProvider):

@@ -69,7 +69,6 @@ import logging
 import math
 import re
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -92,6 +91,7 @@ from gpuhunt._internal.accelerators import (
 )
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -227,16 +227,11 @@ class Capacity(enum.Enum):
 
 
 @dataclass
-class ParseReport:
-    """What one collection skipped or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    """gcp's collection report (see `providers._report`)."""
 
-    skipped: list[str] = field(default_factory=list)
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
+    provider: str = "gcp"
     failed_tpu_zones: list[str] = field(default_factory=list)
-
-    def skip(self, what: str, why: str) -> None:
-        logger.warning("gcp: skipping %s: %s", what, why)
-        self.skipped.append(f"{what}: {why}")
 
 
 @dataclass(frozen=True)

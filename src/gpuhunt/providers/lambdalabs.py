@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal import transport
@@ -52,6 +51,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -75,24 +75,10 @@ _DESCRIPTION = re.compile(r"^\s*(?:(\d+)\s*x\s+)?(.+?)\s*(?:\((.*)\))?\s*$")
 
 
 @dataclass
-class ParseReport:
-    """What one parse had to skip or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    """lambdalabs's collection report (see `providers._report`)."""
 
-    skipped: list[str] = field(default_factory=list)
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
-
-    def skip(self, what: str, why: str) -> None:
-        logger.warning("lambdalabs: skipping %s: %s", what, why)
-        self.skipped.append(f"{what}: {why}")
-
-    def unknown_gpu(self, name: str, instance_name: str) -> None:
-        if name not in self.unknown_gpus:
-            logger.warning(
-                "lambdalabs: GPU %r of %s is not in the accelerator tables; kept as is",
-                name,
-                instance_name,
-            )
-        self.unknown_gpus[name] += 1
+    provider: str = "lambdalabs"
 
 
 class LambdaLabsProvider(OfflineProvider):

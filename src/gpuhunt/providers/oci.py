@@ -49,7 +49,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -65,6 +65,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider
 
 if TYPE_CHECKING:
@@ -172,15 +173,10 @@ def describe(error: ValidationError) -> str:
 
 
 @dataclass
-class ParseReport:
-    """What one collection skipped or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    """oci's collection report (see `providers._report`)."""
 
-    skipped: list[str] = field(default_factory=list)
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
-
-    def skip(self, what: str, why: str) -> None:
-        logger.warning("oci: skipping %s: %s", what, why)
-        self.skipped.append(f"{what}: {why}")
+    provider: str = "oci"
 
 
 def parse_document(

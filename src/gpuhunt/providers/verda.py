@@ -39,6 +39,7 @@ from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, gpu_memory_from_name, vendor_of
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -56,26 +57,12 @@ _COUNT_PREFIX = re.compile(r"^\s*\d+\s*x\s+", re.IGNORECASE)
 
 
 @dataclass
-class ParseReport:
-    """What one parse had to skip or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    """verda's collection report (see `providers._report`)."""
 
-    skipped: list[str] = field(default_factory=list)
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
+    provider: str = "verda"
     # Types with capacity somewhere but absent from /instance-types, so without a price.
     unpriced_types: Counter[str] = field(default_factory=Counter)
-
-    def skip(self, what: str, why: str) -> None:
-        logger.warning("verda: skipping %s: %s", what, why)
-        self.skipped.append(f"{what}: {why}")
-
-    def unknown_gpu(self, name: str, instance_name: str) -> None:
-        if name not in self.unknown_gpus:
-            logger.warning(
-                "verda: GPU %r of %s is not in the accelerator tables; kept as is",
-                name,
-                instance_name,
-            )
-        self.unknown_gpus[name] += 1
 
 
 class VerdaProvider(OfflineProvider):
