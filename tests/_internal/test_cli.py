@@ -94,3 +94,14 @@ def test_python_m_gpuhunt_runs(catalog_dir):
         timeout=60,
     )
     assert out.returncode == 0 and "m5.large" in out.stdout
+
+
+def test_catalog_status_and_providers(catalog_dir, capsys):
+    assert cli.main(["catalog", "status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["version"] == "20261129-1" and status["source"] == "directory"
+    assert status["offers"] == {"aws": 2, "lambdalabs": 1} and status["last_error"] is None
+    assert cli.main(["providers"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("aws") and "gpuhunt[aws]" in line for line in lines)
+    assert len(lines) == 18

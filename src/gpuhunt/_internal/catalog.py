@@ -69,6 +69,7 @@ class CatalogStatus:
     next_retry_in: float | None = None
     online_errors: dict[str, str] = field(default_factory=dict)
     downloads: int = 0
+    data_age_days: int | None = None  # age of the oldest collection, when the manifest says
 
 
 class Catalog:
@@ -292,6 +293,7 @@ class Catalog:
             next_retry_in=wait if wait > 0 else None,
             online_errors=dict(self._online_errors),
             downloads=self._downloads,
+            data_age_days=sources.snapshot_age_days(loaded.manifest) if loaded else None,
         )
 
     # ----------------------------------------------------------------- querying

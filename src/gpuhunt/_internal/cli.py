@@ -115,17 +115,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "query":
         return _guard(lambda: _query(args))
     if args.command == "providers":
-        for spec in registry.PROVIDERS:
-            kind = "online" if spec.online else "offline"
-            extra = f"  (pip install 'gpuhunt[{spec.extra}]')" if spec.extra else ""
-            print(f"{spec.name:14} {kind:8} {' '.join(spec.env)}{extra}")
-        return 0
+        return _guard(_list_providers)
     if args.command == "catalog" and args.catalog_command == "status":
         return _guard(lambda: _status(args))
     if args.command == "catalog" and getattr(args, "run", None):
         return _guard(lambda: args.run(args))
     parser.print_help()
     return 2
+
+
+def _list_providers() -> int:
+    for spec in registry.PROVIDERS:
+        kind = "online" if spec.online else "offline"
+        extra = f"  (pip install 'gpuhunt[{spec.extra}]')" if spec.extra else ""
+        print(f"{spec.name:14} {kind:8} {' '.join(spec.env)}{extra}")
+    return 0
 
 
 def _register_pipeline_commands(cat_sub: Any) -> None:
@@ -336,6 +340,7 @@ def _status(args: argparse.Namespace) -> int:
         "source": s.source,
         "url": s.url,
         "loaded_at": s.loaded_at.isoformat() if s.loaded_at else None,
+        "data_age_days": s.data_age_days,
         "offers": s.offers,
         "skipped_rows": s.skipped_rows,
         "last_error": s.last_error,
