@@ -401,6 +401,8 @@ class Catalog:
     def _query_offline(self, providers: list[str], q: QueryFilter) -> index.Offers:
         loaded = self._current()
         if loaded is None:
+            if not self.auto_reload:
+                logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")
             return index.Offers.from_items([])
         tables = [loaded.tables[p] for p in providers if p in loaded.tables]
         selections = [t.select(q) for t in tables]
