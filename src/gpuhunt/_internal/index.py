@@ -19,6 +19,7 @@ import io
 import itertools
 import json
 import logging
+import math
 import operator
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -280,9 +281,10 @@ class _Builder:
     def add_fast(self, cols: Mapping[str, Sequence[str]], n: int) -> None:
         """Vectorised conversion of a chunk; raises ValueError if any row is bad."""
         price = np.fromiter(map(float, cols["price"]), dtype=np.float64, count=n)
-        memory = np.fromiter(map(float, cols["memory"]), dtype=np.float64, count=n)
-        cpu = np.fromiter(map(int, cols["cpu"]), dtype=np.int64, count=n)
-        gpu_count = np.fromiter(map(int, cols["gpu_count"]), dtype=np.int64, count=n)
+        # Sizes repeat a handful of values across a provider's offers: parse each value once.
+        memory = _by_distinct(cols["memory"], float, np.float64)
+        cpu = _by_distinct(cols["cpu"], int, np.int64)
+        gpu_count = _by_distinct(cols["gpu_count"], int, np.int64)
         gpu_memory = _optional_floats(cols.get("gpu_memory"), n)
         disk = _optional_floats(cols.get("disk_size"), n)
         if not (np.isfinite(price).all() and np.isfinite(memory).all()):
@@ -426,13 +428,19 @@ def _by_distinct(column: Sequence[str], convert: Any, dtype: Any) -> np.ndarray:
 
 
 def _optional_floats(column: Sequence[str] | None, n: int) -> np.ndarray:
+    """Floats where given, NaN where empty; a value spelled "nan" or "inf" is malformed."""
     if column is None:
         return np.full(n, np.nan)
-    values = np.array([v or "nan" for v in column], dtype=np.float64)
-    # Empty means unknown (NaN); a value spelled "nan" or "inf" is malformed.
-    if np.isinf(values).any() or int(np.isnan(values).sum()) != column.count(""):
+    return _by_distinct(column, _optional_float, np.float64)
+
+
+def _optional_float(text: str) -> float:
+    if not text:
+        return math.nan
+    value = float(text)
+    if not math.isfinite(value):
         raise ValueError("non-finite number")
-    return values
+    return value
 
 
 def build_table(
