@@ -69,7 +69,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -293,20 +293,27 @@ def machine_family(name: str) -> str:
 def parse_machine_types(items: Mapping[str, Any], report: ParseReport) -> list[MachineType]:
     """Machine types from the `items` map of `machineTypes.aggregatedList` (scope -> list)."""
     out: list[MachineType] = []
-    for scope, scoped in sorted(items.items()):
+    for zone, record in _zone_records(sorted(items.items()), "machineTypes", "machine types"):
+        machine = _machine_type(zone, record, report)
+        if machine is not None:
+            out.append(machine)
+    return out
+
+
+def _zone_records(
+    scopes: Iterable[tuple[str, Any]], field: str, what: str
+) -> Iterator[tuple[str, Any]]:
+    """(zone, record) pairs of an `aggregatedList` answer's zone scopes; regions and warnings
+    are passed over, a non-list `field` is a `ProviderError`."""
+    for scope, scoped in scopes:
         if not scope.startswith("zones/") or not isinstance(scoped, Mapping):
             continue
-        records = scoped.get("machineTypes") or []
+        records = scoped.get(field) or []
         if not isinstance(records, list):
-            raise ProviderError(
-                f"gcp: machine types of {scope}: field 'machineTypes' is not a list"
-            )
+            raise ProviderError(f"gcp: {what} of {scope}: field {field!r} is not a list")
         zone = scope.split("/", 1)[1]
         for record in records:
-            machine = _machine_type(zone, record, report)
-            if machine is not None:
-                out.append(machine)
-    return out
+            yield zone, record
 
 
 def _machine_type(zone: str, record: Any, report: ParseReport) -> MachineType | None:
@@ -365,31 +372,18 @@ def parse_accelerator_types(items: Mapping[str, Any]) -> dict[str, dict[str, int
     """Zone -> accelerator type -> `maximumCardsPerInstance`, from
     `acceleratorTypes.aggregatedList`."""
     out: dict[str, dict[str, int]] = {}
-    for scope, scoped in items.items():
-        if not scope.startswith("zones/") or not isinstance(scoped, Mapping):
+    for zone, record in _zone_records(items.items(), "acceleratorTypes", "accelerator types"):
+        if not isinstance(record, Mapping):
             continue
-        records = scoped.get("acceleratorTypes") or []
-        if not isinstance(records, list):
-            raise ProviderError(
-                f"gcp: accelerator types of {scope}: field 'acceleratorTypes' is not a list"
-            )
-        zone = scope.split("/", 1)[1]
-        for record in records:
-            if not isinstance(record, Mapping):
-                continue
-            name, cards = record.get("name"), record.get("maximumCardsPerInstance")
-            state = (record.get("deprecated") or {}).get("state") or ""
-            if (
-                isinstance(name, str)
-                and isinstance(cards, int)
-                and cards > 0
-                and state
-                not in (
-                    "OBSOLETE",
-                    "DELETED",
-                )
-            ):
-                out.setdefault(zone, {})[name] = cards
+        name, cards = record.get("name"), record.get("maximumCardsPerInstance")
+        state = (record.get("deprecated") or {}).get("state") or ""
+        if (
+            isinstance(name, str)
+            and isinstance(cards, int)
+            and cards > 0
+            and state not in ("OBSOLETE", "DELETED")
+        ):
+            out.setdefault(zone, {})[name] = cards
     return out
 
 
