@@ -5,10 +5,14 @@
     python benchmarks/bench_catalog.py --offers 180000 --no-reference   # this package only
 
 It generates a realistic catalog (provider mix, GPU names, regions and price spreads like the
-published catalogs), publishes it in the per-provider layout (the one both versions read) under
-a temporary folder, serves it over loopback HTTP, and runs the same measurement script in two
-child processes: one with this package, one in a virtualenv with the reference installed from
-PyPI (`benchmarks/.ref-venv`, created on first use). Each figure is the median of --runs.
+published catalogs), publishes it with `gpuhunt catalog build` under a temporary folder in the
+per-provider layout (the one both versions read: each `{provider}/V/catalog.zip` holds the CSV,
+which the reference reads, and the column file beside it, which this package reads), serves it
+over loopback HTTP, and runs the same measurement script in two child processes: one with this
+package, one in a virtualenv with the reference installed from PyPI (`benchmarks/.ref-venv`,
+created on first use). Each figure is the median of --runs; every load starts with an empty
+disk cache. The load of the same catalog published as CSV only (as gpuhunt 0.1.x's pipeline
+publishes it) is measured too: that is this package's CSV parser.
 
 Query figures time `Catalog.query(...)` and then read every offer of the answer, so lazily built
 offers are paid for in full; the "first 10" column times the usual orchestrator pattern of
@@ -144,6 +148,18 @@ def generate(total: int, seed: int = 7) -> dict[str, bytes]:
 
 
 def publish(csvs: dict[str, bytes], root: Path, version: str = "20261129-1") -> None:
+    """As the nightly pipeline publishes: CSV + column file + manifest in each archive."""
+    from gpuhunt._internal import pipeline
+
+    collected = {p: pipeline.Collected(d, "2026-11-29T00:00:00+00:00") for p, d in csvs.items()}
+    pipeline.write_build(
+        pipeline.build_catalog(version, collected, None, providers=list(csvs)), root
+    )
+    (root / "version").unlink()  # so both clients read the same per-provider objects
+
+
+def publish_csv_only(csvs: dict[str, bytes], root: Path, version: str = "20261129-1") -> None:
+    """As gpuhunt 0.1.x's pipeline publishes: `{provider}.csv` alone in each archive."""
     for provider, data in csvs.items():
         d = root / provider / version
         d.mkdir(parents=True, exist_ok=True)
@@ -173,16 +189,20 @@ QUERIES = {
 }
 
 CHILD = r"""
-import json, os, statistics, sys, threading, time, tracemalloc
+import json, os, statistics, sys, tempfile, threading, time, tracemalloc
 import gpuhunt
-runs = int(sys.argv[1]); queries = json.loads(sys.argv[2])
+runs = int(sys.argv[1]); queries = json.loads(sys.argv[2]); load_only = sys.argv[3] == "load"
 Catalog = gpuhunt.Catalog  # import outside the measured region
 loads, mems = [], []
 for _ in range(runs):
+    os.environ["GPUHUNT_CACHE_DIR"] = tempfile.mkdtemp()  # nothing cached: download and parse
     t = time.perf_counter()
     c = Catalog(balance_resources=False, auto_reload=False)
     c.load()
     loads.append(time.perf_counter() - t)
+if load_only:
+    print("RESULT " + json.dumps({"load_s": statistics.median(loads), "offers": len(c.query())}))
+    sys.exit(0)
 # Memory is traced in loads of its own: tracemalloc slows allocation-heavy code several-fold.
 for _ in range(2):
     tracemalloc.start()
@@ -227,12 +247,19 @@ print("RESULT " + json.dumps(res))
 """
 
 
-def run_child(python: str, url: str, runs: int, env_extra: dict[str, str]) -> dict:
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def run_child(
+    python: str, url: str, runs: int, env_extra: dict[str, str], mode: str = "all"
+) -> dict:
     env = dict(
         os.environ, GPUHUNT_CATALOG_URL=url, GPUHUNT_CACHE_DIR=tempfile.mkdtemp(), **env_extra
     )
     out = subprocess.run(
-        [python, "-c", CHILD, str(runs), json.dumps(QUERIES)],
+        [python, "-c", CHILD, str(runs), json.dumps(QUERIES), mode],
         env=env,
         capture_output=True,
         text=True,
@@ -274,16 +301,21 @@ def main() -> int:
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        publish(generate(args.offers), root)
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-        handler.log_message = lambda *a: None  # type: ignore[method-assign]
+        csvs = generate(args.offers)
+        publish(csvs, root / "built")
+        publish_csv_only(csvs, root / "csv-only")
+        handler = functools.partial(_QuietHandler, directory=str(root))
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        ours = run_child(sys.executable, url, args.runs, {"PYTHONPATH": str(ROOT / "src")})
+        src = {"PYTHONPATH": str(ROOT / "src")}
+        ours = run_child(sys.executable, f"{url}/built", args.runs, src)
+        ours["csv_only_load_s"] = run_child(
+            sys.executable, f"{url}/csv-only", args.runs, src, mode="load"
+        )["load_s"]
         ref = None
         if not args.no_reference and (py := reference_python(args.reference_version)):
-            ref = run_child(py, url, args.runs, {})
+            ref = run_child(py, f"{url}/built", args.runs, {})
         server.shutdown()
     report(ours, ref, args)
     return 0
@@ -300,6 +332,7 @@ def report(ours: dict, ref: dict | None, args: argparse.Namespace) -> None:
     )
     print(f"{'':28} {'ours':>10} {'reference':>10} {'':5} {'speedup':>9}")
     row("load", ours["load_s"], ref and ref["load_s"], "s", 1)
+    row("load, CSV-only archives", ours["csv_only_load_s"], ref and ref["load_s"], "s", 1)
     print(
         f"{'memory/offer after a read':28} {ours['bytes_per_offer_after_read']:10.0f} {ref['bytes_per_offer_after_read'] if ref else float('nan'):10.0f}"
     )

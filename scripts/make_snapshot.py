@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from gpuhunt._internal import registry, sources, storage  # noqa: E402
+from gpuhunt._internal import pipeline, registry, sources, storage  # noqa: E402
 from gpuhunt._version import __version__  # noqa: E402
 
 OUT = ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip"
@@ -84,6 +84,9 @@ def main() -> int:
     if not csvs:
         print("no providers collected; snapshot unchanged", file=sys.stderr)
         return 1
+    packed = {p: pipeline.column_file(p, data) for p, data in csvs.items()}
+    for p, data in packed.items():
+        entries[p]["columns_sha256"] = storage.sha256(data)
     manifest = {
         "format_version": storage.FORMAT_VERSION,
         "version": version,
@@ -91,7 +94,7 @@ def main() -> int:
         "built_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         "providers": entries,
     }
-    Path(args.output).write_bytes(storage.write_archive(csvs, manifest))
+    Path(args.output).write_bytes(storage.write_archive(csvs, manifest, packed))
     print(
         f"wrote {args.output}: {sum(e['rows'] for e in entries.values())} offers, {len(csvs)} providers"
     )

@@ -192,10 +192,10 @@ def test_reload_of_an_unchanged_version_downloads_and_parses_nothing(tmp_path):
     with serve_directory(root) as (url, requests):
         c = Catalog(catalog_url=url)
         c.load()
-        tables = c._loaded.tables
+        table = c._loaded.table
         c.load()
         assert requests.count("/version") == 2 and requests.count("/v1/catalog.zip") == 1
-        assert c._loaded.tables is tables  # same structures, not rebuilt
+        assert c._loaded.table is table  # same structures, not rebuilt
 
 
 def test_hanging_online_provider_is_cut_off_at_the_budget(tmp_path):
@@ -237,3 +237,61 @@ def test_online_provider_asked_for_but_not_added_is_reported(tmp_path):
     c = Catalog(catalog_url=str(tmp_path))
     assert [i.provider for i in c.query(provider=["aws", "vastai"])] == ["aws", "aws"]
     assert "not added" in c.status().online_errors["vastai"]
+
+
+def _pipeline_bucket(root, csvs):
+    from gpuhunt._internal import pipeline
+
+    collected = {p: pipeline.Collected(d, "2026-11-29T00:00:00Z") for p, d in csvs.items()}
+    build = pipeline.build_catalog("20261129-1", collected, None, providers=list(csvs))
+    pipeline.write_build(build, root)
+
+
+@pytest.mark.parametrize("layout", ["archive", "per-provider"])
+def test_a_pipeline_built_catalog_loads_from_its_column_files(tmp_path, layout, monkeypatch):
+    """Published column files are loaded as they are: no CSV is parsed."""
+    from gpuhunt._internal import index
+
+    root = tmp_path / "bucket"
+    _pipeline_bucket(root, {"aws": AWS, "lambdalabs": LAMBDA})
+    if layout == "per-provider":
+        (root / "version").unlink()
+
+    def no_parsing(*a, **kw):
+        raise AssertionError("the CSV was parsed")
+
+    monkeypatch.setattr(index, "build_table", no_parsing)
+    with serve_directory(root) as (url, _):
+        c = Catalog(catalog_url=url)
+        assert [(i.provider, i.instance_name, i.price) for i in c.query()] == [
+            ("aws", "g5", 1.0),
+            ("lambdalabs", "gpu_1x_rtx4090", 1.5),
+            ("aws", "p4d", 2.0),
+        ]
+        assert c.status().offers == {"aws": 2, "lambdalabs": 1}
+        assert c.query(gpu_name="RTX 4090")[0].gpu_memory == 24.0
+
+
+def test_a_column_file_that_does_not_fit_its_csv_is_not_used(tmp_path, caplog):
+    """A column file built from other data (a publisher's bug) loses to the CSV it sits by."""
+    from gpuhunt._internal import columns, index
+
+    root = tmp_path / "bucket"
+    other = storage.dumps([item(price=9.0, instance_name="wrong")])
+    wrong = columns.dumps(index.build_table(other.decode(), provider="aws"), storage.sha256(other))
+    manifest = {
+        "format_version": 1,
+        "version": "v1",
+        "providers": {
+            "aws": {"sha256": storage.sha256(AWS), "columns_sha256": storage.sha256(wrong)}
+        },
+    }
+    (root / "v1").mkdir(parents=True)
+    (root / "v1" / "catalog.zip").write_bytes(
+        storage.write_archive({"aws": AWS}, manifest, {"aws": wrong})
+    )
+    (root / "version").write_text("v1")
+    with serve_directory(root) as (url, _):
+        c = Catalog(catalog_url=url)
+        assert [i.instance_name for i in c.query()] == ["g5", "p4d"]
+    assert "Not using the aws column file (it was built from another CSV)" in caplog.text

@@ -25,7 +25,7 @@ def offers(draw):
     gpu_count = draw(st.sampled_from([0, 0, 1, 2, 8]))
     name, vendor, mem = draw(st.sampled_from(GPUS))
     return item(
-        provider="aws",
+        provider=draw(st.sampled_from(["aws", "aws", "gcp", "runpod"])),
         instance_name=draw(st.sampled_from(["a", "b", "c"])),
         location=draw(st.sampled_from(["r1", "r2"])),
         price=draw(st.sampled_from([0.5, 1.0, 1.0, 2.5, 10.0])),
@@ -72,20 +72,36 @@ filters = st.builds(
 )
 
 
+PROVIDER_ORDER = ["aws", "gcp", "runpod"]
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(offers(), max_size=40), filters)
-def test_select_equals_matches(items, q):
-    table = index.build_table(storage.dumps(items).decode(), provider="aws")
-    got = table.items(table.select(q))
-    expected = sorted((i for i in items if matches(i, q)), key=lambda i: i.price)  # stable
+@given(
+    st.lists(offers(), max_size=40),
+    filters,
+    st.one_of(st.none(), st.sets(st.sampled_from(PROVIDER_ORDER))),
+)
+def test_select_equals_matches(items, q, providers):
+    """Per-provider tables combined into one answer what `matches` answers, in price order
+    with ties in provider order, then file order."""
+    tables = [
+        index.build_table(storage.dumps([i for i in items if i.provider == p]).decode(), provider=p)
+        for p in PROVIDER_ORDER
+    ]
+    table = index.combine(tables)
+    got = table.items(table.select(q, providers))
+    expected = sorted(
+        (i for i in items if matches(i, q) and (providers is None or i.provider in providers)),
+        key=lambda i: (i.price, PROVIDER_ORDER.index(i.provider)),
+    )  # stable: file order within a provider
     assert got == expected
+    assert list(index.Offers(table, table.select(q, providers))) == expected
 
 
 def test_offers_sequence_behaves_like_a_list():
     items = [item(price=p, instance_name=f"i{p}") for p in (3.0, 1.0, 2.0)]
     t = index.build_table(storage.dumps(items).decode(), provider="aws")
-    which, rows = index.merge([t], [t.select(QueryFilter())])
-    offers = index.Offers([t], which, rows)
+    offers = index.Offers(t, t.select(QueryFilter()))
     as_list = sorted(items, key=lambda i: i.price)
     assert len(offers) == 3 and list(offers) == as_list and offers == as_list
     assert offers[0].price == 1.0 and offers[-1].price == 3.0 and offers[1:] == as_list[1:]
@@ -93,20 +109,30 @@ def test_offers_sequence_behaves_like_a_list():
     assert offers[0] is offers[0]  # built once
 
 
-def test_merge_orders_by_price_then_provider():
+def test_combined_tables_order_by_price_then_provider():
     a = index.build_table(
         storage.dumps([item(price=1.0), item(price=3.0)]).decode(), provider="aws"
     )
     g = index.build_table(
         storage.dumps([item("gcp", price=1.0), item("gcp", price=2.0)]).decode(), provider="gcp"
     )
-    which, rows = index.merge([a, g], [a.select(QueryFilter()), g.select(QueryFilter())])
-    result = index.Offers([a, g], which, rows)
+    both = index.combine([a, g])
+    result = index.Offers(both, both.select(QueryFilter()))
     assert [(i.provider, i.price) for i in result] == [
         ("aws", 1.0),
         ("gcp", 1.0),
         ("gcp", 2.0),
         ("aws", 3.0),
+    ]
+    assert [i.provider for i in index.Offers(both, both.select(QueryFilter(), ["gcp"]))] == [
+        "gcp",
+        "gcp",
+    ]
+    assert both.counts() == {"aws": 2, "gcp": 2}
+    part = both.part("gcp")
+    assert part is not None and part.items(part.select(QueryFilter())) == [
+        item("gcp", price=1.0),
+        item("gcp", price=2.0),
     ]
 
 
@@ -117,7 +143,7 @@ def test_bad_rows_in_a_large_file_cost_only_themselves():
         lines[k] = "garbage,row,NaN?,x"
     stats = storage.ReadStats()
     t = index.build_table(io.StringIO("\n".join(lines)).read(), provider="aws", stats=stats)
-    assert stats.skipped == 300 and len(t) == 2700 and t.skipped == 300
+    assert stats.skipped == 300 and len(t) == 2700 and t.skipped == {"aws": 300}
 
 
 def test_fast_line_splitting_reads_like_csv_reader():

@@ -89,13 +89,35 @@ def test_archive_round_trip_and_sha_check():
         storage.read_archive(bad, source="v1/catalog.zip")
 
 
-@pytest.mark.parametrize("name", ["../evil.csv", "/abs.csv", "dir/aws.csv", "aws.exe"])
+@pytest.mark.parametrize("name", ["../evil.csv", "/abs.csv", "dir/aws.csv", "aws", "AWS.CSV"])
 def test_archive_refuses_unexpected_members(name):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr(name, "x")
     with pytest.raises(CatalogIntegrityError, match="unexpected member"):
         storage.read_archive(buf.getvalue())
+
+
+def test_archive_skips_member_kinds_it_does_not_read():
+    """Room for later versions to add kinds of member: a plain name is left unread."""
+    csv = storage.dumps([item()])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("aws.csv", csv)
+        z.writestr("aws.future", b"\x00" * 10)
+    archive = storage.read_archive(buf.getvalue())
+    assert archive.csvs == {"aws": csv} and archive.columns == {}
+
+
+def test_archive_drops_a_column_file_that_does_not_match_its_manifest(caplog):
+    csv = storage.dumps([item()])
+    manifest = {"providers": {"aws": {"sha256": storage.sha256(csv), "columns_sha256": "0" * 64}}}
+    archive = storage.read_archive(storage.write_archive({"aws": csv}, manifest, {"aws": b"x"}))
+    assert archive.csvs == {"aws": csv} and archive.columns == {}
+    assert "parsing the CSV instead" in caplog.text
+    manifest["providers"]["aws"]["columns_sha256"] = storage.sha256(b"x")
+    archive = storage.read_archive(storage.write_archive({"aws": csv}, manifest, {"aws": b"x"}))
+    assert archive.columns == {"aws": b"x"} and archive.sha256 == {"aws": storage.sha256(csv)}
 
 
 def test_archive_refuses_bombs_and_truncation():

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal import index, registry, sources
+from gpuhunt._internal import columns, index, registry, sources, storage
 from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.cache import DiskCache
 from gpuhunt._internal.constraints import matches, parse_compute_capability
@@ -43,7 +43,7 @@ _online_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpuhunt-on
 
 @dataclass(frozen=True)
 class _Loaded:
-    tables: dict[str, index.Table]
+    table: index.Table  # every offline provider's offers, by price
     version: str
     source: str
     url: str
@@ -214,18 +214,20 @@ class Catalog:
         self._retry_at = time.monotonic() + min(cap, first * 2 ** (self._failures - 1))
 
     def _install(self, raw: sources.RawCatalog, fallback: bool = False) -> None:
-        tables = {}
-        previous = self._loaded.tables if self._loaded is not None else {}
+        tables = []
+        previous = self._loaded.table if self._loaded is not None else None
         for provider in registry.OFFLINE_PROVIDERS:
             if provider in raw.csvs:
-                text = raw.csvs[provider].decode("utf-8", "replace")
-                tables[provider] = index.build_table(text, provider=provider)
-            elif provider in raw.failed and provider in previous:
+                tables.append(_provider_table(raw, provider))
+            elif provider in raw.failed and previous is not None:
                 # Its new object is broken: keep serving what we had rather than lose it.
-                tables[provider] = previous[provider]
-        # One assignment: queries see the old catalog or the new one, never a mix.
+                kept = previous.part(provider)
+                if kept is not None:
+                    tables.append(kept)
+        # Built off to the side, then one assignment: queries see the old catalog or the new
+        # one, never a mix, and never wait for the build.
         self._loaded = _Loaded(
-            tables=tables,
+            table=index.combine(tables),
             version=raw.version,
             source=raw.source,
             url=raw.url,
@@ -284,10 +286,8 @@ class Catalog:
             url=loaded.url if loaded else self.catalog_url,
             loaded_at=loaded.loaded_wall if loaded else None,
             age_seconds=(time.monotonic() - loaded.loaded_at) if loaded else None,
-            offers={p: len(t) for p, t in loaded.tables.items()} if loaded else {},
-            skipped_rows={p: t.skipped for p, t in loaded.tables.items() if t.skipped}
-            if loaded
-            else {},
+            offers=loaded.table.counts() if loaded else {},
+            skipped_rows=dict(loaded.table.skipped) if loaded else {},
             last_error=self._last_error,
             last_attempt=self._last_attempt,
             next_retry_in=wait if wait > 0 else None,
@@ -404,10 +404,23 @@ class Catalog:
             if not self.auto_reload:
                 logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")
             return index.Offers.from_items([])
-        tables = [loaded.tables[p] for p in providers if p in loaded.tables]
-        selections = [t.select(q) for t in tables]
-        which, rows = index.merge(tables, selections)
-        return index.Offers(tables, which, rows)
+        table = loaded.table
+        everyone = set(table.providers) <= set(providers)
+        return index.Offers(table, table.select(q, None if everyone else providers))
+
+
+def _provider_table(raw: sources.RawCatalog, provider: str) -> index.Table:
+    """A provider's offers from its column file when it has a usable one (milliseconds), from
+    its CSV otherwise."""
+    csv = raw.csvs[provider]
+    packed = raw.columns.get(provider)
+    if packed is not None:
+        csv_sha256 = raw.sha256.get(provider) or storage.sha256(csv)
+        try:
+            return columns.loads(packed, provider=provider, csv_sha256=csv_sha256)
+        except ValueError as e:
+            logger.warning("Not using the %s column file (%s); parsing its CSV", provider, e)
+    return index.build_table(csv.decode("utf-8", "replace"), provider=provider)
 
 
 def _as_list(value: str | list[str] | None) -> list[str] | None:
@@ -434,15 +447,11 @@ def _merge_online(offline: index.Offers, online_lists: list[list[CatalogItem]]) 
     say), and on equal prices offline offers come first, then online in provider order."""
     if not any(online_lists):
         return offline
-    n = len(offline)
-    offline_prices = np.empty(n)
-    if n:
-        for k, t in enumerate(offline._tables):
-            sel = offline._which == k
-            offline_prices[sel] = t.price[offline._rows[sel]]
+    table = offline._table
+    offline_prices = table.price[offline._rows] if table is not None else np.empty(0)
     streams: list[Any] = [((price, pos) for pos, price in enumerate(offline_prices.tolist()))]
     streams += [((item.price, item) for item in items) for items in online_lists]
     order: list[CatalogItem | int] = [
         entry for _, entry in heapq.merge(*streams, key=lambda x: x[0])
     ]
-    return index.Offers(offline._tables, offline._which, offline._rows, order)
+    return index.Offers(table, offline._rows, order)

@@ -22,8 +22,8 @@ import logging
 import math
 import operator
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
@@ -85,7 +85,11 @@ class _Interner:
 
 @dataclass
 class Table:
-    provider: str
+    """Offers of one or more providers, one numpy column per field, sorted by price (ties keep
+    provider order, then file order). String columns hold codes into the lists below."""
+
+    providers: list[str]
+    provider: np.ndarray  # index into providers
     price: np.ndarray
     cpu: np.ndarray
     memory: np.ndarray
@@ -105,7 +109,7 @@ class Table:
     instance_names: list[str]
     locations: list[str]
     provider_datas: list[str]
-    skipped: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # malformed rows left out, by provider
 
     def __post_init__(self) -> None:
         has_mem = (self.gpu_count > 0) & ~np.isnan(self.gpu_memory)
@@ -118,8 +122,33 @@ class Table:
         self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, -1).astype(np.int32)
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
         # Offers built so far, by row: built on first read, then shared by every answer that
-        # includes them (as gpuhunt 0.1.x shared its one list of offers).
-        self._objects: list[CatalogItem | None] | None = None
+        # includes them (as gpuhunt 0.1.x shared its one list of offers). `_built` says which
+        # rows are filled, so finding the missing ones of an answer is one vectorised step.
+        self._objects: np.ndarray | None = None  # dtype=object
+        self._built: np.ndarray | None = None
+        self._store_lock = threading.Lock()
+
+    def counts(self) -> dict[str, int]:
+        """Offers per provider."""
+        found = np.bincount(self.provider, minlength=len(self.providers)).tolist()
+        return dict(zip(self.providers, found))
+
+    def part(self, provider: str) -> Table | None:
+        """The offers of one provider, as a table of their own (None if it has none)."""
+        if provider not in self.providers:
+            return None
+        rows = np.flatnonzero(self.provider == self.providers.index(provider))
+        if len(rows) == 0:
+            return None
+        columns = {k: getattr(self, k)[rows] for k in _COLUMNS}
+        columns["provider"] = np.zeros(len(rows), dtype=np.int8)
+        strings = {k: getattr(self, k) for k in _STRINGS.values()}
+        strings["providers"] = [provider]
+        return Table(
+            **columns,
+            **strings,
+            skipped={provider: self.skipped[provider]} if provider in self.skipped else {},
+        )
 
     def __len__(self) -> int:
         return len(self.price)
@@ -128,6 +157,7 @@ class Table:
     def nbytes(self) -> int:
         arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
         strings = self.gpu_names + self.flag_sets + self.instance_names + self.locations
+        strings = strings + self.providers
         return (
             sum(a.nbytes for a in arrays)
             + sum(len(s) + 49 for s in strings)
@@ -136,9 +166,12 @@ class Table:
 
     # ------------------------------------------------------------------ query
 
-    def select(self, q: QueryFilter) -> np.ndarray:
-        """Row numbers (in price order) of the offers that `matches(item, q)`."""
+    def select(self, q: QueryFilter, providers: Collection[str] | None = None) -> np.ndarray:
+        """Row numbers (in price order) of the offers that `matches(item, q)`, of `providers`
+        only if given."""
         m = np.ones(len(self), dtype=bool)
+        if providers is not None:
+            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in providers])
         _range(m, self.price, q.min_price, q.max_price)
         if q.spot is not None:
             m &= self.spot == bool(q.spot)
@@ -152,8 +185,9 @@ class Table:
         _range(g, self.gpu_count, q.min_gpu_count, q.max_gpu_count)
         if q.gpu_name is not None:
             wanted = {n.lower() for n in q.gpu_name}
-            codes = [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
-            g &= np.isin(self.gpu_name, np.array(codes, dtype=np.int32))
+            g &= _one_of(
+                self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
+            )
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
             cc = self.compute_capability
             g &= cc >= 0
@@ -185,15 +219,30 @@ class Table:
         """The offers of `rows`, building those not built before."""
         if len(rows) == 0:
             return []
-        cache = self._objects
-        if cache is None:
-            cache = self._objects = [None] * len(self)
-        wanted = rows.tolist()
-        missing = [r for r in wanted if cache[r] is None]
-        if missing:
-            for r, built in zip(missing, self._build_items(np.array(missing, dtype=np.int64))):
-                cache[r] = built
-        return [cache[r] for r in wanted]  # type: ignore[misc]
+        objects, built = self._store()
+        missing = rows[~built[rows]]
+        if len(missing):
+            # Concurrent readers may build the same row twice; both objects are equal and the
+            # second simply replaces the first.
+            for r, item in zip(missing.tolist(), self._build_items(missing)):
+                objects[r] = item
+            built[missing] = True
+        # Gathering from an object array is a C loop: a few ns an offer.
+        found: list[CatalogItem] = objects[rows].tolist()
+        return found
+
+    def item(self, row: int) -> CatalogItem:
+        objects = self._objects
+        found = objects[row] if objects is not None else None
+        return found if found is not None else self.items(np.array([row]))[0]
+
+    def _store(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._objects is None or self._built is None:
+            with self._store_lock:
+                if self._objects is None or self._built is None:
+                    self._built = np.zeros(len(self), dtype=bool)
+                    self._objects = np.full(len(self), None, dtype=object)
+        return self._objects, self._built
 
     def _build_items(self, rows: np.ndarray) -> list[CatalogItem]:
         """Build the offers of `rows` (bulk column reads, no per-row validation: the rows were
@@ -203,6 +252,7 @@ class Table:
         gpu_memory = [None if x != x else x for x in self.gpu_memory[rows].tolist()]
         disk_size = [None if x != x else x for x in self.disk_size[rows].tolist()]
         columns = zip(
+            self.provider[rows].tolist(),
             self.instance_name[rows].tolist(),
             self.location[rows].tolist(),
             self.price[rows].tolist(),
@@ -219,14 +269,30 @@ class Table:
             self.provider_data[rows].tolist(),
         )
         new = object.__new__
-        provider = self.provider
+        providers = self.providers
         out = []
         with _gc_paused():
-            for n, loc, price, cpu, mem, count, gn, gmem, spot, disk, vend, fl, arch, pd in columns:
+            for (
+                prov,
+                n,
+                loc,
+                price,
+                cpu,
+                mem,
+                count,
+                gn,
+                gmem,
+                spot,
+                disk,
+                vend,
+                fl,
+                arch,
+                pd,
+            ) in columns:
                 # Bypasses __init__/__post_init__: every row was validated when the table was built.
                 item = new(CatalogItem)
                 # Plain attribute stores, in field order: the fastest way to fill an instance.
-                item.provider = provider
+                item.provider = providers[prov]
                 item.instance_name = names[n]
                 item.location = locs[loc]
                 item.price = price
@@ -244,6 +310,18 @@ class Table:
                 item.provider_data = {} if pd_text == "{}" else json.loads(pd_text)
                 out.append(item)
         return out
+
+
+def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
+    """Rows whose code is one of `codes` (np.isin sorts; one comparison or a lookup is
+    several times faster on a code column)."""
+    if len(codes) == 1:
+        return column == codes[0]
+    if not codes:
+        return np.zeros(len(column), dtype=bool)
+    lookup = np.zeros(max(codes) + 2, dtype=bool)  # the last entry answers code -1
+    lookup[codes] = True
+    return lookup[np.minimum(column, max(codes) + 1)]
 
 
 def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
@@ -376,14 +454,15 @@ class _Builder:
         }
         order = np.argsort(cols["price"], kind="stable")
         return Table(
-            provider=self.provider,
+            providers=[self.provider],
+            provider=np.zeros(len(order), dtype=np.int8),
             **{k: v[order] for k, v in cols.items()},
             gpu_names=self.gpu_names.values,
             flag_sets=self.flags.values,
             instance_names=self.names.values,
             locations=self.locs.values,
             provider_datas=self.pdatas.values,
-            skipped=self.skipped,
+            skipped={self.provider: self.skipped} if self.skipped else {},
         )
 
 
@@ -402,6 +481,16 @@ _NUMERIC: dict[str, Any] = {
     "instance_name": np.int32,
     "location": np.int32,
     "provider_data": np.int32,
+}
+_COLUMNS: dict[str, Any] = {"provider": np.int8, **_NUMERIC}
+# Code columns and the list of strings their codes point into.
+_STRINGS = {
+    "provider": "providers",
+    "gpu_name": "gpu_names",
+    "flags": "flag_sets",
+    "instance_name": "instance_names",
+    "location": "locations",
+    "provider_data": "provider_datas",
 }
 _SPOT = {"True": True, "False": False, "true": True, "false": False, "TRUE": True, "FALSE": False}
 _ARCH_CODES = {"": 0, "x86": 0, "arm": 1, "X86": 0, "ARM": 1}
@@ -574,53 +663,73 @@ def _build(data: str, provider: str, stats: storage.ReadStats, careful: bool) ->
 # ---------------------------------------------------------------------- query results
 
 
+def combine(tables: list[Table]) -> Table:
+    """One table of all `tables`' offers, sorted by price; equal prices keep the order of
+    `tables`, then each table's own order (what merging the per-provider answers would give)."""
+    if len(tables) == 1:
+        return tables[0]
+    columns: dict[str, list[np.ndarray]] = {k: [] for k in _COLUMNS}
+    strings = {k: _Interner() for k in _STRINGS.values()}
+    skipped: dict[str, int] = {}
+    for t in tables:
+        for k, dtype in _COLUMNS.items():
+            col = getattr(t, k)
+            if k in _STRINGS:
+                interner = strings[_STRINGS[k]]
+                # The trailing -1 maps the "none" code (-1) to itself.
+                remap = np.array([interner.code(v) for v in getattr(t, _STRINGS[k])] + [-1])
+                col = remap[col]
+            columns[k].append(col.astype(dtype, copy=False))
+        for p, n in t.skipped.items():
+            skipped[p] = skipped.get(p, 0) + n
+    joined = {
+        k: np.concatenate(v) if v else np.empty(0, dtype=_COLUMNS[k]) for k, v in columns.items()
+    }
+    order = np.argsort(joined["price"], kind="stable")
+    fields: dict[str, Any] = {k: v[order] for k, v in joined.items()}
+    fields.update({k: i.values for k, i in strings.items()})
+    return Table(**fields, skipped=skipped)
+
+
 class Offers(Sequence[CatalogItem]):
     """The answer to a query: a read-only sequence of `CatalogItem`s in price order.
 
-    Offers are built when first read (and then kept), so a query that matches 100k offers but
-    whose caller looks at the cheapest ten costs ten offers, not 100k. Behaves like a list for
-    reading: `len`, indexing, slicing (gives a list), iteration, `==` with a list, `+`.
+    Offers are built when first read and then kept by the catalog, so a query that matches 100k
+    offers but whose caller looks at the cheapest ten costs ten offers, not 100k, and reading an
+    answer again costs a list lookup per offer. Behaves like a list for reading: `len`,
+    indexing, slicing (gives a list), iteration, `==` with a list, `+`.
     """
 
-    __slots__ = ("_tables", "_which", "_rows", "_extra", "_cache")
+    __slots__ = ("_table", "_rows", "_extra")
 
     def __init__(
         self,
-        tables: list[Table],
-        which: np.ndarray,
+        table: Table | None,
         rows: np.ndarray,
         extra: list[CatalogItem | int] | None = None,
     ) -> None:
-        self._tables = tables
-        self._which = which  # table index per offline position
-        self._rows = rows  # row per offline position
-        self._extra = extra  # final order mixing online items and offline positions
-        self._cache: list[CatalogItem | None] = [None] * len(rows)
+        self._table = table
+        self._rows = rows  # the table's rows, in answer order
+        self._extra = extra  # final order mixing online items and positions in `rows`
 
     @classmethod
     def from_items(cls, items: list[CatalogItem]) -> Offers:
-        empty = np.empty(0, dtype=np.int64)
-        return cls([], empty, empty, list(items))
+        return cls(None, np.empty(0, dtype=np.int64), list(items))
 
     def __len__(self) -> int:
         return len(self._extra) if self._extra is not None else len(self._rows)
 
     def _offline(self, pos: int) -> CatalogItem:
-        item = self._cache[pos]
-        if item is None:
-            self._fill(pos, min(pos + 256, len(self._rows)))
-            item = self._cache[pos]
-        assert item is not None
-        return item
-
-    def _fill(self, start: int, stop: int) -> None:
-        which = self._which[start:stop]
-        rows = self._rows[start:stop]
-        for t in np.unique(which).tolist():
-            sel = np.flatnonzero(which == t)
-            for k, item in zip(sel.tolist(), self._tables[t].items(rows[sel])):
-                if self._cache[start + k] is None:
-                    self._cache[start + k] = item
+        table = self._table
+        assert table is not None
+        objects = table._objects
+        row = int(self._rows[pos])
+        found = objects[row] if objects is not None else None
+        if found is None:
+            # Build the neighbours too: whoever reads one offer usually reads the next ones.
+            table.items(self._rows[pos : pos + _BLOCK])
+            found = table.item(row)
+        return found
 
     def _at(self, i: int) -> CatalogItem:
         if self._extra is None:
@@ -634,7 +743,10 @@ class Offers(Sequence[CatalogItem]):
     def __getitem__(self, i: slice) -> list[CatalogItem]: ...
     def __getitem__(self, i: int | slice) -> CatalogItem | list[CatalogItem]:
         if isinstance(i, slice):
-            return [self._at(k) for k in range(*i.indices(len(self)))]
+            start, stop, step = i.indices(len(self))
+            if self._extra is None and self._table is not None:
+                return self._table.items(self._rows[start:stop:step])
+            return [self._at(k) for k in range(start, stop, step)]
         n = len(self)
         if i < 0:
             i += n
@@ -643,14 +755,14 @@ class Offers(Sequence[CatalogItem]):
         return self._at(i)
 
     def __iter__(self) -> Iterator[CatalogItem]:
-        n = len(self)
-        if self._extra is None:
-            for start in range(0, n, 4096):
-                self._fill(start, min(start + 4096, n))
-                yield from self._cache[start : start + 4096]  # type: ignore[misc]
-        else:
-            for i in range(n):
-                yield self._at(i)
+        table, rows = self._table, self._rows
+        if self._extra is None and table is not None:
+            # Built a block at a time, so a caller that stops early pays for little more than
+            # it read; an answer read before is handed out at a list lookup per offer.
+            return itertools.chain.from_iterable(
+                table.items(rows[s : s + _ITER_BLOCK]) for s in range(0, len(rows), _ITER_BLOCK)
+            )
+        return (self._at(i) for i in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Offers, list, tuple)):
@@ -671,13 +783,5 @@ class Offers(Sequence[CatalogItem]):
         return f"Offers([{head}{more}])"
 
 
-def merge(tables: list[Table], selections: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Merge per-table selections by price. Ties keep table order, then row order."""
-    if not selections:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty
-    which = np.concatenate([np.full(len(s), t, dtype=np.int16) for t, s in enumerate(selections)])
-    rows = np.concatenate(selections)
-    prices = np.concatenate([tables[t].price[s] for t, s in enumerate(selections)])
-    order = np.argsort(prices, kind="stable")
-    return which[order], rows[order]
+_BLOCK = 256
+_ITER_BLOCK = 16384

@@ -51,8 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal import registry, sources, storage
+from gpuhunt._internal import columns, index, registry, sources, storage
 from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
+from gpuhunt._internal.models import QueryFilter
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
@@ -209,14 +210,27 @@ def build_catalog(
         "built_at": built_at,
         "providers": entries,
     }
-    objects = {f"{version}/catalog.zip": storage.write_archive(csvs, manifest)}
+    packed = {p: column_file(p, data) for p, data in csvs.items()}
+    for p, data in packed.items():
+        entries[p]["columns_sha256"] = storage.sha256(data)
+    objects = {f"{version}/catalog.zip": storage.write_archive(csvs, manifest, packed)}
     pointers: dict[str, bytes] = {}
     for p in sorted(csvs):
         own = {**manifest, "providers": {p: entries[p]}}
-        objects[f"{p}/{version}/catalog.zip"] = storage.write_archive({p: csvs[p]}, own)
+        objects[f"{p}/{version}/catalog.zip"] = storage.write_archive(
+            {p: csvs[p]}, own, {p: packed[p]}
+        )
         pointers[f"{p}/version"] = version.encode()
     pointers["version"] = version.encode()  # last: dicts keep insertion order
     return Build(version, manifest, objects, pointers, outcomes)
+
+
+def column_file(provider: str, csv: bytes) -> bytes:
+    """The parsed form of a provider's CSV that clients load without parsing (`columns.py`);
+    rebuilt from the CSV for carried-over providers too, so it always matches this version's
+    reader of the CSV."""
+    table = index.build_table(csv.decode("utf-8"), provider=provider)
+    return columns.dumps(table, storage.sha256(csv))
 
 
 def _carry_over(
@@ -401,6 +415,8 @@ def verify(url: str, *, version: str | None = None) -> Verified:
             raise CatalogIntegrityError(
                 f"{where}: {p}.csv has {rows} offers, the manifest says {entry.get('rows')}"
             )
+        if entry.get("columns_sha256"):
+            _verify_column_file(raw, p, where)
     fetcher = sources.Fetcher(base, DOWNLOAD_TIMEOUT, 2)
     # The per-provider copies, through the loader's own code (sha256 checked against each
     # copy's manifest), then against the archive's manifest.
@@ -417,6 +433,27 @@ def verify(url: str, *, version: str | None = None) -> Verified:
                     f"{base}/{p}/version names {pointer[:40]!r}, not the latest version {v}"
                 )
     return Verified(v, manifest, raw.csvs)
+
+
+def _verify_column_file(raw: sources.RawCatalog, provider: str, where: str) -> None:
+    """The column file must be there, load, and hold exactly the offers its CSV parses to."""
+    if provider not in raw.columns:
+        raise CatalogIntegrityError(
+            f"{where}: {provider}{storage.COLUMNS_SUFFIX} is missing or does not match the manifest"
+        )
+    csv = raw.csvs[provider]
+    try:
+        packed = columns.loads(
+            raw.columns[provider], provider=provider, csv_sha256=storage.sha256(csv)
+        )
+    except ValueError as e:
+        raise CatalogIntegrityError(f"{where}: {provider}{storage.COLUMNS_SUFFIX}: {e}") from None
+    parsed = index.build_table(csv.decode("utf-8", "replace"), provider=provider)
+    everything = QueryFilter()
+    if packed.items(packed.select(everything)) != parsed.items(parsed.select(everything)):
+        raise CatalogIntegrityError(
+            f"{where}: {provider}{storage.COLUMNS_SUFFIX} holds other offers than {provider}.csv"
+        )
 
 
 def read_build(directory: str | Path) -> Build:

@@ -48,6 +48,20 @@ class RawCatalog:
     versions: dict[str, str] = field(default_factory=dict)  # per-provider layout: each version
     problems: list[str] = field(default_factory=list)  # why providers could not be loaded
     failed: list[str] = field(default_factory=list)  # those providers' names
+    columns: dict[str, bytes] = field(default_factory=dict)  # provider -> column file
+    sha256: dict[str, str] = field(default_factory=dict)  # provider -> its CSV's, if known
+
+    @classmethod
+    def of(cls, archive: storage.Archive, version: str, source: str, url: str) -> RawCatalog:
+        return cls(
+            archive.csvs,
+            version,
+            source,
+            url,
+            archive.manifest,
+            columns=archive.columns,
+            sha256=archive.sha256,
+        )
 
 
 class NotFound(CatalogDownloadError):
@@ -174,7 +188,7 @@ def fetch(
         if cached is not None:
             try:
                 archive = storage.read_archive(cached, source=f"cached {v}/catalog.zip")
-                return RawCatalog(archive.csvs, v, "disk-cache", base, archive.manifest)
+                return RawCatalog.of(archive, v, "disk-cache", base)
             except CatalogIntegrityError:
                 pass
         try:
@@ -188,7 +202,7 @@ def fetch(
             if cache:
                 cache.put(data, "archive", v, "catalog.zip")
                 cache.put_json({"layout": "archive", "version": v}, "latest.json")
-            return RawCatalog(archive.csvs, v, source, base, archive.manifest)
+            return RawCatalog.of(archive, v, source, base)
     return _fetch_per_provider(fetcher, providers, version, cache, source)
 
 
@@ -199,17 +213,17 @@ def _fetch_per_provider(
     cache: DiskCache | None,
     source: str,
 ) -> RawCatalog:
-    def one(provider: str) -> tuple[str, bytes]:
+    def one(provider: str) -> tuple[str, storage.Archive]:
         v = version or _check_version(
             fetcher.get(f"{provider}/version").decode("utf-8", "replace"), f"{provider}/version"
         )
         cached = cache.get(provider, v, "catalog.zip") if cache else None
         if cached is not None:
             try:
-                return v, storage.read_archive(cached, source=f"cached {provider}/{v}").csvs[
-                    provider
-                ]
-            except (CatalogIntegrityError, KeyError):
+                archive = storage.read_archive(cached, source=f"cached {provider}/{v}")
+                if provider in archive.csvs:
+                    return v, archive
+            except CatalogIntegrityError:
                 pass
         data = fetcher.get(f"{provider}/{v}/catalog.zip")
         archive = storage.read_archive(data, source=f"{provider}/{v}/catalog.zip")
@@ -217,18 +231,25 @@ def _fetch_per_provider(
             raise CatalogIntegrityError(f"{provider}/{v}/catalog.zip has no {provider}.csv")
         if cache:
             cache.put(data, provider, v, "catalog.zip")
-        return v, archive.csvs[provider]
+        return v, archive
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         futures = {p: pool.submit(one, p) for p in providers}
     csvs: dict[str, bytes] = {}
+    columns: dict[str, bytes] = {}
+    hashes: dict[str, str] = {}
     versions: dict[str, str] = {}
     problems: list[str] = []
     failed: list[str] = []
     first_error: Exception | None = None
     for p, fut in futures.items():
         try:
-            versions[p], csvs[p] = fut.result()
+            versions[p], archive = fut.result()
+            csvs[p] = archive.csvs[p]
+            if p in archive.columns:
+                columns[p] = archive.columns[p]
+            if p in archive.sha256:
+                hashes[p] = archive.sha256[p]
         except NotFound as e:
             if version is not None:
                 raise CatalogDownloadError(
@@ -249,7 +270,9 @@ def _fetch_per_provider(
     if cache:
         cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
     shown = version or max(versions.values())
-    return RawCatalog(csvs, shown, source, fetcher.base, None, versions, problems, failed)
+    return RawCatalog(
+        csvs, shown, source, fetcher.base, None, versions, problems, failed, columns, hashes
+    )
 
 
 def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
@@ -264,16 +287,22 @@ def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
             if data is None:
                 return None
             archive = storage.read_archive(data, source=f"cached {v}/catalog.zip")
-            return RawCatalog(archive.csvs, v, "disk-cache", base, archive.manifest)
+            return RawCatalog.of(archive, v, "disk-cache", base)
         versions = {str(k): str(v) for k, v in dict(latest.get("versions") or {}).items()}
-        csvs = {}
+        raw = RawCatalog({}, "", "disk-cache", base, None, versions)
         for p, v in versions.items():
             data = cache.get(p, v, "catalog.zip")
             if data is not None:
-                csvs[p] = storage.read_archive(data, source=f"cached {p}/{v}").csvs[p]
-        if not csvs:
+                archive = storage.read_archive(data, source=f"cached {p}/{v}")
+                raw.csvs[p] = archive.csvs[p]
+                if p in archive.columns:
+                    raw.columns[p] = archive.columns[p]
+                if p in archive.sha256:
+                    raw.sha256[p] = archive.sha256[p]
+        if not raw.csvs:
             return None
-        return RawCatalog(csvs, max(versions.values()), "disk-cache", base, None, versions)
+        raw.version = max(versions.values())
+        return raw
     except (CatalogError, KeyError, ValueError) as e:
         logger.warning("Ignoring the disk cache: %s", e)
         return None
@@ -301,10 +330,8 @@ def bundled() -> RawCatalog:
     except (FileNotFoundError, ModuleNotFoundError, OSError) as e:
         raise CatalogError("The bundled catalog snapshot is missing from this installation") from e
     archive = storage.read_archive(data, source="bundled catalog.zip")
-    manifest = archive.manifest or {}
-    return RawCatalog(
-        archive.csvs, str(manifest.get("version", "bundled")), "bundled", "bundled", manifest
-    )
+    version = str((archive.manifest or {}).get("version", "bundled"))
+    return RawCatalog.of(archive, version, "bundled", "bundled")
 
 
 def snapshot_age_days(

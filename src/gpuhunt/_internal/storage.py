@@ -54,7 +54,10 @@ MAX_MEMBER_BYTES = 512 * 1024 * 1024  # a real provider CSV is a few MB; AWS per
 MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 200  # CSVs compress ~10x; bombs compress 1000x
 MAX_FIELD_CHARS = 64 * 1024
-_MEMBER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\.csv$")
+# A plain name, no folders: `{provider}.csv`, `{provider}.columns` (see `columns.py`), and room
+# for kinds of member later versions may add, which this version does not read.
+_MEMBER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\.[a-z]{1,16}$")
+_READ_SUFFIXES = (".csv", COLUMNS_SUFFIX := ".columns")
 
 
 # --------------------------------------------------------------------------- writing
@@ -318,17 +321,20 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write_archive(csvs: dict[str, bytes], manifest: dict[str, Any]) -> bytes:
-    """A catalog zip: `{provider}.csv` for each entry plus `manifest.json`."""
+def write_archive(
+    csvs: dict[str, bytes], manifest: dict[str, Any], columns: dict[str, bytes] | None = None
+) -> bytes:
+    """A catalog zip: `{provider}.csv` for each entry, its `{provider}.columns` if given, and
+    `manifest.json`. Fixed timestamps: the same input gives the same bytes."""
+    members = {f"{p}.csv": data for p, data in csvs.items()}
+    members.update({f"{p}{COLUMNS_SUFFIX}": data for p, data in (columns or {}).items()})
+    members[MANIFEST_NAME] = json.dumps(manifest, indent=2, sort_keys=True).encode()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        for provider in sorted(csvs):
-            info = zipfile.ZipInfo(f"{provider}.csv", date_time=(2020, 1, 1, 0, 0, 0))
+        for name in sorted(members, key=lambda n: (n == MANIFEST_NAME, n)):
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, csvs[provider])
-        info = zipfile.ZipInfo(MANIFEST_NAME, date_time=(2020, 1, 1, 0, 0, 0))
-        info.compress_type = zipfile.ZIP_DEFLATED
-        z.writestr(info, json.dumps(manifest, indent=2, sort_keys=True))
+            z.writestr(info, members[name])
     return buf.getvalue()
 
 
@@ -336,6 +342,8 @@ def write_archive(csvs: dict[str, bytes], manifest: dict[str, Any]) -> bytes:
 class Archive:
     csvs: dict[str, bytes]  # provider -> CSV bytes
     manifest: dict[str, Any] | None
+    columns: dict[str, bytes] = field(default_factory=dict)  # provider -> column file
+    sha256: dict[str, str] = field(default_factory=dict)  # provider -> its CSV's, if computed
 
 
 def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
@@ -363,6 +371,8 @@ def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
             raise CatalogIntegrityError(f"{source}: archive expands beyond the size cap")
         members: dict[str, bytes] = {}
         for info in infos:
+            if info.filename != MANIFEST_NAME and not info.filename.endswith(_READ_SUFFIXES):
+                continue
             try:
                 with z.open(info) as member:
                     # Read one byte past the declared size: a lying header cannot expand further.
@@ -382,18 +392,37 @@ def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
                 raise ValueError("not an object")
         except ValueError as e:
             raise CatalogIntegrityError(f"{source}: manifest.json is not valid ({e})") from None
-    csvs = {name[: -len(".csv")]: content for name, content in members.items()}
+    csvs = {n[: -len(".csv")]: data for n, data in members.items() if n.endswith(".csv")}
+    columns = {
+        n[: -len(COLUMNS_SUFFIX)]: data
+        for n, data in members.items()
+        if n.endswith(COLUMNS_SUFFIX) and n[: -len(COLUMNS_SUFFIX)] in csvs
+    }
+    hashes: dict[str, str] = {}
     if manifest is not None:
         entries = manifest.get("providers") or {}
         for provider, content in csvs.items():
-            expected = (entries.get(provider) or {}).get("sha256")
-            if expected and sha256(content) != expected:
-                raise CatalogIntegrityError(
-                    f"{source}: {provider}.csv does not match the sha256 in its manifest"
+            entry = entries.get(provider) or {}
+            expected = entry.get("sha256")
+            if expected:
+                hashes[provider] = sha256(content)
+                if hashes[provider] != expected:
+                    raise CatalogIntegrityError(
+                        f"{source}: {provider}.csv does not match the sha256 in its manifest"
+                    )
+            wanted = entry.get("columns_sha256")
+            if provider in columns and (not wanted or sha256(columns[provider]) != wanted):
+                # Only a faster way to the same offers: without it the CSV is parsed instead.
+                logger.warning(
+                    "%s: %s%s does not match its manifest; parsing the CSV instead",
+                    source,
+                    provider,
+                    COLUMNS_SUFFIX,
                 )
+                del columns[provider]
         for provider in entries:
             if provider not in csvs:
                 raise CatalogIntegrityError(
                     f"{source}: {provider}.csv listed in the manifest is missing"
                 )
-    return Archive(csvs=csvs, manifest=manifest)
+    return Archive(csvs=csvs, manifest=manifest, columns=columns, sha256=hashes)

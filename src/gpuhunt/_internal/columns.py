@@ -1,0 +1,176 @@
+"""Column files: a provider's parsed `Table` as it sits in memory, published beside its CSV so a
+client loads it with a few `np.frombuffer` calls instead of parsing the CSV (pure: no I/O).
+
+Layout of `{provider}.columns` (all numbers little-endian):
+
+    b"GPUHUNT-COLUMNS\\n"      16-byte magic
+    uint32                      length H of the header
+    H bytes                     JSON header: format, provider, rows, skipped, csv_sha256, the
+                                vendor and CPU architecture names the codes refer to, the string
+                                lists, and each column's dtype and offset into the data
+    data                        each column's raw array, 8-byte aligned
+
+The CSV stays the source of truth: a column file names the sha256 of the CSV it was built from,
+and a client uses it only when that matches the CSV it has; anything unexpected in it raises
+`ValueError`, and the client parses the CSV instead. No pickles: only plain dtypes are read.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+import numpy as np
+
+from gpuhunt._internal import storage
+from gpuhunt._internal.index import _NUMERIC, _STRINGS, ARCHS, VENDORS, Table
+from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
+
+MAGIC = b"GPUHUNT-COLUMNS\n"
+FORMAT = 1
+MAX_HEADER_BYTES = 64 * 1024 * 1024
+_LISTS = [name for column, name in _STRINGS.items() if column != "provider"]
+# Codes that may be -1 ("none"); every other code column must point into its list.
+_MAY_BE_NONE = {"gpu_name", "gpu_vendor"}
+
+
+def dumps(table: Table, csv_sha256: str) -> bytes:
+    """The column file of a one-provider `table` built from the CSV with `csv_sha256`."""
+    if len(table.providers) != 1:
+        raise ValueError("a column file holds exactly one provider's table")
+    layout: dict[str, dict[str, Any]] = {}
+    chunks: list[bytes] = []
+    offset = 0
+    for name, dtype in _NUMERIC.items():
+        data = np.ascontiguousarray(getattr(table, name), dtype=np.dtype(dtype).newbyteorder("<"))
+        raw = data.tobytes()
+        layout[name] = {"dtype": data.dtype.str, "offset": offset}
+        pad = -len(raw) % 8
+        chunks.append(raw + b"\0" * pad)
+        offset += len(raw) + pad
+    header = {
+        "format": FORMAT,
+        "provider": table.providers[0],
+        "rows": len(table),
+        "skipped": sum(table.skipped.values()),
+        "csv_sha256": csv_sha256,
+        "vendors": [v.value for v in VENDORS],
+        "archs": [a.value for a in ARCHS],
+        "strings": {name: getattr(table, name) for name in _LISTS},
+        "columns": layout,
+    }
+    head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    head += b" " * (-(len(MAGIC) + 4 + len(head)) % 8)  # data starts 8-byte aligned
+    return MAGIC + struct.pack("<I", len(head)) + head + b"".join(chunks)
+
+
+def loads(data: bytes, *, provider: str, csv_sha256: str) -> Table:
+    """The table in a column file, checked to be whole, in range and built from the CSV with
+    `csv_sha256`. Raises ValueError saying what is wrong otherwise."""
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+        raise ValueError("not a column file")
+    (size,) = struct.unpack_from("<I", data, len(MAGIC))
+    start = len(MAGIC) + 4 + size
+    if size > MAX_HEADER_BYTES or start > len(data):
+        raise ValueError("header runs past the end of the file")
+    try:
+        header = json.loads(data[len(MAGIC) + 4 : start])
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"header is not JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise ValueError("header is not a JSON object")
+    if header.get("format") != FORMAT:
+        raise ValueError(f"unknown column file format {header.get('format')!r}")
+    if header.get("provider") != provider:
+        raise ValueError(f"it holds {header.get('provider')!r}, not {provider!r}")
+    if header.get("csv_sha256") != csv_sha256:
+        raise ValueError("it was built from another CSV")
+    rows = header.get("rows")
+    if not isinstance(rows, int) or rows < 0:
+        raise ValueError("bad row count")
+    columns: dict[str, np.ndarray] = {}
+    layout = header.get("columns")
+    if not isinstance(layout, dict):
+        raise ValueError("header has no column layout")
+    for name, dtype in _NUMERIC.items():
+        spec = layout.get(name)
+        if not isinstance(spec, dict):
+            raise ValueError(f"column {name} is missing")
+        want = np.dtype(dtype).newbyteorder("<")
+        if spec.get("dtype") != want.str:
+            raise ValueError(f"column {name} has dtype {spec.get('dtype')!r}, not {want.str}")
+        offset = spec.get("offset")
+        if not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"column {name} has a bad offset")
+        if start + offset + rows * want.itemsize > len(data):
+            raise ValueError(f"column {name} runs past the end of the file")
+        # A view on `data`, not a copy: read-only, which suits columns nobody writes to.
+        columns[name] = np.frombuffer(data, dtype=want, count=rows, offset=start + offset)
+    strings = header.get("strings")
+    if not isinstance(strings, dict):
+        raise ValueError("header has no string lists")
+    lists: dict[str, list[str]] = {}
+    for name in _LISTS:
+        values = strings.get(name)
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ValueError(f"string list {name} is missing or not strings")
+        lists[name] = values
+    for text in lists["provider_datas"]:
+        storage._check_json(text)
+    for column, name in _STRINGS.items():
+        if column != "provider":
+            _check_codes(columns[column], len(lists[name]), column)
+    columns["gpu_vendor"] = _recode(
+        columns["gpu_vendor"], header.get("vendors"), VENDORS, AcceleratorVendor, "gpu_vendor"
+    )
+    columns["cpu_arch"] = _recode(
+        columns["cpu_arch"], header.get("archs"), ARCHS, CPUArchitecture, "cpu_arch"
+    )
+    _check_numbers(columns)
+    skipped = header.get("skipped")
+    if not isinstance(skipped, int) or skipped < 0:
+        raise ValueError("bad skipped count")
+    fields: dict[str, Any] = {**columns, **lists}
+    return Table(
+        providers=[provider],
+        provider=np.zeros(rows, dtype=np.int8),
+        skipped={provider: skipped} if skipped else {},
+        **fields,
+    )
+
+
+def _check_codes(codes: np.ndarray, size: int, column: str) -> None:
+    if len(codes) == 0:
+        return
+    low = -1 if column in _MAY_BE_NONE else 0
+    if int(codes.min()) < low or int(codes.max()) >= size:
+        raise ValueError(f"column {column} has codes outside its list")
+
+
+def _recode(codes: np.ndarray, names: Any, current: list[Any], enum: Any, column: str) -> Any:
+    """Codes written against the writer's list of names, as codes into this version's list."""
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"the names behind {column} are missing")
+    try:
+        mapping = [current.index(enum(n)) for n in names]
+    except ValueError:
+        raise ValueError(f"{column} uses a name this gpuhunt does not know") from None
+    _check_codes(codes, len(names), column)
+    if mapping == list(range(len(names))):
+        return codes
+    return np.array(mapping + [-1], dtype=codes.dtype)[codes]
+
+
+def _check_numbers(c: dict[str, np.ndarray]) -> None:
+    if not (np.isfinite(c["price"]).all() and np.isfinite(c["memory"]).all()):
+        raise ValueError("price or memory is not a finite number")
+    for name in ("gpu_memory", "disk_size"):
+        if np.isinf(c[name]).any():
+            raise ValueError(f"{name} is infinite")
+    if (c["gpu_count"] < 0).any():
+        raise ValueError("negative gpu_count")
+    if len(c["price"]) > 1 and (np.diff(c["price"]) < 0).any():
+        raise ValueError("rows are not in price order")
+    if (c["spot"].view(np.uint8) > 1).any():
+        raise ValueError("spot holds a byte that is not a boolean")
