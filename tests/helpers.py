@@ -75,11 +75,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.server.requests.append(self.path)  # type: ignore[attr-defined]
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 drops parallel connects: a 1 s SYN retry each
+
+
 @contextlib.contextmanager
 def serve_directory(root: Path) -> Iterator[tuple[str, list[str]]]:
     """Serve `root` over real HTTP on 127.0.0.1; yields (base URL, list of requested paths)."""
     handler = functools.partial(_Handler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     server.requests = []  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

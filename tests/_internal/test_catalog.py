@@ -295,3 +295,42 @@ def test_a_column_file_that_does_not_fit_its_csv_is_not_used(tmp_path, caplog):
         c = Catalog(catalog_url=url)
         assert [i.instance_name for i in c.query()] == ["g5", "p4d"]
     assert "Not using the aws column file (it was built from another CSV)" in caplog.text
+
+
+def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, monkeypatch):
+    """CSV-only archives (as gpuhunt 0.1.x publishes) are parsed once per CSV, not per start."""
+    from gpuhunt._internal import index
+
+    root = tmp_path / "bucket"
+    publish_per_provider(root, "v1", {"aws": AWS, "lambdalabs": LAMBDA})
+    parsed = []
+    real = index.build_table
+
+    def counting(text, *, provider, **kw):
+        parsed.append(provider)
+        return real(text, provider=provider, **kw)
+
+    monkeypatch.setattr(index, "build_table", counting)
+    with serve_directory(root) as (url, _):
+        first = Catalog(catalog_url=url)
+        first.load()
+        assert sorted(parsed) == ["aws", "lambdalabs"]
+        again = Catalog(catalog_url=url)  # a new process would start like this
+        again.load()
+        assert sorted(parsed) == ["aws", "lambdalabs"]  # nothing parsed the second time
+        assert list(again.query()) == list(first.query())
+        parsed_dir = next((tmp_path / "cache").iterdir()) / "parsed"
+        assert len(list(parsed_dir.iterdir())) == 2
+        # A new version of one provider: its old table file is pruned, the other is reused.
+        publish_per_provider(root, "v2", {"aws": storage.dumps([item(price=0.5)])})
+        third = Catalog(catalog_url=url)
+        third.load()
+        assert sorted(parsed) == ["aws", "aws", "lambdalabs"]
+        assert third.query()[0].price == 0.5
+        assert len(list(parsed_dir.iterdir())) == 2
+        # A damaged cached table is ignored and replaced.
+        for f in parsed_dir.iterdir():
+            f.write_bytes(b"GPUHUNT-COLUMNS\n garbage")
+        fourth = Catalog(catalog_url=url)
+        fourth.load()
+        assert list(fourth.query()) == list(third.query())

@@ -172,3 +172,47 @@ def test_fast_line_splitting_reads_like_csv_reader():
             storage.load(io.StringIO(text, newline=""), provider="aws"), key=lambda i: i.price
         )
         assert table.items(table.select(QueryFilter())) == expected
+
+
+def test_rows_sharing_their_attributes_read_like_row_by_row_parsing():
+    """The loader converts each distinct tail of a line (everything after the price) once;
+    rows that share tails, awkward quoted tails and bad tails must read exactly as the
+    row-by-row reader reads them, bad rows skipped one by one."""
+    import random
+
+    rnd = random.Random(8)
+    tails = [
+        dict(gpu_count=0, gpu_name=None, gpu_vendor=None, gpu_memory=None),
+        dict(gpu_count=8, gpu_name="H100", gpu_memory=80.0),
+        dict(gpu_count=1, gpu_name="MI300X", gpu_vendor=AcceleratorVendor.AMD, gpu_memory=192.0),
+        dict(provider_data={"fabrics": ["a,b", 'q"q']}, flags=["x", "y"]),
+        dict(cpu_arch=CPUArchitecture.ARM, disk_size=100.0),
+    ]
+    damaged = 0
+    for round_ in range(60):
+        items = [
+            item(
+                instance_name=f"t{rnd.randint(0, 5)}",
+                location=rnd.choice(["us-east-1", "eu-west-1"]),
+                price=round(rnd.uniform(0.1, 9), 3),
+                spot=rnd.random() < 0.5,
+                **rnd.choice(tails),
+            )
+            for _ in range(rnd.randint(1, 60))
+        ]
+        lines = storage.dumps(items).decode().split("\r\n")
+        for _ in range(rnd.randint(0, 3)):  # damage some tails
+            k = rnd.randrange(1, len(lines) - 1)
+            lines[k] = lines[k].replace(",False,", ",maybe,").replace(",True,", ",-1,", 1)
+        text = ("\r\n" if round_ % 2 else "\n").join(lines)
+        stats = storage.ReadStats()
+        table = index.build_table(text, provider="aws", stats=stats)
+        reference_stats = storage.ReadStats()
+        expected = sorted(
+            storage.load(io.StringIO(text, newline=""), provider="aws", stats=reference_stats),
+            key=lambda i: i.price,
+        )
+        assert table.items(table.select(QueryFilter())) == expected
+        assert stats.skipped == reference_stats.skipped
+        damaged += stats.skipped
+    assert damaged > 10  # the damage did make bad rows

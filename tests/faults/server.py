@@ -54,7 +54,10 @@ class FaultServer:
                 if reply.declared_length is not None:
                     self.close_connection = True
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler, False)
+        self.httpd.request_queue_size = 128  # the default 5 drops parallel connects (1 s SYN retry)
+        self.httpd.server_bind()
+        self.httpd.server_activate()
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 

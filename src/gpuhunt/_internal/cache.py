@@ -7,6 +7,7 @@ folder is the user cache dir (platformdirs), or `GPUHUNT_CACHE_DIR`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -53,6 +54,17 @@ class DiskCache:
                 raise
         except OSError:
             pass  # a read-only or full disk only costs the cache, never the query
+
+    def prune(self, folder: str, keep: set[str]) -> None:
+        """Delete the files in `folder` not named in `keep` (best effort)."""
+        try:
+            entries = list(self._path(folder).iterdir())
+        except (OSError, ValueError):
+            return
+        for entry in entries:
+            if entry.name not in keep and not entry.name.startswith(".tmp-"):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
 
     def get_json(self, *parts: str) -> Any:
         data = self.get(*parts)

@@ -216,14 +216,20 @@ class Catalog:
     def _install(self, raw: sources.RawCatalog, fallback: bool = False) -> None:
         tables = []
         previous = self._loaded.table if self._loaded is not None else None
+        # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
+        # (a restart, every CLI run) loads them as column files instead of parsing again.
+        cache = DiskCache(raw.url) if raw.source in ("network", "disk-cache") else None
+        cached: set[str] = set()
         for provider in registry.OFFLINE_PROVIDERS:
             if provider in raw.csvs:
-                tables.append(_provider_table(raw, provider))
+                tables.append(_provider_table(raw, provider, cache, cached))
             elif provider in raw.failed and previous is not None:
                 # Its new object is broken: keep serving what we had rather than lose it.
                 kept = previous.part(provider)
                 if kept is not None:
                     tables.append(kept)
+        if cache is not None:
+            cache.prune(_PARSED, cached)
         # Built off to the side, then one assignment: queries see the old catalog or the new
         # one, never a mix, and never wait for the build.
         self._loaded = _Loaded(
@@ -409,18 +415,35 @@ class Catalog:
         return index.Offers(table, table.select(q, None if everyone else providers))
 
 
-def _provider_table(raw: sources.RawCatalog, provider: str) -> index.Table:
-    """A provider's offers from its column file when it has a usable one (milliseconds), from
-    its CSV otherwise."""
+_PARSED = "parsed"  # disk cache folder of tables parsed from CSVs
+
+
+def _provider_table(
+    raw: sources.RawCatalog, provider: str, cache: DiskCache | None, cached: set[str]
+) -> index.Table:
+    """A provider's offers from its published column file when it has a usable one, else from
+    a column file cached by an earlier parse of the same CSV, else by parsing the CSV."""
     csv = raw.csvs[provider]
+    csv_sha256 = raw.sha256.get(provider) or storage.sha256(csv)
     packed = raw.columns.get(provider)
     if packed is not None:
-        csv_sha256 = raw.sha256.get(provider) or storage.sha256(csv)
         try:
             return columns.loads(packed, provider=provider, csv_sha256=csv_sha256)
         except ValueError as e:
             logger.warning("Not using the %s column file (%s); parsing its CSV", provider, e)
-    return index.build_table(csv.decode("utf-8", "replace"), provider=provider)
+    name = f"{provider}-{csv_sha256[:32]}.columns"
+    if cache is not None:
+        cached.add(name)
+        earlier = cache.get(_PARSED, name)
+        if earlier is not None:
+            try:
+                return columns.loads(earlier, provider=provider, csv_sha256=csv_sha256)
+            except ValueError as e:
+                logger.debug("Ignoring the cached %s table: %s", provider, e)
+    table = index.build_table(csv.decode("utf-8", "replace"), provider=provider)
+    if cache is not None:
+        cache.put(columns.dumps(table, csv_sha256), _PARSED, name)
+    return table
 
 
 def _as_list(value: str | list[str] | None) -> list[str] | None:

@@ -358,20 +358,46 @@ class _Builder:
 
     def add_fast(self, cols: Mapping[str, Sequence[str]], n: int) -> None:
         """Vectorised conversion of a chunk; raises ValueError if any row is bad."""
+        self._append(**self._head(cols, n), **self._attributes(cols, n))
+
+    def add_factored(
+        self,
+        head: Mapping[str, Sequence[str]],
+        n: int,
+        attributes: Mapping[str, Sequence[str]],
+        which: np.ndarray,
+    ) -> None:
+        """Like `add_fast` for a chunk whose rows are `head` (name, location, price) plus one of
+        a few distinct `attributes` rows, row k having `attributes` row `which[k]`. An instance
+        type's offers differ only in region and price, so the remaining eleven fields are
+        converted once per distinct combination rather than once per row."""
+        distinct = self._attributes(attributes, len(next(iter(attributes.values()))))
+        self._append(**self._head(head, n), **{k: v[which] for k, v in distinct.items()})
+
+    def _head(self, cols: Mapping[str, Sequence[str]], n: int) -> dict[str, np.ndarray]:
         price = np.fromiter(map(float, cols["price"]), dtype=np.float64, count=n)
+        if not np.isfinite(price).all():
+            raise ValueError("non-finite number")
+        for name in ("instance_name", "location"):
+            if "" in cols[name]:
+                raise ValueError(f"empty {name}")
+        return {
+            "price": price,
+            "instance_name": _by_distinct(cols["instance_name"], self.names.code, np.int32),
+            "location": _by_distinct(cols["location"], self.locs.code, np.int32),
+        }
+
+    def _attributes(self, cols: Mapping[str, Sequence[str]], n: int) -> dict[str, np.ndarray]:
         # Sizes repeat a handful of values across a provider's offers: parse each value once.
         memory = _by_distinct(cols["memory"], float, np.float64)
         cpu = _by_distinct(cols["cpu"], int, np.int64)
         gpu_count = _by_distinct(cols["gpu_count"], int, np.int64)
         gpu_memory = _optional_floats(cols.get("gpu_memory"), n)
         disk = _optional_floats(cols.get("disk_size"), n)
-        if not (np.isfinite(price).all() and np.isfinite(memory).all()):
+        if not np.isfinite(memory).all():
             raise ValueError("non-finite number")
         if (gpu_count < 0).any():
             raise ValueError("negative gpu_count")
-        for name in ("instance_name", "location"):
-            if "" in cols[name]:
-                raise ValueError(f"empty {name}")
         spot = _by_distinct(cols["spot"], _SPOT.__getitem__, bool)
         raw_arch = cols.get("cpu_arch")
         arch = (
@@ -401,24 +427,19 @@ class _Builder:
         flags = _by_distinct(raw_flags, lambda f: self.flags.code(_norm_flags(f)), np.int32)
         raw_pd = cols.get("provider_data") or ("",) * n
         pds = _by_distinct(raw_pd, lambda p: self.pdatas.code(storage._check_json(p)), np.int32)
-        names = _by_distinct(cols["instance_name"], self.names.code, np.int32)
-        locations = _by_distinct(cols["location"], self.locs.code, np.int32)
-        self._append(
-            price=price,
-            cpu=cpu,
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_memory=gpu_memory,
-            disk_size=disk,
-            spot=spot,
-            gpu_name=name_code,
-            gpu_vendor=vendor,
-            cpu_arch=arch,
-            flags=flags,
-            instance_name=names,
-            location=locations,
-            provider_data=pds,
-        )
+        return {
+            "cpu": cpu,
+            "memory": memory,
+            "gpu_count": gpu_count,
+            "gpu_memory": gpu_memory,
+            "disk_size": disk,
+            "spot": spot,
+            "gpu_name": name_code,
+            "gpu_vendor": vendor,
+            "cpu_arch": arch,
+            "flags": flags,
+            "provider_data": pds,
+        }
 
     def add_row(self, row: storage.ParsedRow) -> None:
         one = np.ones(1)
@@ -492,6 +513,8 @@ _STRINGS = {
     "location": "locations",
     "provider_data": "provider_datas",
 }
+_SPLIT_HEAD = operator.methodcaller("split", ",", 3)
+_QUOTES = operator.methodcaller("count", '"')
 _SPOT = {"True": True, "False": False, "true": True, "false": False, "TRUE": True, "FALSE": False}
 _ARCH_CODES = {"": 0, "x86": 0, "arm": 1, "X86": 0, "ARM": 1}
 
@@ -605,22 +628,58 @@ def _build(data: str, provider: str, stats: storage.ReadStats, careful: bool) ->
                 builder.add_row(p)
             stats.rows += len(parsed)
 
+    def factored(part: list[str]) -> bool:
+        # Name, location and price first (the published column order), then the rest of the
+        # line, which repeats across an instance type's offers: converted once per distinct.
+        flat = list(itertools.chain.from_iterable(map(_SPLIT_HEAD, part)))
+        n = len(part)
+        if len(flat) != 4 * n:
+            return False
+        head = {"instance_name": flat[0::4], "location": flat[1::4], "price": flat[2::4]}
+        if quoted and any('"' in "".join(v) for v in head.values()):
+            return False
+        which, rests = _distinct(flat[3::4])
+        try:
+            rows = list(csv.reader(rests)) if quoted else [r.split(",") for r in rests]
+        except csv.Error:
+            return False
+        if any(len(r) != width - 3 for r in rows):
+            return False
+        attributes = {name: [r[i] for r in rows] for i, name in enumerate(header[3:])}
+        try:
+            builder.add_factored(head, n, attributes, which)
+        except (ValueError, KeyError, TypeError):
+            return False
+        stats.rows += n
+        return True
+
     body_start = data.find("\n") + 1
-    plain = not careful and body_start > 0 and '"' not in data
-    body = data[body_start:].replace("\r\n", "\n") if plain else ""
-    if plain and "\r" not in body:
-        # No quoting anywhere: the file is plain comma-separated lines, and one C-level split
-        # of each chunk gives every field (csv.reader costs ~2 us a row). Rows with the wrong
-        # number of fields go the careful way.
-        lines = body.split("\n")
+    quoted = '"' in data
+    lines: list[str] | None = None
+    if not careful and body_start > 0:
+        body = data[body_start:]
+        crs, crlfs = body.count("\r"), body.count("\r\n")
+        if crs and crs == crlfs == body.count("\n"):
+            lines = body.split("\r\n")  # what csv.writer writes: saves a copy of the text
+        elif crs == crlfs:
+            lines = body.replace("\r\n", "\n").split("\n")
+        if lines is not None:
+            # A quoted field that runs over a line break leaves an odd number of quotes on its
+            # line; without any, every line is one row and lines can be split apart directly.
+            if quoted and any(c % 2 for c in set(map(_QUOTES, lines))):
+                lines = None
+    if lines is not None:
+        # Each chunk is cut into fields with C-level splits (csv.reader costs ~2 us a row).
+        # Rows with the wrong number of fields, or a chunk that fails, go the careful way.
+        published_order = header == storage.FIELDS
         commas = operator.methodcaller("count", ",")
         for start in range(0, len(lines), _CHUNK):
             part = lines[start : start + _CHUNK]
             if "" in part:
                 part = [line for line in part if line]
-            if not part:
+            if not part or (published_order and factored(part)):
                 continue
-            if set(map(commas, part)) == {width - 1}:
+            if not quoted and set(map(commas, part)) == {width - 1}:
                 flush([], start + 2, ",".join(part).split(","))
             else:
                 flush(list(csv.reader(part)), start + 2)
