@@ -663,11 +663,10 @@ def _build(data: str, provider: str, stats: storage.ReadStats, careful: bool) ->
             lines = body.split("\r\n")  # what csv.writer writes: saves a copy of the text
         elif crs == crlfs:
             lines = body.replace("\r\n", "\n").split("\n")
-        if lines is not None:
-            # A quoted field that runs over a line break leaves an odd number of quotes on its
-            # line; without any, every line is one row and lines can be split apart directly.
-            if quoted and any(c % 2 for c in set(map(_QUOTES, lines))):
-                lines = None
+        # A quoted field that runs over a line break leaves an odd number of quotes on its
+        # line; without any, every line is one row and lines can be split apart directly.
+        if lines is not None and quoted and any(c % 2 for c in set(map(_QUOTES, lines))):
+            lines = None
     if lines is not None:
         # Each chunk is cut into fields with C-level splits (csv.reader costs ~2 us a row).
         # Rows with the wrong number of fields, or a chunk that fails, go the careful way.
