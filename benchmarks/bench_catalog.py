@@ -93,52 +93,42 @@ FIELDS = storage.FIELDS  # the published column order
 
 
 def generate(total: int, seed: int = 7) -> dict[str, bytes]:
+    """Like the published catalogs: each provider has instance types with fixed resources and a
+    base price, offered in several regions (some spot, cheaper and more spread), so a type's
+    offers differ only in location, price and spot."""
     rnd = random.Random(seed)
     out = {}
     for provider, (share, regions, has_spot) in PROVIDERS.items():
         n = int(total * share)
-        rows = []
-        for k in range(n):
+        types = []
+        for k in range(max(20, min(700, n // 60))):
+            cpu = rnd.choice([2, 4, 8, 16, 32, 64, 96, 192])
             if rnd.random() < 0.35:
-                gpu_count, name, mem, base, vendor = (
-                    0,
-                    "",
-                    "",
-                    0.05 * rnd.choice([1, 2, 4, 8, 16, 32]),
-                    "",
-                )
+                gpu_count, name, mem, vendor = 0, "", "", ""
+                base = 0.045 * cpu * rnd.uniform(0.8, 1.3)
             else:
-                name, mem, base = rnd.choice(GPUS)
+                name, mem, per_gpu = rnd.choice(GPUS)
                 gpu_count = rnd.choice([1, 1, 2, 4, 8])
                 vendor = "amd" if name.startswith("MI") else "nvidia"
-                base = base * gpu_count
-            spot = has_spot and rnd.random() < 0.4
-            price = round(base * rnd.lognormvariate(0, 0.25) * (0.4 if spot else 1.0), 5) or 0.01
-            cpu = rnd.choice([2, 4, 8, 16, 32, 64, 96, 192])
+                base = per_gpu * gpu_count * rnd.uniform(0.8, 1.3)
+            disk = rnd.choice(["", 100.0, 500.0])
             # Like the real catalogs: GCP marks every offer, Nebius GPU offers carry fabrics.
             data = "{}"
             if provider == "gcp":
                 data = '{"is_dws_calendar_mode": false}'
             elif provider == "nebius" and gpu_count:
                 data = '{"fabrics": ["fabric-2", "fabric-3"]}'
-            rows.append(
-                [
-                    f"{provider}-type-{k % 700}",
-                    rnd.choice(regions),
-                    price,
-                    cpu,
-                    cpu * 4.0,
-                    gpu_count,
-                    name,
-                    mem,
-                    spot,
-                    rnd.choice(["", 100.0, 500.0]),
-                    vendor,
-                    "",
-                    "x86",
-                    data,
-                ]
-            )
+            attrs = [cpu, cpu * 4.0, gpu_count, name, mem, disk, vendor, "", "x86", data]
+            types.append((f"{provider}-type-{k}", base, attrs))
+        rows = []
+        for _ in range(n):
+            name, base, attrs = rnd.choice(types)
+            spot = has_spot and rnd.random() < 0.4
+            spread = rnd.lognormvariate(0, 0.35 if spot else 0.1)
+            price = round(base * spread * (0.4 if spot else 1.0), 5) or 0.01
+            cpu, memory, count, gpu, mem, disk, vendor, flags, arch, data = attrs
+            row = [name, rnd.choice(regions), price, cpu, memory, count, gpu, mem, spot, disk]
+            rows.append(row + [vendor, flags, arch, data])
         rows.sort(key=lambda r: r[2])
         buf = io.StringIO()
         w = csv.writer(buf)

@@ -212,6 +212,43 @@ def test_threads_queries_reloads_and_a_flaky_online_provider():
         assert all(srv.hits.get(f"/{v}/catalog.zip") == 1 for v in versions)
 
 
+def test_queries_never_wait_for_a_reload_in_progress():
+    """16 threads query while a background reload is stuck downloading: every query is answered
+    from the loaded catalog before the reload ends (no lock the reload holds is ever taken)."""
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url, timeout=(2, 60), retries=0)
+        assert len(c.query()) == 10
+        srv.serve("/version", default=Reply(body=b"v2"))
+        srv.serve("/v2/catalog.zip", default=Reply(hang=True))
+        c.reload_interval = 0
+        c.query()  # starts the background reload, which hangs in its download
+        for _ in range(200):
+            if srv.hits.get("/v2/catalog.zip"):
+                break
+            time.sleep(0.05)
+        assert srv.hits.get("/v2/catalog.zip") == 1
+        answers: list[int] = []
+        lock = threading.Lock()
+
+        def worker() -> None:
+            for _ in range(50):
+                n = len(c.query(max_price=5))
+                with lock:
+                    answers.append(n)
+
+        threads = [threading.Thread(target=worker) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert not any(t.is_alive() for t in threads)
+        assert answers == [5] * (16 * 50)
+        # All of that happened while the reload was still waiting for its download.
+        assert c._reloading and srv.hits["/v2/catalog.zip"] == 1
+        assert c.status().version == "v1"
+
+
 SECRET = "sk-PLANTED-0123456789abcdef"
 
 
