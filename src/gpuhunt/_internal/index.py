@@ -153,17 +153,6 @@ class Table:
     def __len__(self) -> int:
         return len(self.price)
 
-    @property
-    def nbytes(self) -> int:
-        arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
-        strings = self.gpu_names + self.flag_sets + self.instance_names + self.locations
-        strings = strings + self.providers
-        return (
-            sum(a.nbytes for a in arrays)
-            + sum(len(s) + 49 for s in strings)
-            + sum(len(s) + 49 for s in self.provider_datas)
-        )
-
     # ------------------------------------------------------------------ query
 
     def select(self, q: QueryFilter, providers: Collection[str] | None = None) -> np.ndarray:
