@@ -107,6 +107,9 @@ def test_offers_sequence_behaves_like_a_list():
     assert offers[0].price == 1.0 and offers[-1].price == 3.0 and offers[1:] == as_list[1:]
     assert offers + [items[0]] == as_list + [items[0]]
     assert offers[0] is offers[0]  # built once
+    for cut in (slice(None, None, -1), slice(-2, None), slice(2, 0, -1), slice(5, 9)):
+        assert offers[cut] == as_list[cut]
+        assert index.Offers.from_items(as_list)[cut] == as_list[cut]
 
 
 def test_combined_tables_order_by_price_then_provider():

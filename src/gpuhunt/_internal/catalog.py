@@ -424,8 +424,10 @@ def _provider_table(
     """A provider's offers from its published column file when it has a usable one, else from
     a column file cached by an earlier parse of the same CSV, else by parsing the CSV."""
     csv = raw.csvs[provider]
-    csv_sha256 = raw.sha256.get(provider) or storage.sha256(csv)
     packed = raw.columns.get(provider)
+    if packed is None and cache is None:
+        return index.build_table(csv.decode("utf-8", "replace"), provider=provider)
+    csv_sha256 = raw.sha256.get(provider) or storage.sha256(csv)
     if packed is not None:
         try:
             return columns.loads(packed, provider=provider, csv_sha256=csv_sha256)

@@ -790,10 +790,9 @@ class Offers(Sequence[CatalogItem]):
     def __getitem__(self, i: slice) -> list[CatalogItem]: ...
     def __getitem__(self, i: int | slice) -> CatalogItem | list[CatalogItem]:
         if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
             if self._extra is None and self._table is not None:
-                return self._table.items(self._rows[start:stop:step])
-            return [self._at(k) for k in range(start, stop, step)]
+                return self._table.items(self._rows[i])  # numpy slices as lists do
+            return [self._at(k) for k in range(*i.indices(len(self)))]
         n = len(self)
         if i < 0:
             i += n
