@@ -50,9 +50,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -66,6 +65,7 @@ from gpuhunt._internal.models import (
     QueryFilter,
 )
 from gpuhunt._version import __version__
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -427,15 +427,12 @@ def _modes(platform: Any) -> list[bool]:
 
 
 @dataclass
-class ParseReport:
-    """What a collection skipped or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    provider: str = "nebius"
 
-    skipped_records: int = 0
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
-
-    def skip(self, what: str, reason: str) -> None:
-        self.skipped_records += 1
-        logger.warning("nebius: skipping %s: %s", what, reason)
+    @property
+    def skipped_records(self) -> int:
+        return len(self.skipped)
 
 
 @dataclass(frozen=True)
@@ -486,11 +483,7 @@ def platform_gpu(platform: dict[str, Any], report: ParseReport) -> PlatformGpu |
     canonical = GPU_NAME_OVERRIDES.get(token) or canonical_gpu_name(token)
     vendor = vendor_of(canonical) if canonical else None
     if canonical is None or vendor is None:
-        if report.unknown_gpus[token] == 0:
-            logger.warning(
-                "nebius: GPU %r of platform %s is not in the accelerator tables", token, name
-            )
-        report.unknown_gpus[token] += 1
+        report.unknown_gpu(token, f"platform {name}")
         # Every GPU Nebius offers is NVIDIA.
         return PlatformGpu(token, AcceleratorVendor.NVIDIA, memory, CPUArchitecture.X86)
     known = {a.memory for a in accelerators_named(canonical)}

@@ -54,16 +54,16 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -253,16 +253,17 @@ def run_batched(
 
 
 @dataclass
-class ParseReport:
-    """What a collection skipped or could not name (for logs, tests and the nightly build)."""
+class ParseReport(_report.ParseReport):
+    provider: str = "runpod"
 
-    skipped_records: int = 0
-    unknown_gpus: Counter[str] = field(default_factory=Counter)
-
-    def skip(self, what: str, record: Any, reason: str) -> None:
-        self.skipped_records += 1
+    def skip_record(self, what: str, record: Any, reason: str) -> None:
+        """A record left out, named by its id when it has one."""
         ident = record.get("id") if isinstance(record, dict) else None
-        logger.warning("runpod: skipping %s %r: %s", what, ident, reason)
+        self.skip(f"{what} {ident!r}", reason)
+
+    @property
+    def skipped_records(self) -> int:
+        return len(self.skipped)
 
 
 @dataclass(frozen=True)
@@ -302,7 +303,7 @@ def parse_discovery(data: dict[str, Any], report: ParseReport | None = None) -> 
     data_centers = []
     for dc in _list_field(data, "dataCenters"):
         if not isinstance(dc, dict) or not isinstance(dc.get("id"), str):
-            report.skip("data center", dc, "no id")
+            report.skip_record("data center", dc, "no id")
             continue
         if dc.get("listed"):
             data_centers.append(dc["id"])
@@ -311,7 +312,7 @@ def parse_discovery(data: dict[str, Any], report: ParseReport | None = None) -> 
     max_secure = max_community = 0
     for gpu_type in _list_field(data, "gpuTypes"):
         if not isinstance(gpu_type, dict):
-            report.skip("GPU type", gpu_type, "not an object")
+            report.skip_record("GPU type", gpu_type, "not an object")
             continue
         max_secure = max(max_secure, int(_number(gpu_type, "maxGpuCountSecureCloud") or 0))
         max_community = max(max_community, int(_number(gpu_type, "maxGpuCountCommunityCloud") or 0))
@@ -348,7 +349,7 @@ def resolve_gpu(record: dict[str, Any], report: ParseReport) -> Gpu | None:
     type_id = record["id"]
     memory = _number(record, "memoryInGb")
     if memory is None or memory <= 0:
-        report.skip("GPU type", record, "no memoryInGb")
+        report.skip_record("GPU type", record, "no memoryInGb")
         return None
     spellings = [s for s in (display, type_id) if s]
     if not any(_MIG_SLICE.search(s) for s in spellings):
@@ -361,11 +362,9 @@ def resolve_gpu(record: dict[str, Any], report: ParseReport) -> Gpu | None:
     try:
         vendor = AcceleratorVendor.cast(record.get("manufacturer"))
     except ValueError:
-        report.skip("GPU type", record, f"unknown GPU {raw!r} of unknown manufacturer")
+        report.skip_record("GPU type", record, f"unknown GPU {raw!r} of unknown manufacturer")
         return None
-    if report.unknown_gpus[raw] == 0:
-        logger.warning("runpod: GPU %r (%s) is not in the accelerator tables", raw, type_id)
-    report.unknown_gpus[raw] += 1
+    report.unknown_gpu(raw, f"GPU type {type_id}")
     return Gpu(name=raw, vendor=vendor, memory=memory)
 
 
@@ -386,11 +385,11 @@ def parse_pod_offers(
     cloud = "secure" if query.secure_cloud else "community"
     for record in _gpu_type_records(answer, "gpuTypes"):
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            report.skip("GPU type", record, "not an object with an id")
+            report.skip_record("GPU type", record, "not an object with an id")
             continue
         lowest = record.get("lowestPrice")
         if lowest is not None and not isinstance(lowest, dict):
-            report.skip("GPU type", record, "lowestPrice is not an object")
+            report.skip_record("GPU type", record, "lowestPrice is not an object")
             continue
         # No quote or no stock: this GPU type is not sold for this query.
         if not lowest or lowest.get("stockStatus") is None:
@@ -406,7 +405,7 @@ def parse_pod_offers(
         cpu = _number(lowest, "minVcpu")
         memory = _number(lowest, "minMemory")
         if not cpu or not memory:
-            report.skip("GPU type", record, "lowestPrice has no minVcpu/minMemory")
+            report.skip_record("GPU type", record, "lowestPrice has no minVcpu/minMemory")
             continue
         gpu = resolve_gpu(record, report)
         if gpu is None:
@@ -441,7 +440,7 @@ def parse_cluster_offers(
     offers: list[CatalogItem] = []
     for record in cluster_types:
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            report.skip("cluster GPU type", record, "not an object with an id")
+            report.skip_record("cluster GPU type", record, "not an object with an id")
             continue
         quote = record.get("lowestPrice")
         lowest: dict[str, Any] = quote if isinstance(quote, dict) else {}
@@ -455,7 +454,7 @@ def parse_cluster_offers(
         gpu_count = _number(record, "maxGpuCountSecureCloud")
         centers = record.get("nodeGroupDatacenters")
         if not price or not gpu_count or not isinstance(centers, list):
-            report.skip("cluster GPU type", record, "no clusterPrice/GPU count/data centers")
+            report.skip_record("cluster GPU type", record, "no clusterPrice/GPU count/data centers")
             continue
         gpu = resolve_gpu(record, report)
         if gpu is None:
@@ -502,7 +501,7 @@ def parse_cpu_offers(
     offers: list[CatalogItem] = []
     for flavor in _gpu_type_records(answer, "cpuFlavors"):
         if not isinstance(flavor, dict) or not isinstance(flavor.get("id"), str):
-            report.skip("CPU flavor", flavor, "not an object with an id")
+            report.skip_record("CPU flavor", flavor, "not an object with an id")
             continue
         specifics = flavor.get("specifics")
         if not isinstance(specifics, dict) or specifics.get("stockStatus") is None:
@@ -515,10 +514,10 @@ def parse_cpu_offers(
         ram_per_vcpu = _number(flavor, "ramMultiplier")
         disk_per_vcpu = _number(flavor, "diskLimitPerVcpu")
         if not (min_vcpu and max_vcpu and ram_per_vcpu and disk_per_vcpu):
-            report.skip("CPU flavor", flavor, "missing vCPU/RAM/disk sizing")
+            report.skip_record("CPU flavor", flavor, "missing vCPU/RAM/disk sizing")
             continue
         if min_vcpu <= 0 or min_vcpu > max_vcpu or ram_per_vcpu <= 0 or disk_per_vcpu <= 0:
-            report.skip("CPU flavor", flavor, "inconsistent vCPU/RAM/disk sizing")
+            report.skip_record("CPU flavor", flavor, "inconsistent vCPU/RAM/disk sizing")
             continue
         for vcpu in cpu_sizes(int(min_vcpu), int(max_vcpu)):
             memory = int(vcpu * ram_per_vcpu)
