@@ -662,6 +662,46 @@ def test_publish_refuses_a_broken_build_folder(tmp_path, capsys):
         pipeline.publish(tmp_path / "out", "gpuhunt-x", client=object())
 
 
+def test_verify_checks_each_column_file_against_its_csv(tmp_path, replayed):
+    """A column file must be there when the manifest lists one and hold its CSV's offers."""
+    from gpuhunt._internal import columns, index
+
+    data = _lambda_items(replayed)
+    fresh = {"lambdalabs": pipeline.Collected(data, "2026-11-29T00:00:00+00:00")}
+    b = pipeline.build_catalog(V1, fresh, None, providers=["lambdalabs"])
+    pipeline.write_build(b, tmp_path / "ok")
+    assert pipeline.verify(str(tmp_path / "ok")).version == V1
+
+    def rewrite(folder, packed):
+        manifest = dict(b.manifest)
+        entry = dict(manifest["providers"]["lambdalabs"])
+        entry["columns_sha256"] = storage.sha256(packed) if packed else entry["columns_sha256"]
+        manifest["providers"] = {"lambdalabs": entry}
+        pipeline.write_build(b, tmp_path / folder)
+        zipped = storage.write_archive(
+            {"lambdalabs": data}, manifest, {"lambdalabs": packed} if packed else None
+        )
+        for rel in (f"{V1}/catalog.zip", f"lambdalabs/{V1}/catalog.zip"):
+            (tmp_path / folder / rel).write_bytes(zipped)
+        return str(tmp_path / folder)
+
+    with pytest.raises(CatalogIntegrityError, match="lambdalabs.columns is missing"):
+        pipeline.verify(rewrite("missing", None))
+    # Built from the same CSV (so bound to it by sha256) but holding one offer less.
+    table = index.build_table(data.decode(), provider="lambdalabs")
+    fewer = table.part("lambdalabs")
+    assert fewer is not None
+    short = columns.dumps(
+        index.Table(
+            **{k: getattr(fewer, k)[1:] for k in index._COLUMNS},
+            **{k: getattr(fewer, k) for k in index._STRINGS.values()},
+        ),
+        storage.sha256(data),
+    )
+    with pytest.raises(CatalogIntegrityError, match="holds other offers than lambdalabs.csv"):
+        pipeline.verify(rewrite("short", short))
+
+
 # --------------------------------------------------------------------------- snapshot, CI
 
 
