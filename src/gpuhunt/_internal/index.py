@@ -1,10 +1,12 @@
 """Offline offers held for fast queries (pure: no I/O).
 
-Each provider's offers live in a `Table`: one numpy column per field, sorted by price, with
-strings stored once and referenced by integer codes, and derived columns precomputed (effective
-GPU memory, total GPU memory, compute capability). A query evaluates `matches` as vectorised
-masks over those columns, so its cost is a few passes of machine code over the provider's rows
-plus building the offers it returns - and those are built lazily, when the caller reads them.
+Offers live in a `Table`: one numpy column per field, sorted by price, with strings stored once
+and referenced by integer codes, and derived columns precomputed (effective GPU memory, total
+GPU memory, compute capability). Each provider's CSV is parsed into a table of its own, and the
+catalog `combine`s them into one, so an answer across providers is already in price order. A
+query evaluates `matches` as vectorised masks over the columns, so its cost is a few passes of
+machine code over the rows plus handing back the offers it returns - and those are built
+lazily, when the caller reads them, then kept for later answers.
 
 `constraints.matches` stays the one definition of what matches; `tests/_internal/test_index.py`
 checks this module against it over random catalogs and filters.
