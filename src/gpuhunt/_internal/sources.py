@@ -63,6 +63,14 @@ class RawCatalog:
             sha256=archive.sha256,
         )
 
+    def take(self, provider: str, archive: storage.Archive) -> None:
+        """Add `provider`'s CSV from `archive`, with its column file and hash if it has them."""
+        self.csvs[provider] = archive.csvs[provider]
+        if provider in archive.columns:
+            self.columns[provider] = archive.columns[provider]
+        if provider in archive.sha256:
+            self.sha256[provider] = archive.sha256[provider]
+
 
 class NotFound(CatalogDownloadError):
     pass
@@ -235,21 +243,12 @@ def _fetch_per_provider(
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         futures = {p: pool.submit(one, p) for p in providers}
-    csvs: dict[str, bytes] = {}
-    columns: dict[str, bytes] = {}
-    hashes: dict[str, str] = {}
-    versions: dict[str, str] = {}
-    problems: list[str] = []
-    failed: list[str] = []
+    raw = RawCatalog({}, version or "", source, fetcher.base)
     first_error: Exception | None = None
     for p, fut in futures.items():
         try:
-            versions[p], archive = fut.result()
-            csvs[p] = archive.csvs[p]
-            if p in archive.columns:
-                columns[p] = archive.columns[p]
-            if p in archive.sha256:
-                hashes[p] = archive.sha256[p]
+            raw.versions[p], archive = fut.result()
+            raw.take(p, archive)
         except NotFound as e:
             if version is not None:
                 raise CatalogDownloadError(
@@ -260,19 +259,17 @@ def _fetch_per_provider(
             if version is not None:
                 raise
             logger.warning("Could not load the %s catalog: %s", p, e)
-            problems.append(f"{p}: {e}")
-            failed.append(p)
+            raw.problems.append(f"{p}: {e}")
+            raw.failed.append(p)
             first_error = first_error or e
-    if not csvs:
+    if not raw.csvs:
         raise first_error or NotFound(
             f"No catalog published under {transport.safe_url(fetcher.base)}"
         )
     if cache:
-        cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
-    shown = version or max(versions.values())
-    return RawCatalog(
-        csvs, shown, source, fetcher.base, None, versions, problems, failed, columns, hashes
-    )
+        cache.put_json({"layout": "per-provider", "versions": raw.versions}, "latest.json")
+    raw.version = version or max(raw.versions.values())
+    return raw
 
 
 def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
@@ -293,12 +290,7 @@ def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
         for p, v in versions.items():
             data = cache.get(p, v, "catalog.zip")
             if data is not None:
-                archive = storage.read_archive(data, source=f"cached {p}/{v}")
-                raw.csvs[p] = archive.csvs[p]
-                if p in archive.columns:
-                    raw.columns[p] = archive.columns[p]
-                if p in archive.sha256:
-                    raw.sha256[p] = archive.sha256[p]
+                raw.take(p, storage.read_archive(data, source=f"cached {p}/{v}"))
         if not raw.csvs:
             return None
         raw.version = max(versions.values())
