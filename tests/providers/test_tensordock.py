@@ -287,5 +287,5 @@ class TestCaching:
         assert results == [3] * 50
         assert len(responses.calls) == 1
         assert livecache.LIVE_CACHE.get(
-            livecache.request_key("tensordock", HOSTNODES_URL, {}), lambda: None
+            livecache.request_key("tensordock", "GET", HOSTNODES_URL, {}, None), lambda: None
         )

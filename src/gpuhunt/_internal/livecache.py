@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 from cachetools import TTLCache
 
+from gpuhunt._internal import transport
+
 T = TypeVar("T")
 
 
@@ -77,3 +79,26 @@ def request_key(provider: str, *parts: Any, secret: str | None = None) -> tuple[
     if secret:
         blob += hashlib.sha256(secret.encode()).hexdigest()
     return provider, hashlib.sha256(blob.encode()).hexdigest()
+
+
+def request_json(
+    method: str,
+    url: str,
+    *,
+    provider: str,
+    secret: str | None = None,
+    credential: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """`transport.request_json` through `LIVE_CACHE`: an identical request within the TTL, or
+    one already in flight, makes no new call. Requests differ by method, URL, `params` and
+    `json`; an account's credential goes in `secret` (see `request_key`)."""
+    key = request_key(
+        provider, method, url, kwargs.get("params"), kwargs.get("json"), secret=secret
+    )
+    return LIVE_CACHE.get(
+        key,
+        lambda: transport.request_json(
+            method, url, provider=provider, credential=credential, **kwargs
+        ),
+    )

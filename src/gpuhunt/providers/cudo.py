@@ -67,9 +67,7 @@ class CudoProvider(OnlineProvider):
         balance_resources: bool = True,
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
-        payload = livecache.LIVE_CACHE.get(
-            livecache.request_key(self.NAME, MACHINE_TYPES_URL), fetch_machine_types
-        )
+        payload = fetch_machine_types()
         stats: Counter[str] = Counter()
         offers = parse_machine_types(payload, query_filter, balance_resources, stats)
         self.last_stats = stats
@@ -77,7 +75,7 @@ class CudoProvider(OnlineProvider):
 
 
 def fetch_machine_types() -> Any:
-    return transport.request_json("GET", MACHINE_TYPES_URL, provider=CudoProvider.NAME)
+    return livecache.request_json("GET", MACHINE_TYPES_URL, provider=CudoProvider.NAME)
 
 
 def parse_machine_types(

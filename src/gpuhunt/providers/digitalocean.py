@@ -22,7 +22,6 @@ Decisions:
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
@@ -86,17 +85,15 @@ def fetch_sizes(api_url: str, api_key: str | None) -> list[Any]:
     page = 1
     for _ in range(MAX_PAGES):
         params = {"page": page, "per_page": PER_PAGE}
-        fetch = functools.partial(
-            transport.request_json,
+        data = livecache.request_json(
             "GET",
             url,
             provider=NAME,
+            secret=api_key,
             credential=CREDENTIAL,
             params=params,
             headers=headers,
         )
-        key = livecache.request_key(NAME, "GET", url, params, secret=api_key)
-        data = livecache.LIVE_CACHE.get(key, fetch)
         transport.require_fields(data, {"sizes": list}, where=f"{NAME}: GET /v2/sizes")
         sizes.extend(data["sizes"])
         next_page = _next_page(data)

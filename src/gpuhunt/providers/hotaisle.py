@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
-from gpuhunt._internal import livecache, transport
+from gpuhunt._internal import livecache
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
@@ -82,16 +82,13 @@ def available_vms_url(team_handle: str) -> str:
 
 def fetch_available_vms(api_key: str, team_handle: str) -> Any:
     url = available_vms_url(team_handle)
-    key = livecache.request_key(NAME, "GET", url, secret=api_key)
-    return livecache.LIVE_CACHE.get(
-        key,
-        lambda: transport.request_json(
-            "GET",
-            url,
-            provider=NAME,
-            credential=KEY_ENV,
-            headers={"Authorization": f"Token {api_key}", "Accept": "application/json"},
-        ),
+    return livecache.request_json(
+        "GET",
+        url,
+        provider=NAME,
+        secret=api_key,
+        credential=KEY_ENV,
+        headers={"Authorization": f"Token {api_key}", "Accept": "application/json"},
     )
 
 

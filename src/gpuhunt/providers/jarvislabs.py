@@ -95,16 +95,13 @@ def _key_from_env() -> str:
 
 def fetch_server_meta(api_url: str, api_key: str) -> Any:
     url = api_url + SERVER_META_PATH
-    key = livecache.request_key(NAME, "GET", url, secret=api_key)
-    return livecache.LIVE_CACHE.get(
-        key,
-        lambda: transport.request_json(
-            "GET",
-            url,
-            provider=NAME,
-            credential=CREDENTIAL,
-            headers={"Authorization": f"Bearer {api_key}"},
-        ),
+    return livecache.request_json(
+        "GET",
+        url,
+        provider=NAME,
+        secret=api_key,
+        credential=CREDENTIAL,
+        headers={"Authorization": f"Bearer {api_key}"},
     )
 
 

@@ -71,10 +71,7 @@ class SeewebProvider(OnlineProvider):
         balance_resources: bool = True,
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
-        payload = livecache.LIVE_CACHE.get(
-            livecache.request_key(self.NAME, PLANS_URL, secret=self._token),
-            lambda: fetch_plans(self._token),
-        )
+        payload = fetch_plans(self._token)
         stats: Counter[str] = Counter()
         offers = parse_plans(payload, stats)
         self.last_stats = stats
@@ -82,10 +79,11 @@ class SeewebProvider(OnlineProvider):
 
 
 def fetch_plans(token: str) -> Any:
-    return transport.request_json(
+    return livecache.request_json(
         "GET",
         PLANS_URL,
         provider=SeewebProvider.NAME,
+        secret=token,
         credential=TOKEN_ENV,
         headers={"X-APITOKEN": token, "Accept": "application/json"},
     )

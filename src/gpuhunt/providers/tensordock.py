@@ -70,10 +70,7 @@ class TensorDockProvider(OnlineProvider):
     ) -> list[CatalogItem]:
         q = query_filter or QueryFilter()
         params = hostnode_params(q)
-        payload = livecache.LIVE_CACHE.get(
-            livecache.request_key(self.NAME, HOSTNODES_URL, params),
-            lambda: fetch_hostnodes(params),
-        )
+        payload = fetch_hostnodes(params)
         stats: Counter[str] = Counter()
         offers = parse_hostnodes(payload, q, balance_resources, stats)
         self.last_stats = stats
@@ -93,7 +90,7 @@ def hostnode_params(q: QueryFilter) -> dict[str, int]:
 
 
 def fetch_hostnodes(params: dict[str, int]) -> Any:
-    return transport.request_json(
+    return livecache.request_json(
         "GET", HOSTNODES_URL, provider=TensorDockProvider.NAME, params=params
     )
 

@@ -155,10 +155,7 @@ class VastAIProvider(OnlineProvider):
 
 def fetch_bundles(body: Filters) -> Any:
     """The decoded bundles answer for `body`, shared by identical concurrent queries."""
-    key = livecache.request_key(NAME, "POST", BUNDLES_URL, body)
-    return livecache.LIVE_CACHE.get(
-        key, lambda: transport.request_json("POST", BUNDLES_URL, provider=NAME, json=body)
-    )
+    return livecache.request_json("POST", BUNDLES_URL, provider=NAME, json=body)
 
 
 def make_filters(

@@ -139,17 +139,14 @@ def _may_want_gpus(q: QueryFilter) -> bool:
 def _get(path: str, params: dict[str, Any], api_key: str | None = None) -> Any:
     url = API_URL + path
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    key = livecache.request_key(NAME, "GET", url, params, secret=api_key)
-    return livecache.LIVE_CACHE.get(
-        key,
-        lambda: transport.request_json(
-            "GET",
-            url,
-            provider=NAME,
-            credential=CREDENTIAL if api_key else None,
-            params=params,
-            headers=headers,
-        ),
+    return livecache.request_json(
+        "GET",
+        url,
+        provider=NAME,
+        secret=api_key,
+        credential=CREDENTIAL if api_key else None,
+        params=params,
+        headers=headers,
     )
 
 
