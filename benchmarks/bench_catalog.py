@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpuhunt._internal import storage  # noqa: E402
+from gpuhunt._internal.schema import FIELDS  # noqa: E402  (the published column order)
 
 PROVIDERS = {  # share of the catalog, regions, spot?
     "aws": (
@@ -89,7 +89,6 @@ GPUS = [
     ("MI300X", 192, 5.0),
     ("A6000", 48, 0.8),
 ]
-FIELDS = storage.FIELDS  # the published column order
 
 
 def generate(total: int, seed: int = 7) -> dict[str, bytes]:
@@ -140,12 +139,11 @@ def generate(total: int, seed: int = 7) -> dict[str, bytes]:
 
 def publish(csvs: dict[str, bytes], root: Path, version: str = "20261129-1") -> None:
     """As the nightly pipeline publishes: CSV + column file + manifest in each archive."""
-    from gpuhunt._internal import pipeline
+    from gpuhunt._internal.publish.build import Collected, build_catalog
+    from gpuhunt._internal.publish.files import write_build
 
-    collected = {p: pipeline.Collected(d, "2026-11-29T00:00:00+00:00") for p, d in csvs.items()}
-    pipeline.write_build(
-        pipeline.build_catalog(version, collected, None, providers=list(csvs)), root
-    )
+    collected = {p: Collected(d, "2026-11-29T00:00:00+00:00") for p, d in csvs.items()}
+    write_build(build_catalog(version, collected, None, providers=list(csvs)), root)
     (root / "version").unlink()  # so both clients read the same per-provider objects
 
 

@@ -12,16 +12,16 @@ from functools import cache
 
 import pytest
 
-from gpuhunt._internal import storage
 from gpuhunt._internal.accelerators import accelerators_named
+from gpuhunt._internal.formats.csv import ReadStats, load
 from gpuhunt._internal.models import CatalogItem
 
 
 @cache
 def _load(path: str, provider: str) -> tuple[CatalogItem, ...]:
-    stats = storage.ReadStats()
+    stats = ReadStats()
     with open(path, encoding="utf-8", newline="") as f:
-        items = tuple(storage.load(f, provider=provider, stats=stats))
+        items = tuple(load(f, provider=provider, stats=stats))
     if stats.skipped:
         raise AssertionError(f"{path}: {stats.skipped} malformed rows: {stats.errors}")
     return items

@@ -21,7 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from gpuhunt._internal import pipeline, registry, sources, storage  # noqa: E402
+from gpuhunt._internal import registry  # noqa: E402
+from gpuhunt._internal.formats.archive import FORMAT_VERSION, sha256, write_archive  # noqa: E402
+from gpuhunt._internal.formats.csv import csv_bytes  # noqa: E402
+from gpuhunt._internal.load.sources import fetch  # noqa: E402
+from gpuhunt._internal.publish.build import column_file  # noqa: E402
 from gpuhunt._version import __version__  # noqa: E402
 
 OUT = ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip"
@@ -37,11 +41,11 @@ def from_recordings() -> tuple[dict[str, bytes], dict[str, dict]]:
             print(f"skip {name}: no replay module ({e})", file=sys.stderr)
             continue
         items = sorted(replay.collect(), key=lambda i: i.price)
-        data = storage.dumps(items)
+        data = csv_bytes(items)
         csvs[name] = data
         entries[name] = {
             "rows": len(items),
-            "sha256": storage.sha256(data),
+            "sha256": sha256(data),
             "collected_at": replay.RECORDED_AT,
             "status": "recorded",
         }
@@ -50,7 +54,7 @@ def from_recordings() -> tuple[dict[str, bytes], dict[str, dict]]:
 
 
 def from_published(url: str) -> tuple[dict[str, bytes], dict[str, dict], str]:
-    raw = sources.fetch(
+    raw = fetch(
         url, registry.OFFLINE_PROVIDERS, version=None, cache=None, timeout=(5, 60), retries=2
     )
     entries = {}
@@ -58,7 +62,7 @@ def from_published(url: str) -> tuple[dict[str, bytes], dict[str, dict], str]:
         given = ((raw.manifest or {}).get("providers") or {}).get(name) or {}
         entries[name] = {
             "rows": data.count(b"\n") - 1,
-            "sha256": storage.sha256(data),
+            "sha256": sha256(data),
             "collected_at": given.get("collected_at") or raw.versions.get(name, raw.version)[:8],
             "status": "published",
         }
@@ -84,17 +88,17 @@ def main() -> int:
     if not csvs:
         print("no providers collected; snapshot unchanged", file=sys.stderr)
         return 1
-    packed = {p: pipeline.column_file(p, data) for p, data in csvs.items()}
+    packed = {p: column_file(p, data) for p, data in csvs.items()}
     for p, data in packed.items():
-        entries[p]["columns_sha256"] = storage.sha256(data)
+        entries[p]["columns_sha256"] = sha256(data)
     manifest = {
-        "format_version": storage.FORMAT_VERSION,
+        "format_version": FORMAT_VERSION,
         "version": version,
         "gpuhunt_version": __version__,
         "built_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         "providers": entries,
     }
-    Path(args.output).write_bytes(storage.write_archive(csvs, manifest, packed))
+    Path(args.output).write_bytes(write_archive(csvs, manifest, packed))
     print(
         f"wrote {args.output}: {sum(e['rows'] for e in entries.values())} offers, {len(csvs)} providers"
     )

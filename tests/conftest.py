@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuhunt._internal import livecache, transport
+from gpuhunt._internal.load import livecache, transport
 
 
 @pytest.fixture(autouse=True)

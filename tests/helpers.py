@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from gpuhunt._internal import storage
+from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 
 
@@ -49,7 +49,7 @@ def publish_archive(
         "providers": {
             p: {
                 "rows": d.count(b"\n") - 1,
-                "sha256": storage.sha256(d),
+                "sha256": sha256(d),
                 "collected_at": "2026-11-29",
                 "status": "fresh",
             }
@@ -57,7 +57,7 @@ def publish_archive(
         },
     }
     (root / version).mkdir(parents=True, exist_ok=True)
-    (root / version / "catalog.zip").write_bytes(storage.write_archive(csvs, manifest))
+    (root / version / "catalog.zip").write_bytes(write_archive(csvs, manifest))
     if latest:
         (root / "version").write_text(version)
 
@@ -66,7 +66,7 @@ def publish_per_provider(root: Path, version: str, csvs: dict[str, bytes]) -> No
     """Write the per-provider layout that gpuhunt 0.1.x reads."""
     for p, d in csvs.items():
         (root / p / version).mkdir(parents=True, exist_ok=True)
-        (root / p / version / "catalog.zip").write_bytes(storage.write_archive({p: d}, {}))
+        (root / p / version / "catalog.zip").write_bytes(write_archive({p: d}, {}))
         (root / p / "version").write_text(version)
 
 

@@ -5,11 +5,12 @@ filters, and catalog CSVs written by either library read identically in the othe
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
-from gpuhunt._internal import storage
+from gpuhunt._internal.formats.csv import load, write_csv_file
 
 _REFERENCE = r"""
 import json, sys
@@ -130,7 +131,7 @@ def test_matches_and_csv_agree_with_gpuhunt_0130(gpuhunt_0130, tmp_path):
     items = _items(rnd, 150)
     filters = _filters(rnd, 150)
     ours_csv = tmp_path / "ours.csv"
-    storage.dump(items, str(ours_csv))
+    write_csv_file(items, str(ours_csv))
     job = {
         "items": [
             {
@@ -150,6 +151,8 @@ def test_matches_and_csv_agree_with_gpuhunt_0130(gpuhunt_0130, tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
+        # Without PYTHONPATH, or a PYTHONPATH pointing at this checkout would shadow 0.1.30.
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
     )
     assert out.returncode == 0, out.stderr[-2000:]
     reference = json.loads(out.stdout)
@@ -174,4 +177,4 @@ def test_matches_and_csv_agree_with_gpuhunt_0130(gpuhunt_0130, tmp_path):
     assert reference["read"] == expected
     # ...and we read the reference's CSV into the same offers.
     with open(tmp_path / "reference.csv", newline="") as f:
-        assert list(storage.load(f, provider="aws")) == items
+        assert list(load(f, provider="aws")) == items

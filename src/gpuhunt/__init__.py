@@ -103,7 +103,7 @@ _LAZY = {
     "Catalog": "gpuhunt._internal.catalog",
     "default_catalog": "gpuhunt._internal.default",
     "query": "gpuhunt._internal.default",
-    "Offers": "gpuhunt._internal.index",
+    "Offers": "gpuhunt._internal.query.offers",
 }
 
 

@@ -6,16 +6,23 @@ import pytest
 
 import gpuhunt
 from gpuhunt import Catalog, CatalogError, UnknownProviderError
-from gpuhunt._internal import default, storage
+from gpuhunt._internal import default
+from gpuhunt._internal.formats.archive import sha256, write_archive
+from gpuhunt._internal.formats.columns import encode
+from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.load import tables
+from gpuhunt._internal.publish.build import Collected, build_catalog
+from gpuhunt._internal.publish.files import write_build
 from tests.helpers import item, publish_archive, publish_per_provider, serve_directory
 
-AWS = storage.dumps(
+AWS = csv_bytes(
     [
         item(price=2.0, instance_name="p4d"),
         item(price=1.0, instance_name="g5", gpu_name="A10G", gpu_memory=24.0),
     ]
 )
-LAMBDA = storage.dumps(
+LAMBDA = csv_bytes(
     [
         item(
             "lambdalabs",
@@ -77,7 +84,7 @@ def test_reuses_loaded_catalog_until_reload_interval(tmp_path):
         for _ in range(5):
             c.query()
         assert requests.count("/version") == 1 and requests.count("/v1/catalog.zip") == 1
-        publish_archive(root, "v2", {"aws": storage.dumps([item(price=9.0)])})
+        publish_archive(root, "v2", {"aws": csv_bytes([item(price=9.0)])})
         c.query()
         assert c.status().version == "v1"  # still fresh: 4 hours by default
         c.reload_interval = 0
@@ -113,7 +120,7 @@ def test_falls_back_to_bundled_snapshot(tmp_path, caplog):
 def test_pinned_version_is_exact_or_an_error(tmp_path):
     root = tmp_path / "b"
     publish_archive(root, "v1", {"aws": AWS})
-    publish_archive(root, "v2", {"aws": storage.dumps([item(price=5.0)])})
+    publish_archive(root, "v2", {"aws": csv_bytes([item(price=5.0)])})
     with serve_directory(root) as (url, _):
         c = Catalog(catalog_url=url, auto_reload=False)
         c.load(version="v1")
@@ -177,7 +184,7 @@ def test_default_catalog_and_query_honour_env(tmp_path, monkeypatch):
 
 
 def test_plain_http_refused_unless_loopback_or_allowed(monkeypatch):
-    from gpuhunt._internal.sources import check_url_allowed
+    from gpuhunt._internal.load.sources import check_url_allowed
 
     check_url_allowed("http://127.0.0.1:8000/x")
     with pytest.raises(CatalogError, match="GPUHUNT_ALLOW_HTTP"):
@@ -240,18 +247,14 @@ def test_online_provider_asked_for_but_not_added_is_reported(tmp_path):
 
 
 def _pipeline_bucket(root, csvs):
-    from gpuhunt._internal import pipeline
-
-    collected = {p: pipeline.Collected(d, "2026-11-29T00:00:00Z") for p, d in csvs.items()}
-    build = pipeline.build_catalog("20261129-1", collected, None, providers=list(csvs))
-    pipeline.write_build(build, root)
+    collected = {p: Collected(d, "2026-11-29T00:00:00Z") for p, d in csvs.items()}
+    build = build_catalog("20261129-1", collected, None, providers=list(csvs))
+    write_build(build, root)
 
 
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_a_pipeline_built_catalog_loads_from_its_column_files(tmp_path, layout, monkeypatch):
     """Published column files are loaded as they are: no CSV is parsed."""
-    from gpuhunt._internal import index
-
     root = tmp_path / "bucket"
     _pipeline_bucket(root, {"aws": AWS, "lambdalabs": LAMBDA})
     if layout == "per-provider":
@@ -260,7 +263,7 @@ def test_a_pipeline_built_catalog_loads_from_its_column_files(tmp_path, layout, 
     def no_parsing(*a, **kw):
         raise AssertionError("the CSV was parsed")
 
-    monkeypatch.setattr(index, "build_table", no_parsing)
+    monkeypatch.setattr(tables, "build_table", no_parsing)
     with serve_directory(root) as (url, _):
         c = Catalog(catalog_url=url)
         assert [(i.provider, i.instance_name, i.price) for i in c.query()] == [
@@ -274,22 +277,16 @@ def test_a_pipeline_built_catalog_loads_from_its_column_files(tmp_path, layout, 
 
 def test_a_column_file_that_does_not_fit_its_csv_is_not_used(tmp_path, caplog):
     """A column file built from other data (a publisher's bug) loses to the CSV it sits by."""
-    from gpuhunt._internal import columns, index
-
     root = tmp_path / "bucket"
-    other = storage.dumps([item(price=9.0, instance_name="wrong")])
-    wrong = columns.dumps(index.build_table(other.decode(), provider="aws"), storage.sha256(other))
+    other = csv_bytes([item(price=9.0, instance_name="wrong")])
+    wrong = encode(build_table(other.decode(), provider="aws"), sha256(other))
     manifest = {
         "format_version": 1,
         "version": "v1",
-        "providers": {
-            "aws": {"sha256": storage.sha256(AWS), "columns_sha256": storage.sha256(wrong)}
-        },
+        "providers": {"aws": {"sha256": sha256(AWS), "columns_sha256": sha256(wrong)}},
     }
     (root / "v1").mkdir(parents=True)
-    (root / "v1" / "catalog.zip").write_bytes(
-        storage.write_archive({"aws": AWS}, manifest, {"aws": wrong})
-    )
+    (root / "v1" / "catalog.zip").write_bytes(write_archive({"aws": AWS}, manifest, {"aws": wrong}))
     (root / "version").write_text("v1")
     with serve_directory(root) as (url, _):
         c = Catalog(catalog_url=url)
@@ -299,18 +296,16 @@ def test_a_column_file_that_does_not_fit_its_csv_is_not_used(tmp_path, caplog):
 
 def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, monkeypatch):
     """CSV-only archives (as gpuhunt 0.1.x publishes) are parsed once per CSV, not per start."""
-    from gpuhunt._internal import index
-
     root = tmp_path / "bucket"
     publish_per_provider(root, "v1", {"aws": AWS, "lambdalabs": LAMBDA})
     parsed = []
-    real = index.build_table
+    real = build_table
 
     def counting(text, *, provider, **kw):
         parsed.append(provider)
         return real(text, provider=provider, **kw)
 
-    monkeypatch.setattr(index, "build_table", counting)
+    monkeypatch.setattr(tables, "build_table", counting)
     with serve_directory(root) as (url, _):
         first = Catalog(catalog_url=url)
         first.load()
@@ -322,7 +317,7 @@ def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, 
         parsed_dir = next((tmp_path / "cache").iterdir()) / "parsed"
         assert len(list(parsed_dir.iterdir())) == 2
         # A new version of one provider: its old table file is pruned, the other is reused.
-        publish_per_provider(root, "v2", {"aws": storage.dumps([item(price=0.5)])})
+        publish_per_provider(root, "v2", {"aws": csv_bytes([item(price=0.5)])})
         third = Catalog(catalog_url=url)
         third.load()
         assert sorted(parsed) == ["aws", "aws", "lambdalabs"]

@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-from gpuhunt._internal import cli, storage
+from gpuhunt._internal import cli
+from gpuhunt._internal.formats.csv import csv_bytes
 from tests.helpers import item, publish_archive
 
 
@@ -14,13 +15,13 @@ def catalog_dir(tmp_path, monkeypatch):
         tmp_path,
         "20261129-1",
         {
-            "aws": storage.dumps(
+            "aws": csv_bytes(
                 [
                     item(price=2.0, instance_name="p5.48xlarge", gpu_name="H100", gpu_count=8),
                     item(price=0.5, instance_name="m5.large", gpu_count=0),
                 ]
             ),
-            "lambdalabs": storage.dumps(
+            "lambdalabs": csv_bytes(
                 [item("lambdalabs", price=2.49, instance_name="gpu_1x_h100_pcie", gpu_name="H100")]
             ),
         },

@@ -11,19 +11,18 @@ import time
 import pytest
 
 from gpuhunt import Catalog, CatalogError
-from gpuhunt._internal import storage
+from gpuhunt._internal.formats.archive import sha256, write_archive
+from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt.providers.base import AbstractProvider
 from tests.faults.server import FaultServer, Reply
 from tests.helpers import item
 
-GOOD = storage.dumps([item(price=float(p), instance_name=f"i{p}") for p in range(1, 11)])
+GOOD = csv_bytes([item(price=float(p), instance_name=f"i{p}") for p in range(1, 11)])
 
 
 def archive(csv: bytes = GOOD, version: str = "v1", manifest_sha: str | None = None) -> bytes:
-    sha = manifest_sha or storage.sha256(csv)
-    return storage.write_archive(
-        {"aws": csv}, {"version": version, "providers": {"aws": {"sha256": sha}}}
-    )
+    sha = manifest_sha or sha256(csv)
+    return write_archive({"aws": csv}, {"version": version, "providers": {"aws": {"sha256": sha}}})
 
 
 def publish(srv: FaultServer, version: str = "v1", data: bytes | None = None) -> None:
@@ -72,7 +71,7 @@ def test_500_then_200_is_retried():
 
 
 def test_429_with_retry_after_is_honoured(monkeypatch):
-    from gpuhunt._internal import transport
+    from gpuhunt._internal.load import transport
 
     monkeypatch.setattr(transport, "MAX_RETRY_AFTER", 5.0)  # the suite's conftest sets 0
     with FaultServer() as srv:
@@ -89,7 +88,7 @@ def test_429_with_retry_after_is_honoured(monkeypatch):
     [
         (lambda: archive()[:200], "truncated"),
         (lambda: archive(manifest_sha="0" * 64), "sha256"),
-        (lambda: storage.write_archive({"aws": b"0" * 20_000_000}, {}), "bomb"),
+        (lambda: write_archive({"aws": b"0" * 20_000_000}, {}), "bomb"),
     ],
 )
 def test_corrupt_archives_keep_the_good_catalog(bad, reason, caplog):
@@ -255,8 +254,8 @@ SECRET = "sk-PLANTED-0123456789abcdef"
 def test_secrets_never_reach_logs_or_errors(caplog, monkeypatch):
     import responses
 
-    from gpuhunt._internal import transport
     from gpuhunt._internal.errors import GPUHuntError
+    from gpuhunt._internal.load import transport
 
     caplog.set_level(logging.DEBUG)
     texts: list[str] = []
@@ -294,13 +293,13 @@ def test_secrets_never_reach_logs_or_errors(caplog, monkeypatch):
 
 
 def test_per_provider_layout_keeps_a_provider_whose_new_object_is_corrupt():
-    lam = storage.dumps([item("lambdalabs", price=1.5, instance_name="gpu_1x_h100")])
+    lam = csv_bytes([item("lambdalabs", price=1.5, instance_name="gpu_1x_h100")])
     with FaultServer() as srv:
         for provider, data in (("aws", GOOD), ("lambdalabs", lam)):
             srv.serve(f"/{provider}/version", default=Reply(body=b"v1"))
             srv.serve(
                 f"/{provider}/v1/catalog.zip",
-                default=Reply(body=storage.write_archive({provider: data}, {})),
+                default=Reply(body=write_archive({provider: data}, {})),
             )
         c = Catalog(catalog_url=srv.url)
         assert len(c.query()) == 11
@@ -309,7 +308,7 @@ def test_per_provider_layout_keeps_a_provider_whose_new_object_is_corrupt():
         srv.serve("/aws/version", default=Reply(body=b"v2"))
         srv.serve(
             "/aws/v2/catalog.zip",
-            default=Reply(body=storage.write_archive({"aws": GOOD[:-30]}, {})),
+            default=Reply(body=write_archive({"aws": GOOD[:-30]}, {})),
         )
         c.load()
         offers = c.query()

@@ -21,8 +21,8 @@ import requests
 import responses
 from responses import matchers
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt.providers import azure
 from gpuhunt.providers.azure import (

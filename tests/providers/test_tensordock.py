@@ -19,8 +19,8 @@ import pytest
 import requests
 import responses
 
-from gpuhunt._internal import livecache
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, QueryFilter
 from gpuhunt.providers.tensordock import (
     HOSTNODES_URL,

@@ -15,8 +15,8 @@ import pytest
 import requests
 import responses
 
-from gpuhunt._internal import livecache
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 from gpuhunt.providers import vastai
 from gpuhunt.providers.vastai import BUNDLES_URL, VastAIProvider

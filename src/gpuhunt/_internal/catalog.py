@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import heapq
 import logging
 import os
 import threading
@@ -23,14 +22,16 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from gpuhunt._internal import columns, index, registry, sources, storage
+from gpuhunt._internal import registry
 from gpuhunt._internal.accelerators import canonical_gpu_name
-from gpuhunt._internal.cache import DiskCache
 from gpuhunt._internal.constraints import matches, parse_compute_capability
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.load import sources
+from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.tables import PARSED, provider_table
+from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
+from gpuhunt._internal.query.offers import Offers, merge_online
+from gpuhunt._internal.query.table import Table, combine
 from gpuhunt.providers.base import AbstractProvider
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ _online_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpuhunt-on
 
 @dataclass(frozen=True)
 class _Loaded:
-    table: index.Table  # every offline provider's offers, by price
+    table: Table  # every offline provider's offers, by price
     version: str
     source: str
     url: str
@@ -222,18 +223,18 @@ class Catalog:
         cached: set[str] = set()
         for provider in registry.OFFLINE_PROVIDERS:
             if provider in raw.csvs:
-                tables.append(_provider_table(raw, provider, cache, cached))
+                tables.append(provider_table(raw, provider, cache, cached))
             elif provider in raw.failed and previous is not None:
                 # Its new object is broken: keep serving what we had rather than lose it.
                 kept = previous.part(provider)
                 if kept is not None:
                     tables.append(kept)
         if cache is not None:
-            cache.prune(_PARSED, cached)
+            cache.prune(PARSED, cached)
         # Built off to the side, then one assignment: queries see the old catalog or the new
         # one, never a mix, and never wait for the build.
         self._loaded = _Loaded(
-            table=index.combine(tables),
+            table=combine(tables),
             version=raw.version,
             source=raw.source,
             url=raw.url,
@@ -333,7 +334,7 @@ class Catalog:
         max_compute_capability: str | tuple[int, int] | None = None,
         spot: bool | None = None,
         allowed_flags: Container[str] | None = None,
-    ) -> index.Offers:
+    ) -> Offers:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL").
 
@@ -384,7 +385,7 @@ class Catalog:
             for p in online
         ]
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
-        offers = self._query_offline(offline, q) if offline else index.Offers.from_items([])
+        offers = self._query_offline(offline, q) if offline else Offers.from_items([])
         if not futures:
             return offers
         deadline = time.monotonic() + self._online_timeout
@@ -402,50 +403,17 @@ class Catalog:
                 continue
             self._online_errors.pop(p.NAME, None)
             online_lists.append([i for i in items if matches(i, q)])
-        return _merge_online(offers, online_lists)
+        return merge_online(offers, online_lists)
 
-    def _query_offline(self, providers: list[str], q: QueryFilter) -> index.Offers:
+    def _query_offline(self, providers: list[str], q: QueryFilter) -> Offers:
         loaded = self._current()
         if loaded is None:
             if not self.auto_reload:
                 logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")
-            return index.Offers.from_items([])
+            return Offers.from_items([])
         table = loaded.table
         everyone = set(table.providers) <= set(providers)
-        return index.Offers(table, table.select(q, None if everyone else providers))
-
-
-_PARSED = "parsed"  # disk cache folder of tables parsed from CSVs
-
-
-def _provider_table(
-    raw: sources.RawCatalog, provider: str, cache: DiskCache | None, cached: set[str]
-) -> index.Table:
-    """A provider's offers from its published column file when it has a usable one, else from
-    a column file cached by an earlier parse of the same CSV, else by parsing the CSV."""
-    csv = raw.csvs[provider]
-    packed = raw.columns.get(provider)
-    if packed is None and cache is None:
-        return index.build_table(csv.decode("utf-8", "replace"), provider=provider)
-    csv_sha256 = raw.sha256.get(provider) or storage.sha256(csv)
-    if packed is not None:
-        try:
-            return columns.loads(packed, provider=provider, csv_sha256=csv_sha256)
-        except ValueError as e:
-            logger.warning("Not using the %s column file (%s); parsing its CSV", provider, e)
-    name = f"{provider}-{csv_sha256[:32]}.columns"
-    if cache is not None:
-        cached.add(name)
-        earlier = cache.get(_PARSED, name)
-        if earlier is not None:
-            try:
-                return columns.loads(earlier, provider=provider, csv_sha256=csv_sha256)
-            except ValueError as e:
-                logger.debug("Ignoring the cached %s table: %s", provider, e)
-    table = index.build_table(csv.decode("utf-8", "replace"), provider=provider)
-    if cache is not None:
-        cache.put(columns.dumps(table, csv_sha256), _PARSED, name)
-    return table
+        return Offers(table, table.select(q, None if everyone else providers))
 
 
 def _as_list(value: str | list[str] | None) -> list[str] | None:
@@ -465,18 +433,3 @@ def _with_canonical_names(names: list[str] | None) -> list[str] | None:
         if c is not None and c.lower() not in {x.lower() for x in out}:
             out.append(c)
     return out
-
-
-def _merge_online(offline: index.Offers, online_lists: list[list[CatalogItem]]) -> index.Offers:
-    """Merge by price like `heapq.merge`: each list keeps its own order (Vast.ai's score order,
-    say), and on equal prices offline offers come first, then online in provider order."""
-    if not any(online_lists):
-        return offline
-    table = offline._table
-    offline_prices = table.price[offline._rows] if table is not None else np.empty(0)
-    streams: list[Any] = [((price, pos) for pos, price in enumerate(offline_prices.tolist()))]
-    streams += [((item.price, item) for item in items) for items in online_lists]
-    order: list[CatalogItem | int] = [
-        entry for _, entry in heapq.merge(*streams, key=lambda x: x[0])
-    ]
-    return index.Offers(table, offline._rows, order)

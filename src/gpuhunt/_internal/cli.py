@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import csv
 import difflib
-import importlib
 import json
 import logging
 import sys
@@ -21,6 +20,7 @@ from gpuhunt._internal import registry
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, canonical_gpu_name
 from gpuhunt._internal.errors import GPUHuntError
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.publish.commands import register as register_publish_commands
 
 logger = logging.getLogger("gpuhunt")
 
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cat_sub = cat.add_subparsers(dest="catalog_command")
     st = cat_sub.add_parser("status", help="load the catalog and show where it came from")
     st.add_argument("--json", action="store_true")
-    _register_pipeline_commands(cat_sub)
+    register_publish_commands(cat_sub)
     sub.add_parser("providers", help="list providers")
     args = parser.parse_args(argv)
     if args.command == "query":
@@ -130,14 +130,6 @@ def _list_providers() -> int:
         extra = f"  (pip install 'gpuhunt[{spec.extra}]')" if spec.extra else ""
         print(f"{spec.name:14} {kind:8} {' '.join(spec.env)}{extra}")
     return 0
-
-
-def _register_pipeline_commands(cat_sub: Any) -> None:
-    try:
-        pipeline = importlib.import_module("gpuhunt._internal.pipeline")
-    except ImportError:
-        return
-    pipeline.register_cli(cat_sub)
 
 
 def _guard(fn: Any) -> int:
@@ -164,7 +156,7 @@ def _collect(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     logging.getLogger().setLevel(logging.INFO)
-    from gpuhunt._internal import storage
+    from gpuhunt._internal.formats import csv as catalog_csv
 
     cls = registry.provider_class(args.provider)
     provider = cls.from_env()
@@ -176,7 +168,7 @@ def _collect(argv: list[str]) -> int:
     )
     # Write next to the target and rename, so a failed run never leaves a half-written CSV.
     tmp = f"{args.output}.tmp"
-    n = storage.dump(offers, tmp)
+    n = catalog_csv.write_csv_file(offers, tmp)
     import os
 
     os.replace(tmp, args.output)

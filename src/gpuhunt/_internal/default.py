@@ -9,7 +9,7 @@ from typing import Any
 from gpuhunt._internal import registry
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.errors import GPUHuntError, MissingCredsError
-from gpuhunt._internal.index import Offers
+from gpuhunt._internal.query.offers import Offers
 
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()

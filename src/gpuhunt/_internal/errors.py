@@ -34,3 +34,7 @@ class UnknownProviderError(GPUHuntError, ValueError):
 
     Also a `ValueError`, which is what gpuhunt 0.1.x raised for an unknown provider.
     """
+
+
+class PipelineError(GPUHuntError):
+    """A build, publish or verify step failed; nothing was made the latest version."""

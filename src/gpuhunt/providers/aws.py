@@ -74,10 +74,10 @@ import requests
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
 from gpuhunt._internal.constraints import correct_gpu_memory_gib
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,

@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,

@@ -2,7 +2,7 @@
 
 A provider turns a cloud's API answers into `CatalogItem`s. Keep the parsing pure (functions that
 take decoded JSON/CSV and return items) and the I/O in small fetch functions that go through
-`gpuhunt._internal.transport`, so tests can drive the real request code over recorded answers.
+`gpuhunt._internal.load.transport`, so tests can drive the real request code over recorded answers.
 """
 
 from __future__ import annotations

@@ -32,9 +32,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider

@@ -41,7 +41,6 @@ from typing import Any
 
 from typing_extensions import Self
 
-from gpuhunt._internal import livecache, transport
 from gpuhunt._internal.accelerators import (
     accelerators_named,
     canonical_gpu_name,
@@ -49,6 +48,7 @@ from gpuhunt._internal.accelerators import (
     vendor_of,
 )
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 

@@ -29,8 +29,8 @@ from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from gpuhunt._internal import livecache, transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 

@@ -82,7 +82,6 @@ from google.auth.credentials import Credentials
 from google.cloud import billing_v1, compute_v1
 from google.protobuf import json_format
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import (
     accelerators_named,
     canonical_gpu_name,
@@ -90,6 +89,7 @@ from gpuhunt._internal.accelerators import (
     vendor_of,
 )
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env

@@ -26,9 +26,9 @@ from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
-from gpuhunt._internal import livecache
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 

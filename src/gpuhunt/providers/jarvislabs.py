@@ -30,9 +30,9 @@ import os
 from collections import Counter
 from typing import Any
 
-from gpuhunt._internal import livecache, transport
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
 from gpuhunt._internal.errors import MissingCredsError
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 

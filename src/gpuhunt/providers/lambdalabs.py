@@ -37,7 +37,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import (
     accelerators_named,
     canonical_gpu_name,
@@ -45,6 +44,7 @@ from gpuhunt._internal.accelerators import (
 )
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,

@@ -55,10 +55,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,

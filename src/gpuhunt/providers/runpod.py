@@ -59,9 +59,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider

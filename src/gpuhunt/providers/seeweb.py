@@ -26,13 +26,13 @@ from typing import Any
 
 from typing_extensions import Self
 
-from gpuhunt._internal import livecache, transport
 from gpuhunt._internal.accelerators import (
     accelerators_named,
     canonical_gpu_name,
     gpu_memory_from_name,
     vendor_of,
 )
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 

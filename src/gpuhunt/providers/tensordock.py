@@ -27,7 +27,6 @@ from typing import Any
 
 from typing_extensions import Self
 
-from gpuhunt._internal import livecache, transport
 from gpuhunt._internal.accelerators import (
     accelerators_named,
     canonical_gpu_name,
@@ -35,6 +34,7 @@ from gpuhunt._internal.accelerators import (
     vendor_of,
 )
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count
 from gpuhunt.providers.base import OnlineProvider

@@ -45,9 +45,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from gpuhunt._internal import livecache, transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
 from gpuhunt._internal.constraints import correct_gpu_memory_gib
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,

@@ -1,6 +1,6 @@
 """Verda (formerly DataCrunch): instance types, on-demand and spot prices, from the public REST API.
 
-Plain HTTP through `gpuhunt._internal.transport` (the Verda SDK is not needed):
+Plain HTTP through `gpuhunt._internal.load.transport` (the Verda SDK is not needed):
 
 1. `POST /v1/oauth2/token` with `{"grant_type": "client_credentials", "client_id", "client_secret"}`
    (from `VERDA_CLIENT_ID` / `VERDA_CLIENT_SECRET`) gives a short-lived bearer token;
@@ -35,9 +35,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, gpu_memory_from_name, vendor_of
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env

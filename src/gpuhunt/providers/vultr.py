@@ -41,10 +41,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
 
-from gpuhunt._internal import livecache, transport
 from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,

@@ -20,11 +20,22 @@ from typing import Any
 import pytest
 
 from gpuhunt import Catalog
-from gpuhunt._internal import cli, pipeline, registry, sources, storage
-from gpuhunt._internal.errors import CatalogIntegrityError
+from gpuhunt._internal import cli, registry
+from gpuhunt._internal.errors import CatalogIntegrityError, PipelineError
+from gpuhunt._internal.formats.archive import FORMAT_VERSION, read_archive, sha256, write_archive
+from gpuhunt._internal.formats.columns import encode
+from gpuhunt._internal.formats.csv import csv_bytes, write_csv_file
+from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.load.sources import snapshot_age_days
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.publish import s3
+from gpuhunt._internal.publish.build import Collected, build_catalog, check_csv, column_file
+from gpuhunt._internal.publish.files import load_previous, write_build
+from gpuhunt._internal.publish.s3 import ENDPOINT_ENV, s3_client
+from gpuhunt._internal.publish.verify import verify
+from gpuhunt._internal.query.table import COLUMNS, STRING_LISTS, Table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 V1, V2, V3 = "20261129-1", "20261130-1", "20261201-1"
 
 
@@ -58,7 +69,7 @@ def collected(tmp_path, replayed) -> Path:
     folder = tmp_path / "collected"
     folder.mkdir()
     for name, items in replayed.items():
-        storage.dump(items, str(folder / f"{name}.csv"))
+        write_csv_file(items, str(folder / f"{name}.csv"))
     return folder
 
 
@@ -110,7 +121,7 @@ def bucket(moto_url, monkeypatch, tmp_path) -> Bucket:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv(pipeline.ENDPOINT_ENV, moto_url)
+    monkeypatch.setenv(ENDPOINT_ENV, moto_url)
     monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
     monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
@@ -159,7 +170,7 @@ def publish(folder: Path, bucket: Bucket) -> None:
 
 
 def manifest_in(bucket: Bucket, version: str) -> dict[str, Any]:
-    archive = storage.read_archive(bucket.get(f"{version}/catalog.zip"))
+    archive = read_archive(bucket.get(f"{version}/catalog.zip"))
     assert archive.manifest is not None
     return archive.manifest
 
@@ -185,7 +196,7 @@ def test_collect_build_publish_and_load_over_http(
     assert f"OK: {bucket.base} version {V1}" in capsys.readouterr().out
 
     manifest = manifest_in(bucket, V1)
-    assert manifest["format_version"] == storage.FORMAT_VERSION and manifest["version"] == V1
+    assert manifest["format_version"] == FORMAT_VERSION and manifest["version"] == V1
     assert set(manifest) == {
         "format_version",
         "version",
@@ -228,7 +239,7 @@ def test_collect_build_publish_and_load_over_http(
 def test_failed_collection_is_carried_over(tmp_path, collected, replayed, bucket, capsys):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
-    v1_lambda = storage.read_archive(bucket.get(f"lambdalabs/{V1}/catalog.zip")).csvs["lambdalabs"]
+    v1_lambda = read_archive(bucket.get(f"lambdalabs/{V1}/catalog.zip")).csvs["lambdalabs"]
 
     # Night 2: Lambda's collection failed (no CSV), another provider's CSV has a broken row.
     (collected / "lambdalabs.csv").unlink()
@@ -251,10 +262,7 @@ def test_failed_collection_is_carried_over(tmp_path, collected, replayed, bucket
     fresh = [p for p in replayed if p not in ("lambdalabs", broken)]
     assert all(manifest["providers"][p]["status"] == "fresh" for p in fresh)
     # Both layouts carry the old CSV under the new version.
-    assert (
-        storage.read_archive(bucket.get(f"lambdalabs/{V2}/catalog.zip")).csvs["lambdalabs"]
-        == v1_lambda
-    )
+    assert read_archive(bucket.get(f"lambdalabs/{V2}/catalog.zip")).csvs["lambdalabs"] == v1_lambda
     assert bucket.get("lambdalabs/version") == V2.encode()
     assert gpuhunt("catalog", "verify", bucket.base) == 0
 
@@ -266,7 +274,7 @@ def test_failed_collection_is_carried_over(tmp_path, collected, replayed, bucket
 
     # Night 3, still failing: the data keeps the version and date it was collected at.
     build(collected, V3, tmp_path / "v3", previous=bucket.base)
-    night3 = storage.read_archive((tmp_path / "v3" / V3 / "catalog.zip").read_bytes()).manifest
+    night3 = read_archive((tmp_path / "v3" / V3 / "catalog.zip").read_bytes()).manifest
     assert night3 is not None
     entry = night3["providers"]["lambdalabs"]
     assert entry["status"] == "carried_over" and entry["from_version"] == V1
@@ -308,7 +316,7 @@ def test_integrity_failure_is_not_published(tmp_path, collected, replayed, bucke
     # Nothing published yet: publish a first version without the gate.
     build(collected, "20261128-1", tmp_path / "v0")
     publish(tmp_path / "v0", bucket)
-    good = storage.read_archive(bucket.get("20261128-1/catalog.zip")).csvs["lambdalabs"]
+    good = read_archive(bucket.get("20261128-1/catalog.zip")).csvs["lambdalabs"]
 
     _zero_a_price(collected / "lambdalabs.csv")
     bad = (collected / "lambdalabs.csv").read_bytes()
@@ -326,7 +334,7 @@ def test_integrity_failure_is_not_published(tmp_path, collected, replayed, bucke
     publish(tmp_path / "v2", bucket)
     assert manifest_in(bucket, V2)["providers"]["lambdalabs"]["status"] == "carried_over"
     for rel in [f"{V2}/catalog.zip", f"lambdalabs/{V2}/catalog.zip"]:
-        csvs = storage.read_archive(bucket.get(rel)).csvs
+        csvs = read_archive(bucket.get(rel)).csvs
         assert csvs["lambdalabs"] == good and csvs["lambdalabs"] != bad
     catalog = Catalog(catalog_url=bucket.base, auto_reload=False)
     catalog.load()
@@ -342,7 +350,7 @@ def test_integrity_failure_is_not_published(tmp_path, collected, replayed, bucke
     build(collected, V3, tmp_path / "v3", "--integrity", "--integrity-dir", checks)
     assert f"{other:12} fresh" in capsys.readouterr().out
     assert not (tmp_path / "v3" / "lambdalabs").exists()
-    manifest = storage.read_archive((tmp_path / "v3" / V3 / "catalog.zip").read_bytes()).manifest
+    manifest = read_archive((tmp_path / "v3" / V3 / "catalog.zip").read_bytes()).manifest
     assert manifest is not None and "lambdalabs" not in manifest["providers"]
 
 
@@ -368,7 +376,7 @@ class _FailingPointers:
 def test_interrupted_publish_leaves_previous_version(tmp_path, collected, replayed, bucket):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
-    storage.dump(
+    write_csv_file(
         [
             i.__class__(**{**i.__dict__, "price": round(i.price * 2, 4)})
             for i in replayed["lambdalabs"]
@@ -377,9 +385,9 @@ def test_interrupted_publish_leaves_previous_version(tmp_path, collected, replay
     )
     build(collected, V2, tmp_path / "v2", previous=bucket.base)
 
-    flaky = _FailingPointers(pipeline.s3_client())
-    with pytest.raises(pipeline.PipelineError, match=r"PUT s3://.*/v3/.*version failed"):
-        pipeline.publish(tmp_path / "v2", bucket.name, "v3", client=flaky)
+    flaky = _FailingPointers(s3_client())
+    with pytest.raises(PipelineError, match=r"PUT s3://.*/v3/.*version failed"):
+        s3.publish(tmp_path / "v2", bucket.name, "v3", client=flaky)
     assert f"v3/{V2}/catalog.zip" in flaky.puts  # the archive went up ...
     assert bucket.get("version") == V1.encode()  # ... but nothing points at it
     assert all(bucket.get(f"{p}/version") == V1.encode() for p in replayed)
@@ -390,7 +398,7 @@ def test_interrupted_publish_leaves_previous_version(tmp_path, collected, replay
     assert sorted(i.price for i in catalog.query(provider="lambdalabs")) == v1_prices
 
     # Publishing again finishes the job: intact objects are not uploaded twice.
-    result = pipeline.publish(tmp_path / "v2", bucket.name, "v3")
+    result = s3.publish(tmp_path / "v2", bucket.name, "v3")
     assert result.uploaded == [] and f"{V2}/catalog.zip" in result.skipped
     catalog.load()
     assert catalog.status().version == V2
@@ -411,23 +419,23 @@ class _TamperingBucket(_FailingPointers):
 
 def test_publish_checks_every_object_before_the_pointers(tmp_path, collected, bucket):
     build(collected, V1, tmp_path / "v1")
-    tampering = _TamperingBucket(pipeline.s3_client())
-    with pytest.raises(pipeline.PipelineError, match=rf"lambdalabs/{V1}/catalog.zip is \d+ bytes"):
-        pipeline.publish(tmp_path / "v1", bucket.name, "v3", client=tampering)
+    tampering = _TamperingBucket(s3_client())
+    with pytest.raises(PipelineError, match=rf"lambdalabs/{V1}/catalog.zip is \d+ bytes"):
+        s3.publish(tmp_path / "v1", bucket.name, "v3", client=tampering)
     assert not [k for k in bucket.object_keys() if k.endswith("version")]
     # A version object that exists with other content is never silently replaced.
-    with pytest.raises(pipeline.PipelineError, match="already exists with different content"):
-        pipeline.publish(tmp_path / "v1", bucket.name, "v3")
-    result = pipeline.publish(tmp_path / "v1", bucket.name, "v3", overwrite=True)
+    with pytest.raises(PipelineError, match="already exists with different content"):
+        s3.publish(tmp_path / "v1", bucket.name, "v3")
+    result = s3.publish(tmp_path / "v1", bucket.name, "v3", overwrite=True)
     assert result.uploaded == [f"lambdalabs/{V1}/catalog.zip"]
     assert gpuhunt("catalog", "verify", bucket.base) == 0
 
 
 def _tampered_zip(data: bytes) -> bytes:
     """A well-formed zip whose CSV no longer matches the sha256 in its manifest."""
-    archive = storage.read_archive(data)
+    archive = read_archive(data)
     csvs = {p: c.replace(b"gpu_", b"gpv_", 1) for p, c in archive.csvs.items()}
-    return storage.write_archive(csvs, archive.manifest or {})
+    return write_archive(csvs, archive.manifest or {})
 
 
 def test_corrupted_archive_is_rejected_and_cached_version_served(
@@ -530,7 +538,7 @@ def test_gpuhunt_0130_reads_the_published_bucket(
 
 
 def _csv(*items: CatalogItem) -> bytes:
-    return storage.dumps(items)
+    return csv_bytes(items)
 
 
 def _lambda_items(replayed: dict[str, list[CatalogItem]]) -> bytes:
@@ -539,44 +547,40 @@ def _lambda_items(replayed: dict[str, list[CatalogItem]]) -> bytes:
 
 def test_check_csv_rules(replayed):
     good = _lambda_items(replayed)
-    assert pipeline.check_csv(good, "lambdalabs") == (len(replayed["lambdalabs"]), None)
+    assert check_csv(good, "lambdalabs") == (len(replayed["lambdalabs"]), None)
     header = good.split(b"\r\n", 1)[0]
-    rows, reason = pipeline.check_csv(good + b"x,y,not-a-price\r\n", "lambdalabs")
+    rows, reason = check_csv(good + b"x,y,not-a-price\r\n", "lambdalabs")
     assert rows == len(replayed["lambdalabs"]) and "1 malformed row(s): line" in (reason or "")
-    assert pipeline.check_csv(header + b"\r\n", "lambdalabs") == (0, "no offers")
+    assert check_csv(header + b"\r\n", "lambdalabs") == (0, "no offers")
     assert "header is not the catalog format" in (
-        pipeline.check_csv(good.replace(b"instance_name,", b"name,", 1), "lambdalabs")[1] or ""
+        check_csv(good.replace(b"instance_name,", b"name,", 1), "lambdalabs")[1] or ""
     )
-    assert "not UTF-8" in (pipeline.check_csv(good + b"\xff\xfe", "lambdalabs")[1] or "")
+    assert "not UTF-8" in (check_csv(good + b"\xff\xfe", "lambdalabs")[1] or "")
 
 
 def test_unreadable_previous_blocks_a_partial_build(replayed):
-    fresh = {"lambdalabs": pipeline.Collected(_lambda_items(replayed), "2026-11-30T00:00:00+00:00")}
+    fresh = {"lambdalabs": Collected(_lambda_items(replayed), "2026-11-30T00:00:00+00:00")}
     providers = ["lambdalabs", "verda"]
-    with pytest.raises(pipeline.PipelineError, match="verda cannot be published fresh .* HTTP 503"):
-        pipeline.build_catalog(
-            V2, fresh, None, providers=providers, previous_error="version: HTTP 503"
-        )
+    with pytest.raises(PipelineError, match="verda cannot be published fresh .* HTTP 503"):
+        build_catalog(V2, fresh, None, providers=providers, previous_error="version: HTTP 503")
     # When nothing needs carrying over, the previous catalog is not needed.
-    ok = pipeline.build_catalog(
-        V2, fresh, None, providers=["lambdalabs"], previous_error="HTTP 503"
-    )
+    ok = build_catalog(V2, fresh, None, providers=["lambdalabs"], previous_error="HTTP 503")
     assert list(ok.manifest["providers"]) == ["lambdalabs"]
     assert list(ok.pointers) == ["lambdalabs/version", "version"]  # the archive pointer last
 
 
 def test_published_versions_are_immutable(tmp_path, replayed):
-    fresh = {"lambdalabs": pipeline.Collected(_lambda_items(replayed), "2026-11-29T00:00:00+00:00")}
-    first = pipeline.build_catalog(V1, fresh, None, providers=["lambdalabs"])
-    pipeline.write_build(first, tmp_path / "v1")
-    previous, error = pipeline.load_previous(str(tmp_path / "v1"), ["lambdalabs"])
+    fresh = {"lambdalabs": Collected(_lambda_items(replayed), "2026-11-29T00:00:00+00:00")}
+    first = build_catalog(V1, fresh, None, providers=["lambdalabs"])
+    write_build(first, tmp_path / "v1")
+    previous, error = load_previous(str(tmp_path / "v1"), ["lambdalabs"])
     assert error is None and previous is not None
-    with pytest.raises(pipeline.PipelineError, match=f"Version {V1} is already published"):
-        pipeline.build_catalog(V1, fresh, previous, providers=["lambdalabs"])
-    with pytest.raises(pipeline.PipelineError, match="is not empty"):
-        pipeline.write_build(first, tmp_path / "v1")
-    with pytest.raises(pipeline.PipelineError, match="Not a valid catalog version"):
-        pipeline.build_catalog("../etc", fresh, None)
+    with pytest.raises(PipelineError, match=f"Version {V1} is already published"):
+        build_catalog(V1, fresh, previous, providers=["lambdalabs"])
+    with pytest.raises(PipelineError, match="is not empty"):
+        write_build(first, tmp_path / "v1")
+    with pytest.raises(PipelineError, match="Not a valid catalog version"):
+        build_catalog("../etc", fresh, None)
 
 
 def test_carry_over_from_a_per_provider_only_bucket(tmp_path, replayed):
@@ -585,20 +589,20 @@ def test_carry_over_from_a_per_provider_only_bucket(tmp_path, replayed):
     data = _lambda_items(replayed)
     (legacy / "lambdalabs" / "20250101").mkdir(parents=True)
     (legacy / "lambdalabs" / "20250101" / "catalog.zip").write_bytes(
-        storage.write_archive({"lambdalabs": data}, {})
+        write_archive({"lambdalabs": data}, {})
     )
     (legacy / "lambdalabs" / "version").write_text("20250101")
-    previous, error = pipeline.load_previous(str(legacy), ["lambdalabs", "verda"])
+    previous, error = load_previous(str(legacy), ["lambdalabs", "verda"])
     assert error is None and previous is not None
-    b = pipeline.build_catalog(V1, {}, previous, providers=["lambdalabs", "verda"])
+    b = build_catalog(V1, {}, previous, providers=["lambdalabs", "verda"])
     entry = b.manifest["providers"]["lambdalabs"]
     assert entry == {
         "rows": len(replayed["lambdalabs"]),
-        "sha256": storage.sha256(data),
+        "sha256": sha256(data),
         "collected_at": None,
         "status": "carried_over",
         "from_version": "20250101",
-        "columns_sha256": storage.sha256(pipeline.column_file("lambdalabs", data)),
+        "columns_sha256": sha256(column_file("lambdalabs", data)),
     }
     assert [(o.provider, o.status) for o in b.outcomes] == [
         ("lambdalabs", "carried_over"),
@@ -656,29 +660,25 @@ def test_publish_refuses_a_broken_build_folder(tmp_path, capsys):
     (tmp_path / "in" / "lambdalabs.csv").write_bytes(_csv(*_some_lambda_offers()))
     build(tmp_path / "in", V1, tmp_path / "out")
     (tmp_path / "out" / "lambdalabs" / V1 / "catalog.zip").write_bytes(b"not a zip")
-    with pytest.raises(
-        pipeline.PipelineError, match=f"Refusing to publish .*lambdalabs/{V1}/catalog.zip"
-    ):
-        pipeline.publish(tmp_path / "out", "gpuhunt-x", client=object())
+    with pytest.raises(PipelineError, match=f"Refusing to publish .*lambdalabs/{V1}/catalog.zip"):
+        s3.publish(tmp_path / "out", "gpuhunt-x", client=object())
 
 
 def test_verify_checks_each_column_file_against_its_csv(tmp_path, replayed):
     """A column file must be there when the manifest lists one and hold its CSV's offers."""
-    from gpuhunt._internal import columns, index
-
     data = _lambda_items(replayed)
-    fresh = {"lambdalabs": pipeline.Collected(data, "2026-11-29T00:00:00+00:00")}
-    b = pipeline.build_catalog(V1, fresh, None, providers=["lambdalabs"])
-    pipeline.write_build(b, tmp_path / "ok")
-    assert pipeline.verify(str(tmp_path / "ok")).version == V1
+    fresh = {"lambdalabs": Collected(data, "2026-11-29T00:00:00+00:00")}
+    b = build_catalog(V1, fresh, None, providers=["lambdalabs"])
+    write_build(b, tmp_path / "ok")
+    assert verify(str(tmp_path / "ok")).version == V1
 
     def rewrite(folder, packed):
         manifest = dict(b.manifest)
         entry = dict(manifest["providers"]["lambdalabs"])
-        entry["columns_sha256"] = storage.sha256(packed) if packed else entry["columns_sha256"]
+        entry["columns_sha256"] = sha256(packed) if packed else entry["columns_sha256"]
         manifest["providers"] = {"lambdalabs": entry}
-        pipeline.write_build(b, tmp_path / folder)
-        zipped = storage.write_archive(
+        write_build(b, tmp_path / folder)
+        zipped = write_archive(
             {"lambdalabs": data}, manifest, {"lambdalabs": packed} if packed else None
         )
         for rel in (f"{V1}/catalog.zip", f"lambdalabs/{V1}/catalog.zip"):
@@ -686,20 +686,20 @@ def test_verify_checks_each_column_file_against_its_csv(tmp_path, replayed):
         return str(tmp_path / folder)
 
     with pytest.raises(CatalogIntegrityError, match="lambdalabs.columns is missing"):
-        pipeline.verify(rewrite("missing", None))
+        verify(rewrite("missing", None))
     # Built from the same CSV (so bound to it by sha256) but holding one offer less.
-    table = index.build_table(data.decode(), provider="lambdalabs")
+    table = build_table(data.decode(), provider="lambdalabs")
     fewer = table.part("lambdalabs")
     assert fewer is not None
-    short = columns.dumps(
-        index.Table(
-            **{k: getattr(fewer, k)[1:] for k in index._COLUMNS},
-            **{k: getattr(fewer, k) for k in index._STRINGS.values()},
+    short = encode(
+        Table(
+            **{k: getattr(fewer, k)[1:] for k in COLUMNS},
+            **{k: getattr(fewer, k) for k in STRING_LISTS.values()},
         ),
-        storage.sha256(data),
+        sha256(data),
     )
     with pytest.raises(CatalogIntegrityError, match="holds other offers than lambdalabs.csv"):
-        pipeline.verify(rewrite("short", short))
+        verify(rewrite("short", short))
 
 
 # --------------------------------------------------------------------------- snapshot, CI
@@ -724,13 +724,13 @@ def test_make_snapshot_from_a_published_catalog(tmp_path, collected, replayed):
     )
     assert out.returncode == 0, out.stderr
     assert real.read_bytes() == before
-    snapshot = storage.read_archive((tmp_path / "snapshot.zip").read_bytes())
-    published = storage.read_archive((tmp_path / "published" / V1 / "catalog.zip").read_bytes())
+    snapshot = read_archive((tmp_path / "snapshot.zip").read_bytes())
+    published = read_archive((tmp_path / "published" / V1 / "catalog.zip").read_bytes())
     assert snapshot.csvs == published.csvs and set(snapshot.csvs) == set(replayed)
     assert snapshot.manifest is not None and snapshot.manifest["version"] == f"snapshot-{V1}"
     for p, entry in snapshot.manifest["providers"].items():
         assert entry["collected_at"] == published.manifest["providers"][p]["collected_at"]  # type: ignore[index]
-    assert sources.snapshot_age_days(snapshot.manifest) is not None
+    assert snapshot_age_days(snapshot.manifest) is not None
 
 
 def test_ci_matrix_comes_from_the_registry():

@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter
-from gpuhunt._internal import columns, index, storage
+from gpuhunt._internal.formats.archive import sha256
+from gpuhunt._internal.formats.columns import decode, encode
+from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, VENDORS, Table
 from tests.helpers import item
 
 EVERYTHING = QueryFilter()
@@ -45,35 +49,33 @@ def random_catalog(rnd: random.Random, n: int) -> bytes:
                 provider_data=rnd.choice([{}, {"fabrics": ["f1"]}, {"k": "v,w"}]),
             )
         )
-    return storage.dumps(items)
+    return csv_bytes(items)
 
 
 def test_round_trip_gives_the_offers_the_csv_parses_to():
     rnd = random.Random(3)
     for n in (0, 1, 5, 300):
         csv = random_catalog(rnd, n)
-        parsed = index.build_table(csv.decode(), provider="aws")
-        packed = columns.dumps(parsed, storage.sha256(csv))
-        loaded = columns.loads(packed, provider="aws", csv_sha256=storage.sha256(csv))
+        parsed = build_table(csv.decode(), provider="aws")
+        packed = encode(parsed, sha256(csv))
+        loaded = decode(packed, provider="aws", csv_sha256=sha256(csv))
         assert loaded.items(loaded.select(EVERYTHING)) == parsed.items(parsed.select(EVERYTHING))
         q = QueryFilter(min_gpu_count=1, max_price=20, gpu_vendor=AcceleratorVendor.NVIDIA)
         assert loaded.items(loaded.select(q)) == parsed.items(parsed.select(q))
-        assert columns.dumps(parsed, storage.sha256(csv)) == packed  # deterministic
+        assert encode(parsed, sha256(csv)) == packed  # deterministic
 
 
 def test_skipped_rows_are_remembered():
-    csv = storage.dumps([item(), item(price=2.0)]) + b"bad,row\n"
-    parsed = index.build_table(csv.decode(), provider="aws")
-    loaded = columns.loads(
-        columns.dumps(parsed, storage.sha256(csv)), provider="aws", csv_sha256=storage.sha256(csv)
-    )
+    csv = csv_bytes([item(), item(price=2.0)]) + b"bad,row\n"
+    parsed = build_table(csv.decode(), provider="aws")
+    loaded = decode(encode(parsed, sha256(csv)), provider="aws", csv_sha256=sha256(csv))
     assert len(loaded) == 2 and loaded.skipped == {"aws": 1}
 
 
 def _packed() -> tuple[bytes, str]:
     csv = random_catalog(random.Random(1), 50)
-    sha = storage.sha256(csv)
-    return columns.dumps(index.build_table(csv.decode(), provider="aws"), sha), sha
+    sha = sha256(csv)
+    return encode(build_table(csv.decode(), provider="aws"), sha), sha
 
 
 def _with_header(packed: bytes, change) -> bytes:
@@ -114,28 +116,28 @@ def _set_column(name, value):
 def test_a_bad_header_is_a_value_error_naming_it(change, message):
     packed, sha = _packed()
     with pytest.raises(ValueError, match=message):
-        columns.loads(_with_header(packed, change), provider="aws", csv_sha256=sha)
+        decode(_with_header(packed, change), provider="aws", csv_sha256=sha)
 
 
 def test_bad_column_values_are_refused():
     packed, sha = _packed()
-    table = columns.loads(packed, provider="aws", csv_sha256=sha)
+    table = decode(packed, provider="aws", csv_sha256=sha)
     for name, value, message in [
         ("price", np.inf, "finite"),
         ("gpu_count", -1, "negative"),
         ("gpu_memory", -np.inf, "infinite"),
     ]:
-        broken = index.Table(
+        broken = Table(
             **{
                 k: getattr(table, k).copy()
-                for k in ["providers", "provider", *index._NUMERIC, *index._STRINGS.values()]
+                for k in ["providers", "provider", *STORED_COLUMNS, *STRING_LISTS.values()]
                 if k != "providers"
             },
             providers=["aws"],
         )
         getattr(broken, name)[-1] = value
         with pytest.raises(ValueError, match=message):
-            columns.loads(columns.dumps(broken, sha), provider="aws", csv_sha256=sha)
+            decode(encode(broken, sha), provider="aws", csv_sha256=sha)
     shuffled = bytearray(packed)
     start = packed.index(b"GPUHUNT-COLUMNS\n") + 20 + struct.unpack_from("<I", packed, 16)[0]
     offset = json.loads(packed[20:start])["columns"]["price"]["offset"]
@@ -143,15 +145,15 @@ def test_bad_column_values_are_refused():
     shuffled[start + offset : start + offset + 8] = struct.pack("<d", 1e9)  # cheapest is dearest
     assert first != shuffled[start + offset : start + offset + 8]
     with pytest.raises(ValueError, match="price order"):
-        columns.loads(bytes(shuffled), provider="aws", csv_sha256=sha)
+        decode(bytes(shuffled), provider="aws", csv_sha256=sha)
 
 
 def test_codes_are_mapped_by_vendor_name_not_position():
     packed, sha = _packed()
-    table = columns.loads(packed, provider="aws", csv_sha256=sha)
+    table = decode(packed, provider="aws", csv_sha256=sha)
     reordered = _with_header(packed, lambda h: h.update(vendors=list(reversed(h["vendors"]))))
-    swapped = columns.loads(reordered, provider="aws", csv_sha256=sha)
-    names = [v.value for v in index.VENDORS]
+    swapped = decode(reordered, provider="aws", csv_sha256=sha)
+    names = [v.value for v in VENDORS]
     for a, b in zip(
         table.items(table.select(EVERYTHING)), swapped.items(swapped.select(EVERYTHING))
     ):
@@ -173,7 +175,7 @@ def test_random_damage_is_only_ever_a_value_error_or_a_valid_table():
             for _ in range(rnd.randint(1, 4)):
                 damaged[rnd.randrange(len(damaged))] = rnd.randrange(256)
         try:
-            table = columns.loads(bytes(damaged), provider="aws", csv_sha256=sha)
+            table = decode(bytes(damaged), provider="aws", csv_sha256=sha)
         except ValueError:
             continue
         # Survived the checks: then every offer must build and be a well-formed offer.

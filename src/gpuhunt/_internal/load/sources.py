@@ -1,6 +1,6 @@
 """Where a catalog comes from: a published URL (either layout), a local folder, or the snapshot
 bundled in the package. Each returns raw CSV text per provider plus where it came from; building
-the query structures is `index`'s job.
+the query structures is `load.tables`' job.
 
 Published layouts under a base URL (see docs/catalog-format.md):
 - archive: `{base}/version` names V; `{base}/V/catalog.zip` holds every `{provider}.csv`, its
@@ -28,9 +28,10 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 
-from gpuhunt._internal import storage, transport
-from gpuhunt._internal.cache import DiskCache
 from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, CatalogIntegrityError
+from gpuhunt._internal.formats.archive import Archive, read_archive
+from gpuhunt._internal.load import transport
+from gpuhunt._internal.load.cache import DiskCache
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class RawCatalog:
     sha256: dict[str, str] = field(default_factory=dict)  # provider -> its CSV's, if known
 
     @classmethod
-    def of(cls, archive: storage.Archive, version: str, source: str, url: str) -> RawCatalog:
+    def of(cls, archive: Archive, version: str, source: str, url: str) -> RawCatalog:
         return cls(
             archive.csvs,
             version,
@@ -63,7 +64,7 @@ class RawCatalog:
             sha256=archive.sha256,
         )
 
-    def take(self, provider: str, archive: storage.Archive) -> None:
+    def take(self, provider: str, archive: Archive) -> None:
         """Add `provider`'s CSV from `archive`, with its column file and hash if it has them."""
         self.csvs[provider] = archive.csvs[provider]
         if provider in archive.columns:
@@ -80,9 +81,14 @@ class Unchanged(Exception):
     """The latest published version is the one already loaded."""
 
 
+def is_version(text: str) -> bool:
+    """Whether `text` is a well-formed catalog version name, such as 20261129-1."""
+    return _VERSION.match(text) is not None
+
+
 def _check_version(text: str, where: str) -> str:
     v = text.strip()
-    if not _VERSION.match(v):
+    if not is_version(v):
         raise CatalogIntegrityError(f"{where}: not a catalog version: {v[:40]!r}")
     return v
 
@@ -195,7 +201,7 @@ def fetch(
         cached = cache.get("archive", v, "catalog.zip") if cache else None
         if cached is not None:
             try:
-                archive = storage.read_archive(cached, source=f"cached {v}/catalog.zip")
+                archive = read_archive(cached, source=f"cached {v}/catalog.zip")
                 return RawCatalog.of(archive, v, "disk-cache", base)
             except CatalogIntegrityError:
                 pass
@@ -206,35 +212,35 @@ def fetch(
                 raise
             data = None  # a pinned version may exist only in the per-provider layout
         if data is not None:
-            archive = storage.read_archive(data, source=f"{base}/{v}/catalog.zip")
+            archive = read_archive(data, source=f"{base}/{v}/catalog.zip")
             if cache:
                 cache.put(data, "archive", v, "catalog.zip")
                 cache.put_json({"layout": "archive", "version": v}, "latest.json")
             return RawCatalog.of(archive, v, source, base)
-    return _fetch_per_provider(fetcher, providers, version, cache, source)
+    return fetch_per_provider(fetcher, providers, version, cache, source)
 
 
-def _fetch_per_provider(
+def fetch_per_provider(
     fetcher: Fetcher,
     providers: list[str],
     version: str | None,
     cache: DiskCache | None,
     source: str,
 ) -> RawCatalog:
-    def one(provider: str) -> tuple[str, storage.Archive]:
+    def one(provider: str) -> tuple[str, Archive]:
         v = version or _check_version(
             fetcher.get(f"{provider}/version").decode("utf-8", "replace"), f"{provider}/version"
         )
         cached = cache.get(provider, v, "catalog.zip") if cache else None
         if cached is not None:
             try:
-                archive = storage.read_archive(cached, source=f"cached {provider}/{v}")
+                archive = read_archive(cached, source=f"cached {provider}/{v}")
                 if provider in archive.csvs:
                     return v, archive
             except CatalogIntegrityError:
                 pass
         data = fetcher.get(f"{provider}/{v}/catalog.zip")
-        archive = storage.read_archive(data, source=f"{provider}/{v}/catalog.zip")
+        archive = read_archive(data, source=f"{provider}/{v}/catalog.zip")
         if provider not in archive.csvs:
             raise CatalogIntegrityError(f"{provider}/{v}/catalog.zip has no {provider}.csv")
         if cache:
@@ -283,14 +289,14 @@ def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
             data = cache.get("archive", v, "catalog.zip")
             if data is None:
                 return None
-            archive = storage.read_archive(data, source=f"cached {v}/catalog.zip")
+            archive = read_archive(data, source=f"cached {v}/catalog.zip")
             return RawCatalog.of(archive, v, "disk-cache", base)
         versions = {str(k): str(v) for k, v in dict(latest.get("versions") or {}).items()}
         raw = RawCatalog({}, "", "disk-cache", base, None, versions)
         for p, v in versions.items():
             data = cache.get(p, v, "catalog.zip")
             if data is not None:
-                raw.take(p, storage.read_archive(data, source=f"cached {p}/{v}"))
+                raw.take(p, read_archive(data, source=f"cached {p}/{v}"))
         if not raw.csvs:
             return None
         raw.version = max(versions.values())
@@ -321,7 +327,7 @@ def bundled() -> RawCatalog:
         data = resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
     except (FileNotFoundError, ModuleNotFoundError, OSError) as e:
         raise CatalogError("The bundled catalog snapshot is missing from this installation") from e
-    archive = storage.read_archive(data, source="bundled catalog.zip")
+    archive = read_archive(data, source="bundled catalog.zip")
     version = str((archive.manifest or {}).get("version", "bundled"))
     return RawCatalog.of(archive, version, "bundled", "bundled")
 

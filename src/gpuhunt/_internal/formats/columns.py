@@ -23,26 +23,26 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal import storage
-from gpuhunt._internal.index import _NUMERIC, _STRINGS, ARCHS, VENDORS, Table
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
+from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, STRING_LISTS, VENDORS, Table
+from gpuhunt._internal.schema import check_json
 
 MAGIC = b"GPUHUNT-COLUMNS\n"
 FORMAT = 1
 MAX_HEADER_BYTES = 64 * 1024 * 1024
-_LISTS = [name for column, name in _STRINGS.items() if column != "provider"]
+_LISTS = [name for column, name in STRING_LISTS.items() if column != "provider"]
 # Codes that may be -1 ("none"); every other code column must point into its list.
 _MAY_BE_NONE = {"gpu_name", "gpu_vendor"}
 
 
-def dumps(table: Table, csv_sha256: str) -> bytes:
+def encode(table: Table, csv_sha256: str) -> bytes:
     """The column file of a one-provider `table` built from the CSV with `csv_sha256`."""
     if len(table.providers) != 1:
         raise ValueError("a column file holds exactly one provider's table")
     layout: dict[str, dict[str, Any]] = {}
     chunks: list[bytes] = []
     offset = 0
-    for name, dtype in _NUMERIC.items():
+    for name, dtype in STORED_COLUMNS.items():
         data = np.ascontiguousarray(getattr(table, name), dtype=np.dtype(dtype).newbyteorder("<"))
         raw = data.tobytes()
         layout[name] = {"dtype": data.dtype.str, "offset": offset}
@@ -65,7 +65,7 @@ def dumps(table: Table, csv_sha256: str) -> bytes:
     return MAGIC + struct.pack("<I", len(head)) + head + b"".join(chunks)
 
 
-def loads(data: bytes, *, provider: str, csv_sha256: str) -> Table:
+def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
     """The table in a column file, checked to be whole, in range and built from the CSV with
     `csv_sha256`. Raises ValueError saying what is wrong otherwise."""
     if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
@@ -93,7 +93,7 @@ def loads(data: bytes, *, provider: str, csv_sha256: str) -> Table:
     layout = header.get("columns")
     if not isinstance(layout, dict):
         raise ValueError("header has no column layout")
-    for name, dtype in _NUMERIC.items():
+    for name, dtype in STORED_COLUMNS.items():
         spec = layout.get(name)
         if not isinstance(spec, dict):
             raise ValueError(f"column {name} is missing")
@@ -117,8 +117,8 @@ def loads(data: bytes, *, provider: str, csv_sha256: str) -> Table:
             raise ValueError(f"string list {name} is missing or not strings")
         lists[name] = values
     for text in lists["provider_datas"]:
-        storage._check_json(text)
-    for column, name in _STRINGS.items():
+        check_json(text)
+    for column, name in STRING_LISTS.items():
         if column != "provider":
             _check_codes(columns[column], len(lists[name]), column)
     columns["gpu_vendor"] = _recode(

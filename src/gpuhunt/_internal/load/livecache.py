@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from cachetools import TTLCache
 
-from gpuhunt._internal import transport
+from gpuhunt._internal.load import transport
 
 T = TypeVar("T")
 

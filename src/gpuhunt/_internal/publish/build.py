@@ -1,0 +1,251 @@
+"""The nightly catalog build: pack the collected provider CSVs into one versioned catalog,
+publish it to S3, and check what was published.
+
+    gpuhunt catalog build --input csvs/ --previous URL_OR_DIR --version 20261129-1 --output out/
+    gpuhunt catalog publish out/ --bucket B --prefix v3
+    gpuhunt catalog verify https://B.s3.amazonaws.com/v3
+
+`build` is pure packing (plus reading `--previous` and, with `--integrity`, running the
+provider's integrity tests); it writes a folder laid out exactly like the bucket, holding both
+published layouts (see `sources`):
+
+    {version}/catalog.zip + version                      (archive: every CSV + manifest.json)
+    {provider}/{version}/catalog.zip + {provider}/version (per provider: what gpuhunt 0.1.x reads)
+
+Decisions (docs/pipeline.md says the same for humans):
+- A fresh CSV is accepted only if its header is exactly the catalog format, it has at least one
+  offer, no row is malformed, and (with `--integrity`) `integrity_tests/test_<provider>.py`
+  passes on it. A provider without an integrity test file fails the gate: unverified data is not
+  published.
+- Otherwise the provider's CSV from `--previous` is carried over unchanged into the new version:
+  status `carried_over`, `from_version` and `collected_at` of the version that collected it
+  (both survive repeated carry-overs). Every provider of the new version gets a per-provider
+  object under the new version, so a pinned version is complete in both layouts.
+- A provider with neither a good fresh CSV nor a previous one is left out. If `--previous` was
+  given but could not be read and some provider needs carrying over, the build fails: a partial
+  build must not replace a good one.
+- A version that `--previous` already has is refused; published versions are immutable (clients
+  cache them by name).
+- `publish` uploads every version object, checks each one in the bucket (HEAD size, then a
+  re-download compared by sha256), and only then writes the `version` pointers: per provider
+  first, the archive's `{base}/version` last. An interrupted publish leaves the previous version
+  in force; running it again skips objects already uploaded intact and finishes. An object
+  already in the bucket with different content is an error (unless `--overwrite`).
+- `verify` downloads a published version (through the loader's own code, `sources.fetch`) and
+  checks it against its manifest: every CSV's sha256 and row count, the per-provider layout's
+  copies and, for the latest version, that every pointer names it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuhunt._internal import registry, schema
+from gpuhunt._internal.errors import PipelineError
+from gpuhunt._internal.formats import archive, columns
+from gpuhunt._internal.formats.csv import ReadStats, iter_rows
+from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.load import sources
+from gpuhunt._internal.load.sources import RawCatalog
+from gpuhunt._version import __version__
+
+logger = logging.getLogger(__name__)
+
+FRESH = "fresh"
+CARRIED_OVER = "carried_over"
+
+
+@dataclass
+class Collected:
+    """A freshly collected provider CSV."""
+
+    data: bytes
+    collected_at: str  # ISO 8601, UTC
+
+
+@dataclass
+class Outcome:
+    provider: str
+    status: str  # fresh, carried_over, or missing (left out of the version)
+    rows: int = 0
+    reason: str | None = None  # why the fresh CSV was not used
+
+
+@dataclass
+class Build:
+    version: str
+    manifest: dict[str, Any]
+    objects: dict[str, bytes]  # path under the base -> content; immutable, uploaded first
+    pointers: dict[str, bytes]  # `version` files, written last (the archive's one at the end)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+def check_version(version: str) -> str:
+    if not sources.is_version(version):
+        raise PipelineError(
+            f"Not a valid catalog version: {version[:40]!r} (letters, digits, '.', '_', '-'; "
+            "e.g. 20261129-1)"
+        )
+    return version
+
+
+def check_csv(data: bytes, provider: str) -> tuple[int, str | None]:
+    """(rows, reason it is unacceptable or None). Zero tolerance: a collector that wrote one bad
+    row has a bug, and its output is not published."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return 0, f"not UTF-8 ({e.reason} at byte {e.start})"
+    header = text.split("\n", 1)[0].strip("\r")
+    if header.split(",") != schema.FIELDS:
+        return 0, f"header is not the catalog format: {header[:120]!r}"
+    stats = ReadStats()
+    for _ in iter_rows(io.StringIO(text, newline=""), provider=provider, stats=stats, quiet=True):
+        pass
+    if stats.skipped:
+        return stats.rows, f"{stats.skipped} malformed row(s): {'; '.join(stats.errors)}"
+    if not stats.rows:
+        return 0, "no offers"
+    return stats.rows, None
+
+
+def count_rows(data: bytes, provider: str) -> int:
+    stats = ReadStats()
+    text = data.decode("utf-8", "replace")
+    for _ in iter_rows(io.StringIO(text, newline=""), provider=provider, stats=stats, quiet=True):
+        pass
+    return stats.rows
+
+
+def _previous_versions(previous: RawCatalog) -> set[str]:
+    return {previous.version, *previous.versions.values()}
+
+
+def build_catalog(
+    version: str,
+    collected: dict[str, Collected],
+    previous: RawCatalog | None,
+    *,
+    providers: Sequence[str] | None = None,
+    integrity: Callable[[str, bytes], str | None] | None = None,
+    previous_error: str | None = None,
+    built_at: str | None = None,
+) -> Build:
+    """Decide each provider's CSV (fresh or carried over) and lay out both published formats.
+
+    `integrity(provider, csv)` returns why the CSV fails its integrity tests, or None.
+    `previous_error` says why `--previous` could not be read, if it was given and failed.
+    """
+    check_version(version)
+    providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
+    if previous is not None and version in _previous_versions(previous):
+        raise PipelineError(
+            f"Version {version} is already published under {previous.url}; "
+            "published versions never change, pick a new one"
+        )
+    built_at = built_at or _now()
+    csvs: dict[str, bytes] = {}
+    entries: dict[str, dict[str, Any]] = {}
+    outcomes: list[Outcome] = []
+    for p in providers:
+        reason: str | None = "no CSV was collected"
+        got = collected.get(p)
+        if got is not None:
+            rows, reason = check_csv(got.data, p)
+            if reason is None and integrity is not None:
+                reason = integrity(p, got.data)
+            if reason is None:
+                csvs[p] = got.data
+                entries[p] = {
+                    "rows": rows,
+                    "sha256": archive.sha256(got.data),
+                    "collected_at": got.collected_at,
+                    "status": FRESH,
+                    "from_version": version,
+                }
+                outcomes.append(Outcome(p, FRESH, rows))
+                continue
+        carried = _carry_over(p, previous, previous_error, reason)
+        if carried is None:
+            logger.warning(
+                "%s is left out of %s: %s, and there is no previous CSV", p, version, reason
+            )
+            outcomes.append(Outcome(p, "missing", 0, reason))
+            continue
+        csvs[p], entries[p] = carried
+        logger.warning(
+            "%s: %s; carrying over its CSV from %s", p, reason, entries[p]["from_version"]
+        )
+        outcomes.append(Outcome(p, CARRIED_OVER, entries[p]["rows"], reason))
+    if not csvs:
+        raise PipelineError(f"Nothing to publish: no provider has a usable CSV for {version}")
+    manifest = {
+        "format_version": archive.FORMAT_VERSION,
+        "version": version,
+        "gpuhunt_version": __version__,
+        "built_at": built_at,
+        "providers": entries,
+    }
+    packed = {p: column_file(p, data) for p, data in csvs.items()}
+    for p, data in packed.items():
+        entries[p]["columns_sha256"] = archive.sha256(data)
+    objects = {f"{version}/catalog.zip": archive.write_archive(csvs, manifest, packed)}
+    pointers: dict[str, bytes] = {}
+    for p in sorted(csvs):
+        own = {**manifest, "providers": {p: entries[p]}}
+        objects[f"{p}/{version}/catalog.zip"] = archive.write_archive(
+            {p: csvs[p]}, own, {p: packed[p]}
+        )
+        pointers[f"{p}/version"] = version.encode()
+    pointers["version"] = version.encode()  # last: dicts keep insertion order
+    return Build(version, manifest, objects, pointers, outcomes)
+
+
+def column_file(provider: str, csv: bytes) -> bytes:
+    """The parsed form of a provider's CSV that clients load without parsing (`columns.py`);
+    rebuilt from the CSV for carried-over providers too, so it always matches this version's
+    reader of the CSV."""
+    table = build_table(csv.decode("utf-8"), provider=provider)
+    return columns.encode(table, archive.sha256(csv))
+
+
+def _carry_over(
+    provider: str,
+    previous: RawCatalog | None,
+    previous_error: str | None,
+    reason: str | None,
+) -> tuple[bytes, dict[str, Any]] | None:
+    if previous is None:
+        if previous_error is not None:
+            raise PipelineError(
+                f"{provider} cannot be published fresh ({reason}) and the previous catalog "
+                f"could not be read to carry it over: {previous_error}"
+            )
+        return None
+    data = previous.csvs.get(provider)
+    if data is None:
+        failed = [m for m in previous.problems if m.startswith(f"{provider}:")]
+        if failed:
+            raise PipelineError(
+                f"{provider} cannot be published fresh ({reason}) and its previous catalog "
+                f"could not be read: {failed[0]}"
+            )
+        return None
+    given = ((previous.manifest or {}).get("providers") or {}).get(provider) or {}
+    from_version = given.get("from_version") or previous.versions.get(provider) or previous.version
+    return data, {
+        "rows": count_rows(data, provider),
+        "sha256": archive.sha256(data),
+        "collected_at": given.get("collected_at"),
+        "status": CARRIED_OVER,
+        "from_version": str(from_version),
+    }
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()

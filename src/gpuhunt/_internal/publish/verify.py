@@ -1,0 +1,124 @@
+"""`verify`: a published catalog version downloaded through the loader's own code and checked
+against its manifest; `read_build`: a build folder, verified the same way before it is uploaded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuhunt._internal import registry
+from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, PipelineError
+from gpuhunt._internal.formats import archive, columns
+from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.load import sources
+from gpuhunt._internal.load.sources import RawCatalog
+from gpuhunt._internal.models import QueryFilter
+from gpuhunt._internal.publish.build import CARRIED_OVER, FRESH, Build, count_rows
+from gpuhunt._internal.publish.files import DOWNLOAD_TIMEOUT
+
+
+@dataclass
+class Verified:
+    version: str
+    manifest: dict[str, Any]
+    csvs: dict[str, bytes]
+
+
+def verify(url: str, *, version: str | None = None) -> Verified:
+    """Download a published version (the latest, or `version`) and check it against its
+    manifest; raises `CatalogIntegrityError`/`CatalogError` naming the object at fault."""
+    base = url.rstrip("/")
+    providers = list(registry.OFFLINE_PROVIDERS)
+    raw = sources.fetch(
+        base, providers, version=version, cache=None, timeout=DOWNLOAD_TIMEOUT, retries=2
+    )
+    v = raw.version
+    if raw.manifest is None:
+        raise CatalogIntegrityError(
+            f"{base}/{v}/catalog.zip: missing, or has no manifest.json (not built by "
+            "`gpuhunt catalog build`)"
+        )
+    manifest = raw.manifest
+    where = f"{base}/{v}/catalog.zip"
+    if manifest.get("version") != v:
+        raise CatalogIntegrityError(
+            f"{where}: manifest names version {manifest.get('version')!r}, not {v!r}"
+        )
+    if manifest.get("format_version") != archive.FORMAT_VERSION:
+        raise CatalogIntegrityError(
+            f"{where}: format_version {manifest.get('format_version')!r} is not "
+            f"{archive.FORMAT_VERSION}"
+        )
+    entries: dict[str, Any] = manifest.get("providers") or {}
+    if not entries:
+        raise CatalogIntegrityError(f"{where}: the manifest lists no providers")
+    extra = sorted(set(raw.csvs) - set(entries))
+    if extra:
+        raise CatalogIntegrityError(f"{where}: {extra[0]}.csv is not in the manifest")
+    for p, entry in entries.items():
+        if p not in providers:
+            raise CatalogIntegrityError(f"{where}: unknown provider {p!r} in the manifest")
+        if entry.get("status") not in (FRESH, CARRIED_OVER):
+            raise CatalogIntegrityError(f"{where}: {p} has status {entry.get('status')!r}")
+        rows = count_rows(raw.csvs[p], p)
+        if rows != entry.get("rows"):
+            raise CatalogIntegrityError(
+                f"{where}: {p}.csv has {rows} offers, the manifest says {entry.get('rows')}"
+            )
+        if entry.get("columns_sha256"):
+            _verify_column_file(raw, p, where)
+    fetcher = sources.Fetcher(base, DOWNLOAD_TIMEOUT, 2)
+    # The per-provider copies, through the loader's own code (sha256 checked against each
+    # copy's manifest), then against the archive's manifest.
+    per_provider = sources.fetch_per_provider(fetcher, list(entries), v, None, "network")
+    for p, entry in entries.items():
+        if archive.sha256(per_provider.csvs[p]) != entry["sha256"]:
+            raise CatalogIntegrityError(
+                f"{base}/{p}/{v}/catalog.zip: {p}.csv differs from the archive's manifest"
+            )
+        if version is None:
+            pointer = fetcher.get(f"{p}/version").decode("utf-8", "replace").strip()
+            if pointer != v:
+                raise CatalogIntegrityError(
+                    f"{base}/{p}/version names {pointer[:40]!r}, not the latest version {v}"
+                )
+    return Verified(v, manifest, raw.csvs)
+
+
+def _verify_column_file(raw: RawCatalog, provider: str, where: str) -> None:
+    """The column file must be there, load, and hold exactly the offers its CSV parses to."""
+    if provider not in raw.columns:
+        raise CatalogIntegrityError(
+            f"{where}: {provider}{archive.COLUMNS_SUFFIX} is missing or does not match the manifest"
+        )
+    csv = raw.csvs[provider]
+    try:
+        packed = columns.decode(
+            raw.columns[provider], provider=provider, csv_sha256=archive.sha256(csv)
+        )
+    except ValueError as e:
+        raise CatalogIntegrityError(f"{where}: {provider}{archive.COLUMNS_SUFFIX}: {e}") from None
+    parsed = build_table(csv.decode("utf-8", "replace"), provider=provider)
+    everything = QueryFilter()
+    if packed.items(packed.select(everything)) != parsed.items(parsed.select(everything)):
+        raise CatalogIntegrityError(
+            f"{where}: {provider}{archive.COLUMNS_SUFFIX} holds other offers than {provider}.csv"
+        )
+
+
+def read_build(directory: str | Path) -> Build:
+    """A folder written by `build`, checked (with `verify`) before anything is uploaded."""
+    folder = Path(directory)
+    try:
+        checked = verify(str(folder))
+    except CatalogError as e:
+        raise PipelineError(f"Refusing to publish {folder}: {e}") from e
+    v = checked.version
+    objects = {f"{v}/catalog.zip": (folder / v / "catalog.zip").read_bytes()}
+    pointers: dict[str, bytes] = {}
+    for p in sorted(checked.manifest["providers"]):
+        objects[f"{p}/{v}/catalog.zip"] = (folder / p / v / "catalog.zip").read_bytes()
+        pointers[f"{p}/version"] = v.encode()
+    pointers["version"] = v.encode()
+    return Build(v, checked.manifest, objects, pointers)

@@ -1,0 +1,381 @@
+"""Offline offers held for fast queries (pure: no I/O).
+
+Offers live in a `Table`: one numpy column per field, sorted by price, with strings stored once
+and referenced by integer codes, and derived columns precomputed (effective GPU memory, total
+GPU memory, compute capability). Each provider's CSV is read into a table of its own
+(`formats.csv_table`), and the catalog `combine`s them into one, so an answer across providers
+is already in price order. A query evaluates `matches` as vectorised masks over the columns, so
+its cost is a few passes of machine code over the rows plus handing back the offers it returns -
+and those are built lazily, when the caller reads them, then kept for later answers.
+
+`constraints.matches` stays the one definition of what matches; `tests/_internal/query/test_table.py`
+checks this module against it over random catalogs and filters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import threading
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpuhunt._internal.constraints import get_compute_capability
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+
+VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
+ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
+_NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+_gc_we_disabled = False
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many offers at once.
+
+    Offers hold no reference cycles, so the collector has nothing to find in them, yet each
+    burst of allocations triggers collections that rescan everything alive: building 180k offers
+    took 2-3x longer with it running. Nested and concurrent pauses are counted; the collector is
+    re-enabled only if it was enabled before the first pause.
+    """
+    global _gc_pauses, _gc_we_disabled
+    with _gc_lock:
+        if _gc_pauses == 0 and gc.isenabled():
+            gc.disable()
+            _gc_we_disabled = True
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_we_disabled:
+                _gc_we_disabled = False
+                gc.enable()
+
+
+class Interner:
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.values: list[str] = []
+
+    def code(self, value: str) -> int:
+        c = self.codes.get(value)
+        if c is None:
+            c = self.codes[value] = len(self.values)
+            self.values.append(value)
+        return c
+
+
+@dataclass
+class Table:
+    """Offers of one or more providers, one numpy column per field, sorted by price (ties keep
+    provider order, then file order). String columns hold codes into the lists below."""
+
+    providers: list[str]
+    provider: np.ndarray  # index into providers
+    price: np.ndarray
+    cpu: np.ndarray
+    memory: np.ndarray
+    gpu_count: np.ndarray
+    gpu_memory: np.ndarray  # NaN = unknown
+    disk_size: np.ndarray  # NaN = unknown
+    spot: np.ndarray
+    gpu_name: np.ndarray  # code into gpu_names, -1 = none
+    gpu_vendor: np.ndarray  # index into VENDORS, -1 = none
+    cpu_arch: np.ndarray  # index into ARCHS
+    flags: np.ndarray  # code into flag_sets
+    instance_name: np.ndarray
+    location: np.ndarray
+    provider_data: np.ndarray
+    gpu_names: list[str]
+    flag_sets: list[str]
+    instance_names: list[str]
+    locations: list[str]
+    provider_datas: list[str]
+    skipped: dict[str, int] = field(default_factory=dict)  # malformed rows left out, by provider
+
+    def __post_init__(self) -> None:
+        has_mem = (self.gpu_count > 0) & ~np.isnan(self.gpu_memory)
+        self.gpu_memory_eff = np.where(has_mem, self.gpu_memory, 0.0)
+        self.total_gpu_memory = np.where(has_mem, self.gpu_count * self.gpu_memory, 0.0)
+        name_cc = np.array(
+            [_cc_code(n) for n in self.gpu_names] + [-1], dtype=np.int32
+        )  # index -1 picks the trailing "unknown"
+        cc = name_cc[self.gpu_name]
+        self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, -1).astype(np.int32)
+        self.gpu_names_lower = [n.lower() for n in self.gpu_names]
+        # Offers built so far, by row: built on first read, then shared by every answer that
+        # includes them (as gpuhunt 0.1.x shared its one list of offers). `_built` says which
+        # rows are filled, so finding the missing ones of an answer is one vectorised step.
+        self._objects: np.ndarray | None = None  # dtype=object
+        self._built: np.ndarray | None = None
+        self._store_lock = threading.Lock()
+
+    def counts(self) -> dict[str, int]:
+        """Offers per provider."""
+        found = np.bincount(self.provider, minlength=len(self.providers)).tolist()
+        return dict(zip(self.providers, found))
+
+    def part(self, provider: str) -> Table | None:
+        """The offers of one provider, as a table of their own (None if it has none)."""
+        if provider not in self.providers:
+            return None
+        rows = np.flatnonzero(self.provider == self.providers.index(provider))
+        if len(rows) == 0:
+            return None
+        columns = {k: getattr(self, k)[rows] for k in COLUMNS}
+        columns["provider"] = np.zeros(len(rows), dtype=np.int8)
+        strings = {k: getattr(self, k) for k in STRING_LISTS.values()}
+        strings["providers"] = [provider]
+        return Table(
+            **columns,
+            **strings,
+            skipped={provider: self.skipped[provider]} if provider in self.skipped else {},
+        )
+
+    def __len__(self) -> int:
+        return len(self.price)
+
+    # ------------------------------------------------------------------ query
+
+    def select(self, q: QueryFilter, providers: Collection[str] | None = None) -> np.ndarray:
+        """Row numbers (in price order) of the offers that `matches(item, q)`, of `providers`
+        only if given."""
+        m = np.ones(len(self), dtype=bool)
+        if providers is not None:
+            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in providers])
+        _range(m, self.price, q.min_price, q.max_price)
+        if q.spot is not None:
+            m &= self.spot == bool(q.spot)
+        if q.cpu_arch:
+            m &= self.cpu_arch == ARCHS.index(CPUArchitecture.cast(q.cpu_arch))
+        _range(m, self.cpu, q.min_cpu, q.max_cpu)
+        _range(m, self.memory, q.min_memory, q.max_memory)
+        g = np.ones(len(self), dtype=bool)
+        if q.gpu_vendor:
+            g &= self.gpu_vendor == VENDORS.index(AcceleratorVendor.cast(q.gpu_vendor))
+        _range(g, self.gpu_count, q.min_gpu_count, q.max_gpu_count)
+        if q.gpu_name is not None:
+            wanted = {n.lower() for n in q.gpu_name}
+            g &= _one_of(
+                self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
+            )
+        if q.min_compute_capability is not None or q.max_compute_capability is not None:
+            cc = self.compute_capability
+            g &= cc >= 0
+            if q.min_compute_capability is not None:
+                g &= cc >= _encode_cc(q.min_compute_capability)
+            if q.max_compute_capability is not None:
+                g &= cc <= _encode_cc(q.max_compute_capability)
+        _range(g, self.gpu_memory_eff, q.min_gpu_memory, q.max_gpu_memory)
+        _range(g, self.total_gpu_memory, q.min_total_gpu_memory, q.max_total_gpu_memory)
+        if q.min_gpu_count == 0:
+            g |= self.gpu_count == 0
+        m &= g
+        if q.min_disk_size is not None or q.max_disk_size is not None:
+            d = np.ones(len(self), dtype=bool)
+            _range(d, self.disk_size, q.min_disk_size, q.max_disk_size)
+            m &= d | np.isnan(self.disk_size)
+        if q.allowed_flags is not None:
+            allowed = q.allowed_flags
+            ok = np.array(
+                [all(f in allowed for f in s.split()) for s in self.flag_sets] or [True],
+                dtype=bool,
+            )
+            m &= ok[self.flags]
+        return np.flatnonzero(m)
+
+    # ------------------------------------------------------------------ materialise
+
+    def items(self, rows: np.ndarray) -> list[CatalogItem]:
+        """The offers of `rows`, building those not built before."""
+        if len(rows) == 0:
+            return []
+        objects, built = self._store()
+        missing = rows[~built[rows]]
+        if len(missing):
+            # Concurrent readers may build the same row twice; both objects are equal and the
+            # second simply replaces the first.
+            for r, item in zip(missing.tolist(), self._build_items(missing)):
+                objects[r] = item
+            built[missing] = True
+        # Gathering from an object array is a C loop: a few ns an offer.
+        found: list[CatalogItem] = objects[rows].tolist()
+        return found
+
+    def built(self, row: int) -> CatalogItem | None:
+        """The offer of `row` if it has been built, else None."""
+        objects = self._objects
+        return objects[row] if objects is not None else None
+
+    def item(self, row: int) -> CatalogItem:
+        found = self.built(row)
+        return found if found is not None else self.items(np.array([row]))[0]
+
+    def _store(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._objects is None or self._built is None:
+            with self._store_lock:
+                if self._objects is None or self._built is None:
+                    self._built = np.zeros(len(self), dtype=bool)
+                    self._objects = np.full(len(self), None, dtype=object)
+        return self._objects, self._built
+
+    def _build_items(self, rows: np.ndarray) -> list[CatalogItem]:
+        """Build the offers of `rows` (bulk column reads, no per-row validation: the rows were
+        validated when the table was built)."""
+        names, locs, gnames = self.instance_names, self.locations, self.gpu_names
+        fsets, pdatas = self.flag_sets, self.provider_datas
+        gpu_memory = [None if x != x else x for x in self.gpu_memory[rows].tolist()]
+        disk_size = [None if x != x else x for x in self.disk_size[rows].tolist()]
+        columns = zip(
+            self.provider[rows].tolist(),
+            self.instance_name[rows].tolist(),
+            self.location[rows].tolist(),
+            self.price[rows].tolist(),
+            self.cpu[rows].tolist(),
+            self.memory[rows].tolist(),
+            self.gpu_count[rows].tolist(),
+            self.gpu_name[rows].tolist(),
+            gpu_memory,
+            self.spot[rows].tolist(),
+            disk_size,
+            self.gpu_vendor[rows].tolist(),
+            self.flags[rows].tolist(),
+            self.cpu_arch[rows].tolist(),
+            self.provider_data[rows].tolist(),
+        )
+        new = object.__new__
+        providers = self.providers
+        out = []
+        with gc_paused():
+            for (
+                prov,
+                n,
+                loc,
+                price,
+                cpu,
+                mem,
+                count,
+                gn,
+                gmem,
+                spot,
+                disk,
+                vend,
+                fl,
+                arch,
+                pd,
+            ) in columns:
+                # Bypasses __init__/__post_init__: every row was validated when the table was built.
+                item = new(CatalogItem)
+                # Plain attribute stores, in field order: the fastest way to fill an instance.
+                item.provider = providers[prov]
+                item.instance_name = names[n]
+                item.location = locs[loc]
+                item.price = price
+                item.cpu = cpu
+                item.memory = mem
+                item.gpu_count = count
+                item.gpu_name = gnames[gn] if gn >= 0 else None
+                item.gpu_memory = gmem
+                item.spot = spot
+                item.disk_size = disk
+                item.gpu_vendor = VENDORS[vend] if vend >= 0 else None
+                item.flags = fsets[fl].split()
+                item.cpu_arch = ARCHS[arch]
+                pd_text = pdatas[pd]
+                item.provider_data = {} if pd_text == "{}" else json.loads(pd_text)
+                out.append(item)
+        return out
+
+
+def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
+    """Rows whose code is one of `codes` (np.isin sorts; one comparison or a lookup is
+    several times faster on a code column)."""
+    if len(codes) == 1:
+        return column == codes[0]
+    if not codes:
+        return np.zeros(len(column), dtype=bool)
+    lookup = np.zeros(max(codes) + 2, dtype=bool)  # the last entry answers code -1
+    lookup[codes] = True
+    return lookup[np.minimum(column, max(codes) + 1)]
+
+
+def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
+    if low is not None:
+        mask &= column >= low
+    if high is not None:
+        mask &= column <= high
+
+
+def _encode_cc(cc: tuple[int, int]) -> int:
+    return int(cc[0]) * 1000 + int(cc[1])
+
+
+def _cc_code(name: str) -> int:
+    cc = get_compute_capability(name)
+    return -1 if cc is None else _encode_cc(cc)
+
+
+STORED_COLUMNS: dict[str, Any] = {
+    "price": np.float64,
+    "cpu": np.int64,
+    "memory": np.float64,
+    "gpu_count": np.int32,
+    "gpu_memory": np.float64,
+    "disk_size": np.float64,
+    "spot": np.bool_,
+    "gpu_name": np.int32,
+    "gpu_vendor": np.int8,
+    "cpu_arch": np.int8,
+    "flags": np.int32,
+    "instance_name": np.int32,
+    "location": np.int32,
+    "provider_data": np.int32,
+}
+COLUMNS: dict[str, Any] = {"provider": np.int8, **STORED_COLUMNS}
+# Code columns and the list of strings their codes point into.
+STRING_LISTS = {
+    "provider": "providers",
+    "gpu_name": "gpu_names",
+    "flags": "flag_sets",
+    "instance_name": "instance_names",
+    "location": "locations",
+    "provider_data": "provider_datas",
+}
+
+
+def combine(tables: list[Table]) -> Table:
+    """One table of all `tables`' offers, sorted by price; equal prices keep the order of
+    `tables`, then each table's own order (what merging the per-provider answers would give)."""
+    if len(tables) == 1:
+        return tables[0]
+    columns: dict[str, list[np.ndarray]] = {k: [] for k in COLUMNS}
+    strings = {k: Interner() for k in STRING_LISTS.values()}
+    skipped: dict[str, int] = {}
+    for t in tables:
+        for k, dtype in COLUMNS.items():
+            col = getattr(t, k)
+            if k in STRING_LISTS:
+                interner = strings[STRING_LISTS[k]]
+                # The trailing -1 maps the "none" code (-1) to itself.
+                remap = np.array([interner.code(v) for v in getattr(t, STRING_LISTS[k])] + [-1])
+                col = remap[col]
+            columns[k].append(col.astype(dtype, copy=False))
+        for p, n in t.skipped.items():
+            skipped[p] = skipped.get(p, 0) + n
+    joined = {
+        k: np.concatenate(v) if v else np.empty(0, dtype=COLUMNS[k]) for k, v in columns.items()
+    }
+    order = np.argsort(joined["price"], kind="stable")
+    fields: dict[str, Any] = {k: v[order] for k, v in joined.items()}
+    fields.update({k: i.values for k, i in strings.items()})
+    return Table(**fields, skipped=skipped)

@@ -1,0 +1,124 @@
+"""The fast query path must answer exactly what `matches` answers."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter, matches
+from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.query.offers import Offers
+from gpuhunt._internal.query.table import combine
+from tests.helpers import item
+
+GPUS = [
+    ("A100", AcceleratorVendor.NVIDIA, 40.0),
+    ("A100", AcceleratorVendor.NVIDIA, 80.0),
+    ("H100", AcceleratorVendor.NVIDIA, 80.0),
+    ("MI300X", AcceleratorVendor.AMD, 192.0),
+    ("v5litepod", AcceleratorVendor.GOOGLE, None),
+    ("NewGPU", AcceleratorVendor.NVIDIA, 12.0),
+    ("T4", AcceleratorVendor.NVIDIA, None),
+]
+
+
+@st.composite
+def offers(draw):
+    gpu_count = draw(st.sampled_from([0, 0, 1, 2, 8]))
+    name, vendor, mem = draw(st.sampled_from(GPUS))
+    return item(
+        provider=draw(st.sampled_from(["aws", "aws", "gcp", "runpod"])),
+        instance_name=draw(st.sampled_from(["a", "b", "c"])),
+        location=draw(st.sampled_from(["r1", "r2"])),
+        price=draw(st.sampled_from([0.5, 1.0, 1.0, 2.5, 10.0])),
+        cpu=draw(st.sampled_from([2, 8, 96])),
+        memory=draw(st.sampled_from([4.0, 32.0, 1152.0])),
+        gpu_count=gpu_count,
+        gpu_name=name if gpu_count else None,
+        gpu_vendor=vendor if gpu_count else None,
+        gpu_memory=mem if gpu_count else None,
+        spot=draw(st.booleans()),
+        disk_size=draw(st.sampled_from([None, 50.0, 200.0])),
+        flags=draw(st.sampled_from([[], ["oci-spot"], ["a", "b"]])),
+        cpu_arch=draw(st.sampled_from(list(CPUArchitecture))),
+    )
+
+
+def opt(values):
+    return st.one_of(st.none(), st.sampled_from(values))
+
+
+filters = st.builds(
+    QueryFilter,
+    cpu_arch=opt(list(CPUArchitecture)),
+    min_cpu=opt([2, 8]),
+    max_cpu=opt([8, 96]),
+    min_memory=opt([32.0]),
+    max_memory=opt([32.0, 100.0]),
+    min_gpu_count=opt([0, 1, 2]),
+    max_gpu_count=opt([0, 1, 8]),
+    gpu_vendor=opt(list(AcceleratorVendor)),
+    gpu_name=opt([["a100"], ["H100", "MI300X"], ["newgpu"], []]),
+    min_gpu_memory=opt([0, 40, 80]),
+    max_gpu_memory=opt([0, 80]),
+    min_total_gpu_memory=opt([0, 80, 320]),
+    max_total_gpu_memory=opt([80, 640]),
+    min_disk_size=opt([100]),
+    max_disk_size=opt([100]),
+    min_price=opt([1.0]),
+    max_price=opt([1.0, 2.5]),
+    min_compute_capability=opt([(8, 0), (9, 0)]),
+    max_compute_capability=opt([(8, 0), (8, 9)]),
+    spot=opt([True, False]),
+    allowed_flags=opt([[], ["oci-spot"], ["a", "b", "oci-spot"]]),
+)
+
+
+PROVIDER_ORDER = ["aws", "gcp", "runpod"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(offers(), max_size=40),
+    filters,
+    st.one_of(st.none(), st.sets(st.sampled_from(PROVIDER_ORDER))),
+)
+def test_select_equals_matches(items, q, providers):
+    """Per-provider tables combined into one answer what `matches` answers, in price order
+    with ties in provider order, then file order."""
+    tables = [
+        build_table(csv_bytes([i for i in items if i.provider == p]).decode(), provider=p)
+        for p in PROVIDER_ORDER
+    ]
+    table = combine(tables)
+    got = table.items(table.select(q, providers))
+    expected = sorted(
+        (i for i in items if matches(i, q) and (providers is None or i.provider in providers)),
+        key=lambda i: (i.price, PROVIDER_ORDER.index(i.provider)),
+    )  # stable: file order within a provider
+    assert got == expected
+    assert list(Offers(table, table.select(q, providers))) == expected
+
+
+def test_combined_tables_order_by_price_then_provider():
+    a = build_table(csv_bytes([item(price=1.0), item(price=3.0)]).decode(), provider="aws")
+    g = build_table(
+        csv_bytes([item("gcp", price=1.0), item("gcp", price=2.0)]).decode(), provider="gcp"
+    )
+    both = combine([a, g])
+    result = Offers(both, both.select(QueryFilter()))
+    assert [(i.provider, i.price) for i in result] == [
+        ("aws", 1.0),
+        ("gcp", 1.0),
+        ("gcp", 2.0),
+        ("aws", 3.0),
+    ]
+    assert [i.provider for i in Offers(both, both.select(QueryFilter(), ["gcp"]))] == [
+        "gcp",
+        "gcp",
+    ]
+    assert both.counts() == {"aws": 2, "gcp": 2}
+    part = both.part("gcp")
+    assert part is not None and part.items(part.select(QueryFilter())) == [
+        item("gcp", price=1.0),
+        item("gcp", price=2.0),
+    ]
