@@ -184,13 +184,16 @@ def test_default_catalog_and_query_honour_env(tmp_path, monkeypatch):
 
 
 def test_plain_http_refused_unless_loopback_or_allowed(monkeypatch):
+    from gpuhunt._internal.load.settings import Settings
     from gpuhunt._internal.load.sources import check_url_allowed
 
     check_url_allowed("http://127.0.0.1:8000/x")
     with pytest.raises(CatalogError, match="GPUHUNT_ALLOW_HTTP"):
         check_url_allowed("http://example.com/catalog")
     monkeypatch.setenv("GPUHUNT_ALLOW_HTTP", "1")
-    check_url_allowed("http://example.com/catalog")
+    check_url_allowed("http://example.com/catalog", allow_http=Settings.from_env().allow_http)
+    with pytest.raises(CatalogError, match="Refusing plain-http"):  # the catalog's own setting
+        Catalog(catalog_url="http://example.com/c", settings=Settings()).load(version="v1")
 
 
 def test_reload_of_an_unchanged_version_downloads_and_parses_nothing(tmp_path):
@@ -329,3 +332,69 @@ def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, 
         fourth = Catalog(catalog_url=url)
         fourth.load()
         assert list(fourth.query()) == list(third.query())
+
+
+def test_catalog_owns_its_online_threads_and_closes_them(tmp_path):
+    from gpuhunt.providers.base import AbstractProvider
+
+    class Live(AbstractProvider):
+        NAME = "vastai"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [item("vastai", price=0.5)]
+
+    publish_archive(tmp_path, "v1", {"aws": AWS})
+    with Catalog(catalog_url=str(tmp_path)) as c:
+        c.add_provider(Live())
+        assert c.providers is c.online_providers  # the 0.1.x name still works
+        assert [i.provider for i in c.query()] == ["vastai", "aws", "aws"]
+        executor = c._executor
+        assert executor is not None
+    assert c._executor is None and executor._shutdown
+    assert [i.provider for i in c.query()] == ["vastai", "aws", "aws"]  # usable after close()
+    c.close()
+
+
+def test_settings_are_read_once_when_the_catalog_is_made(tmp_path, monkeypatch):
+    publish_archive(tmp_path / "a", "v1", {"aws": AWS})
+    publish_archive(tmp_path / "b", "v1", {"lambdalabs": LAMBDA})
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "a"))
+    monkeypatch.setenv("GPUHUNT_RELOAD_INTERVAL", "60")
+    c = Catalog()
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "b"))
+    assert c.catalog_url == str(tmp_path / "a") and c.reload_interval == 60.0
+    assert c.status().url == str(tmp_path / "a")
+    monkeypatch.setenv("GPUHUNT_RELOAD_INTERVAL", "soon")
+    with pytest.raises(gpuhunt.GPUHuntError, match="GPUHUNT_RELOAD_INTERVAL is not a number"):
+        Catalog()
+
+
+def test_importing_reads_no_settings():
+    """A malformed setting fails the catalog that reads it, never `import`."""
+    code = (
+        "import importlib, pkgutil, gpuhunt._internal as p\n"
+        "for m in pkgutil.walk_packages(p.__path__, 'gpuhunt._internal.'):\n"
+        "    importlib.import_module(m.name)\n"
+    )
+    env = {**__import__("os").environ, "GPUHUNT_RELOAD_INTERVAL": "x", "GPUHUNT_READ_TIMEOUT": "y"}
+    env.update(GPUHUNT_ONLINE_TIMEOUT="z", GPUHUNT_LIVE_CACHE_TTL="t", GPUHUNT_CONNECT_TIMEOUT="c")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_a_provider_bug_is_not_skipped_as_a_missing_credential(monkeypatch):
+    from gpuhunt._internal import registry
+
+    class Buggy:
+        @classmethod
+        def from_env(cls):
+            raise AttributeError("'NoneType' object has no attribute 'split'")
+
+    real = registry.provider_class
+    monkeypatch.setattr(registry, "provider_class", lambda n: Buggy if n == "vultr" else real(n))
+    monkeypatch.setattr(default, "_catalog", None)
+    try:
+        with pytest.raises(AttributeError, match="split"):
+            gpuhunt.default_catalog()
+    finally:
+        default._catalog = None

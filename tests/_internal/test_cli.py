@@ -106,3 +106,15 @@ def test_catalog_status_and_providers(catalog_dir, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("aws") and "gpuhunt[aws]" in line for line in lines)
     assert len(lines) == 18
+
+
+def test_every_query_filter_field_is_a_query_option():
+    import argparse
+    import dataclasses
+
+    from gpuhunt import QueryFilter
+
+    parser = argparse.ArgumentParser()
+    cli._query_parser(parser.add_subparsers())
+    args = parser.parse_args(["query"])
+    assert {f.name for f in dataclasses.fields(QueryFilter)} <= set(vars(args))

@@ -417,7 +417,7 @@ def test_prices_have_a_timeout() -> None:
         register_skus(rsps, ONE_SIZE)
         call = rsps.get(PRICES_URL, json={"Items": []}, match=first_page_match("eastus"))
         assert replay_azure.provider().get() == []
-    assert call.calls[0].request.req_kwargs["timeout"] == transport.DEFAULT_TIMEOUT
+    assert call.calls[0].request.req_kwargs["timeout"] == transport.default_timeout()
 
 
 # --------------------------------------------------------------------------- filter

@@ -6,6 +6,9 @@ Loading order for the latest catalog: the network (`GPUHUNT_CATALOG_URL`, defaul
 bucket), then the newest catalog in the disk cache, then the snapshot bundled in the package
 (with a warning giving its age). `GPUHUNT_CATALOG_DIR` (plain CSVs) skips all of that.
 A pinned `load(version=...)` is fetched exactly or raises; it never falls back.
+
+The environment is read once, into `Settings`, when the catalog is made. Online providers are
+queried on the catalog's own thread pool, made on first use and shut down by `close()`.
 """
 
 from __future__ import annotations
@@ -13,33 +16,34 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-import os
 import threading
 import time
 from collections.abc import Container
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.accelerators import canonical_gpu_name
-from gpuhunt._internal.constraints import matches, parse_compute_capability
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, provider_table
-from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
+from gpuhunt._internal.models import (
+    AcceleratorVendor,
+    CPUArchitecture,
+    LiveProvider,
+    QueryFilter,
+)
+from gpuhunt._internal.query import online
+from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.offers import Offers, merge_online
 from gpuhunt._internal.query.table import Table, combine
-from gpuhunt.providers.base import AbstractProvider
 
 logger = logging.getLogger(__name__)
 
-RELOAD_INTERVAL = float(os.getenv("GPUHUNT_RELOAD_INTERVAL", 4 * 3600))
 RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff between failed reloads: first, cap
-ONLINE_TIMEOUT = float(os.getenv("GPUHUNT_ONLINE_TIMEOUT", "30"))
-_online_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpuhunt-online")
+ONLINE_WORKERS = 16  # threads querying online providers, per catalog
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class _Loaded:
     loaded_at: float  # monotonic
     loaded_wall: dt.datetime
     manifest: dict[str, Any] | None
-    fallback: bool  # served from the disk cache or the bundled snapshot after a failure
+    degraded: bool  # the disk cache or the bundled snapshot, served because a download failed
 
 
 @dataclass
@@ -84,6 +88,7 @@ class Catalog:
         timeout: tuple[float, float] = (5.0, 15.0),
         retries: int = 1,
         online_timeout: float | None = None,
+        settings: Settings | None = None,
     ) -> None:
         """
         Args:
@@ -95,15 +100,23 @@ class Catalog:
             timeout: (connect, read) seconds for each catalog download.
             retries: retries of a failed catalog download (with backoff).
             online_timeout: how long a query waits for online providers (seconds).
+            settings: what the environment would give otherwise (`Settings.from_env()`).
         """
+        self._settings = settings if settings is not None else Settings.from_env()
         self.balance_resources = balance_resources
         self.auto_reload = auto_reload
-        self.reload_interval = RELOAD_INTERVAL if reload_interval is None else reload_interval
-        self.providers: list[AbstractProvider] = []
-        self._url = catalog_url
+        self.reload_interval = (
+            self._settings.reload_interval if reload_interval is None else reload_interval
+        )
+        self.online_providers: list[LiveProvider] = []
+        self._url = (catalog_url or self._settings.catalog_url).rstrip("/")
         self._timeout = timeout
         self._retries = retries
-        self._online_timeout = ONLINE_TIMEOUT if online_timeout is None else online_timeout
+        self._online_timeout = (
+            self._settings.online_timeout if online_timeout is None else online_timeout
+        )
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self._lock = threading.Lock()  # one load at a time
         self._reloading = False
@@ -117,19 +130,44 @@ class Catalog:
     # ----------------------------------------------------------------- loading
 
     @property
+    def providers(self) -> list[LiveProvider]:
+        """The online providers added with `add_provider` (the name gpuhunt 0.1.x used; the
+        offline providers are not in it)."""
+        return self.online_providers
+
+    @property
     def catalog_url(self) -> str:
-        return (
-            self._url or os.getenv("GPUHUNT_CATALOG_URL") or sources.DEFAULT_CATALOG_URL
-        ).rstrip("/")
+        return self._url
+
+    def close(self) -> None:
+        """Shut down the threads that query online providers. A later query starts new ones."""
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _online_executor(self) -> ThreadPoolExecutor:
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=ONLINE_WORKERS, thread_name_prefix="gpuhunt-online"
+                )
+            return self._executor
 
     def load(self, version: str | None = None) -> None:
         """Load the catalog now: the latest one, or exactly `version` (which raises
         `CatalogError` if it cannot be fetched; it never substitutes another version).
         Without `version`, failures fall back to the disk cache and the bundled snapshot."""
         with self._lock:
-            self._load(version, fallback=version is None)
+            self._load(version, may_fall_back=version is None)
 
-    def _load(self, version: str | None, fallback: bool) -> None:
+    def _load(self, version: str | None, may_fall_back: bool) -> None:
         self._last_attempt = dt.datetime.now(dt.timezone.utc)
         try:
             raw = self._fetch(version)
@@ -141,7 +179,7 @@ class Catalog:
             return
         except (GPUHuntError, OSError, ValueError) as e:
             self._note_failure(e)
-            if not fallback:
+            if not may_fall_back:
                 if isinstance(e, GPUHuntError):
                     raise
                 raise CatalogError(f"Could not load catalog version {version}: {e}") from e
@@ -150,8 +188,7 @@ class Catalog:
                     "Catalog reload failed, serving version %s still: %s", self._loaded.version, e
                 )
                 return
-            raw = self._fallback(e)
-            self._install(raw, fallback=True)
+            self._install(self._last_resort(e), degraded=True)
             return
         else:
             self._failures = 0
@@ -160,37 +197,35 @@ class Catalog:
         self._install(raw)
 
     def _fetch(self, version: str | None) -> sources.RawCatalog:
-        local_dir = os.getenv("GPUHUNT_CATALOG_DIR")
-        if local_dir:
-            return sources.from_directory(local_dir, registry.OFFLINE_PROVIDERS)
-        url = self.catalog_url
-        self._fetchers: list[sources.Fetcher] = []
+        if self._settings.catalog_dir:
+            return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
+        loaded = self._loaded
+        fetchers: list[sources.Fetcher] = []
         try:
-            return self._fetch_from(url, version)
+            return sources.fetch(
+                self._url,
+                registry.OFFLINE_PROVIDERS,
+                version=version,
+                cache=self._disk_cache(self._url),
+                timeout=self._timeout,
+                retries=self._retries,
+                on_fetcher=fetchers.append,
+                current=loaded.version
+                if loaded is not None and not loaded.degraded and version is None
+                else None,
+                allow_http=self._settings.allow_http,
+            )
         finally:
-            self._downloads += sum(f.downloads for f in self._fetchers)
+            self._downloads += sum(f.downloads for f in fetchers)
 
-    def _fetch_from(self, url: str, version: str | None) -> sources.RawCatalog:
-        return sources.fetch(
-            url,
-            registry.OFFLINE_PROVIDERS,
-            version=version,
-            cache=DiskCache(url),
-            timeout=self._timeout,
-            retries=self._retries,
-            on_fetcher=self._count_downloads,
-            current=self._loaded.version
-            if self._loaded is not None and not self._loaded.fallback and version is None
-            else None,
-        )
+    def _disk_cache(self, url: str) -> DiskCache:
+        return DiskCache(url, self._settings.cache_dir)
 
-    def _count_downloads(self, fetcher: sources.Fetcher) -> None:
-        self._fetchers.append(fetcher)
-
-    def _fallback(self, error: Exception) -> sources.RawCatalog:
-        url = self.catalog_url
-        if sources._local_path(url) is None:
-            cached = sources.from_cache(url, DiskCache(url))
+    def _last_resort(self, error: Exception) -> sources.RawCatalog:
+        """The newest catalog in the disk cache, else the snapshot bundled in the package."""
+        url = self._url
+        if sources.local_path(url) is None:
+            cached = sources.from_cache(url, self._disk_cache(url))
             if cached is not None:
                 logger.warning(
                     "Could not download the catalog (%s); using version %s from the disk cache",
@@ -214,12 +249,12 @@ class Catalog:
         first, cap = RETRY_AFTER_FAILURE
         self._retry_at = time.monotonic() + min(cap, first * 2 ** (self._failures - 1))
 
-    def _install(self, raw: sources.RawCatalog, fallback: bool = False) -> None:
+    def _install(self, raw: sources.RawCatalog, degraded: bool = False) -> None:
         tables = []
         previous = self._loaded.table if self._loaded is not None else None
         # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
         # (a restart, every CLI run) loads them as column files instead of parsing again.
-        cache = DiskCache(raw.url) if raw.source in ("network", "disk-cache") else None
+        cache = self._disk_cache(raw.url) if raw.source in ("network", "disk-cache") else None
         cached: set[str] = set()
         for provider in registry.OFFLINE_PROVIDERS:
             if provider in raw.csvs:
@@ -241,7 +276,7 @@ class Catalog:
             loaded_at=time.monotonic(),
             loaded_wall=dt.datetime.now(dt.timezone.utc),
             manifest=raw.manifest,
-            fallback=fallback,
+            degraded=degraded,
         )
 
     def _current(self) -> _Loaded | None:
@@ -250,13 +285,13 @@ class Catalog:
             return loaded
         now = time.monotonic()
         if loaded is None:
-            if now < self._retry_at:  # failed moments ago; the caller gets the fallback's data
+            if now < self._retry_at:  # failed moments ago; the caller gets the last resort's data
                 return self._loaded
             with self._lock:
                 if self._loaded is None and time.monotonic() >= self._retry_at:
-                    self._load(None, fallback=True)
+                    self._load(None, may_fall_back=True)
             return self._loaded
-        stale = loaded.fallback or now - loaded.loaded_at > self.reload_interval
+        stale = loaded.degraded or now - loaded.loaded_at > self.reload_interval
         if stale and now >= self._retry_at and not self._reloading:
             self._start_background_reload()
         return loaded
@@ -273,10 +308,10 @@ class Catalog:
                     loaded = self._loaded
                     if (
                         loaded is None
-                        or loaded.fallback
+                        or loaded.degraded
                         or time.monotonic() - loaded.loaded_at > self.reload_interval
                     ):
-                        self._load(None, fallback=True)
+                        self._load(None, may_fall_back=True)
             except Exception:  # never let a reload thread die loudly; the status keeps the error
                 logger.exception("Catalog reload failed")
             finally:
@@ -305,9 +340,9 @@ class Catalog:
 
     # ----------------------------------------------------------------- querying
 
-    def add_provider(self, provider: AbstractProvider) -> None:
+    def add_provider(self, provider: LiveProvider) -> None:
         """Add a provider queried live at query time (usually an `OnlineProvider`)."""
-        self.providers.append(provider)
+        self.online_providers.append(provider)
 
     def query(
         self,
@@ -341,69 +376,26 @@ class Catalog:
         Returns a read-only sequence of `CatalogItem`s. Online providers that fail or time out
         are left out and reported in `status().online_errors`.
         """
-        q = QueryFilter(
-            provider=_as_list(provider),
-            cpu_arch=CPUArchitecture.cast(cpu_arch) if cpu_arch else None,
-            min_cpu=min_cpu,
-            max_cpu=max_cpu,
-            min_memory=min_memory,
-            max_memory=max_memory,
-            min_gpu_count=min_gpu_count,
-            max_gpu_count=max_gpu_count,
-            gpu_vendor=AcceleratorVendor.cast(gpu_vendor) if gpu_vendor else None,
-            gpu_name=_with_canonical_names(_as_list(gpu_name)),
-            min_gpu_memory=min_gpu_memory,
-            max_gpu_memory=max_gpu_memory,
-            min_total_gpu_memory=min_total_gpu_memory,
-            max_total_gpu_memory=max_total_gpu_memory,
-            min_disk_size=min_disk_size,
-            max_disk_size=max_disk_size,
-            min_price=min_price,
-            max_price=max_price,
-            min_compute_capability=parse_compute_capability(min_compute_capability),
-            max_compute_capability=parse_compute_capability(max_compute_capability),
-            spot=spot,
-            allowed_flags=allowed_flags,
-        )
+        # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
+        q = make_filter(**{k: v for k, v in locals().items() if k != "self"})
         wanted = None
         if q.provider is not None:
             wanted = {registry.spec(p).name for p in q.provider}  # raises on unknown names
-        online = [p for p in self.providers if wanted is None or p.NAME.lower() in wanted]
+        live = [p for p in self.online_providers if wanted is None or p.NAME.lower() in wanted]
         if wanted is not None:
-            added = {p.NAME.lower() for p in self.providers}
+            added = {p.NAME.lower() for p in self.online_providers}
             for name in sorted(wanted - added - set(registry.OFFLINE_PROVIDERS)):
                 # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
                 self._online_errors[name] = "not added to this catalog (add_provider)"
                 logger.warning("Online provider %s was asked for but not added", name)
-        futures = [
-            (
-                p,
-                _online_pool.submit(
-                    p.get, query_filter=q, balance_resources=self.balance_resources
-                ),
-            )
-            for p in online
-        ]
+        asked = online.ask(self._online_executor(), live, q, self.balance_resources) if live else []
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
         offers = self._query_offline(offline, q) if offline else Offers.from_items([])
-        if not futures:
+        if not asked:
             return offers
-        deadline = time.monotonic() + self._online_timeout
-        online_lists = []
-        for p, fut in futures:
-            try:
-                items = fut.result(timeout=max(0.0, deadline - time.monotonic()))
-            except FutureTimeout:
-                self._online_errors[p.NAME] = f"timed out after {self._online_timeout:g}s"
-                logger.warning("Online provider %s timed out; its offers are left out", p.NAME)
-                continue
-            except Exception as e:
-                self._online_errors[p.NAME] = f"{type(e).__name__}: {e}"
-                logger.warning("Online provider %s failed; its offers are left out: %s", p.NAME, e)
-                continue
-            self._online_errors.pop(p.NAME, None)
-            online_lists.append([i for i in items if matches(i, q)])
-        return merge_online(offers, online_lists)
+        return merge_online(
+            offers, online.answers(asked, q, self._online_timeout, self._online_errors)
+        )
 
     def _query_offline(self, providers: list[str], q: QueryFilter) -> Offers:
         loaded = self._current()
@@ -414,22 +406,3 @@ class Catalog:
         table = loaded.table
         everyone = set(table.providers) <= set(providers)
         return Offers(table, table.select(q, None if everyone else providers))
-
-
-def _as_list(value: str | list[str] | None) -> list[str] | None:
-    if value is None:
-        return None
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _with_canonical_names(names: list[str] | None) -> list[str] | None:
-    """The names as given plus their canonical spelling, so "RTX 4090" finds "RTX4090" offers
-    while a name only a provider uses still matches itself."""
-    if names is None:
-        return None
-    out = list(names)
-    for n in names:
-        c = canonical_gpu_name(n)
-        if c is not None and c.lower() not in {x.lower() for x in out}:
-            out.append(c)
-    return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import difflib
 import json
 import logging
@@ -19,7 +20,7 @@ from typing import Any
 from gpuhunt._internal import registry
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, canonical_gpu_name
 from gpuhunt._internal.errors import GPUHuntError
-from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.publish.commands import register as register_publish_commands
 
 logger = logging.getLogger("gpuhunt")
@@ -199,33 +200,8 @@ def _query(args: argparse.Namespace) -> int:
         if args.online and not args.catalog_url
         else Catalog(catalog_url=args.catalog_url)
     )
-    filters = {
-        k: getattr(args, k)
-        for k in [
-            "provider",
-            "gpu_name",
-            "gpu_vendor",
-            "cpu_arch",
-            "min_cpu",
-            "max_cpu",
-            "min_memory",
-            "max_memory",
-            "min_gpu_count",
-            "max_gpu_count",
-            "min_gpu_memory",
-            "max_gpu_memory",
-            "min_total_gpu_memory",
-            "max_total_gpu_memory",
-            "min_disk_size",
-            "max_disk_size",
-            "min_price",
-            "max_price",
-            "min_compute_capability",
-            "max_compute_capability",
-            "spot",
-            "allowed_flags",
-        ]
-    }
+    # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
+    filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))
     if args.sort == "price-per-gpu":
         offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))

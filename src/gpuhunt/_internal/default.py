@@ -20,7 +20,7 @@ def default_catalog() -> Catalog:
     """The process-wide catalog: offline providers from the published catalog (loaded on first
     query, honouring `GPUHUNT_CATALOG_URL`/`GPUHUNT_CATALOG_DIR`), plus every online provider
     whose credentials are in the environment. Providers raising `MissingCredsError` or missing
-    their SDK are skipped with a log line."""
+    their SDK are skipped with a log line; any other error is a bug and is raised."""
     global _catalog
     with _lock:
         if _catalog is None:
@@ -32,7 +32,7 @@ def default_catalog() -> Catalog:
                     catalog.add_provider(registry.provider_class(spec.name).from_env())
                 except MissingCredsError as e:
                     logger.debug("Skipping online provider %s: %s", spec.name, e)
-                except (GPUHuntError, AttributeError) as e:
+                except GPUHuntError as e:  # e.g. its SDK is not installed
                     logger.warning("Skipping online provider %s: %s", spec.name, e)
             _catalog = catalog
         return _catalog

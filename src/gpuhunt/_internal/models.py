@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Container
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Protocol, Union
 
 JSONType = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
 JSONObject = dict[str, Any]
@@ -166,3 +166,14 @@ class IntelAcceleratorInfo(AcceleratorInfo):
 @dataclass
 class TenstorrentAcceleratorInfo(AcceleratorInfo):
     vendor = AcceleratorVendor.TENSTORRENT
+
+
+class LiveProvider(Protocol):
+    """What a `Catalog` needs of a provider it queries live (`Catalog.add_provider`): its name
+    and its offers for a filter. Every `gpuhunt.providers.base.AbstractProvider` is one."""
+
+    NAME: str
+
+    def get(
+        self, query_filter: QueryFilter | None = None, balance_resources: bool = True
+    ) -> list[CatalogItem]: ...

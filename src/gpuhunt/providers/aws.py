@@ -97,7 +97,7 @@ METADATA_LINES = 5  # FormatVersion, Disclaimer, Publication Date, Version, Offe
 DOWNLOAD_ATTEMPTS = 3  # whole-file attempts when the stream breaks off mid-way
 CHUNK_SIZE = 1 << 20
 # The file is one long response: the read timeout bounds a stall, not the whole download.
-DOWNLOAD_TIMEOUT = (transport.CONNECT_TIMEOUT, 60.0)
+DOWNLOAD_READ_TIMEOUT = 60.0  # the price list is large; the connect timeout is the usual one
 DESCRIBE_BATCH = 100  # DescribeInstanceTypes accepts at most 100 names per call
 # Regions to try before giving up when none has answered DescribeInstanceTypes yet.
 DESCRIBE_MAX_FAILED_REGIONS = 3
@@ -557,7 +557,13 @@ def read_price_list(
 
 @contextmanager
 def _http_response(url: str) -> Iterator[requests.Response]:
-    response = transport.request("GET", url, provider=NAME, stream=True, timeout=DOWNLOAD_TIMEOUT)
+    response = transport.request(
+        "GET",
+        url,
+        provider=NAME,
+        stream=True,
+        timeout=(transport.default_timeout()[0], DOWNLOAD_READ_TIMEOUT),
+    )
     try:
         yield response
     finally:

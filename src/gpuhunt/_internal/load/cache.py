@@ -2,7 +2,7 @@
 
 Files are written atomically (temporary file in the same folder, then `os.replace`), so a crash
 or a concurrent writer never leaves a half-written archive where a reader could find it. The
-folder is the user cache dir (platformdirs), or `GPUHUNT_CACHE_DIR`.
+folder is the user cache dir (platformdirs), or the one `Settings.cache_dir` names.
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from typing import Any
 import platformdirs
 
 
-def cache_root() -> Path:
-    override = os.getenv("GPUHUNT_CACHE_DIR")
-    return Path(override) if override else Path(platformdirs.user_cache_dir("gpuhunt"))
+def cache_root(override: Path | None = None) -> Path:
+    return override if override is not None else Path(platformdirs.user_cache_dir("gpuhunt"))
 
 
 class DiskCache:
     def __init__(self, base_url: str, root: Path | None = None) -> None:
         key = hashlib.sha256(base_url.encode()).hexdigest()[:16]
-        self.dir = (root or cache_root()) / key
+        self.dir = cache_root(root) / key
 
     def _path(self, *parts: str) -> Path:
         for part in parts:

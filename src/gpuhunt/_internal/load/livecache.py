@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 from cachetools import TTLCache
 
 from gpuhunt._internal.load import transport
+from gpuhunt._internal.load.settings import Settings
 
 T = TypeVar("T")
 
@@ -30,16 +30,21 @@ class _Flight:
 
 
 class SingleFlightCache:
-    def __init__(self, ttl: float, maxsize: int = 512) -> None:
-        self._cache: TTLCache = TTLCache(maxsize=maxsize, ttl=ttl)
+    """`ttl=None` takes `Settings.live_cache_ttl` when the cache is first used."""
+
+    def __init__(self, ttl: float | None, maxsize: int = 512) -> None:
+        self._ttl = ttl
+        self._maxsize = maxsize
+        self._entries: TTLCache | None = None
         self._lock = threading.Lock()
         self._flights: dict[Hashable, _Flight] = {}
         self.calls = 0  # how many times `fn` actually ran; for tests and stats
 
     def get(self, key: Hashable, fn: Callable[[], T]) -> T:
         with self._lock:
-            if key in self._cache:
-                return self._cache[key]
+            cache = self._cache()
+            if key in cache:
+                return cache[key]
             flight = self._flights.get(key)
             leader = flight is None
             if leader:
@@ -59,17 +64,27 @@ class SingleFlightCache:
         finally:
             with self._lock:
                 if flight.error is None:
-                    self._cache[key] = flight.value
+                    self._cache()[key] = flight.value
                 del self._flights[key]
             flight.done.set()
         return flight.value
 
+    def _cache(self) -> TTLCache:
+        # Called with the lock held. Made on first use, not at import: the TTL is a setting.
+        if self._entries is None:
+            ttl = self._ttl if self._ttl is not None else Settings.from_env().live_cache_ttl
+            self._entries = TTLCache(maxsize=self._maxsize, ttl=ttl)
+        return self._entries
+
     def clear(self) -> None:
         with self._lock:
-            self._cache.clear()
+            if self._entries is not None:
+                self._entries.clear()
 
 
-LIVE_CACHE = SingleFlightCache(ttl=float(os.getenv("GPUHUNT_LIVE_CACHE_TTL", "60")))
+# Shared by every online provider in the process, so that concurrent catalogs and threads
+# asking the same API share one call (see docs/design.md, module-level state).
+LIVE_CACHE = SingleFlightCache(ttl=None)
 
 
 def request_key(provider: str, *parts: Any, secret: str | None = None) -> tuple[str, str]:

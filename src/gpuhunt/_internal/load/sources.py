@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import logging
-import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,7 +34,6 @@ from gpuhunt._internal.load.cache import DiskCache
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CATALOG_URL = "https://dstack-gpu-pricing.s3.eu-west-1.amazonaws.com/v3"
 _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -93,7 +91,8 @@ def _check_version(text: str, where: str) -> str:
     return v
 
 
-def _local_path(url: str) -> Path | None:
+def local_path(url: str) -> Path | None:
+    """The folder a `file://` URL or a plain path names; None for a network URL."""
     if url.startswith("file://"):
         return Path(unquote(urlsplit(url).path))
     if "://" not in url:
@@ -101,9 +100,9 @@ def _local_path(url: str) -> Path | None:
     return None
 
 
-def check_url_allowed(url: str) -> None:
-    """Plain http only to loopback, or when `GPUHUNT_ALLOW_HTTP=1`: a catalog decides what
-    machines orchestrators buy, so it must not be open to tampering on the way."""
+def check_url_allowed(url: str, *, allow_http: bool = False) -> None:
+    """Plain http only to loopback, or with `allow_http` (`GPUHUNT_ALLOW_HTTP=1`): a catalog
+    decides what machines orchestrators buy, so it must not be open to tampering on the way."""
     parts = urlsplit(url)
     if parts.scheme in ("https", "file", ""):
         return
@@ -111,7 +110,7 @@ def check_url_allowed(url: str) -> None:
         raise CatalogError(
             f"Unsupported catalog URL scheme {parts.scheme!r} in {transport.safe_url(url)}"
         )
-    if os.getenv("GPUHUNT_ALLOW_HTTP") == "1":
+    if allow_http:
         return
     host = parts.hostname or ""
     try:
@@ -129,10 +128,12 @@ def check_url_allowed(url: str) -> None:
 class Fetcher:
     """Reads objects under a base URL or folder, with timeouts and bounded retries."""
 
-    def __init__(self, base: str, timeout: tuple[float, float], retries: int) -> None:
+    def __init__(
+        self, base: str, timeout: tuple[float, float], retries: int, *, allow_http: bool = False
+    ) -> None:
         self.base = base.rstrip("/")
-        check_url_allowed(self.base)
-        self.local = _local_path(self.base)
+        check_url_allowed(self.base, allow_http=allow_http)
+        self.local = local_path(self.base)
         self.timeout = timeout
         self.http = (
             transport.new_session(retries=retries, backoff_factor=0.3)
@@ -180,11 +181,12 @@ def fetch(
     retries: int,
     on_fetcher: Callable[[Fetcher], None] | None = None,
     current: str | None = None,
+    allow_http: bool = False,
 ) -> RawCatalog:
     """The catalog published under `base` (latest, or `version`). Verified archives are stored
     in `cache`; a pinned version already in the cache is not downloaded again. Raises
     `Unchanged` when the latest archive version is `current` (nothing to download or parse)."""
-    fetcher = Fetcher(base, timeout, retries)
+    fetcher = Fetcher(base, timeout, retries, allow_http=allow_http)
     if on_fetcher:
         on_fetcher(fetcher)
     source = "directory" if fetcher.local is not None else "network"

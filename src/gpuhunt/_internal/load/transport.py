@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import threading
 from collections.abc import Mapping
@@ -21,14 +20,12 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load.settings import Settings
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
 
 USER_AGENT = f"gpuhunt/{__version__}"
-CONNECT_TIMEOUT = float(os.getenv("GPUHUNT_CONNECT_TIMEOUT", "5"))
-READ_TIMEOUT = float(os.getenv("GPUHUNT_READ_TIMEOUT", "30"))
-DEFAULT_TIMEOUT: tuple[float, float] = (CONNECT_TIMEOUT, READ_TIMEOUT)
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 MAX_RETRY_AFTER = 30.0
 
@@ -81,15 +78,22 @@ def make_retry(total: int = 3, backoff_factor: float = 0.5) -> Retry:
 
 
 class _TimeoutSession(requests.Session):
-    """A session that applies the default timeout to calls that do not pass their own."""
+    """A session that applies its default timeout to calls that do not pass their own."""
+
+    def __init__(self, timeout: tuple[float, float]) -> None:
+        super().__init__()
+        self.default_timeout = timeout
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("timeout", DEFAULT_TIMEOUT)
+        kwargs.setdefault("timeout", self.default_timeout)
         return super().request(method, url, *args, **kwargs)
 
 
-def new_session(retries: int = 3, backoff_factor: float = 0.5) -> requests.Session:
-    session = _TimeoutSession()
+def new_session(
+    retries: int = 3, backoff_factor: float = 0.5, timeout: tuple[float, float] | None = None
+) -> requests.Session:
+    """A session with bounded retries; `timeout` defaults to the settings' (connect, read)."""
+    session = _TimeoutSession(timeout or Settings.from_env().http_timeout)
     adapter = HTTPAdapter(
         max_retries=make_retry(retries, backoff_factor), pool_connections=16, pool_maxsize=32
     )
@@ -112,6 +116,12 @@ def session() -> requests.Session:
             if _shared is None:
                 _shared = new_session()
     return _shared
+
+
+def default_timeout(http: requests.Session | None = None) -> tuple[float, float]:
+    """The (connect, read) timeout a request gets when it does not pass one."""
+    found = getattr(http or session(), "default_timeout", None)
+    return found if found is not None else Settings.from_env().http_timeout
 
 
 def safe_url(url: str) -> str:
@@ -141,7 +151,7 @@ def request(
     where = f"{method.upper()} {safe_url(url)}"
     try:
         response = (http or session()).request(
-            method, url, timeout=timeout or DEFAULT_TIMEOUT, **kwargs
+            method, url, timeout=timeout or default_timeout(http), **kwargs
         )
     except requests.Timeout:
         raise ProviderError(f"{provider}: {where} timed out") from None

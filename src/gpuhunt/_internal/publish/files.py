@@ -11,6 +11,7 @@ from pathlib import Path
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import GPUHuntError, PipelineError
 from gpuhunt._internal.load import sources
+from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish.build import Build, Collected
 
@@ -51,6 +52,7 @@ def load_previous(
             cache=None,
             timeout=DOWNLOAD_TIMEOUT,
             retries=2,
+            allow_http=Settings.from_env().allow_http,
         )
     except GPUHuntError as e:
         return None, str(e)

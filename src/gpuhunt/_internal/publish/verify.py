@@ -12,6 +12,7 @@ from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, Pipeli
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.load import sources
+from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._internal.publish.build import CARRIED_OVER, FRESH, Build, count_rows
@@ -30,8 +31,15 @@ def verify(url: str, *, version: str | None = None) -> Verified:
     manifest; raises `CatalogIntegrityError`/`CatalogError` naming the object at fault."""
     base = url.rstrip("/")
     providers = list(registry.OFFLINE_PROVIDERS)
+    allow_http = Settings.from_env().allow_http
     raw = sources.fetch(
-        base, providers, version=version, cache=None, timeout=DOWNLOAD_TIMEOUT, retries=2
+        base,
+        providers,
+        version=version,
+        cache=None,
+        timeout=DOWNLOAD_TIMEOUT,
+        retries=2,
+        allow_http=allow_http,
     )
     v = raw.version
     if raw.manifest is None:
@@ -68,7 +76,7 @@ def verify(url: str, *, version: str | None = None) -> Verified:
             )
         if entry.get("columns_sha256"):
             _verify_column_file(raw, p, where)
-    fetcher = sources.Fetcher(base, DOWNLOAD_TIMEOUT, 2)
+    fetcher = sources.Fetcher(base, DOWNLOAD_TIMEOUT, 2, allow_http=allow_http)
     # The per-provider copies, through the loader's own code (sha256 checked against each
     # copy's manifest), then against the archive's manifest.
     per_provider = sources.fetch_per_provider(fetcher, list(entries), v, None, "network")

@@ -1,0 +1,42 @@
+"""`Catalog.query`'s keywords into a `QueryFilter` (pure): values spelled as callers spell them
+(a string or a list, "8.0" or (8, 0), "NVIDIA"), GPU names completed with their canonical
+spelling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuhunt._internal.accelerators import canonical_gpu_name
+from gpuhunt._internal.constraints import parse_compute_capability
+from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
+
+
+def make_filter(**given: Any) -> QueryFilter:
+    """The filter for `Catalog.query(**given)`; every keyword is a `QueryFilter` field."""
+    q = QueryFilter(**given)
+    q.provider = _as_list(q.provider)
+    q.cpu_arch = CPUArchitecture.cast(q.cpu_arch) if q.cpu_arch else None
+    q.gpu_vendor = AcceleratorVendor.cast(q.gpu_vendor) if q.gpu_vendor else None
+    q.gpu_name = _with_canonical_names(_as_list(q.gpu_name))
+    q.min_compute_capability = parse_compute_capability(q.min_compute_capability)
+    q.max_compute_capability = parse_compute_capability(q.max_compute_capability)
+    return q
+
+
+def _as_list(value: str | list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _with_canonical_names(names: list[str] | None) -> list[str] | None:
+    """The names as given plus their canonical spelling, so "RTX 4090" finds "RTX4090" offers
+    while a name only a provider uses still matches itself."""
+    if names is None:
+        return None
+    out = list(names)
+    for n in names:
+        c = canonical_gpu_name(n)
+        if c is not None and c.lower() not in {x.lower() for x in out}:
+            out.append(c)
+    return out
