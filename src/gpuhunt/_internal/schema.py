@@ -60,27 +60,73 @@ class _Bad(ValueError):
     pass
 
 
-def _finite(value: str, name: str) -> float:
+# --------------------------------------------------------------------------- one field's text
+# Each rule takes a field's text and returns its value or raises ValueError saying what is
+# wrong. `parse_row` applies them to a row; `formats.table_builder` to each distinct value of
+# a column.
+
+
+def finite(text: str, name: str) -> float:
     try:
-        x = float(value)
+        x = float(text)
     except ValueError:
-        raise _Bad(f"{name} is not a number: {value[:40]!r}") from None
+        raise _Bad(f"{name} is not a number: {text[:40]!r}") from None
     if not math.isfinite(x):
-        raise _Bad(f"{name} is not finite: {value[:40]!r}")
+        raise _Bad(f"{name} is not finite: {text[:40]!r}")
     return x
 
 
-def _int(value: str, name: str) -> int:
+def optional_finite(text: str, name: str) -> float | None:
+    return finite(text, name) if text else None
+
+
+def integer(text: str, name: str) -> int:
     try:
-        return int(value)
+        return int(text)
     except ValueError:
-        raise _Bad(f"{name} is not an integer: {value[:40]!r}") from None
+        raise _Bad(f"{name} is not an integer: {text[:40]!r}") from None
 
 
-_json_ok: dict[str, bool] = {}
+def gpu_count(text: str) -> int:
+    count = integer(text, "gpu_count")
+    if count < 0:
+        raise _Bad("gpu_count is negative")
+    return count
+
+
+def spot(text: str) -> bool:
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise _Bad(f"spot is not a boolean: {text[:10]!r}")
+    return lowered == "true"
+
+
+def cpu_arch(text: str) -> CPUArchitecture:
+    """No value (or no column) is x86, as before the column existed."""
+    return CPUArchitecture.cast(text) if text else CPUArchitecture.X86
+
+
+def gpu(name: str, vendor: str, has_gpus: bool) -> tuple[str | None, AcceleratorVendor | None]:
+    """The GPU name and vendor of a row. Catalogs from before the `gpu_vendor` column marked
+    TPUs with a `tpu-` name prefix and meant NVIDIA by any other GPU."""
+    found = AcceleratorVendor.cast(vendor) if vendor else None
+    if name.startswith("tpu-"):
+        return name[4:] or None, found or AcceleratorVendor.GOOGLE
+    if found is None and has_gpus:
+        found = AcceleratorVendor.NVIDIA
+    return name or None, found
+
+
+def flags(text: str) -> str:
+    """Space-separated flags, spaces normalised."""
+    return text if " " not in text or text == " ".join(text.split()) else " ".join(text.split())
+
+
+_json_ok: dict[str, bool] = {}  # a memo: catalogs repeat a few provider_data texts many times
 
 
 def check_json(text: str) -> str:
+    """The text of a JSON object (no value is `{}`)."""
     if not text:
         return "{}"
     ok = _json_ok.get(text)
@@ -96,6 +142,9 @@ def check_json(text: str) -> str:
     return text
 
 
+# --------------------------------------------------------------------------- a row
+
+
 def parse_row(get: Any) -> ParsedRow:
     """Validate one row; `get(name)` returns the field's text, or None when the column is absent."""
     for name in REQUIRED:
@@ -104,37 +153,21 @@ def parse_row(get: Any) -> ParsedRow:
             raise _Bad(f"required field {name!r} is missing")
         if value == "":
             raise _Bad(f"required field {name!r} is empty")
-    gpu_count = _int(get("gpu_count"), "gpu_count")
-    if gpu_count < 0:
-        raise _Bad("gpu_count is negative")
-    gpu_name = get("gpu_name") or None
-    raw_vendor = get("gpu_vendor") or None
-    vendor = AcceleratorVendor.cast(raw_vendor) if raw_vendor else None
-    if gpu_name and gpu_name.startswith("tpu-"):
-        # Catalogs from before the gpu_vendor column marked TPUs with this prefix.
-        gpu_name = gpu_name[4:]
-        vendor = vendor or AcceleratorVendor.GOOGLE
-    elif vendor is None and gpu_count:
-        vendor = AcceleratorVendor.NVIDIA
-    spot_text = get("spot").lower()
-    if spot_text not in ("true", "false"):
-        raise _Bad(f"spot is not a boolean: {spot_text[:10]!r}")
-    raw_arch = get("cpu_arch") or None
-    gpu_memory = get("gpu_memory")
-    disk = get("disk_size")
+    count = gpu_count(get("gpu_count"))
+    gpu_name, vendor = gpu(get("gpu_name") or "", get("gpu_vendor") or "", count > 0)
     return ParsedRow(
         instance_name=get("instance_name"),
         location=get("location"),
-        price=_finite(get("price"), "price"),
-        cpu=_int(get("cpu"), "cpu"),
-        memory=_finite(get("memory"), "memory"),
-        gpu_count=gpu_count,
+        price=finite(get("price"), "price"),
+        cpu=integer(get("cpu"), "cpu"),
+        memory=finite(get("memory"), "memory"),
+        gpu_count=count,
         gpu_name=gpu_name,
-        gpu_memory=_finite(gpu_memory, "gpu_memory") if gpu_memory else None,
-        spot=spot_text == "true",
-        disk_size=_finite(disk, "disk_size") if disk else None,
+        gpu_memory=optional_finite(get("gpu_memory") or "", "gpu_memory"),
+        spot=spot(get("spot")),
+        disk_size=optional_finite(get("disk_size") or "", "disk_size"),
         gpu_vendor=vendor,
-        flags=" ".join((get("flags") or "").split()),
-        cpu_arch=CPUArchitecture.cast(raw_arch) if raw_arch else CPUArchitecture.X86,
+        flags=flags(get("flags") or ""),
+        cpu_arch=cpu_arch(get("cpu_arch") or ""),
         provider_data=check_json(get("provider_data") or ""),
     )

@@ -13,11 +13,7 @@ from typing import Any
 import numpy as np
 
 from gpuhunt._internal import schema
-from gpuhunt._internal.models import AcceleratorVendor
 from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, VENDORS, Interner, Table
-
-_NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
-_GOOGLE = VENDORS.index(AcceleratorVendor.GOOGLE)
 
 
 class TableBuilder:
@@ -65,58 +61,56 @@ class TableBuilder:
         }
 
     def _attributes(self, cols: Mapping[str, Sequence[str]], n: int) -> dict[str, np.ndarray]:
-        # Sizes repeat a handful of values across a provider's offers: parse each value once.
-        memory = _by_distinct(cols["memory"], float, np.float64)
-        cpu = _by_distinct(cols["cpu"], int, np.int64)
-        gpu_count = _by_distinct(cols["gpu_count"], int, np.int64)
-        gpu_memory = _optional_floats(cols.get("gpu_memory"), n)
-        disk = _optional_floats(cols.get("disk_size"), n)
-        if not np.isfinite(memory).all():
-            raise ValueError("non-finite number")
-        if (gpu_count < 0).any():
-            raise ValueError("negative gpu_count")
-        spot = _by_distinct(cols["spot"], _SPOT.__getitem__, bool)
-        raw_arch = cols.get("cpu_arch")
-        arch = (
-            _by_distinct(raw_arch, _ARCH_CODES.__getitem__, np.int8)
-            if raw_arch is not None
-            else np.zeros(n, dtype=np.int8)
-        )
-        # GPU name, vendor and the legacy "tpu-" prefix, decided once per distinct value.
-        raw_names = cols.get("gpu_name") or ("",) * n
-        raw_vendors = cols.get("gpu_vendor") or ("",) * n
-        name_raw_codes, name_uniques = distinct(raw_names)
-        clean = [u[4:] if u.startswith("tpu-") else u for u in name_uniques]
-        name_of = np.array(
-            [self.gpu_names.code(c) if c else -1 for c in clean] + [-1], dtype=np.int32
-        )
-        tpu_of = np.array([u.startswith("tpu-") for u in name_uniques] + [False])
-        name_code = name_of[name_raw_codes]
-        vendor_raw_codes, vendor_uniques = distinct(raw_vendors)
-        vendor_of = np.array(
-            [VENDORS.index(AcceleratorVendor.cast(v)) if v else -1 for v in vendor_uniques] + [-1],
-            dtype=np.int8,
-        )
-        vendor = vendor_of[vendor_raw_codes]
-        vendor[(vendor == -1) & tpu_of[name_raw_codes]] = _GOOGLE
-        vendor[(vendor == -1) & (gpu_count > 0)] = _NVIDIA
-        raw_flags = cols.get("flags") or ("",) * n
-        flags = _by_distinct(raw_flags, lambda f: self.flags.code(_norm_flags(f)), np.int32)
-        raw_pd = cols.get("provider_data") or ("",) * n
-        pds = _by_distinct(raw_pd, lambda p: self.pdatas.code(schema.check_json(p)), np.int32)
+        # Each value is converted by its `schema` rule once per distinct value of its column.
+        gpu_count = _by_distinct(cols["gpu_count"], schema.gpu_count, np.int64)
+        gpu_name, gpu_vendor = self._gpus(cols, n, gpu_count > 0)
         return {
-            "cpu": cpu,
-            "memory": memory,
+            "cpu": _by_distinct(cols["cpu"], lambda t: schema.integer(t, "cpu"), np.int64),
+            "memory": _by_distinct(
+                cols["memory"], lambda t: schema.finite(t, "memory"), np.float64
+            ),
             "gpu_count": gpu_count,
-            "gpu_memory": gpu_memory,
-            "disk_size": disk,
-            "spot": spot,
-            "gpu_name": name_code,
-            "gpu_vendor": vendor,
-            "cpu_arch": arch,
-            "flags": flags,
-            "provider_data": pds,
+            "gpu_memory": _optional_floats(cols.get("gpu_memory"), n, "gpu_memory"),
+            "disk_size": _optional_floats(cols.get("disk_size"), n, "disk_size"),
+            "spot": _by_distinct(cols["spot"], schema.spot, bool),
+            "gpu_name": gpu_name,
+            "gpu_vendor": gpu_vendor,
+            "cpu_arch": _by_distinct(
+                cols.get("cpu_arch") or ("",) * n,
+                lambda t: ARCHS.index(schema.cpu_arch(t)),
+                np.int8,
+            ),
+            "flags": _by_distinct(
+                cols.get("flags") or ("",) * n, lambda t: self.flags.code(schema.flags(t)), np.int32
+            ),
+            "provider_data": _by_distinct(
+                cols.get("provider_data") or ("",) * n,
+                lambda t: self.pdatas.code(schema.check_json(t)),
+                np.int32,
+            ),
         }
+
+    def _gpus(
+        self, cols: Mapping[str, Sequence[str]], n: int, has_gpus: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """GPU name and vendor codes, by `schema.gpu` once per distinct (name, vendor, whether
+        the row has GPUs): the vendor of an older file's row depends on all three."""
+        name_codes, names = distinct(cols.get("gpu_name") or ("",) * n)
+        vendor_codes, vendors = distinct(cols.get("gpu_vendor") or ("",) * n)
+        key = (name_codes.astype(np.int64) * len(vendors) + vendor_codes) * 2 + has_gpus
+        keys, inverse = np.unique(key, return_inverse=True)
+        name_of, vendor_of = [], []
+        for k in keys.tolist():
+            pair, has = divmod(k, 2)
+            name, vendor = schema.gpu(
+                names[pair // len(vendors)], vendors[pair % len(vendors)], has
+            )
+            name_of.append(self.gpu_names.code(name) if name else -1)
+            vendor_of.append(VENDORS.index(vendor) if vendor else -1)
+        return (
+            np.array(name_of, dtype=np.int32)[inverse],
+            np.array(vendor_of, dtype=np.int8)[inverse],
+        )
 
     def add_row(self, row: schema.ParsedRow) -> None:
         one = np.ones(1)
@@ -164,14 +158,6 @@ class TableBuilder:
         )
 
 
-_SPOT = {"True": True, "False": False, "true": True, "false": False, "TRUE": True, "FALSE": False}
-_ARCH_CODES = {"": 0, "x86": 0, "arm": 1, "X86": 0, "ARM": 1}
-
-
-def _norm_flags(text: str) -> str:
-    return text if " " not in text or text == " ".join(text.split()) else " ".join(text.split())
-
-
 def distinct(column: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """Codes of each value into the list of distinct values, in order of first appearance."""
     codes = {v: i for i, v in enumerate(dict.fromkeys(column))}
@@ -188,17 +174,12 @@ def _by_distinct(column: Sequence[str], convert: Any, dtype: Any) -> np.ndarray:
     return np.array([convert(u) for u in uniques], dtype=dtype)[codes]
 
 
-def _optional_floats(column: Sequence[str] | None, n: int) -> np.ndarray:
-    """Floats where given, NaN where empty; a value spelled "nan" or "inf" is malformed."""
+def _optional_floats(column: Sequence[str] | None, n: int, name: str) -> np.ndarray:
+    """Floats where given, NaN where empty or where the column is absent."""
     if column is None:
         return np.full(n, np.nan)
-    return _by_distinct(column, _optional_float, np.float64)
+    return _by_distinct(column, lambda t: _nan_if_none(schema.optional_finite(t, name)), np.float64)
 
 
-def _optional_float(text: str) -> float:
-    if not text:
-        return math.nan
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("non-finite number")
-    return value
+def _nan_if_none(value: float | None) -> float:
+    return math.nan if value is None else value
