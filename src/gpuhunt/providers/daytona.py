@@ -15,7 +15,9 @@ Sources:
 of the answers is paginated. Authenticated requests never follow redirects, so the key is only
 ever sent to `{api}` itself.
 
-Decisions (the offers mean what gpuhunt 0.1.34's mean for the same answers):
+Decisions (names, locations, GPU counts, spot and `provider_data` as in gpuhunt 0.1.34; the
+default shapes differ: 0.1.34 asked for 8 vCPUs, 100 GiB RAM (50 on consumer cards) and 256 GiB
+disk per GPU, this module balances them like the other per-unit marketplaces):
 
 - No fixed instance types: every offer is a sandbox shape, sized for the query with the shared
   heuristic in `gpuhunt.providers._balance` (`balance_resources=False`: the query's minimums,

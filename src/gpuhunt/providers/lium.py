@@ -6,7 +6,8 @@ host: `gpu_model`, `gpu_count`, `available_gpu_count` (free now), `min_rentable_
 smallest order checkout accepts), `price_per_gpu_hour`, `gpu_memory_gb`, `cpu_count`, `ram_gb`,
 `disk_free_gb`, `tier` (`secure` or `spot`), `country_code`, `region`, `city` and `rent_url`.
 
-Decisions (they give the offers gpuhunt 0.1.34 gives for the same feed):
+Decisions (for the same feed they give gpuhunt 0.1.34's offers, plus those of GPU models the
+tables do not know, which 0.1.34 left out):
 
 - One offer per GPU count a renter can order on a node, from `min_rentable_gpu_count` to
   `available_gpu_count`. A missing minimum means the node cannot be split (only the whole node,
