@@ -79,6 +79,9 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec("seeweb", "SeewebProvider", True, None, ("SEEWEB_API_TOKEN",)),
     ProviderSpec("tensordock", "TensorDockProvider", True, None, ()),
     ProviderSpec("cudo", "CudoProvider", True, None, ()),
+    ProviderSpec("lium", "LiumProvider", True, None, ()),
+    # Both optional: the key adds the organization's GPU capacity; the URL is for other installs.
+    ProviderSpec("daytona", "DaytonaProvider", True, None, ("DAYTONA_API_KEY", "DAYTONA_API_URL")),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}

@@ -164,6 +164,13 @@ def request(
         )
     if response.status_code >= 400:
         raise ProviderError(f"{provider}: {where} returned HTTP {response.status_code}")
+    if response.is_redirect:
+        # Only seen by callers passing allow_redirects=False, so that a credential is never sent
+        # on to wherever the answer points; its body is not the answer that was asked for.
+        raise ProviderError(
+            f"{provider}: {where} answered with a redirect (HTTP {response.status_code}), "
+            "which gpuhunt does not follow for this request"
+        )
     return response
 
 

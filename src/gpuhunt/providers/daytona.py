@@ -1,0 +1,460 @@
+"""Daytona: sandboxes metered per resource (GPUs, vCPUs, RAM, disk), queried live.
+
+Sources:
+
+- `GET https://billing.app.daytona.io/gpu-pricing`, public: `{"gpus": [{"type",
+  "onDemandPricePerHour", "spotPricePerHour"}], "resources": {"onDemand": {"vcpuPerHour",
+  "memoryGiBPerHour", "diskGiBPerHour"}, "spot": {...}}}`, the per-GPU and per-unit hourly rates.
+- `GET {api}/shared-regions`, public: `[{"id": "us"}, ...]`, where CPU sandboxes run.
+- With `DAYTONA_API_KEY` (sent as `Authorization: Bearer`): `GET {api}/api-keys/current` gives
+  the key's `organizationId` (asked once per provider), then
+  `GET {api}/organizations/{id}/gpu-capacity` gives `{"capacity": [{"gpuType",
+  "availableOnDemand", "availableSpot"}]}`, the GPUs the organization can have now.
+
+`{api}` is `https://app.daytona.io/api` or `DAYTONA_API_URL` (https, or http to loopback). None
+of the answers is paginated. Authenticated requests never follow redirects, so the key is only
+ever sent to `{api}` itself.
+
+Decisions (names, locations, GPU counts, spot and `provider_data` as in gpuhunt 0.1.34; the
+default shapes differ: 0.1.34 asked for 8 vCPUs, 100 GiB RAM (50 on consumer cards) and 256 GiB
+disk per GPU, this module balances them like the other per-unit marketplaces):
+
+- No fixed instance types: every offer is a sandbox shape, sized for the query with the shared
+  heuristic in `gpuhunt.providers._balance` (`balance_resources=False`: the query's minimums,
+  at least 1 vCPU, 1 GiB, 1 GiB disk) within Daytona's published per-GPU limits of
+  `MAX_CPUS_PER_GPU` vCPUs, `MAX_MEMORY_PER_GPU` GiB RAM and `MAX_DISK_PER_GPU` GiB disk.
+  The price is what those amounts cost at the rates: GPUs + vCPUs + RAM + disk.
+- GPU sandboxes: one offer per GPU type, GPU count (1 to `MAX_GPU_COUNT`, within the query's
+  bounds) and purchase option: on-demand, and spot (`spot=True`, priced with the spot rates for
+  the GPU and the resources alike). Without a key, availability is not known and every count is
+  offered; with one, counts stop at the organization's capacity for that type and option.
+  GPU capacity is scheduled across Daytona's fleet, so these offers are in location `earth`.
+- CPU sandboxes (`gpu_count=0`, on-demand): one shape for the query, offered in each shared
+  region; the regions are not asked for when that shape cannot match the query.
+- Names: `{n}x-{GPU}-{cpu}cpu-{ram}gb-{disk}gb` ("1x-H100-16cpu-160gb-160gb") and
+  `{cpu}cpu-{ram}gb-{disk}gb`. `provider_data["gpu_type"]` is Daytona's name of the GPU, which
+  creating the sandbox takes, when it differs from gpuhunt's ("RTX-PRO-6000").
+- GPU types: names through the shared resolver, memory and vendor from the accelerator tables.
+  Types on the rate card that sandbox creation rejects (`NOT_CREATABLE`) are not offered, and
+  neither is a type the tables do not know (warned about and counted): the rate card lists
+  types before sandboxes can have them, so an unknown one is not something an orchestrator can
+  order.
+- A rate-card entry with a missing, non-finite or non-positive price, a capacity entry or region
+  of the wrong shape is skipped and counted in `DaytonaProvider.last_report`. An answer of the
+  wrong shape, or any failure of an authenticated request, fails the query with a
+  `ProviderError`: with a key, offers are never shown without the capacity check.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import math
+import os
+import threading
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from typing_extensions import Self
+
+from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.constraints import matches
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.load import livecache
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers import _report
+from gpuhunt.providers._balance import HostLimits, size_resources
+from gpuhunt.providers.base import OnlineProvider
+
+logger = logging.getLogger(__name__)
+
+NAME = "daytona"
+PRICING_URL = "https://billing.app.daytona.io/gpu-pricing"
+API_URL = "https://app.daytona.io/api"
+KEY_ENV = "DAYTONA_API_KEY"
+URL_ENV = "DAYTONA_API_URL"
+GPU_LOCATION = "earth"
+MAX_GPU_COUNT = 8
+PRICE_DIGITS = 6
+
+# Daytona's published GPU sandbox limits (docs: sandboxes, GPU sandboxes), per GPU.
+MAX_CPUS_PER_GPU = 16
+MAX_MEMORY_PER_GPU = 192
+MAX_DISK_PER_GPU = 512
+# The smallest disk a sandbox can have, in GiB (1 vCPU and 1 GiB RAM are `HostLimits`' minimums).
+MIN_DISK = 1
+# CPU sandboxes have no published provider-wide limit; only the query bounds them.
+_NO_LIMIT = 2**31
+
+# On the rate card, but the sandbox API rejects gpuType=["B200"] as an invalid GPU type.
+NOT_CREATABLE = frozenset({"B200"})
+
+# Rates beyond these are a broken answer, not a price.
+MAX_GPU_PRICE_PER_HOUR = 1000.0
+MAX_UNIT_PRICE_PER_HOUR = 100.0
+MAX_CAPACITY = 100_000
+
+# (purchase option as the API names it, spot)
+PURCHASE_OPTIONS = (("onDemand", False), ("spot", True))
+
+
+@dataclass
+class ParseReport(_report.ParseReport):
+    provider: str = NAME
+    capacity_checked: bool = False  # whether GPU offers were limited to the org's capacity
+
+
+@dataclass(frozen=True)
+class Rates:
+    """$/h of one vCPU, one GiB of RAM and one GiB of disk."""
+
+    vcpu: float
+    memory: float
+    disk: float
+
+
+@dataclass(frozen=True)
+class GpuType:
+    type: str  # Daytona's name, what sandbox creation takes
+    name: str  # gpuhunt's canonical name
+    vendor: AcceleratorVendor
+    memory: float
+    prices: dict[bool, float]  # spot -> $/h per GPU
+
+
+@dataclass(frozen=True)
+class Pricing:
+    gpus: list[GpuType]
+    rates: dict[bool, Rates]  # spot -> rates
+
+
+Capacity = dict[str, dict[bool, int]]  # gpu type -> spot -> GPUs available
+
+
+class DaytonaProvider(OnlineProvider):
+    """Daytona sandboxes. `api_key` is optional: without it the public rates and regions still
+    give offers, with it GPU offers follow the organization's capacity."""
+
+    NAME = NAME
+
+    def __init__(self, api_key: str | None = None, api_url: str = API_URL) -> None:
+        self.api_key = (api_key or "").strip() or None
+        self.api_url = checked_api_url(api_url)
+        self.last_report = ParseReport()
+        self._organization_id: str | None = None
+        self._lock = threading.Lock()
+        self._told_no_key = False
+
+    def __repr__(self) -> str:
+        key = "'***'" if self.api_key else "None"
+        return f"DaytonaProvider(api_key={key}, api_url={self.api_url!r})"
+
+    @classmethod
+    def from_env(cls) -> Self:
+        return cls(api_key=os.getenv(KEY_ENV), api_url=os.getenv(URL_ENV) or API_URL)
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        q = query_filter or QueryFilter()
+        report = ParseReport()
+        pricing = parse_pricing(fetch_pricing(), report)
+        offers: list[CatalogItem] = []
+        if q.max_gpu_count is None or q.max_gpu_count > 0:
+            capacity = None
+            if self.api_key:
+                capacity = parse_capacity(self._fetch_capacity(self.api_key), report)
+                report.capacity_checked = True
+            else:
+                self._note_no_key()
+            offers += gpu_offers(pricing, capacity, q, balance_resources)
+        shape = cpu_offer(pricing, q, balance_resources)
+        if shape is not None and matches(shape, q):
+            regions = parse_regions(fetch_shared_regions(self.api_url), report)
+            offers += [replace(shape, location=region) for region in regions]
+        self.last_report = report
+        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location, i.spot))
+
+    def _fetch_capacity(self, api_key: str) -> Any:
+        with self._lock:
+            if self._organization_id is None:
+                identity = fetch_authenticated(f"{self.api_url}/api-keys/current", api_key)
+                self._organization_id = parse_organization_id(identity)
+            organization = quote(self._organization_id, safe="")
+        return fetch_authenticated(
+            f"{self.api_url}/organizations/{organization}/gpu-capacity", api_key
+        )
+
+    def _note_no_key(self) -> None:
+        with self._lock:
+            if self._told_no_key:
+                return
+            self._told_no_key = True
+        # Info, not a warning: every default catalog has this provider, with or without a key.
+        logger.info(
+            "%s: %s is not set; GPU offers are priced but their availability is not checked",
+            NAME,
+            KEY_ENV,
+        )
+
+
+def checked_api_url(url: str) -> str:
+    """The API base URL without a trailing slash; the key goes there, so it must be https (or
+    http to a loopback address, for local servers)."""
+    url = url.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return url
+    if parts.scheme == "http" and _is_loopback(parts.hostname or ""):
+        return url
+    raise ProviderError(
+        f"{NAME}: {URL_ENV} must be an https:// URL (or http:// to a loopback address), "
+        f"got {parts.scheme or 'no'} scheme"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests.
+
+
+def fetch_pricing() -> Any:
+    return livecache.request_json(
+        "GET", PRICING_URL, provider=NAME, headers={"Accept": "application/json"}
+    )
+
+
+def fetch_shared_regions(api_url: str) -> Any:
+    return livecache.request_json(
+        "GET", f"{api_url}/shared-regions", provider=NAME, headers={"Accept": "application/json"}
+    )
+
+
+def fetch_authenticated(url: str, api_key: str) -> Any:
+    return livecache.request_json(
+        "GET",
+        url,
+        provider=NAME,
+        secret=api_key,
+        credential=KEY_ENV,
+        headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
+        allow_redirects=False,  # the key must not travel on to another address
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing (pure).
+
+
+def parse_pricing(payload: Any, report: ParseReport | None = None) -> Pricing:
+    """The rate card. Its `resources` rates are needed for every offer, so a bad one fails the
+    whole answer; a bad GPU entry (or one purchase option of it) is skipped and recorded."""
+    report = report if report is not None else ParseReport()
+    if not isinstance(payload, dict):
+        raise ProviderError(f"{NAME}: gpu-pricing: expected an object")
+    resources = payload.get("resources")
+    if not isinstance(resources, dict):
+        raise ProviderError(f"{NAME}: gpu-pricing: field 'resources' is missing or not an object")
+    rates = {spot: _rates(resources.get(option), option) for option, spot in PURCHASE_OPTIONS}
+    entries = payload.get("gpus")
+    if not isinstance(entries, list):
+        raise ProviderError(f"{NAME}: gpu-pricing: field 'gpus' is missing or not a list")
+    gpus = []
+    for index, entry in enumerate(entries):
+        gpu = _gpu_type(entry, index, report)
+        if gpu is not None:
+            gpus.append(gpu)
+    return Pricing(gpus=gpus, rates=rates)
+
+
+def _rates(value: Any, option: str) -> Rates:
+    if not isinstance(value, dict):
+        raise ProviderError(f"{NAME}: gpu-pricing: 'resources.{option}' is not an object")
+    amounts = []
+    for key in ("vcpuPerHour", "memoryGiBPerHour", "diskGiBPerHour"):
+        rate = _finite(value.get(key))
+        if rate is None or not 0 <= rate <= MAX_UNIT_PRICE_PER_HOUR:
+            raise ProviderError(
+                f"{NAME}: gpu-pricing: 'resources.{option}.{key}' is not a rate in "
+                f"[0, {MAX_UNIT_PRICE_PER_HOUR:g}]"
+            )
+        amounts.append(rate)
+    return Rates(*amounts)
+
+
+def _gpu_type(entry: Any, index: int, report: ParseReport) -> GpuType | None:
+    gpu_type = entry.get("type") if isinstance(entry, dict) else None
+    if not isinstance(gpu_type, str) or not gpu_type.strip():
+        report.skip(f"gpu-pricing entry #{index}", "no GPU 'type'")
+        return None
+    what = f"gpu-pricing entry {gpu_type!r}"
+    if gpu_type in NOT_CREATABLE:
+        logger.debug("%s: %s: sandboxes cannot have it yet", NAME, what)
+        return None
+    name = canonical_gpu_name(gpu_type)
+    vendor = vendor_of(name)
+    if name is None or vendor is None:
+        report.unknown_gpu(gpu_type, "the rate card")
+        return None
+    prices = {}
+    for option, spot in PURCHASE_OPTIONS:
+        key = f"{option}PricePerHour"
+        price = _finite(entry.get(key))
+        if price is not None and 0 < price <= MAX_GPU_PRICE_PER_HOUR:
+            prices[spot] = price
+        else:
+            report.skip(
+                f"{what} ({option})", f"{key} is not a price in (0, {MAX_GPU_PRICE_PER_HOUR:g}]"
+            )
+    if not prices:
+        return None
+    memory = float(max(a.memory for a in accelerators_named(name)))
+    return GpuType(type=gpu_type, name=name, vendor=vendor, memory=memory, prices=prices)
+
+
+def parse_organization_id(payload: Any) -> str:
+    organization = payload.get("organizationId") if isinstance(payload, dict) else None
+    if not isinstance(organization, str) or not organization.strip():
+        raise ProviderError(f"{NAME}: api-keys/current: field 'organizationId' is missing")
+    return organization
+
+
+def parse_capacity(payload: Any, report: ParseReport | None = None) -> Capacity:
+    """GPUs the organization can have now, per type and purchase option. A bad entry is skipped
+    (its type then counts as unavailable) and recorded."""
+    report = report if report is not None else ParseReport()
+    entries = payload.get("capacity") if isinstance(payload, dict) else None
+    if not isinstance(entries, list):
+        raise ProviderError(f"{NAME}: gpu-capacity: field 'capacity' is missing or not a list")
+    capacity: Capacity = {}
+    for index, entry in enumerate(entries):
+        gpu_type = entry.get("gpuType") if isinstance(entry, dict) else None
+        if not isinstance(gpu_type, str) or not gpu_type:
+            report.skip(f"gpu-capacity entry #{index}", "no 'gpuType'")
+            continue
+        counts = {}
+        for option, spot in PURCHASE_OPTIONS:
+            key = f"available{option[0].upper()}{option[1:]}"
+            value = _finite(entry.get(key))
+            if value is None or value != int(value) or not 0 <= value <= MAX_CAPACITY:
+                report.skip(f"gpu-capacity entry {gpu_type!r}", f"{key} is not a count")
+                break
+            counts[spot] = int(value)
+        else:
+            capacity[gpu_type] = counts
+    return capacity
+
+
+def parse_regions(payload: Any, report: ParseReport | None = None) -> list[str]:
+    """Shared region ids; an entry without an id is skipped and recorded."""
+    report = report if report is not None else ParseReport()
+    if not isinstance(payload, list):
+        raise ProviderError(f"{NAME}: shared-regions: expected a list")
+    regions = []
+    for index, entry in enumerate(payload):
+        region = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(region, str) or not region.strip():
+            report.skip(f"shared region #{index}", "no 'id'")
+            continue
+        if region not in regions:
+            regions.append(region)
+    return regions
+
+
+def gpu_offers(
+    pricing: Pricing,
+    capacity: Capacity | None,
+    q: QueryFilter | None = None,
+    balance_resources: bool = True,
+) -> list[CatalogItem]:
+    """GPU sandbox offers; `capacity=None` means availability is unknown (no key)."""
+    q = q or QueryFilter()
+    low = max(1, q.min_gpu_count or 1)
+    high = MAX_GPU_COUNT if q.max_gpu_count is None else min(MAX_GPU_COUNT, q.max_gpu_count)
+    offers = []
+    for gpu in pricing.gpus:
+        for spot, gpu_price in gpu.prices.items():
+            available = high
+            if capacity is not None:
+                available = min(high, capacity.get(gpu.type, {}).get(spot, 0))
+            for count in range(low, available + 1):
+                limits = HostLimits(
+                    max_cpu=MAX_CPUS_PER_GPU * count,
+                    max_memory=MAX_MEMORY_PER_GPU * count,
+                    max_disk=MAX_DISK_PER_GPU * count,
+                    min_disk=MIN_DISK,
+                )
+                sized = size_resources(count, gpu.memory, limits, q, balance_resources)
+                if sized is None:
+                    continue
+                shape = f"{sized.cpu}cpu-{sized.memory}gb-{sized.disk}gb"
+                rates = pricing.rates[spot]
+                offers.append(
+                    CatalogItem(
+                        provider=NAME,
+                        instance_name=f"{count}x-{gpu.name}-{shape}",
+                        location=GPU_LOCATION,
+                        price=_price(count * gpu_price, sized.cpu, sized.memory, sized.disk, rates),
+                        cpu=sized.cpu,
+                        memory=float(sized.memory),
+                        gpu_count=count,
+                        gpu_name=gpu.name,
+                        gpu_memory=gpu.memory,
+                        spot=spot,
+                        disk_size=float(sized.disk),
+                        gpu_vendor=gpu.vendor,
+                        provider_data=_gpu_provider_data(gpu),
+                    )
+                )
+    return offers
+
+
+def cpu_offer(
+    pricing: Pricing, q: QueryFilter | None = None, balance_resources: bool = True
+) -> CatalogItem | None:
+    """The CPU sandbox shape for the query, without a location (one copy per shared region)."""
+    limits = HostLimits(max_cpu=_NO_LIMIT, max_memory=_NO_LIMIT, min_disk=MIN_DISK)
+    sized = size_resources(0, None, limits, q, balance_resources)
+    if sized is None:
+        return None
+    return CatalogItem(
+        provider=NAME,
+        instance_name=f"{sized.cpu}cpu-{sized.memory}gb-{sized.disk}gb",
+        location="",
+        price=_price(0.0, sized.cpu, sized.memory, sized.disk, pricing.rates[False]),
+        cpu=sized.cpu,
+        memory=float(sized.memory),
+        gpu_count=0,
+        gpu_name=None,
+        gpu_memory=None,
+        spot=False,
+        disk_size=float(sized.disk),
+    )
+
+
+def _price(gpus: float, cpu: int, memory: int, disk: int, rates: Rates) -> float:
+    total = gpus + cpu * rates.vcpu + memory * rates.memory + disk * rates.disk
+    return round(total, PRICE_DIGITS)
+
+
+def _gpu_provider_data(gpu: GpuType) -> JSONObject:
+    return {"gpu_type": gpu.type} if gpu.type != gpu.name else {}
+
+
+def _finite(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (bools, strings, NaN, infinities)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
