@@ -69,10 +69,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import boto3
 import requests
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
@@ -84,6 +81,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -105,9 +103,34 @@ SPOT_WORKERS = 32  # about one per region, so the slowest region sets the pace
 SPOT_PRODUCT_DESCRIPTIONS = ["Linux/UNIX", "Linux/UNIX (Amazon VPC)"]
 # botocore's defaults (60 s connect timeout, several attempts) let one dead regional endpoint
 # stall the collection for minutes.
-EC2_CLIENT_CONFIG = Config(
-    connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3}
-)
+EC2_CLIENT_OPTIONS: dict[str, Any] = {
+    "connect_timeout": 5,
+    "read_timeout": 30,
+    "retries": {"mode": "standard", "max_attempts": 3},
+}
+
+
+# boto3/botocore (the `aws` extra) are imported where they are used, so that this module, and
+# the integrity tests that import it, work without them.
+def ec2_client_config() -> Any:
+    """botocore's client config for EC2 calls (`EC2_CLIENT_OPTIONS`)."""
+    with sdk_imports(NAME):
+        from botocore.config import Config
+    return Config(**EC2_CLIENT_OPTIONS)
+
+
+def _boto3() -> Any:
+    with sdk_imports(NAME):
+        import boto3
+    return boto3
+
+
+def _api_errors() -> tuple[type[Exception], type[Exception]]:
+    """(ClientError, BotoCoreError): what a failed EC2 call raises."""
+    with sdk_imports(NAME):
+        from botocore.exceptions import BotoCoreError, ClientError
+    return ClientError, BotoCoreError
+
 
 # Column -> the one value a kept row has.
 ACCEPTED_VALUES: dict[str, str] = {
@@ -616,7 +639,7 @@ def _download(url: str, path: str) -> None:
 @lru_cache(maxsize=1)
 def ec2_regions() -> frozenset[str]:
     """Regions with an EC2 endpoint, from botocore's bundled endpoint data (no network)."""
-    session = boto3.session.Session()
+    session = _boto3().session.Session()
     return frozenset(
         region
         for partition in session.get_available_partitions()
@@ -648,8 +671,9 @@ def types_by_region(
 
 
 def _region_error(e: Exception) -> str:
-    if isinstance(e, ClientError):
-        error = e.response.get("Error", {})
+    client_error, _ = _api_errors()
+    if isinstance(e, client_error):
+        error = e.response.get("Error", {})  # type: ignore[attr-defined]
         return f"{error.get('Code', 'ClientError')}: {error.get('Message', '')}"
     return f"{type(e).__name__}: {e}"
 
@@ -657,6 +681,7 @@ def _region_error(e: Exception) -> str:
 def _describe_batch(client: Any, names: list[str]) -> list[dict[str, Any]]:
     """One batch; names AWS says it does not know (InvalidInstanceType) are dropped and the
     rest asked again."""
+    client_error, _ = _api_errors()
     names = list(names)
     while names:
         try:
@@ -665,8 +690,8 @@ def _describe_batch(client: Any, names: list[str]) -> list[dict[str, Any]]:
             for page in pages:
                 items.extend(page.get("InstanceTypes", []))
             return items
-        except ClientError as e:
-            error = e.response.get("Error", {})
+        except client_error as e:
+            error = e.response.get("Error", {})  # type: ignore[attr-defined]
             if error.get("Code") != "InvalidInstanceType":
                 raise
             unknown = set(re.findall(r"[\w.-]+", error.get("Message", "").partition("[")[2]))
@@ -684,6 +709,7 @@ def fetch_instance_details(
 ) -> dict[str, InstanceDetails]:
     """Describe every type in `wanted` (types per API region) once, trying regions in turn."""
     stats = Counter() if stats is None else stats
+    api_errors = _api_errors()
     pending = set().union(*wanted.values()) if wanted else set()
     details: dict[str, InstanceDetails] = {}
     tried: set[str] = set()
@@ -704,7 +730,7 @@ def fetch_instance_details(
                 details.update(parse_instance_types(_describe_batch(client, batch), stats))
                 pending.difference_update(batch)
                 answered = True
-        except (ClientError, BotoCoreError) as e:
+        except api_errors as e:
             failed += 1
             stats["describe_regions_failed"] += 1
             logger.warning(
@@ -748,6 +774,7 @@ def fetch_spot_prices(
         return {}
     start = datetime.now(timezone.utc)
     regions = sorted(wanted)
+    api_errors = _api_errors()
 
     def one_region(region: str) -> list[dict[str, Any]]:
         return _spot_history(client_for(region), sorted(wanted[region]), start)
@@ -758,7 +785,7 @@ def fetch_spot_prices(
         for region, future in futures:
             try:
                 items = future.result()
-            except (ClientError, BotoCoreError) as e:
+            except api_errors as e:
                 stats["spot_regions_failed"] += 1
                 logger.warning(
                     "aws: skipping region %s for spot prices: %s", region, _region_error(e)
@@ -775,7 +802,7 @@ class _Clients:
     are: clients are created under a lock and shared."""
 
     def __init__(self) -> None:
-        self._session = boto3.session.Session()
+        self._session = _boto3().session.Session()
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -790,7 +817,7 @@ class _Clients:
         with self._lock:
             if region not in self._clients:
                 self._clients[region] = self._session.client(
-                    "ec2", region_name=region, config=EC2_CLIENT_CONFIG
+                    "ec2", region_name=region, config=ec2_client_config()
                 )
             return self._clients[region]
 

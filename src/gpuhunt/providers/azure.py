@@ -57,6 +57,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
@@ -375,12 +376,13 @@ def _sku_to_json(sku: Any) -> Any:
 
 def fetch_resource_skus(client: ComputeManagementClient) -> list[Any]:
     """Every Compute resource SKU of the subscription (the SDK follows `nextLink`)."""
-    from azure.core.exceptions import (
-        ClientAuthenticationError,
-        HttpResponseError,
-        ServiceRequestError,
-        ServiceResponseError,
-    )
+    with sdk_imports(AzureProvider.NAME):
+        from azure.core.exceptions import (
+            ClientAuthenticationError,
+            HttpResponseError,
+            ServiceRequestError,
+            ServiceResponseError,
+        )
 
     where = "azure: listing resource SKUs"
     try:
@@ -456,11 +458,13 @@ class AzureProvider(OfflineProvider):
 
     def client(self) -> ComputeManagementClient:
         if self._client is None:
-            from azure.mgmt.compute import ComputeManagementClient
+            with sdk_imports(self.NAME):
+                from azure.mgmt.compute import ComputeManagementClient
 
             credential = self._credential
             if credential is None:
-                from azure.identity import DefaultAzureCredential
+                with sdk_imports(self.NAME):
+                    from azure.identity import DefaultAzureCredential
 
                 credential = DefaultAzureCredential()
             self._client = ComputeManagementClient(

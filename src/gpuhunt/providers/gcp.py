@@ -71,16 +71,10 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import google.auth
-import google.auth.exceptions
-import google.auth.transport.requests
 import requests
-from google.api_core import exceptions as api_exceptions
-from google.auth.credentials import Credentials
-from google.cloud import billing_v1, compute_v1
-from google.protobuf import json_format
 
 from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import (
@@ -91,8 +85,12 @@ from gpuhunt._internal.accelerators import (
 )
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
+
+if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
 
 logger = logging.getLogger(__name__)
 
@@ -753,25 +751,46 @@ def _not_sold_on_demand(item: CatalogItem) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Fetching: the SDK and HTTP calls, with bounded retries and safe error messages.
 
-_TRANSIENT = (
-    api_exceptions.TooManyRequests,
-    api_exceptions.InternalServerError,
-    api_exceptions.BadGateway,
-    api_exceptions.ServiceUnavailable,
-    api_exceptions.GatewayTimeout,
-    requests.ConnectionError,
-    requests.Timeout,
-    google.auth.exceptions.TransportError,  # e.g. the token endpoint unreachable
-)
+
+@functools.lru_cache(maxsize=1)
+def _sdk() -> SimpleNamespace:
+    """The Google SDK (the `gcp` extra), imported on first use: the parsing above, and the
+    integrity tests that import this module, work without it."""
+    with sdk_imports("gcp"):
+        import google.auth
+        import google.auth.exceptions
+        import google.auth.transport.requests
+        from google.api_core import exceptions as api_exceptions
+        from google.cloud import billing_v1, compute_v1
+        from google.protobuf import json_format
+    return SimpleNamespace(
+        auth=google.auth,
+        api_exceptions=api_exceptions,
+        billing_v1=billing_v1,
+        compute_v1=compute_v1,
+        json_format=json_format,
+        transient=(
+            api_exceptions.TooManyRequests,
+            api_exceptions.InternalServerError,
+            api_exceptions.BadGateway,
+            api_exceptions.ServiceUnavailable,
+            api_exceptions.GatewayTimeout,
+            requests.ConnectionError,
+            requests.Timeout,
+            google.auth.exceptions.TransportError,  # e.g. the token endpoint unreachable
+        ),
+    )
 
 
 def _sdk_call(what: str, call: Callable[[], T]) -> T:
     """Run one SDK request; transient failures are retried `MAX_RETRIES` times, every failure
     becomes a `ProviderError` that says what failed without echoing URLs or headers."""
+    sdk = _sdk()
+    api_exceptions = sdk.api_exceptions
     for attempt in range(MAX_RETRIES + 1):
         try:
             return call()
-        except _TRANSIENT as e:
+        except sdk.transient as e:
             if attempt == MAX_RETRIES:
                 raise ProviderError(
                     f"gcp: {what} failed after {attempt + 1} attempts: {_describe(e)}"
@@ -779,7 +798,7 @@ def _sdk_call(what: str, call: Callable[[], T]) -> T:
             delay = RETRY_BACKOFF * 2**attempt
             logger.info("gcp: %s failed (%s), retrying in %.1fs", what, _describe(e), delay)
             time.sleep(delay)
-        except google.auth.exceptions.GoogleAuthError:
+        except sdk.auth.exceptions.GoogleAuthError:
             raise ProviderError(f"gcp: {what}: {ADC_HINT} could not be used") from None
         except (api_exceptions.Unauthorized, api_exceptions.Forbidden) as e:
             raise ProviderError(
@@ -787,7 +806,7 @@ def _sdk_call(what: str, call: Callable[[], T]) -> T:
             ) from None
         except api_exceptions.GoogleAPICallError as e:
             raise ProviderError(f"gcp: {what} returned HTTP {e.code}") from None
-        except (json_format.ParseError, ValueError, TypeError, KeyError):
+        except (sdk.json_format.ParseError, ValueError, TypeError, KeyError):
             raise ProviderError(f"gcp: {what} returned a malformed response") from None
         except requests.RequestException as e:
             raise ProviderError(f"gcp: {what} failed: {type(e).__name__}") from None
@@ -821,7 +840,9 @@ def _aggregated(what: str, list_page: Callable[[str], Any]) -> dict[str, dict[st
 
 def fetch_machine_types(client: Any, project: str) -> dict[str, dict[str, list[Any]]]:
     def list_page(token: str) -> Any:
-        request = compute_v1.AggregatedListMachineTypesRequest(project=project, page_token=token)
+        request = _sdk().compute_v1.AggregatedListMachineTypesRequest(
+            project=project, page_token=token
+        )
         return client.aggregated_list(request=request, retry=None, timeout=SDK_TIMEOUT)
 
     return _aggregated("listing machine types", list_page)
@@ -829,7 +850,7 @@ def fetch_machine_types(client: Any, project: str) -> dict[str, dict[str, list[A
 
 def fetch_accelerator_types(client: Any, project: str) -> dict[str, dict[str, list[Any]]]:
     def list_page(token: str) -> Any:
-        request = compute_v1.AggregatedListAcceleratorTypesRequest(
+        request = _sdk().compute_v1.AggregatedListAcceleratorTypesRequest(
             project=project, page_token=token
         )
         return client.aggregated_list(request=request, retry=None, timeout=SDK_TIMEOUT)
@@ -843,7 +864,7 @@ def fetch_skus(client: Any, service: str) -> list[dict[str, Any]]:
     token = ""
     what = f"listing the SKUs of {service}"
     for _ in range(MAX_PAGES):
-        request = billing_v1.ListSkusRequest(
+        request = _sdk().billing_v1.ListSkusRequest(
             parent=service, currency_code="USD", page_size=SKU_PAGE_SIZE, page_token=token
         )
         page = _sdk_call(
@@ -913,9 +934,10 @@ def fetch_tpu_types(
 
 def default_credentials() -> Credentials:
     """Application default credentials with the cloud-platform scope."""
+    auth = _sdk().auth
     try:
-        credentials, _ = google.auth.default(scopes=list(SCOPES))
-    except google.auth.exceptions.DefaultCredentialsError:
+        credentials, _ = auth.default(scopes=list(SCOPES))
+    except auth.exceptions.DefaultCredentialsError:
         raise MissingCredsError(
             f"gcp: no application default credentials; set {ADC_ENV} or run "
             "`gcloud auth application-default login`"
@@ -924,10 +946,11 @@ def default_credentials() -> Credentials:
 
 
 def _bearer(credentials: Credentials) -> dict[str, str]:
+    auth = _sdk().auth
     try:
         if not credentials.valid:
-            credentials.refresh(google.auth.transport.requests.Request(session=transport.session()))
-    except google.auth.exceptions.GoogleAuthError:
+            credentials.refresh(auth.transport.requests.Request(session=transport.session()))
+    except auth.exceptions.GoogleAuthError:
         raise ProviderError(f"gcp: refreshing the access token failed; check {ADC_HINT}") from None
     return {"Authorization": f"Bearer {credentials.token}"}
 
@@ -964,9 +987,10 @@ class GCPProvider(OfflineProvider):
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
         report = ParseReport()
-        compute = compute_v1.MachineTypesClient(credentials=self.credentials, transport="rest")
-        gpus = compute_v1.AcceleratorTypesClient(credentials=self.credentials, transport="rest")
-        billing = billing_v1.CloudCatalogClient(credentials=self.credentials, transport="rest")
+        sdk = _sdk()
+        compute = sdk.compute_v1.MachineTypesClient(credentials=self.credentials, transport="rest")
+        gpus = sdk.compute_v1.AcceleratorTypesClient(credentials=self.credentials, transport="rest")
+        billing = sdk.billing_v1.CloudCatalogClient(credentials=self.credentials, transport="rest")
 
         machines = parse_machine_types(fetch_machine_types(compute, self.project), report)
         machines += n1_gpu_machine_types(

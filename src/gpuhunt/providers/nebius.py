@@ -64,6 +64,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt._version import __version__
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider
@@ -176,12 +177,8 @@ class SDKClient:
     """`NebiusClient` over the `nebius` SDK (gRPC). Construct it only to collect."""
 
     def __init__(self, credentials: NebiusCredentials) -> None:
-        try:
+        with sdk_imports(NebiusProvider.NAME):
             from nebius.sdk import SDK
-        except ImportError as e:
-            raise ProviderError(
-                "nebius: the Nebius SDK is not installed (pip install 'gpuhunt[nebius]')"
-            ) from e
         kwargs: dict[str, Any] = {"user_agent_prefix": f"gpuhunt/{__version__}"}
         if credentials.access_token:
             kwargs["credentials"] = credentials.access_token
