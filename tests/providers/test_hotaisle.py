@@ -111,7 +111,8 @@ def test_malformed_and_unknown_shapes() -> None:
         ("vm-mi400x-1", "MI400X", None),
     ]
     assert offers[1].gpu_vendor == AcceleratorVendor.AMD
-    assert p.last_counts == {"malformed": 1, "unknown_gpu": 1}
+    assert p.last_report.counts == {"malformed": 1}
+    assert p.last_report.unknown_gpus.total() == 1
 
 
 @responses.activate

@@ -28,15 +28,15 @@ Where each number comes from
 
 Decisions
 - Shared-GPU sizes (g6f, gr6f: a fraction of a GPU) are skipped: `gpu_count` is an integer and a
-  1/8 L4 sold as "1 L4" would be wrong. Counted in `stats["fractional_gpu"]`.
+  1/8 L4 sold as "1 L4" would be wrong. Counted in `last_report.counts["fractional_gpu"]`.
 - Trainium and Inferentia (NeuronInfo), Qualcomm AI100 (dl2q), FPGAs and media accelerators are
   published only when the accelerator tables know the device name: an offer with accelerators
   needs a known vendor, and `AcceleratorVendor` has no AWS member today, so these are skipped and
-  counted in `stats["unsupported_accelerator"]`. When the tables learn them, they are picked up
+  counted in `last_report.counts["unsupported_accelerator"]`. When the tables learn them, they are picked up
   here without code changes (the names go through `canonical_gpu_name`), and `filter()` already
   lists trn1/trn1n/trn2/inf2.
 - A GPU whose name the tables do not know is kept under AWS's spelling when AWS names a vendor
-  we know (NVIDIA, AMD, ...), with a warning, counted in `stats["unknown_gpu_name"]`.
+  we know (NVIDIA, AMD, ...), with a warning, counted in `last_report.unknown_gpus`.
 - An instance type the price list gives GPUs but `DescribeInstanceTypes` did not describe is
   skipped (a GPU offer without a GPU name or vendor is useless), counted in
   `stats["no_gpu_details"]`; so are types in accelerator families (trn, inf, dl, f, vt) with no
@@ -72,8 +72,7 @@ from typing import Any, NamedTuple
 import requests
 
 from gpuhunt._internal import transport
-from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
-from gpuhunt._internal.constraints import correct_gpu_memory_gib
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -82,6 +81,7 @@ from gpuhunt._internal.models import (
     QueryFilter,
 )
 from gpuhunt._internal.registry import sdk_imports
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -403,21 +403,20 @@ def _accelerator(item: Mapping[str, Any]) -> Accelerator | None:
             continue
         first = devices[0]
         aws_name = str(first["Name"])
-        canonical = canonical_gpu_name(aws_name)
-        vendor = vendor_of(canonical) if canonical else _vendor(first.get("Manufacturer"))
+        memory_mib = (first.get("MemoryInfo") or {}).get("SizeInMiB")
+        gpu = resolve_gpu(aws_name, memory_mib / 1024 if memory_mib else None)
+        vendor = gpu.vendor if gpu else _vendor(first.get("Manufacturer"))
         count = sum(int(d.get("Count", 0)) for d in devices if d.get("Name") == aws_name)
         if len(devices) > 1 and any(d.get("Name") != aws_name for d in devices):
             logger.warning("aws: %s mixes accelerators; using %s", item["InstanceType"], aws_name)
-        memory_mib = (first.get("MemoryInfo") or {}).get("SizeInMiB")
         partition = float(first.get("GpuPartitionSize", 1.0))
+        memory = gpu.memory if gpu else (memory_mib / 1024 if memory_mib else None)
         return Accelerator(
-            name=canonical or aws_name,
-            known=canonical is not None,
+            name=gpu.name if gpu else aws_name,
+            known=gpu is not None,
             vendor=vendor,
             count=count,
-            memory=float(correct_gpu_memory_gib(canonical or aws_name, memory_mib))
-            if memory_mib
-            else None,
+            memory=float(round(memory)) if memory else None,  # whole GiB, as 0.1.x published
             fractional=partition < 1 or count == 0,
         )
     return None
@@ -434,8 +433,10 @@ def build_offers(
     rows: Iterable[PriceListRow],
     details: Mapping[str, InstanceDetails],
     stats: Counter[str] | None = None,
+    report: ParseReport | None = None,
 ) -> list[CatalogItem]:
-    """On-demand offers from price list rows and the instance types' details."""
+    """On-demand offers from price list rows and the instance types' details. GPU names the
+    tables do not know are counted in `stats["unknown_gpu_name"]` and, by name, in `report`."""
     stats = Counter() if stats is None else stats
     warned: set[tuple[str, str]] = set()
 
@@ -471,6 +472,8 @@ def build_offers(
         else:
             if not acc.known:
                 note("unknown_gpu_name", row.instance_type, f"unknown GPU {acc.name!r}; kept")
+                if report is not None:
+                    report.unknown_gpu(acc.name, f"{row.instance_type}; kept under that name")
             gpu = (acc.name, acc.vendor, acc.count, acc.memory)
         offers.append(
             CatalogItem(
@@ -827,8 +830,8 @@ class AWSProvider(OfflineProvider):
 
     `cache_path` (default: `$AWS_CACHE_PATH`) keeps a local copy of the price list file.
     `client_factory(region)` returns the EC2 client for a region (default: boto3's credential
-    chain and endpoints); when given, the caller owns the credentials. After `get()`, `stats`
-    counts what was read, kept and skipped, and why.
+    chain and endpoints); when given, the caller owns the credentials. After `get()`,
+    `last_report.counts` counts what was read, kept and skipped, and why.
     """
 
     NAME = NAME
@@ -843,7 +846,6 @@ class AWSProvider(OfflineProvider):
         self.cache_path = cache_path or os.getenv(CACHE_PATH_ENV) or None
         self.client_factory = client_factory
         self.pricing_url = pricing_url
-        self.stats: Counter[str] = Counter()
 
     def get(
         self,
@@ -851,8 +853,9 @@ class AWSProvider(OfflineProvider):
         balance_resources: bool = True,
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
-        stats: Counter[str] = Counter()
-        self.stats = stats
+        report = ParseReport(provider=NAME)
+        stats = report.counts
+        self.last_report = report
         client_for = self.client_factory
         if client_for is None:
             clients = _Clients()
@@ -871,7 +874,7 @@ class AWSProvider(OfflineProvider):
         if orphans:
             logger.info("aws: no EC2 API region for %s", ", ".join(sorted(orphans)))
         details = fetch_instance_details(client_for, wanted, stats)
-        offers = build_offers(rows, details, stats)
+        offers = build_offers(rows, details, stats, report)
 
         spot_wanted, _ = types_by_region(((o.instance_name, o.location) for o in offers), regions)
         spot_prices = fetch_spot_prices(client_for, spot_wanted, stats)

@@ -49,7 +49,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from gpuhunt._internal import transport
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    resolve_gpu,
+)
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -153,21 +155,18 @@ def gpu_for_size(size_name: str) -> GPUSpec | None:
     """The GPU of a GPU size, from its name; None when the name tells us nothing we know."""
     for regex, series in _SERIES_RE:
         if m := regex.match(size_name):
-            memory = float(series.memory)
+            gpu = resolve_gpu(series.gpu_name, float(series.memory))
+            assert gpu is not None, series.gpu_name  # the table only names known GPUs
+            memory = gpu.memory
             if series.full_at:
                 memory = round(memory * min(1.0, int(m.group(1)) / series.full_at), 2)
-            vendor = vendor_of(series.gpu_name)
-            assert vendor is not None, series.gpu_name  # the table only names known GPUs
-            return GPUSpec(series.gpu_name, memory, vendor)
+            return GPUSpec(gpu.name, memory, gpu.vendor)
     # "Standard_ND128isr_NDR_GB200_v6" -> "NDR", "GB200"
     for token in size_name.split("_")[2:]:
         if re.fullmatch(r"v\d+", token):
             continue
-        name = canonical_gpu_name(token)
-        vendor = vendor_of(name)
-        if name is not None and vendor is not None:
-            sizes = [a.memory for a in accelerators_named(name) if a.memory]
-            return GPUSpec(name, float(min(sizes)) if sizes else None, vendor)
+        if (gpu := resolve_gpu(token)) is not None:
+            return GPUSpec(gpu.name, gpu.memory or None, gpu.vendor)
     return None
 
 
@@ -245,8 +244,7 @@ def parse_vm_size(record: Mapping[str, Any], report: ParseReport) -> VMSize | No
     if gpu_count:
         gpu = gpu_for_size(name)
         if gpu is None:
-            logger.warning("azure: unknown GPU in %s (%d GPUs); not listed", name, gpu_count)
-            report.unknown_gpus[name] += 1
+            report.unknown_gpu(name, f"{gpu_count} GPUs in a size we cannot read; not listed")
             return None
     arch = caps.get("CpuArchitectureType", "x64").lower()
     locations = record.get("locations")

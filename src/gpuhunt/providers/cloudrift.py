@@ -33,7 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal import transport
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    accelerators_named,
+    canonical_gpu_name,
+    resolve_gpu,
+)
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
@@ -155,8 +159,8 @@ def _parse_variant(
     gpu_count = int(_number(variant["gpu_count"], "gpu_count"))
     gpu_name, gpu_memory, gpu_vendor = None, None, None
     if gpu_count:
-        gpu_name, gpu_vendor = _gpu_name(instance_type, name, report)
-        gpu_memory = _per_gpu_memory(_number(variant["vram"], "vram") / _GIB, gpu_count, gpu_name)
+        vram = _number(variant["vram"], "vram") / _GIB
+        gpu_name, gpu_vendor, gpu_memory = _gpu(instance_type, name, vram, gpu_count, report)
     hosting = {**(variant.get("available_nodes_per_dc") or {}), **variant["nodes_per_dc"]}
     datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)
     return [
@@ -178,19 +182,25 @@ def _parse_variant(
     ]
 
 
-def _gpu_name(
-    instance_type: dict[str, Any], variant_name: str, report: ParseReport
-) -> tuple[str, AcceleratorVendor]:
+def _gpu(
+    instance_type: dict[str, Any],
+    variant_name: str,
+    vram_gib: float,
+    gpu_count: int,
+    report: ParseReport,
+) -> tuple[str, AcceleratorVendor, float]:
+    """(name, vendor, memory GiB per GPU) of a GPU variant."""
     brand = instance_type.get("brand_short")
     if not isinstance(brand, str) or not brand.strip():
         raise ValueError("GPU variant of an instance type without brand_short")
-    name = canonical_gpu_name(brand)
-    vendor = vendor_of(name) if name else None
-    if name is not None and vendor is not None:
-        return name, vendor
     raw = brand.strip()
-    report.unknown_gpu(raw, variant_name)
-    return raw, AcceleratorVendor.AMD if _AMD_HINT.search(raw) else AcceleratorVendor.NVIDIA
+    per_gpu = _per_gpu_memory(vram_gib, gpu_count, canonical_gpu_name(raw) or raw)
+    gpu = resolve_gpu(raw, per_gpu)
+    if gpu is not None:
+        return gpu.name, gpu.vendor, float(round(gpu.memory))
+    report.unknown_gpu(raw, f"variant {variant_name}; kept under that name")
+    vendor = AcceleratorVendor.AMD if _AMD_HINT.search(raw) else AcceleratorVendor.NVIDIA
+    return raw, vendor, float(round(per_gpu))
 
 
 def _per_gpu_memory(vram_gib: float, gpu_count: int, gpu_name: str) -> float:
@@ -201,4 +211,4 @@ def _per_gpu_memory(vram_gib: float, gpu_count: int, gpu_name: str) -> float:
 
     if gpu_count > 1 and not near_known(vram_gib) and near_known(vram_gib / gpu_count):
         vram_gib /= gpu_count
-    return float(round(vram_gib))
+    return vram_gib

@@ -78,10 +78,8 @@ import requests
 
 from gpuhunt._internal import transport
 from gpuhunt._internal.accelerators import (
-    accelerators_named,
-    canonical_gpu_name,
     gpu_memory_from_name,
-    vendor_of,
+    resolve_gpu,
 )
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
@@ -591,18 +589,11 @@ class GPUInfo:
 
 def gpu_info(gpu_type: str, report: ParseReport) -> GPUInfo | None:
     """Canonical name, memory and vendor of a Compute Engine accelerator type."""
-    if gpu_type in GCP_ACCELERATORS:
-        name, memory = GCP_ACCELERATORS[gpu_type]
-        return GPUInfo(name, memory, vendor_of(name) or AcceleratorVendor.NVIDIA)
-    canonical = canonical_gpu_name(gpu_type)
-    if canonical is not None and (vendor := vendor_of(canonical)) is not None:
-        # never promise more than the smallest known size when the name does not say
-        memory = gpu_memory_from_name(gpu_type) or float(
-            min(a.memory for a in accelerators_named(canonical))
-        )
-        return GPUInfo(canonical, memory, vendor)
-    logger.warning("gcp: unknown accelerator type %r, kept under GCP's name", gpu_type)
-    report.unknown_gpus[gpu_type] += 1
+    name, memory = GCP_ACCELERATORS.get(gpu_type, (gpu_type, None))
+    gpu = resolve_gpu(name, memory)
+    if gpu is not None:
+        return GPUInfo(gpu.name, gpu.memory, gpu.vendor)
+    report.unknown_gpu(gpu_type, "GCP's accelerator types")
     if gpu_type.startswith("nvidia-"):
         return GPUInfo(gpu_type, gpu_memory_from_name(gpu_type), AcceleratorVendor.NVIDIA)
     return None

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
 from gpuhunt._internal import livecache
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,6 @@ class HotAisleProvider(OnlineProvider):
     def __init__(self, api_key: str | None = None, team_handle: str | None = None) -> None:
         self.api_key = api_key or get_creds_env(KEY_ENV)
         self.team_handle = team_handle or get_creds_env(TEAM_ENV)
-        self.last_counts: Counter[str] = Counter()
 
     def __repr__(self) -> str:
         return f"HotAisleProvider(api_key='***', team_handle={self.team_handle!r})"
@@ -70,9 +69,9 @@ class HotAisleProvider(OnlineProvider):
         if query_filter is not None and query_filter.spot is True:
             return []
         data = fetch_available_vms(self.api_key, self.team_handle)
-        counts: Counter[str] = Counter()
-        offers = parse_vms(data, counts=counts)
-        self.last_counts = counts
+        report = ParseReport(provider=self.NAME)
+        offers = parse_vms(data, report=report)
+        self.last_report = report
         return sorted(offers, key=lambda i: (i.price, i.instance_name))
 
 
@@ -92,24 +91,24 @@ def fetch_available_vms(api_key: str, team_handle: str) -> Any:
     )
 
 
-def parse_vms(data: Any, *, counts: Counter[str] | None = None) -> list[CatalogItem]:
+def parse_vms(data: Any, *, report: ParseReport | None = None) -> list[CatalogItem]:
     """Offers from the decoded list of available VM shapes."""
     if data is None:  # the API's way of saying none are available
         return []
     if not isinstance(data, list):
         raise ProviderError(f"{NAME}: available VMs: expected a list, got {type(data).__name__}")
-    counts = counts if counts is not None else Counter()
+    report = report if report is not None else ParseReport(provider=HotAisleProvider.NAME)
     offers: list[CatalogItem] = []
     for vm in data:
         try:
-            offers.append(_vm_offer(vm, counts))
+            offers.append(_vm_offer(vm, report))
         except (KeyError, TypeError, ValueError, IndexError) as e:
-            counts["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("%s: skipping malformed VM shape: %r", NAME, e)
     return offers
 
 
-def _vm_offer(vm: JSONObject, counts: Counter[str]) -> CatalogItem:
+def _vm_offer(vm: JSONObject, report: ParseReport) -> CatalogItem:
     specs = vm["Specs"]
     price = float(vm["OnDemandPrice"]) / 100
     cpu = int(specs["cpu_cores"])
@@ -137,14 +136,10 @@ def _vm_offer(vm: JSONObject, counts: Counter[str]) -> CatalogItem:
         )
     model = str(gpus[0]["model"])
     gpu_count = int(gpus[0]["count"])
-    gpu_name = canonical_gpu_name(model)
-    gpu_memory: float | None = None
-    if gpu_name is None:
-        gpu_name = model
-        counts["unknown_gpu"] += 1
-        logger.warning("%s: unknown GPU %r, kept under that name", NAME, model)
-    else:
-        gpu_memory = float(max(a.memory for a in accelerators_named(gpu_name)))
+    gpu = resolve_gpu(model)
+    gpu_name, gpu_memory = (gpu.name, gpu.memory) if gpu else (model, None)
+    if gpu is None:
+        report.unknown_gpu(model, "the available VMs")
     return CatalogItem(
         provider=NAME,
         instance_name=f"vm-{gpu_name.lower()}-{gpu_count}",

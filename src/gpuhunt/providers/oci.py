@@ -54,7 +54,12 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import TypedDict
 
 from gpuhunt._internal import transport
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    accelerators_named,
+    canonical_gpu_name,
+    resolve_gpu,
+    vendor_of,
+)
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import (
@@ -229,12 +234,13 @@ class PricedShape:
 
 def _gpu_memory(shape: Shape, gpu_name: str, gpu_count: int) -> float | None:
     known = [a.memory for a in accelerators_named(gpu_name) if a.memory]
-    if not shape.gpu_memory_qty:
-        return float(min(known)) if known else None
-    per_gpu = shape.gpu_memory_qty / gpu_count
-    if known and per_gpu < 0.5 * min(known):
-        per_gpu = shape.gpu_memory_qty  # the estimator gave the memory of one GPU
-    return round(per_gpu, 2)
+    per_gpu = None
+    if shape.gpu_memory_qty:
+        per_gpu = shape.gpu_memory_qty / gpu_count
+        if known and per_gpu < 0.5 * min(known):
+            per_gpu = shape.gpu_memory_qty  # the estimator gave the memory of one GPU
+    gpu = resolve_gpu(gpu_name, per_gpu)
+    return round(gpu.memory, 2) if gpu else None
 
 
 def price_shape(shape: Shape, products: Mapping[str, Product]) -> PricedShape:
@@ -321,8 +327,7 @@ def parse_offers(
         try:
             priced.append(price_shape(shape, products))
         except UnknownGPUError:
-            logger.warning("oci: unknown GPU in shape %s; not listed", shape.name)
-            report.unknown_gpus[shape.name] += 1
+            report.unknown_gpu(shape.name, "a GPU shape we cannot read; not listed")
         except ShapeDataError as e:
             report.skip(f"shape {shape.name}", str(e))
     if not priced:
