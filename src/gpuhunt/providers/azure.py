@@ -131,12 +131,15 @@ RETIRED_SERIES = re.compile(
     r"|Standard_NV\d+|Standard_NV\d+s_v2)$"
 )
 
-# Families kept by `filter()`: the general-purpose CPU sizes and the GPU series users launch.
+# Families kept by `filter()`: the CPU sizes and the GPU series users launch.
+# CPU: Dsv3 and Esv4 (with its isolated and constrained-vCPU sizes) only, as gpuhunt 0.1.x
+# publishes: they are the CPU series dstack's Azure backend launches (its supported-series list:
+# Dsv3, Esv4 and the GPU series below; it needs premium-storage "s" sizes). Ev3/Esv3, Dv4 and
+# newer generations would only add rows no dstack version launches.
 KEEP_SERIES = re.compile(
     r"^Standard_("
-    r"D\d+s?_v[3-6]"  # Dv3..Dsv6
-    r"|E\d+(-\d+)?i?s?_v[3-6]"  # Ev3..Esv6, incl. constrained-core and isolated sizes
-    r"|F\d+s_v2"  # Fsv2
+    r"D\d+s_v3"  # Dsv3
+    r"|E\d+i?s_v4|E\d+-\d+s_v4"  # Esv4, isolated (E80is_v4), constrained vCPU (E16-4s_v4)
     r"|NC\d+r?s_v3|ND\d+rs_v2|NC\d+as_T4_v3|NC\d+ads_A100_v4|ND\d+asr_v4|ND\d+amsr_A100_v4"
     r"|NCC?\d+adi?s_H100_v5|ND\d+isr?f?_H100_v5|ND\d+isr?f?_H200_v5|ND\d+isr?_MI300X_v5"
     r"|NV\d+adm?s_A10_v5|NC\d+ads_A10_v4"
