@@ -214,6 +214,17 @@ PUBLISHED_PREFIXES = (
     "a2-",
     "g2-",
 )
+# GPUs collected on N1 but not published, as gpuhunt 0.1.x: the K80 reached its end of life on
+# Compute Engine (https://cloud.google.com/compute/docs/gpus: "NVIDIA K80 ... See NVIDIA K80
+# EOL"), and 0.1.x's filter leaves out the K80 and the 8 GB P4. The P100 stays: Compute Engine
+# lists nvidia-tesla-p100 as Generally Available for N1, and 0.1.x's filter keeps it too
+# (it names only K80 and P4); on the recordings it is priced in europe-west4 only.
+UNPUBLISHED_GPUS = frozenset({"K80", "P4"})
+# dstack 0.19.33 asks for G4 machines with the flag "gcp-g4-preview" (later versions use
+# "gcp-g4"); gpuhunt 0.1.x publishes each G4 offer twice, once with each flag, and so do we
+# (`with_legacy_g4_preview`) until that dstack version no longer matters.
+G4_FLAG = "gcp-g4"
+G4_PREVIEW_FLAG = "gcp-g4-preview"
 
 
 class Capacity(enum.Enum):
@@ -606,8 +617,19 @@ def offer_flags(instance_name: str, capacity: Capacity) -> list[str]:
     if instance_name.startswith("a4-"):
         flags.append("gcp-a4")
     elif instance_name.startswith("g4-standard-"):
-        flags.append("gcp-g4")
+        flags.append(G4_FLAG)
     return flags
+
+
+def with_legacy_g4_preview(offers: Iterable[CatalogItem]) -> list[CatalogItem]:
+    """Each G4 offer, followed by a copy flagged `gcp-g4-preview` instead of `gcp-g4`."""
+    out: list[CatalogItem] = []
+    for offer in offers:
+        out.append(offer)
+        if G4_FLAG in offer.flags:
+            flags = [G4_PREVIEW_FLAG if f == G4_FLAG else f for f in offer.flags]
+            out.append(replace(offer, flags=flags, provider_data=dict(offer.provider_data)))
+    return out
 
 
 def make_vm_offers(
@@ -1001,6 +1023,7 @@ class GCPProvider(OfflineProvider):
 
         if apply_filter:
             offers = self.filter(offers)
+        offers = with_legacy_g4_preview(offers)
         offers.sort(key=_sort_key)
         logger.info(
             "gcp: %d offers from %d machine types, %d TPU types and %d prices (%d skipped, %d unknown GPUs)",
@@ -1020,5 +1043,6 @@ class GCPProvider(OfflineProvider):
             offer
             for offer in offers
             if (offer.gpu_name or offer.instance_name.startswith(PUBLISHED_PREFIXES))
+            and offer.gpu_name not in UNPUBLISHED_GPUS
             and not _not_sold_on_demand(offer)
         ]
