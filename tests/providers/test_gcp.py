@@ -189,9 +189,9 @@ def test_replay_n1_with_attachable_gpus(
     assert not any(c[1] == "us-central1-b" and c[2] == "K80" for c in combos)
     attached = {c[2] for c in combos if c[0].startswith("n1-") and c[2]}
     assert attached == {"T4", "V100", "P100", "P4", "K80"}
-    # published on N1: not the end-of-life K80, nor the P4 (as gpuhunt 0.1.x)
+    # published on N1: T4 and V100 only, as gpuhunt 0.1.34 (not the end-of-life K80, P100, P4)
     published = {i.gpu_name for i in replayed if i.instance_name.startswith("n1-")}
-    assert published == {"T4", "V100", "P100"}
+    assert published == {"T4", "V100"}
     # N1 machines without a GPU are collected but not published
     assert not any(i.instance_name.startswith("n1-") and not i.gpu_count for i in replayed)
 
@@ -267,8 +267,9 @@ def test_replay_catalog_shape(replayed: list[CatalogItem]) -> None:
     assert not any(n.startswith(("m2-", "f1-", "g1-", "n2d-", "t2d-", "c2-")) for n in names)
     families = Counter(i.instance_name.split("-")[0] for i in replayed)
     assert families["e2"] == 90 and families["n2"] == 40 and families["a2"] == 46
-    # 1262 collected N1/A/G/TPU offers, less 112 K80 and 102 P4 ones, plus 6 G4 preview copies
-    assert len(replayed) == 1262 - 112 - 102 + 6
+    # 1262 collected N1/A/G/TPU offers, less 112 K80, 102 P4 and 102 P100 ones, plus 6 G4
+    # preview copies
+    assert len(replayed) == 1262 - 112 - 102 - 102 + 6
 
 
 # --- the requests the provider sends ---------------------------------------------------------

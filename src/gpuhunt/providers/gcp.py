@@ -214,12 +214,13 @@ PUBLISHED_PREFIXES = (
     "a2-",
     "g2-",
 )
-# GPUs collected on N1 but not published, as gpuhunt 0.1.x: the K80 reached its end of life on
-# Compute Engine (https://cloud.google.com/compute/docs/gpus: "NVIDIA K80 ... See NVIDIA K80
-# EOL"), and 0.1.x's filter leaves out the K80 and the 8 GB P4. The P100 stays: Compute Engine
-# lists nvidia-tesla-p100 as Generally Available for N1, and 0.1.x's filter keeps it too
-# (it names only K80 and P4); on the recordings it is priced in europe-west4 only.
-UNPUBLISHED_GPUS = frozenset({"K80", "P4"})
+# GPUs published on N1 machines: T4 and V100, as gpuhunt 0.1.34 (which attaches only these two
+# to N1). The others N1 takes are collected (the attach limits stay tested) but not published:
+# the K80 reached its end of life on Compute Engine (https://cloud.google.com/compute/docs/gpus:
+# "NVIDIA K80 ... See NVIDIA K80 EOL"), and 0.1.x stopped offering the Pascal P100 and P4, so
+# dstack never saw them; publishing them now would hand older dstack versions offers they
+# never had.
+N1_PUBLISHED_GPUS = frozenset({"T4", "V100"})
 # dstack 0.19.33 asks for G4 machines with the flag "gcp-g4-preview" (later versions use
 # "gcp-g4"); gpuhunt 0.1.x publishes each G4 offer twice, once with each flag, and so do we
 # (`with_legacy_g4_preview`) until that dstack version no longer matters.
@@ -1043,6 +1044,9 @@ class GCPProvider(OfflineProvider):
             offer
             for offer in offers
             if (offer.gpu_name or offer.instance_name.startswith(PUBLISHED_PREFIXES))
-            and offer.gpu_name not in UNPUBLISHED_GPUS
+            and not (
+                machine_family(offer.instance_name) == "n1"
+                and offer.gpu_name not in N1_PUBLISHED_GPUS
+            )
             and not _not_sold_on_demand(offer)
         ]
