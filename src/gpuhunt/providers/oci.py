@@ -233,6 +233,14 @@ class PricedShape:
 
 
 def _gpu_memory(shape: Shape, gpu_name: str, gpu_count: int) -> float | None:
+    """Per-GPU memory: the estimator's figure through `resolve_gpu`, like every provider's.
+
+    BM.GPU.GB200.4: the estimator says 756 GB for 4 GPUs (189), gpuhunt 0.1.34 hard-codes 192,
+    and its own accelerator table (like ours) says 186, NVIDIA's GB200 NVL72 figure (13.4 TB of
+    HBM3e for 72 GPUs); 189 is within 2% of 186, so 186, the memory GCP, Azure and Crusoe
+    ("GB200-NVL-186GB") publish for the same GPU: one GPU, one size, one filter that matches
+    them all. BM.GPU.GB300.4 likewise: 278 reported, 270 in the tables (0.1.34 says 278).
+    """
     known = [a.memory for a in accelerators_named(gpu_name) if a.memory]
     per_gpu = None
     if shape.gpu_memory_qty:
