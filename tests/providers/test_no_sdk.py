@@ -145,23 +145,38 @@ def test_integrity_tests_collect_and_run_without_sdks(tmp_path: Path) -> None:
 
 
 # Per provider with an SDK: code that needs it, run in the blocked subprocess.
-SDK_USES = {
-    "aws": "from gpuhunt.providers import aws\naws.ec2_regions()",
-    "azure": "from gpuhunt.providers import azure\nazure.AzureProvider('sub').client()",
-    "gcp": "from gpuhunt.providers import gcp\ngcp.default_credentials()",
-    "oci": "from gpuhunt.providers import oci\n"
-    "oci.parse_offers({'items': []}, {'items': []}, [], oci.ParseReport())",
-    "nebius": "from gpuhunt.providers import nebius\n"
-    "nebius.SDKClient(nebius.NebiusCredentials(access_token='t'))",
-}
+SDK_USES = [
+    ("aws", "from gpuhunt.providers import aws\naws.ec2_regions()"),
+    ("aws", "from gpuhunt.providers import aws\naws.ec2_client_config()"),
+    ("azure", "from gpuhunt.providers import azure\nazure.AzureProvider('sub').client()"),
+    ("gcp", "from gpuhunt.providers import gcp\ngcp.default_credentials()"),
+    (
+        "oci",
+        "from gpuhunt.providers import oci\n"
+        "oci.parse_offers({'items': []}, {'items': []}, [], oci.ParseReport())",
+    ),
+    (
+        "oci",
+        "from gpuhunt.providers import oci\n"
+        "oci.OCIProvider(oci.OCICredentials(user='u', tenancy='t', fingerprint='f', "
+        "region='r', key_content='k'))",
+    ),
+    (
+        "nebius",
+        "from gpuhunt.providers import nebius\n"
+        "nebius.SDKClient(nebius.NebiusCredentials(access_token='t'))",
+    ),
+]
 
 
-@pytest.mark.parametrize("provider", sorted(SDK_USES))
-def test_missing_sdk_is_one_line_with_the_install_hint(provider: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("provider", "code"), SDK_USES)
+def test_missing_sdk_is_one_line_with_the_install_hint(
+    provider: str, code: str, tmp_path: Path
+) -> None:
     out = run_blocked(
         "from gpuhunt._internal.errors import ProviderError\n"
         "try:\n"
-        + "".join(f"    {line}\n" for line in SDK_USES[provider].splitlines())
+        + "".join(f"    {line}\n" for line in code.splitlines())
         + "except ProviderError as e:\n"
         "    print(str(e))\n"
         "else:\n"

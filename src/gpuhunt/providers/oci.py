@@ -127,6 +127,13 @@ def parse_document(payload: Any, model: type[Any], document: str, report: ParseR
     return _schema().parse_document(payload, model, document, report)
 
 
+def _oci_sdk() -> Any:
+    """The oci SDK (the `oci` extra), imported where it is used."""
+    with sdk_imports(OCIProvider.NAME):
+        import oci
+    return oci
+
+
 def _schema() -> Any:
     """The pydantic models of the estimator documents (`_oci_schema`), imported on first use:
     pydantic is in the `oci` extra, and the integrity tests import this module without it."""
@@ -410,7 +417,7 @@ def _config_problem(error: Exception) -> str:
 
 def load_config(credentials: OCICredentials | None) -> dict[str, Any]:
     """A validated oci SDK config: from `credentials`, else from the config file."""
-    import oci
+    oci = _oci_sdk()
 
     if credentials and all(
         credentials.get(k) for k in ("user", "tenancy", "fingerprint", "region")
@@ -451,7 +458,7 @@ def fetch_document(url: str) -> Any:
 
 
 def _retry_strategy() -> Any:
-    import oci
+    oci = _oci_sdk()
 
     return oci.retry.RetryStrategyBuilder(
         max_attempts_check=True,
@@ -469,7 +476,7 @@ def _retry_strategy() -> Any:
 
 def fetch_regions(client: IdentityClient) -> list[str]:
     """Every region's name (`us-ashburn-1`), from `ListRegions`."""
-    import oci
+    oci = _oci_sdk()
 
     where = "oci: ListRegions"
     try:
@@ -508,7 +515,7 @@ class OCIProvider(OfflineProvider):
 
     def identity_client(self) -> IdentityClient:
         if self._client is None:
-            import oci
+            oci = _oci_sdk()
 
             try:
                 self._client = oci.identity.IdentityClient(
