@@ -1,6 +1,8 @@
 import pytest
 
 from gpuhunt import KNOWN_ACCELERATORS, canonical_gpu_name
+from gpuhunt._internal.accelerators import MEMORY_TOLERANCE, resolve_gpu
+from gpuhunt._internal.models import AcceleratorVendor
 
 
 @pytest.mark.parametrize(
@@ -44,3 +46,44 @@ def test_unknown(name):
 def test_every_canonical_name_maps_to_itself():
     for acc in KNOWN_ACCELERATORS:
         assert canonical_gpu_name(acc.name) == acc.name
+
+
+# resolve_gpu: the one rule every provider uses (see its docstring and CONTRIBUTING.md).
+
+
+@pytest.mark.parametrize(
+    "spelling, memory, expected",
+    [
+        ("A100", None, ("A100", 40.0)),  # two sizes, none reported: the smallest
+        ("NVIDIA A100 80GB PCIe", None, ("A100", 80.0)),  # the size written in the name
+        ("A100", 79.6, ("A100", 80.0)),  # reported, near a known size: that size
+        ("A100", 39.5, ("A100", 40.0)),
+        ("A100", 20.0, ("A100", 20.0)),  # reported, near none: kept (a slice, a new board)
+        ("Tesla V100", None, ("V100", 16.0)),
+        ("V100", 32.0, ("V100", 32.0)),
+        ("H100", None, ("H100", 80.0)),
+        ("RTX 3060", None, ("RTX3060", 8.0)),
+        ("RTX 3060", 11.8, ("RTX3060", 12.0)),
+        ("MI300X", None, ("MI300X", 192.0)),
+        ("v5litepod", None, ("v5litepod", 0.0)),  # TPUs: per-chip memory is not tracked
+    ],
+)
+def test_resolve_gpu_memory_rule(spelling, memory, expected):
+    gpu = resolve_gpu(spelling, memory)
+    assert gpu is not None
+    assert (gpu.name, gpu.memory) == expected
+
+
+def test_resolve_gpu_vendor_and_unknown_names():
+    assert resolve_gpu("MI300X").vendor == AcceleratorVendor.AMD
+    assert resolve_gpu("Gaudi 2").vendor == AcceleratorVendor.INTEL
+    assert resolve_gpu("H100 SXM").vendor == AcceleratorVendor.NVIDIA
+    assert resolve_gpu("X9000") is None
+    assert resolve_gpu("") is None
+
+
+def test_resolve_gpu_tolerance_is_relative():
+    # 7% of 80 is 5.6: 74.5 is the 80 GB board, 74 is not
+    assert resolve_gpu("H100", 74.5).memory == 80.0
+    assert resolve_gpu("H100", 74.0).memory == 74.0
+    assert MEMORY_TOLERANCE == 0.07

@@ -27,7 +27,7 @@ from botocore.awsrequest import AWSResponse
 from moto.server import ThreadedMotoServer
 
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt.providers.aws import EC2_CLIENT_CONFIG, EC2_PRICING_URL, AWSProvider
+from gpuhunt.providers.aws import EC2_PRICING_URL, AWSProvider, ec2_client_config
 
 RECORDED_AT = "2026-01-21"
 DATA = Path(__file__).parent / "data" / "aws"
@@ -82,7 +82,7 @@ def client_factory(endpoint_url: str, *, empty_spot: bool = True) -> Any:
     def make(region: str) -> Any:
         if region not in clients:
             client = session.client(
-                "ec2", region_name=region, endpoint_url=endpoint_url, config=EC2_CLIENT_CONFIG
+                "ec2", region_name=region, endpoint_url=endpoint_url, config=ec2_client_config()
             )
             if empty_spot:
                 client.meta.events.register(

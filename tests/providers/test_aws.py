@@ -252,7 +252,7 @@ def test_get_over_http_with_boto3_default_chain(aws_env: str, caplog: Any) -> No
     }
     assert {(i.instance_name, i.location, i.price) for i in items} == want
     assert any(i.location == "us-west-2-lax-1" for i in items)  # a Local Zone
-    assert provider.stats["unsupported_accelerator"] == sum(
+    assert provider.last_report.counts["unsupported_accelerator"] == sum(
         e["instance_type"] in NOT_IN_ACCELERATOR_TABLES
         for e in kept_expected()
         if e["region"] in locations
@@ -263,7 +263,7 @@ def test_get_over_http_with_boto3_default_chain(aws_env: str, caplog: Any) -> No
     assert (p5.gpu_name, p5.gpu_count, p5.cpu_arch) == ("H100", 8, CPUArchitecture.X86)
     # Both regions were asked for spot prices and answered (moto ignores the product filter's
     # values and answers nothing; the Stubber tests below cover spot prices).
-    assert provider.stats["spot_regions_failed"] == 0
+    assert provider.last_report.counts["spot_regions_failed"] == 0
     assert "Found credentials in environment variables" in caplog.text
     assert replay_aws.DUMMY_SECRET not in caplog.text
     assert [i.price for i in items] == sorted(i.price for i in items)
@@ -372,7 +372,7 @@ def test_stream_broken_off_is_started_again(moto_clients: Any) -> None:
         items = provider.get()
         assert len(rsps.calls) == 2
     # The half-read first attempt counts nothing twice.
-    assert provider.stats["rows"] == len(sample_lines()) - 6
+    assert provider.last_report.counts["rows"] == len(sample_lines()) - 6
     assert offer(items, "p5.48xlarge", "us-east-1").price == 55.04
 
 

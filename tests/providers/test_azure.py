@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 from unittest import mock
 from urllib.parse import parse_qs, urlsplit
@@ -86,8 +87,14 @@ def price_item(size: str, price: Any, **extra: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- real facts
 
 
+def _unfiltered() -> list[CatalogItem]:
+    with responses.RequestsMock() as rsps:
+        replay_azure.register(rsps)
+        return replay_azure.provider().get()
+
+
 def test_replay_offers_carry_real_prices_and_gpus() -> None:
-    items = replay_azure.collect()
+    items = _unfiltered()  # every priced size; filter() is tested below
 
     h100 = find(items, "Standard_ND96isr_H100_v5", "eastus")
     assert (h100.price, h100.cpu, h100.memory) == (98.32, 96, 1900.0)
@@ -128,7 +135,7 @@ def test_replay_offers_carry_real_prices_and_gpus() -> None:
 
     assert [i.price for i in items] == sorted(i.price for i in items)
     assert all(i.provider == "azure" and i.cpu_arch == CPUArchitecture.X86 for i in items)
-    assert replay_azure.collect() == items  # deterministic
+    assert _unfiltered() == items  # deterministic
 
 
 def test_requests_sent_by_sdk_and_price_walks() -> None:
@@ -455,10 +462,8 @@ def test_filter_keeps_launched_families() -> None:
 
     kept = [
         "Standard_D2s_v3",
-        "Standard_D4s_v6",
         "Standard_E16-4s_v4",
-        "Standard_E96s_v5",
-        "Standard_F8s_v2",
+        "Standard_E80is_v4",
         "Standard_NC24ads_A100_v4",
         "Standard_ND96isr_H100_v5",
         "Standard_ND96isr_H200_v5",
@@ -468,6 +473,32 @@ def test_filter_keeps_launched_families() -> None:
         "Standard_NV36ads_A10_v5",
         "Standard_NC6s_v3",
     ]
-    dropped = ["Standard_B2s", "Standard_NV12s_v3", "Standard_ND128isr_NDR_GB200_v6", "Basic_A1"]
+    dropped = [
+        "Standard_B2s",
+        "Standard_NV12s_v3",
+        "Standard_ND128isr_NDR_GB200_v6",
+        "Basic_A1",
+        # CPU series dstack's Azure backend does not launch (gpuhunt 0.1.x leaves them out too)
+        "Standard_D2_v3",
+        "Standard_D8_v4",
+        "Standard_D4s_v6",
+        "Standard_E16_v3",
+        "Standard_E16s_v3",
+        "Standard_E16-4s_v3",
+        "Standard_E96s_v5",
+        "Standard_F8s_v2",
+    ]
     offers = [item(n) for n in kept + dropped]
     assert [o.instance_name for o in AzureProvider.filter(offers)] == kept
+
+
+def test_filter_on_the_recordings_publishes_the_reference_families() -> None:
+    """On the recorded answers, the recordings' Ev3/Esv3 and Dv4 sizes are priced but not
+    published: the CPU families published are gpuhunt 0.1.x's (Dsv3, Esv4)."""
+    items = _unfiltered()
+    names = {o.instance_name for o in items}
+    assert {"Standard_E16s_v3", "Standard_E32_v3", "Standard_D8_v4"} <= names
+    published = {o.instance_name for o in AzureProvider.filter(items)}
+    cpu = sorted(n for n in published if not gpu_for_size(n))  # none priced in the recordings
+    assert all(re.match(r"^Standard_(D\d+s_v3|E\d+(-\d+)?i?s_v4)$", n) for n in cpu), cpu
+    assert not {"Standard_E16s_v3", "Standard_E32_v3", "Standard_D8_v4"} & published

@@ -67,21 +67,22 @@ def test_replay_facts_cents_bytes_and_names() -> None:
 
     rtx5090 = at(offers, "rtx59-7-50-400-ec.1", "ustx1a_a01")
     assert rtx5090.price == 0.65  # 65.0 cents
-    assert (rtx5090.cpu, rtx5090.memory, rtx5090.disk_size) == (14, 50.0, 400.0)
+    # cpu_count, as the variant's name ("rtx59-7-50-400") and gpuhunt 0.1.34 have it
+    assert (rtx5090.cpu, rtx5090.memory, rtx5090.disk_size) == (7, 50.0, 400.0)
     assert (rtx5090.gpu_count, rtx5090.gpu_name, rtx5090.gpu_memory) == (1, "RTX5090", 32)
     assert rtx5090.gpu_vendor == AcceleratorVendor.NVIDIA
 
     assert at(offers, "rtx59-16c-nr.1", "usny01_a01").price == 0.624
 
     pro = at(offers, "rtxpro6000-12-100-1500-nr.2", "eu-central-it-gv-1")
-    assert (pro.price, pro.cpu, pro.memory, pro.disk_size) == (2.7872, 48, 200.0, 3000.0)
+    assert (pro.price, pro.cpu, pro.memory, pro.disk_size) == (2.7872, 24, 200.0, 3000.0)
     assert (pro.gpu_count, pro.gpu_name, pro.gpu_memory) == (2, "RTXPRO6000", 96)
 
     rtx4090 = at(offers, "rtx49-7-50-500-nr.1", "ap-east-tw-kn-2")
     assert (rtx4090.price, rtx4090.gpu_name, rtx4090.gpu_memory) == (0.39, "RTX4090", 24)
 
     v100 = at(offers, "v100-5-85-800-generic.1", "ap_northeast_kr_se_1")
-    assert (v100.gpu_name, v100.gpu_memory, v100.cpu) == ("V100", 16, 10)  # "V100 SXM2"
+    assert (v100.gpu_name, v100.gpu_memory, v100.cpu) == ("V100", 16, 5)  # "V100 SXM2"
 
 
 @responses.activate
@@ -106,11 +107,13 @@ def test_server_address_override(monkeypatch: pytest.MonkeyPatch) -> None:
         assert CloudRiftProvider.from_env().get()
 
 
-def test_vcpus_fall_back_to_cpu_count() -> None:
+def test_cpu_is_cpu_count_not_logical_cpu_count() -> None:
     p = payload()
-    del types_of(p)[0]["variants"][0]["logical_cpu_count"]
-    offers = parse_instance_types(p)
-    assert at(offers, "rtx59-7-50-400-ec.1", "ustx1a_a01").cpu == 7
+    variant = types_of(p)[0]["variants"][0]
+    assert (variant["cpu_count"], variant["logical_cpu_count"]) == (7, 14)
+    assert at(parse_instance_types(p), "rtx59-7-50-400-ec.1", "ustx1a_a01").cpu == 7
+    del variant["logical_cpu_count"]  # not needed
+    assert at(parse_instance_types(p), "rtx59-7-50-400-ec.1", "ustx1a_a01").cpu == 7
 
 
 def test_vram_reported_as_a_total_is_divided() -> None:

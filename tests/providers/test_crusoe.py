@@ -16,7 +16,6 @@ import datetime
 import hashlib
 import hmac
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import responses
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 from gpuhunt.providers import crusoe
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.crusoe import CrusoeProvider, gpu_price, parse_offers, signed_headers
 
 DATA = Path(__file__).parent / "data" / "crusoe"
@@ -152,7 +152,7 @@ class TestOffers:
         assert (cpu_only.disk_size, cpu_only.provider_data) == (None, {"disk_gb": 0})
         # gb200 is unpriced; broken.1x has no cpu_cores; one capacity has no quantity;
         # l40s has no free capacity.
-        assert provider.last_stats == {"unpriced": 1, "malformed": 2}
+        assert provider.last_report.counts == {"unpriced": 1, "malformed": 2}
 
     def test_arm_type(self):
         types = {"items": [{**load("vm_types_with_specs.json")["items"][4], "cpu_type": "arm64"}]}
@@ -164,7 +164,7 @@ class TestOffers:
     def test_shared_fixture_type_without_memory_is_skipped_and_counted(self, provider):
         recorded("vm_types_testfixture.json", "capacities_testfixture.json")
         assert provider.get() == []
-        assert provider.last_stats == {"malformed": 1}
+        assert provider.last_report.counts == {"malformed": 1}
 
     def test_shared_fixture_gpu_type_spelling_is_priced(self):
         vm_type = {**load("vm_types_testfixture.json")["items"][0], "memory_gb": 1440}
@@ -196,11 +196,11 @@ class TestOffers:
             "memory_gb": 120,
         }
         capacities = {"items": [{"type": "x9000-96gb.1x", "location": "us-east1-a", "quantity": 1}]}
-        stats: Counter[str] = Counter()
-        (offer,) = parse_offers({"items": [vm_type]}, capacities, stats)
+        report = ParseReport()
+        (offer,) = parse_offers({"items": [vm_type]}, capacities, report)
         assert (offer.gpu_name, offer.gpu_memory, offer.price) == ("X9000-SXM-96GB", 96.0, 2.5)
         assert offer.gpu_vendor == AcceleratorVendor.NVIDIA
-        assert stats == {"unknown_gpu": 1}
+        assert report.unknown_gpus == {"X9000-SXM-96GB": 1}
 
 
 class TestErrors:

@@ -12,7 +12,6 @@ import copy
 import json
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import responses
 
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, QueryFilter
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.cudo import MACHINE_TYPES_URL, CudoProvider, parse_machine_types
 
 DATA = Path(__file__).parent / "data" / "cudo"
@@ -145,13 +145,13 @@ class TestOffers:
     def test_unknown_gpu_model_is_kept_and_counted(self):
         unknown = copy.deepcopy(items()[1])
         unknown.update(gpuModel="Instinct MX 9000", gpuModelId="amd-instinct-mx9000")
-        stats: Counter[str] = Counter()
-        offers = parse_machine_types(answer([unknown]), QueryFilter(), True, stats)
+        report = ParseReport()
+        offers = parse_machine_types(answer([unknown]), QueryFilter(), True, report)
         kept = [o for o in offers if o.gpu_name == "Instinct MX 9000"]
         assert len(kept) == 1
         assert kept[0].gpu_vendor == AcceleratorVendor.AMD
         assert kept[0].gpu_memory is None
-        assert stats == {"unknown_gpu": 1}
+        assert report.unknown_gpus == {"Instinct MX 9000": 1}
 
     @responses.activate
     def test_malformed_machine_type_is_skipped_and_counted(self):
@@ -161,7 +161,7 @@ class TestOffers:
         provider = CudoProvider()
         offers = provider.get()
         assert [o.instance_name for o in offers] == ["cascade-lake", "epyc-rome-rtx-a5000"]
-        assert provider.last_stats == {"malformed": 2}
+        assert provider.last_report.counts == {"malformed": 2}
 
     def test_compute_mode_suffix_is_not_part_of_the_name(self):
         item = copy.deepcopy(items()[1])

@@ -137,8 +137,8 @@ def test_gpu_models_and_unknown_gpus() -> None:
         ("gpu-l40sx1-48gb", "L40S", 48.0),
         ("gpu-x9", "X9PRO", 32.0),
     ]
-    assert provider.last_counts["unknown_gpu"] == 2
-    assert provider.last_counts["malformed"] == 1  # no vendor can be told for acme_z1
+    assert provider.last_report.unknown_gpus.total() == 2
+    assert provider.last_report.counts["malformed"] == 1  # no vendor can be told for acme_z1
 
 
 @responses.activate
@@ -150,7 +150,7 @@ def test_malformed_and_unavailable_sizes_are_skipped() -> None:
     provider = DigitalOceanProvider(api_key="k")
 
     assert [o.instance_name for o in provider.get()] == ["gpu-h100x8-640gb"]
-    assert provider.last_counts["malformed"] == 1
+    assert provider.last_report.counts["malformed"] == 1
 
 
 @responses.activate

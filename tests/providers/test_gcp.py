@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -72,6 +73,17 @@ def replayed() -> list[CatalogItem]:
     return replay_gcp.collect()
 
 
+@pytest.fixture(scope="module")
+def collected() -> list[CatalogItem]:
+    """Everything collected over the recordings, before `filter()`."""
+    with (
+        responses.RequestsMock() as mocked,
+        mock.patch.dict(os.environ, replay_gcp.replay_env()),
+    ):
+        replay_gcp.register(mocked)
+        return GCPProvider.from_env().get()
+
+
 @pytest.fixture
 def rsps() -> Any:
     with responses.RequestsMock() as mocked:
@@ -85,9 +97,12 @@ def provider() -> GCPProvider:
 
 
 def offers_of(items: list[CatalogItem], name: str, zone: str) -> dict[str, CatalogItem]:
-    """The offers of one machine in one zone by capacity: "on-demand", "spot" or "dws"."""
+    """The offers of one machine in one zone by capacity: "on-demand", "spot" or "dws"
+    (leaving out the `gcp-g4-preview` copies of G4 offers)."""
     out: dict[str, CatalogItem] = {}
     for item in items:
+        if "gcp-g4-preview" in item.flags:
+            continue
         if item.instance_name == name and item.location == zone:
             kind = "dws" if item.provider_data.get("is_dws_calendar_mode") else None
             kind = kind or ("spot" if item.spot else "on-demand")
@@ -141,11 +156,13 @@ def test_replay_prices_and_shapes(
         assert item.flags == [] and item.provider_data == {"is_dws_calendar_mode": False}
 
 
-def test_replay_n1_with_attachable_gpus(replayed: list[CatalogItem]) -> None:
+def test_replay_n1_with_attachable_gpus(
+    replayed: list[CatalogItem], collected: list[CatalogItem]
+) -> None:
     def price(name: str, zone: str, gpu: str, count: int, spot: bool = False) -> float:
         (item,) = [
             i
-            for i in replayed
+            for i in collected
             if (i.instance_name, i.location, i.gpu_name, i.gpu_count, i.spot)
             == (name, zone, gpu, count, spot)
         ]
@@ -160,7 +177,7 @@ def test_replay_n1_with_attachable_gpus(replayed: list[CatalogItem]) -> None:
     assert price("n1-highmem-8", "europe-west4-a", "P100", 2) == pytest.approx(3.720944)
     assert price("n1-standard-4", "us-central1-a", "T4", 1, spot=True) == pytest.approx(0.19201)
 
-    combos = {(i.instance_name, i.location, i.gpu_name, i.gpu_count) for i in replayed}
+    combos = {(i.instance_name, i.location, i.gpu_name, i.gpu_count) for i in collected}
     # GCP's limits per GPU count: 1 V100 takes up to 12 vCPUs, 1 K80 up to 8, T4 needs <=48
     assert ("n1-standard-16", "us-central1-a", "V100", 1) not in combos
     assert ("n1-standard-16", "us-central1-a", "V100", 2) in combos
@@ -170,7 +187,11 @@ def test_replay_n1_with_attachable_gpus(replayed: list[CatalogItem]) -> None:
     assert ("n1-standard-1", "us-central1-a", "T4", 8) not in combos  # T4 max 4 cards
     # a zone without that GPU gets no combination; Virtual Workstation types are not attachable
     assert not any(c[1] == "us-central1-b" and c[2] == "K80" for c in combos)
-    assert {c[2] for c in combos if c[0].startswith("n1-")} == {"T4", "V100", "P100", "P4", "K80"}
+    attached = {c[2] for c in combos if c[0].startswith("n1-") and c[2]}
+    assert attached == {"T4", "V100", "P100", "P4", "K80"}
+    # published on N1: T4 and V100 only, as gpuhunt 0.1.34 (not the end-of-life K80, P100, P4)
+    published = {i.gpu_name for i in replayed if i.instance_name.startswith("n1-")}
+    assert published == {"T4", "V100"}
     # N1 machines without a GPU are collected but not published
     assert not any(i.instance_name.startswith("n1-") and not i.gpu_count for i in replayed)
 
@@ -219,6 +240,14 @@ def test_replay_flags_and_dws(replayed: list[CatalogItem]) -> None:
     assert (fractional.gpu_count, fractional.gpu_memory) == (1, 12.0)
     assert fractional.price == pytest.approx(6 * 0.02 + 22.5 * 0.0025 + 2.80 / 8)
 
+    # each G4 offer also comes flagged gcp-g4-preview instead of gcp-g4, for dstack 0.19.33
+    g4s = [i for i in replayed if i.instance_name.startswith("g4-standard-")]
+    plain = [i for i in g4s if i.flags == ["gcp-g4"]]
+    preview = [i for i in g4s if i.flags == ["gcp-g4-preview"]]
+    assert plain and len(plain) == len(preview) == len(g4s) / 2
+    assert [replace(i, flags=["gcp-g4"]) for i in preview] == plain
+    assert not [i for i in replayed if "gcp-g4-preview" in i.flags and i not in preview]
+
     # A3 High below 8 GPUs is not sold on demand: only its spot offer is published
     assert set(offers_of(replayed, "a3-highgpu-1g", "us-central1-a")) == {"spot"}
     assert not [
@@ -238,7 +267,9 @@ def test_replay_catalog_shape(replayed: list[CatalogItem]) -> None:
     assert not any(n.startswith(("m2-", "f1-", "g1-", "n2d-", "t2d-", "c2-")) for n in names)
     families = Counter(i.instance_name.split("-")[0] for i in replayed)
     assert families["e2"] == 90 and families["n2"] == 40 and families["a2"] == 46
-    assert len(replayed) == 1262
+    # 1262 collected N1/A/G/TPU offers, less 112 K80, 102 P4 and 102 P100 ones, plus 6 G4
+    # preview copies
+    assert len(replayed) == 1262 - 112 - 102 - 102 + 6
 
 
 # --- the requests the provider sends ---------------------------------------------------------

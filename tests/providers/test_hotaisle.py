@@ -1,6 +1,7 @@
-"""Hot Aisle over recorded answers of `GET /teams/{team}/virtual_machines/available/`
-(tests/providers/data/hotaisle, from ../shared/fixtures): two MI300X shapes and a CPU-only shape
-with the `cpus` detail."""
+"""Hot Aisle over recorded answers of `GET /teams/{team}/virtual_machines/available/` and
+`GET /teams/{team}/bare_metal/available/` (tests/providers/data/hotaisle, from ../shared/fixtures):
+two MI300X VM shapes, a CPU-only VM shape with the `cpus` detail, and an 8x MI300X bare-metal
+server (the fixture of gpuhunt 0.1.34's tests)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import responses
 
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, QueryFilter
-from gpuhunt.providers.hotaisle import FLAG_CPU, HotAisleProvider
+from gpuhunt.providers.hotaisle import FLAG_BARE_METAL, FLAG_CPU, HotAisleProvider
 
 DATA = Path(__file__).parent / "data" / "hotaisle"
 URL = "https://admin.hotaisle.app/api/teams/my-team/virtual_machines/available/"
+BM_URL = "https://admin.hotaisle.app/api/teams/my-team/bare_metal/available/"
 
 
 def load(name: str) -> Any:
@@ -31,11 +33,14 @@ def provider() -> HotAisleProvider:
 def test_request_and_mi300x_offers() -> None:
     answer = load("virtual_machines_available_probe_shim.json")
     responses.get(URL, json=answer)
+    responses.get(BM_URL, body="null", content_type="application/json")
 
     offers = provider().get()
 
-    [call] = responses.calls
-    assert call.request.headers["Authorization"] == "Token ha-secret"
+    vm_call, bm_call = responses.calls
+    assert vm_call.request.headers["Authorization"] == "Token ha-secret"
+    assert bm_call.request.url == BM_URL
+    assert bm_call.request.headers["Authorization"] == "Token ha-secret"
     one, two = offers
     assert (one.instance_name, one.price, one.cpu, one.memory, one.disk_size) == (
         "vm-mi300x-1",
@@ -61,6 +66,7 @@ def test_request_and_mi300x_offers() -> None:
 def test_cpu_only_shape_is_a_flagged_cpu_offer() -> None:
     answer = load("virtual_machines_available_cpu_item_testfixture.json")
     responses.get(URL, json=answer)
+    responses.get(BM_URL, body="null", content_type="application/json")
 
     [offer] = provider().get()
 
@@ -79,18 +85,20 @@ def test_cpu_only_shape_is_a_flagged_cpu_offer() -> None:
 @responses.activate
 def test_provider_data_is_a_copy_of_the_cached_answer() -> None:
     responses.get(URL, json=load("virtual_machines_available_probe_shim.json"))
+    responses.get(BM_URL, body="null", content_type="application/json")
 
     first = provider().get()
     first[0].provider_data["vm_specs"]["cpu_cores"] = 999
     second = provider().get()
 
-    assert len(responses.calls) == 1  # served from the live cache
+    assert len(responses.calls) == 2  # one per endpoint; then served from the live cache
     assert second[0].provider_data["vm_specs"]["cpu_cores"] == 13
 
 
 @responses.activate
 def test_nothing_available_is_null() -> None:
     responses.get(URL, body="null", content_type="application/json")
+    responses.get(BM_URL, body="null", content_type="application/json")
 
     assert provider().get() == []
 
@@ -102,6 +110,7 @@ def test_malformed_and_unknown_shapes() -> None:
     future = json.loads(json.dumps(shapes[1]))
     future["Specs"]["gpus"][0]["model"] = "MI400X"
     responses.get(URL, json=[no_price, future, shapes[1]])
+    responses.get(BM_URL, body="null", content_type="application/json")
     p = provider()
 
     offers = p.get()
@@ -111,12 +120,14 @@ def test_malformed_and_unknown_shapes() -> None:
         ("vm-mi400x-1", "MI400X", None),
     ]
     assert offers[1].gpu_vendor == AcceleratorVendor.AMD
-    assert p.last_counts == {"malformed": 1, "unknown_gpu": 1}
+    assert p.last_report.counts == {"malformed": 1}
+    assert p.last_report.unknown_gpus.total() == 1
 
 
 @responses.activate
 def test_wrong_shape_is_a_provider_error() -> None:
     responses.get(URL, json={"detail": "paged"})
+    responses.get(BM_URL, json={"detail": "paged"})
 
     with pytest.raises(ProviderError, match="expected a list"):
         provider().get()
@@ -125,6 +136,7 @@ def test_wrong_shape_is_a_provider_error() -> None:
 @responses.activate
 def test_refused_key_names_the_variable() -> None:
     responses.get(URL, status=401, json={"detail": "Invalid token."})
+    responses.get(BM_URL, status=401, json={"detail": "Invalid token."})
 
     with pytest.raises(ProviderError, match="HOTAISLE_API_KEY") as e:
         provider().get()
@@ -136,16 +148,18 @@ def test_refused_key_names_the_variable() -> None:
 @responses.activate
 def test_overload_is_retried_then_a_provider_error(status: int) -> None:
     responses.get(URL, status=status)
+    responses.get(BM_URL, status=status)
 
     with pytest.raises(ProviderError, match=f"HTTP {status}"):
         provider().get()
 
-    assert len(responses.calls) == 4
+    assert len(responses.calls) == 2 * 4  # each endpoint: one call and three retries
 
 
 @responses.activate
 def test_invalid_json_is_a_provider_error() -> None:
     responses.get(URL, body="<html>")
+    responses.get(BM_URL, body="<html>")
 
     with pytest.raises(ProviderError, match="invalid JSON"):
         provider().get()
@@ -154,10 +168,11 @@ def test_invalid_json_is_a_provider_error() -> None:
 @responses.activate
 def test_team_handle_is_quoted_and_spot_needs_no_call() -> None:
     responses.get("https://admin.hotaisle.app/api/teams/a%2Fb/virtual_machines/available/", json=[])
+    responses.get("https://admin.hotaisle.app/api/teams/a%2Fb/bare_metal/available/", json=[])
 
     assert HotAisleProvider(api_key="k", team_handle="a/b").get() == []
     assert HotAisleProvider(api_key="k", team_handle="a/b").get(QueryFilter(spot=True)) == []
-    assert len(responses.calls) == 1
+    assert len(responses.calls) == 2
 
 
 def test_credentials_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,3 +189,46 @@ def test_credentials_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (p.api_key, p.team_handle) == ("ha-secret", "my-team")
     assert "ha-secret" not in repr(p)
     assert HotAisleProvider().team_handle == "my-team"
+
+
+@responses.activate
+def test_bare_metal_offers() -> None:
+    """gpuhunt 0.1.34 asks /bare_metal/available/ too; its offers are named bm-<gpu>-<count>,
+    flagged hotaisle-bm, with the specs under provider_data["bare_metal_specs"]."""
+    bm = load("bare_metal_available_testfixture.json")
+    responses.get(URL, json=load("virtual_machines_available_probe_shim.json"))
+    responses.get(BM_URL, json=bm)
+
+    offers = provider().get()
+
+    [server] = [o for o in offers if o.instance_name.startswith("bm-")]
+    assert (server.instance_name, server.price, server.cpu, server.memory) == (
+        "bm-mi300x-8",
+        27.12,
+        104,
+        2048.0,
+    )
+    assert (server.gpu_count, server.gpu_name, server.gpu_memory, server.gpu_vendor) == (
+        8,
+        "MI300X",
+        192.0,
+        AcceleratorVendor.AMD,
+    )
+    assert server.disk_size == 123839994396672 / 1024**3
+    assert server.flags == [FLAG_BARE_METAL] and not server.spot
+    assert server.provider_data == {"bare_metal_specs": bm[0]["Specs"]}
+    assert {o.instance_name for o in offers} == {"vm-mi300x-1", "vm-mi300x-2", "bm-mi300x-8"}
+    assert all(o.flags == [] for o in offers if o.instance_name.startswith("vm-"))
+
+
+@responses.activate
+def test_one_endpoint_failing_keeps_the_other() -> None:
+    responses.get(URL, status=500)
+    responses.get(BM_URL, json=load("bare_metal_available_testfixture.json"))
+    p = provider()
+
+    offers = p.get()
+
+    assert [o.instance_name for o in offers] == ["bm-mi300x-8"]
+    [skipped] = p.last_report.skipped
+    assert skipped.startswith("the virtual_machines offers: ") and "HTTP 500" in skipped

@@ -76,7 +76,7 @@ def test_request_and_offers() -> None:
     assert all(o.gpu_vendor == AcceleratorVendor.NVIDIA for o in offers if o.gpu_count)
     assert all(not o.spot and o.disk_size is None for o in offers)
     # the H100 row and the CPU region in "unknown-region" cannot be provisioned
-    assert provider.last_counts["unsupported_region"] == 2
+    assert provider.last_report.counts["unsupported_region"] == 2
     assert "unknown-region" not in {o.location for o in offers}
 
 
@@ -101,8 +101,8 @@ def test_malformed_and_unknown_rows() -> None:
     assert [(o.instance_name, o.gpu_name, o.gpu_memory) for o in offers if o.gpu_count] == [
         ("B9000-1x", "B9000", None),
     ]
-    assert provider.last_counts["malformed"] == 3
-    assert provider.last_counts["unknown_gpu"] == 1
+    assert provider.last_report.counts["malformed"] == 3
+    assert provider.last_report.unknown_gpus.total() == 1
 
 
 @responses.activate

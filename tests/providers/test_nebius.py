@@ -438,7 +438,9 @@ def test_sdk_client_credentials_and_user_agent(monkeypatch: pytest.MonkeyPatch) 
 def test_sdk_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "nebius", None)
     monkeypatch.setitem(sys.modules, "nebius.sdk", None)
-    with pytest.raises(ProviderError, match=r"not installed \(pip install 'gpuhunt\[nebius\]'\)"):
+    with pytest.raises(
+        ProviderError, match=r"not installed \(nebius\.sdk\): pip install 'gpuhunt\[nebius\]'$"
+    ):
         NebiusProvider(NebiusCredentials(access_token=TOKEN)).get()
 
 

@@ -18,6 +18,7 @@ from oci._vendor import requests as vendored_requests
 
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
+from gpuhunt.providers import azure, crusoe, gcp
 from gpuhunt.providers import oci as oci_provider
 from gpuhunt.providers.oci import (
     PRODUCTS_URL,
@@ -432,3 +433,16 @@ def test_replay_does_not_leak_environment() -> None:
     before = {var: os.environ.get(var) for var in OCI_VARS}
     replay_oci.collect()
     assert {var: os.environ.get(var) for var in OCI_VARS} == before
+
+
+def test_superchip_memory_is_the_tables_size_as_everywhere() -> None:
+    """BM.GPU.GB200.4: the estimator reports 756 GB for 4 GPUs (189 each) and gpuhunt 0.1.34
+    hard-codes 192; resolve_gpu gives the tables' 186, what GCP, Azure and Crusoe publish."""
+    items = replay_oci.collect()
+    gb200 = {i.gpu_memory for i in items if i.instance_name == "BM.GPU.GB200.4"}
+    gb300 = {i.gpu_memory for i in items if i.instance_name == "BM.GPU.GB300.4"}
+    assert gb200 == {186.0} and gb300 == {270.0}
+    report = gcp.ParseReport()
+    assert gcp.gpu_info("nvidia-gb200", report).memory == 186.0
+    assert crusoe.gpu_identity("GB200-NVL-186GB") == ("GB200", 186.0)
+    assert azure.gpu_for_size("Standard_ND128isr_NDR_GB200_v6").memory == 186.0

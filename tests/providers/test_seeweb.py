@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import responses
 
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.seeweb import (
     NON_NVIDIA_FLAG,
     PLANS_URL,
@@ -76,7 +76,7 @@ class TestOffers:
         assert (mi300x.gpu_name, mi300x.gpu_memory) == ("MI300X", 192.0)
         assert mi300x.gpu_vendor == AcceleratorVendor.AMD
         assert mi300x.flags == [NON_NVIDIA_FLAG]
-        assert provider.last_stats == {}
+        assert provider.last_report.counts == {}
 
     def test_inactive_plan_and_duplicate_region(self):
         payload = plans()
@@ -92,25 +92,25 @@ class TestOffers:
         grayskull = copy.deepcopy(payload["plans"][0])
         grayskull.update(name="ECS1TT1", gpu_label="Tenstorrent Grayskull e150")
         payload["plans"] = [grayskull]
-        stats: Counter[str] = Counter()
-        offers = parse_plans(payload, stats)
+        report = ParseReport()
+        offers = parse_plans(payload, report)
         assert [(o.gpu_name, o.gpu_vendor, o.flags) for o in offers] == [
             ("Tenstorrent Grayskull e150", AcceleratorVendor.TENSTORRENT, [NON_NVIDIA_FLAG])
         ] * 2
-        assert stats == {"unknown_gpu": 1}
+        assert report.unknown_gpus == {"Tenstorrent Grayskull e150": 1}
 
     def test_malformed_plan_and_region_are_skipped_and_counted(self):
         payload = plans()
         payload["plans"][0]["cpu"] = "eight"
         payload["plans"][1]["available_regions"].append({"id": 3})
         payload["plans"].append("not a plan")
-        stats: Counter[str] = Counter()
-        offers = parse_plans(payload, stats)
+        report = ParseReport()
+        offers = parse_plans(payload, report)
         assert [(o.instance_name, o.location) for o in offers] == [
             ("ECS2GPU3", "it-fr2"),
             ("ECS1GPU9", "it-fr2"),
         ]
-        assert stats == {"malformed": 3}
+        assert report.counts == {"malformed": 3}
 
     @pytest.mark.parametrize(
         ("label", "expected"),

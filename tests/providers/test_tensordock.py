@@ -101,7 +101,8 @@ class TestOffers:
         by_host = {o.instance_name: o for o in offers}
         # The offline Virginia host is not offered; the host without specs is malformed.
         assert set(by_host) == {RTX3080_HOST, L40_HOST, "8db2ec46-c094-4262-bc7e-6c76617f4237"}
-        assert provider.last_stats == {"malformed": 1, "unknown_gpu": 1}
+        assert provider.last_report.counts == {"malformed": 1}
+        assert sum(provider.last_report.unknown_gpus.values()) == 1
         assert [o.price for o in offers] == sorted(o.price for o in offers)
 
         rtx = by_host[RTX3080_HOST]
@@ -202,7 +203,9 @@ class TestOffers:
         assert gpu_identity(key) == expected
 
     def test_stated_vram_wins_over_the_key(self):
-        assert gpu_identity("l40-pcie-48gb", 46)[2] == 46.0
+        assert gpu_identity("a100-pcie-40gb", 80)[2] == 80.0
+        # near a size the tables know for that GPU: that size (resolve_gpu's rule)
+        assert gpu_identity("l40-pcie-48gb", 46)[2] == 48.0
 
 
 class TestErrors:

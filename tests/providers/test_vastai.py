@@ -211,7 +211,7 @@ def test_unknown_gpu_is_kept_under_vast_name_and_counted() -> None:
         AcceleratorVendor.NVIDIA,
         24.0,
     )
-    assert provider.last_counts["unknown_gpu"] == 1
+    assert provider.last_report.unknown_gpus.total() == 1
 
 
 @responses.activate
@@ -227,8 +227,8 @@ def test_malformed_offers_are_skipped_and_counted() -> None:
     offers = provider.get()
 
     assert [o.instance_name for o in offers] == ["1"]
-    assert provider.last_counts["malformed"] == 3
-    assert provider.last_counts["no_cpu"] == 1
+    assert provider.last_report.counts["malformed"] == 3
+    assert provider.last_report.counts["no_cpu"] == 1
 
 
 @responses.activate
@@ -242,7 +242,7 @@ def test_offers_failing_a_constraint_the_api_ignored_are_dropped() -> None:
     offers = provider.get(QueryFilter(spot=False))
 
     assert [o.instance_name for o in offers] == ["2"]
-    assert provider.last_counts["filtered"] == 1
+    assert provider.last_report.counts["filtered"] == 1
 
 
 @responses.activate

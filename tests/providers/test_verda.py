@@ -116,7 +116,7 @@ def test_requests_sent() -> None:
         ("8x H100 SXM5 80GB", 8, 640, "H100", 80),
         ("8x H200 SXM5 141GB", 8, 1128, "H200", 141),
         ("8x B200 SXM6 180GB", 8, 1440, "B200", 180),
-        ("1x B300 SXM6 268GB", 1, 268, "B300", 268),
+        ("1x B300 SXM6 268GB", 1, 268, "B300", 270),  # near the tables' 270: that size
         ("4x A100 SXM4 40GB", 4, 160, "A100", 40),
         ("8x A100 SXM4 80GB", 8, 640, "A100", 80),
         ("1x RTX6000 Ada 48GB", 1, 48, "RTX6000Ada", 48),

@@ -137,8 +137,8 @@ def test_plans_without_hourly_cost_are_malformed_and_counted() -> None:
     assert {o.instance_name for o in offers} == {"vc2-2c-4gb"}
     # 17 vc2/vhf plans and 4 bare-metal plans; the 4 dedicated-cloud (vdc) plans are a type
     # that is not offered at all
-    assert provider.last_counts["malformed"] == 17 + 4
-    assert provider.last_counts["unsupported_type"] == 4
+    assert provider.last_report.counts["malformed"] == 17 + 4
+    assert provider.last_report.counts["unsupported_type"] == 4
 
 
 @responses.activate
@@ -174,7 +174,7 @@ def test_cpu_and_arm_and_skipped_plans() -> None:
         CPUArchitecture.ARM,
     )
     assert (l40s.gpu_name, l40s.gpu_count, l40s.gpu_memory) == ("L40S", 8, 48.0)
-    assert provider.last_counts["unsupported_type"] == 1
+    assert provider.last_report.counts["unsupported_type"] == 1
 
 
 @responses.activate
@@ -196,7 +196,7 @@ def test_unknown_gpu_is_kept_under_vultr_name_and_counted() -> None:
         1,
         32.0,
     )
-    assert provider.last_counts["unknown_gpu"] == 1
+    assert provider.last_report.unknown_gpus.total() == 1
 
 
 @responses.activate

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 from gpuhunt._internal.models import (
     AcceleratorInfo,
@@ -309,3 +310,47 @@ def vendor_of(name: str | None) -> AcceleratorVendor | None:
         return None
     found = accelerators_named(name)
     return found[0].vendor if found else None
+
+
+# Relative difference under which a reported memory size is the known size of that GPU: clouds
+# and drivers report a little less than the marketed size (79.6 GiB for an 80 GB H100).
+MEMORY_TOLERANCE = 0.07
+
+
+class ResolvedGPU(NamedTuple):
+    name: str  # canonical
+    vendor: AcceleratorVendor
+    memory: float  # GiB per GPU
+
+
+def resolve_gpu(spelling: str, memory: float | None = None) -> ResolvedGPU | None:
+    """A provider's GPU name (and the memory per GPU it reports, in GiB) -> canonical name,
+    vendor and memory; None when the accelerator tables do not know the name.
+
+    Every provider resolves GPUs with this function, so that the same GPU gets the same name
+    and memory whichever cloud sells it. The rule for memory:
+
+    1. The memory the provider reports (`memory`, else a size written in the name, as in
+       "A100-SXM4-80GB") is used when given. Within `MEMORY_TOLERANCE` of a size the table
+       lists for that GPU, it becomes that size (79.6 -> 80); otherwise it is kept as reported
+       (a board or slice the table does not list).
+    2. Nothing reported: the smallest size the table lists for that name (A100 -> 40, V100 ->
+       16): never promise more memory than the offer may have. A provider that knows better
+       (a price list naming the 80 GB board) passes that memory.
+
+    A name the tables do not know gives None: the provider counts it with
+    `ParseReport.unknown_gpu` and keeps the offer under its own spelling or skips it, as its
+    module documents.
+    """
+    name = canonical_gpu_name(spelling)
+    if name is None:
+        return None
+    known = accelerators_named(name)
+    reported = memory if memory else gpu_memory_from_name(spelling)
+    sizes = sorted({a.memory for a in known if a.memory})
+    if reported:
+        close = [m for m in sizes if abs(m - reported) / m <= MEMORY_TOLERANCE]
+        resolved = float(min(close, key=lambda m: abs(m - reported))) if close else reported
+    else:
+        resolved = float(sizes[0]) if sizes else 0.0
+    return ResolvedGPU(name, known[0].vendor, resolved)

@@ -6,10 +6,12 @@ uses that provider (and then the error says which extra to install)."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal.errors import GPUHuntError, UnknownProviderError
+from gpuhunt._internal.errors import ProviderError, UnknownProviderError
 
 
 @dataclass(frozen=True)
@@ -99,14 +101,32 @@ def spec(name: str) -> ProviderSpec:
         ) from None
 
 
+def missing_package_error(name: str, error: ImportError) -> ProviderError:
+    """The one-line error for a provider whose SDK (or another package) is not installed."""
+    s = spec(name)
+    hint = f": pip install 'gpuhunt[{s.extra}]'" if s.extra else ""
+    missing = error.name or str(error)
+    return ProviderError(
+        f"Provider {s.name} needs a package that is not installed ({missing}){hint}"
+    )
+
+
+@contextmanager
+def sdk_imports(name: str) -> Iterator[None]:
+    """Wrap a provider's SDK imports, done where the SDK is used rather than at module level
+    (so every provider module, and its integrity tests, import without it):
+    `with sdk_imports("gcp"): from google.cloud import compute_v1`."""
+    try:
+        yield
+    except ImportError as e:
+        raise missing_package_error(name, e) from e
+
+
 def provider_class(name: str) -> Any:
     """Import a provider's class; a missing SDK becomes an error with the install hint."""
     s = spec(name)
     try:
         module = importlib.import_module(s.module)
     except ImportError as e:
-        hint = f": pip install 'gpuhunt[{s.extra}]'" if s.extra else ""
-        raise GPUHuntError(
-            f"Provider {s.name} needs a package that is not installed ({e.name}){hint}"
-        ) from e
+        raise missing_package_error(s.name, e) from e
     return getattr(module, s.class_name)

@@ -28,15 +28,15 @@ Where each number comes from
 
 Decisions
 - Shared-GPU sizes (g6f, gr6f: a fraction of a GPU) are skipped: `gpu_count` is an integer and a
-  1/8 L4 sold as "1 L4" would be wrong. Counted in `stats["fractional_gpu"]`.
+  1/8 L4 sold as "1 L4" would be wrong. Counted in `last_report.counts["fractional_gpu"]`.
 - Trainium and Inferentia (NeuronInfo), Qualcomm AI100 (dl2q), FPGAs and media accelerators are
   published only when the accelerator tables know the device name: an offer with accelerators
   needs a known vendor, and `AcceleratorVendor` has no AWS member today, so these are skipped and
-  counted in `stats["unsupported_accelerator"]`. When the tables learn them, they are picked up
+  counted in `last_report.counts["unsupported_accelerator"]`. When the tables learn them, they are picked up
   here without code changes (the names go through `canonical_gpu_name`), and `filter()` already
   lists trn1/trn1n/trn2/inf2.
 - A GPU whose name the tables do not know is kept under AWS's spelling when AWS names a vendor
-  we know (NVIDIA, AMD, ...), with a warning, counted in `stats["unknown_gpu_name"]`.
+  we know (NVIDIA, AMD, ...), with a warning, counted in `last_report.unknown_gpus`.
 - An instance type the price list gives GPUs but `DescribeInstanceTypes` did not describe is
   skipped (a GPU offer without a GPU name or vendor is useless), counted in
   `stats["no_gpu_details"]`; so are types in accelerator families (trn, inf, dl, f, vt) with no
@@ -69,13 +69,9 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import boto3
 import requests
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
-from gpuhunt._internal.constraints import correct_gpu_memory_gib
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
@@ -84,6 +80,8 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt._internal.registry import sdk_imports
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -105,9 +103,34 @@ SPOT_WORKERS = 32  # about one per region, so the slowest region sets the pace
 SPOT_PRODUCT_DESCRIPTIONS = ["Linux/UNIX", "Linux/UNIX (Amazon VPC)"]
 # botocore's defaults (60 s connect timeout, several attempts) let one dead regional endpoint
 # stall the collection for minutes.
-EC2_CLIENT_CONFIG = Config(
-    connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3}
-)
+EC2_CLIENT_OPTIONS: dict[str, Any] = {
+    "connect_timeout": 5,
+    "read_timeout": 30,
+    "retries": {"mode": "standard", "max_attempts": 3},
+}
+
+
+# boto3/botocore (the `aws` extra) are imported where they are used, so that this module, and
+# the integrity tests that import it, work without them.
+def ec2_client_config() -> Any:
+    """botocore's client config for EC2 calls (`EC2_CLIENT_OPTIONS`)."""
+    with sdk_imports(NAME):
+        from botocore.config import Config
+    return Config(**EC2_CLIENT_OPTIONS)
+
+
+def _boto3() -> Any:
+    with sdk_imports(NAME):
+        import boto3
+    return boto3
+
+
+def _api_errors() -> tuple[type[Exception], type[Exception]]:
+    """(ClientError, BotoCoreError): what a failed EC2 call raises."""
+    with sdk_imports(NAME):
+        from botocore.exceptions import BotoCoreError, ClientError
+    return ClientError, BotoCoreError
+
 
 # Column -> the one value a kept row has.
 ACCEPTED_VALUES: dict[str, str] = {
@@ -380,21 +403,20 @@ def _accelerator(item: Mapping[str, Any]) -> Accelerator | None:
             continue
         first = devices[0]
         aws_name = str(first["Name"])
-        canonical = canonical_gpu_name(aws_name)
-        vendor = vendor_of(canonical) if canonical else _vendor(first.get("Manufacturer"))
+        memory_mib = (first.get("MemoryInfo") or {}).get("SizeInMiB")
+        gpu = resolve_gpu(aws_name, memory_mib / 1024 if memory_mib else None)
+        vendor = gpu.vendor if gpu else _vendor(first.get("Manufacturer"))
         count = sum(int(d.get("Count", 0)) for d in devices if d.get("Name") == aws_name)
         if len(devices) > 1 and any(d.get("Name") != aws_name for d in devices):
             logger.warning("aws: %s mixes accelerators; using %s", item["InstanceType"], aws_name)
-        memory_mib = (first.get("MemoryInfo") or {}).get("SizeInMiB")
         partition = float(first.get("GpuPartitionSize", 1.0))
+        memory = gpu.memory if gpu else (memory_mib / 1024 if memory_mib else None)
         return Accelerator(
-            name=canonical or aws_name,
-            known=canonical is not None,
+            name=gpu.name if gpu else aws_name,
+            known=gpu is not None,
             vendor=vendor,
             count=count,
-            memory=float(correct_gpu_memory_gib(canonical or aws_name, memory_mib))
-            if memory_mib
-            else None,
+            memory=float(round(memory)) if memory else None,  # whole GiB, as 0.1.x published
             fractional=partition < 1 or count == 0,
         )
     return None
@@ -411,8 +433,10 @@ def build_offers(
     rows: Iterable[PriceListRow],
     details: Mapping[str, InstanceDetails],
     stats: Counter[str] | None = None,
+    report: ParseReport | None = None,
 ) -> list[CatalogItem]:
-    """On-demand offers from price list rows and the instance types' details."""
+    """On-demand offers from price list rows and the instance types' details. GPU names the
+    tables do not know are counted in `stats["unknown_gpu_name"]` and, by name, in `report`."""
     stats = Counter() if stats is None else stats
     warned: set[tuple[str, str]] = set()
 
@@ -448,6 +472,8 @@ def build_offers(
         else:
             if not acc.known:
                 note("unknown_gpu_name", row.instance_type, f"unknown GPU {acc.name!r}; kept")
+                if report is not None:
+                    report.unknown_gpu(acc.name, f"{row.instance_type}; kept under that name")
             gpu = (acc.name, acc.vendor, acc.count, acc.memory)
         offers.append(
             CatalogItem(
@@ -622,7 +648,7 @@ def _download(url: str, path: str) -> None:
 @lru_cache(maxsize=1)
 def ec2_regions() -> frozenset[str]:
     """Regions with an EC2 endpoint, from botocore's bundled endpoint data (no network)."""
-    session = boto3.session.Session()
+    session = _boto3().session.Session()
     return frozenset(
         region
         for partition in session.get_available_partitions()
@@ -654,8 +680,9 @@ def types_by_region(
 
 
 def _region_error(e: Exception) -> str:
-    if isinstance(e, ClientError):
-        error = e.response.get("Error", {})
+    client_error, _ = _api_errors()
+    if isinstance(e, client_error):
+        error = e.response.get("Error", {})  # type: ignore[attr-defined]
         return f"{error.get('Code', 'ClientError')}: {error.get('Message', '')}"
     return f"{type(e).__name__}: {e}"
 
@@ -663,6 +690,7 @@ def _region_error(e: Exception) -> str:
 def _describe_batch(client: Any, names: list[str]) -> list[dict[str, Any]]:
     """One batch; names AWS says it does not know (InvalidInstanceType) are dropped and the
     rest asked again."""
+    client_error, _ = _api_errors()
     names = list(names)
     while names:
         try:
@@ -671,8 +699,8 @@ def _describe_batch(client: Any, names: list[str]) -> list[dict[str, Any]]:
             for page in pages:
                 items.extend(page.get("InstanceTypes", []))
             return items
-        except ClientError as e:
-            error = e.response.get("Error", {})
+        except client_error as e:
+            error = e.response.get("Error", {})  # type: ignore[attr-defined]
             if error.get("Code") != "InvalidInstanceType":
                 raise
             unknown = set(re.findall(r"[\w.-]+", error.get("Message", "").partition("[")[2]))
@@ -690,6 +718,7 @@ def fetch_instance_details(
 ) -> dict[str, InstanceDetails]:
     """Describe every type in `wanted` (types per API region) once, trying regions in turn."""
     stats = Counter() if stats is None else stats
+    api_errors = _api_errors()
     pending = set().union(*wanted.values()) if wanted else set()
     details: dict[str, InstanceDetails] = {}
     tried: set[str] = set()
@@ -710,7 +739,7 @@ def fetch_instance_details(
                 details.update(parse_instance_types(_describe_batch(client, batch), stats))
                 pending.difference_update(batch)
                 answered = True
-        except (ClientError, BotoCoreError) as e:
+        except api_errors as e:
             failed += 1
             stats["describe_regions_failed"] += 1
             logger.warning(
@@ -754,6 +783,7 @@ def fetch_spot_prices(
         return {}
     start = datetime.now(timezone.utc)
     regions = sorted(wanted)
+    api_errors = _api_errors()
 
     def one_region(region: str) -> list[dict[str, Any]]:
         return _spot_history(client_for(region), sorted(wanted[region]), start)
@@ -764,7 +794,7 @@ def fetch_spot_prices(
         for region, future in futures:
             try:
                 items = future.result()
-            except (ClientError, BotoCoreError) as e:
+            except api_errors as e:
                 stats["spot_regions_failed"] += 1
                 logger.warning(
                     "aws: skipping region %s for spot prices: %s", region, _region_error(e)
@@ -781,7 +811,7 @@ class _Clients:
     are: clients are created under a lock and shared."""
 
     def __init__(self) -> None:
-        self._session = boto3.session.Session()
+        self._session = _boto3().session.Session()
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -796,7 +826,7 @@ class _Clients:
         with self._lock:
             if region not in self._clients:
                 self._clients[region] = self._session.client(
-                    "ec2", region_name=region, config=EC2_CLIENT_CONFIG
+                    "ec2", region_name=region, config=ec2_client_config()
                 )
             return self._clients[region]
 
@@ -806,8 +836,8 @@ class AWSProvider(OfflineProvider):
 
     `cache_path` (default: `$AWS_CACHE_PATH`) keeps a local copy of the price list file.
     `client_factory(region)` returns the EC2 client for a region (default: boto3's credential
-    chain and endpoints); when given, the caller owns the credentials. After `get()`, `stats`
-    counts what was read, kept and skipped, and why.
+    chain and endpoints); when given, the caller owns the credentials. After `get()`,
+    `last_report.counts` counts what was read, kept and skipped, and why.
     """
 
     NAME = NAME
@@ -822,7 +852,6 @@ class AWSProvider(OfflineProvider):
         self.cache_path = cache_path or os.getenv(CACHE_PATH_ENV) or None
         self.client_factory = client_factory
         self.pricing_url = pricing_url
-        self.stats: Counter[str] = Counter()
 
     def get(
         self,
@@ -830,8 +859,9 @@ class AWSProvider(OfflineProvider):
         balance_resources: bool = True,
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
-        stats: Counter[str] = Counter()
-        self.stats = stats
+        report = ParseReport(provider=NAME)
+        stats = report.counts
+        self.last_report = report
         client_for = self.client_factory
         if client_for is None:
             clients = _Clients()
@@ -850,7 +880,7 @@ class AWSProvider(OfflineProvider):
         if orphans:
             logger.info("aws: no EC2 API region for %s", ", ".join(sorted(orphans)))
         details = fetch_instance_details(client_for, wanted, stats)
-        offers = build_offers(rows, details, stats)
+        offers = build_offers(rows, details, stats, report)
 
         spot_wanted, _ = types_by_region(((o.instance_name, o.location) for o in offers), regions)
         spot_prices = fetch_spot_prices(client_for, spot_wanted, stats)

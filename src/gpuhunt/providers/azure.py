@@ -48,7 +48,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    resolve_gpu,
+)
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
@@ -57,6 +59,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
@@ -128,12 +131,15 @@ RETIRED_SERIES = re.compile(
     r"|Standard_NV\d+|Standard_NV\d+s_v2)$"
 )
 
-# Families kept by `filter()`: the general-purpose CPU sizes and the GPU series users launch.
+# Families kept by `filter()`: the CPU sizes and the GPU series users launch.
+# CPU: Dsv3 and Esv4 (with its isolated and constrained-vCPU sizes) only, as gpuhunt 0.1.x
+# publishes: they are the CPU series dstack's Azure backend launches (its supported-series list:
+# Dsv3, Esv4 and the GPU series below; it needs premium-storage "s" sizes). Ev3/Esv3, Dv4 and
+# newer generations would only add rows no dstack version launches.
 KEEP_SERIES = re.compile(
     r"^Standard_("
-    r"D\d+s?_v[3-6]"  # Dv3..Dsv6
-    r"|E\d+(-\d+)?i?s?_v[3-6]"  # Ev3..Esv6, incl. constrained-core and isolated sizes
-    r"|F\d+s_v2"  # Fsv2
+    r"D\d+s_v3"  # Dsv3
+    r"|E\d+i?s_v4|E\d+-\d+s_v4"  # Esv4, isolated (E80is_v4), constrained vCPU (E16-4s_v4)
     r"|NC\d+r?s_v3|ND\d+rs_v2|NC\d+as_T4_v3|NC\d+ads_A100_v4|ND\d+asr_v4|ND\d+amsr_A100_v4"
     r"|NCC?\d+adi?s_H100_v5|ND\d+isr?f?_H100_v5|ND\d+isr?f?_H200_v5|ND\d+isr?_MI300X_v5"
     r"|NV\d+adm?s_A10_v5|NC\d+ads_A10_v4"
@@ -152,21 +158,18 @@ def gpu_for_size(size_name: str) -> GPUSpec | None:
     """The GPU of a GPU size, from its name; None when the name tells us nothing we know."""
     for regex, series in _SERIES_RE:
         if m := regex.match(size_name):
-            memory = float(series.memory)
+            gpu = resolve_gpu(series.gpu_name, float(series.memory))
+            assert gpu is not None, series.gpu_name  # the table only names known GPUs
+            memory = gpu.memory
             if series.full_at:
                 memory = round(memory * min(1.0, int(m.group(1)) / series.full_at), 2)
-            vendor = vendor_of(series.gpu_name)
-            assert vendor is not None, series.gpu_name  # the table only names known GPUs
-            return GPUSpec(series.gpu_name, memory, vendor)
+            return GPUSpec(gpu.name, memory, gpu.vendor)
     # "Standard_ND128isr_NDR_GB200_v6" -> "NDR", "GB200"
     for token in size_name.split("_")[2:]:
         if re.fullmatch(r"v\d+", token):
             continue
-        name = canonical_gpu_name(token)
-        vendor = vendor_of(name)
-        if name is not None and vendor is not None:
-            sizes = [a.memory for a in accelerators_named(name) if a.memory]
-            return GPUSpec(name, float(min(sizes)) if sizes else None, vendor)
+        if (gpu := resolve_gpu(token)) is not None:
+            return GPUSpec(gpu.name, gpu.memory or None, gpu.vendor)
     return None
 
 
@@ -244,8 +247,7 @@ def parse_vm_size(record: Mapping[str, Any], report: ParseReport) -> VMSize | No
     if gpu_count:
         gpu = gpu_for_size(name)
         if gpu is None:
-            logger.warning("azure: unknown GPU in %s (%d GPUs); not listed", name, gpu_count)
-            report.unknown_gpus[name] += 1
+            report.unknown_gpu(name, f"{gpu_count} GPUs in a size we cannot read; not listed")
             return None
     arch = caps.get("CpuArchitectureType", "x64").lower()
     locations = record.get("locations")
@@ -375,12 +377,13 @@ def _sku_to_json(sku: Any) -> Any:
 
 def fetch_resource_skus(client: ComputeManagementClient) -> list[Any]:
     """Every Compute resource SKU of the subscription (the SDK follows `nextLink`)."""
-    from azure.core.exceptions import (
-        ClientAuthenticationError,
-        HttpResponseError,
-        ServiceRequestError,
-        ServiceResponseError,
-    )
+    with sdk_imports(AzureProvider.NAME):
+        from azure.core.exceptions import (
+            ClientAuthenticationError,
+            HttpResponseError,
+            ServiceRequestError,
+            ServiceResponseError,
+        )
 
     where = "azure: listing resource SKUs"
     try:
@@ -456,11 +459,13 @@ class AzureProvider(OfflineProvider):
 
     def client(self) -> ComputeManagementClient:
         if self._client is None:
-            from azure.mgmt.compute import ComputeManagementClient
+            with sdk_imports(self.NAME):
+                from azure.mgmt.compute import ComputeManagementClient
 
             credential = self._credential
             if credential is None:
-                from azure.identity import DefaultAzureCredential
+                with sdk_imports(self.NAME):
+                    from azure.identity import DefaultAzureCredential
 
                 credential = DefaultAzureCredential()
             self._client = ComputeManagementClient(

@@ -14,12 +14,26 @@ from typing_extensions import Self
 
 from gpuhunt._internal.errors import MissingCredsError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt.providers._report import ParseReport
 
 
 class AbstractProvider(ABC):
     """A source of offers. `NAME` is the provider's name in catalogs, the CLI and filters."""
 
     NAME: str = "abstract"
+
+    @property
+    def last_report(self) -> ParseReport:
+        """What the last `get()` skipped, could not name and counted (an empty report before
+        the first one). Every provider sets it at the end of `get()`."""
+        report = self.__dict__.get("_last_report")
+        if report is None:
+            report = self.__dict__["_last_report"] = ParseReport(provider=self.NAME)
+        return report
+
+    @last_report.setter
+    def last_report(self, report: ParseReport) -> None:
+        self.__dict__["_last_report"] = report
 
     @abstractmethod
     def get(

@@ -12,8 +12,7 @@ Decisions:
   `available_nodes_per_dc`), whether or not a node is free right now: free nodes are a live
   reading the orchestrator checks at launch; a nightly catalog built from them would drop
   whatever was rented out at collection time.
-- `cpu` is `logical_cpu_count` (hardware threads: what a VM sees as vCPUs, and what SkyPilot's
-  CloudRift catalog reports as vCPUs), falling back to `cpu_count` when absent.
+- `cpu` is `cpu_count` (see `_cpu` for the evidence).
 - `vram` is read per GPU; when it is exactly the GPU count times the known size of that GPU it
   is taken as a total and divided (the API documents neither).
 - GPU names go through the shared alias table. A name it does not know is not dropped: the
@@ -32,7 +31,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    accelerators_named,
+    canonical_gpu_name,
+    resolve_gpu,
+)
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -137,6 +140,21 @@ def _number(value: Any, what: str) -> float:
     return float(value)
 
 
+def _cpu(variant: dict[str, Any]) -> float:
+    """The variant's CPUs: `cpu_count`, not `logical_cpu_count` (its double in every recorded
+    variant: hyper-threads).
+
+    No CloudRift API documentation of these two fields could be found (the answer's other
+    units, cents and bytes, are undocumented too), so the decision rests on what CloudRift
+    itself sells by: a variant is named <gpu>-<cpus>-<ram GB>-<disk GB>, and the CPU part is
+    `cpu_count` ("rtx59-7-50-400-ec.1": cpu_count 7, dram 50 GB, disk 400 GB;
+    "v100-5-85-800-generic.1": cpu_count 5). gpuhunt 0.1.34 publishes `cpu_count` as well, so
+    CPU filters written against CloudRift offers keep matching the same offers. Revisit if
+    CloudRift documents that a VM gets `logical_cpu_count` vCPUs.
+    """
+    return _number(variant["cpu_count"], "cpu_count")
+
+
 def _parse_variant(
     instance_type: dict[str, Any], variant: Any, report: ParseReport
 ) -> list[CatalogItem]:
@@ -148,15 +166,14 @@ def _parse_variant(
     cents = _number(variant["cost_per_hour"], "cost_per_hour")
     if cents <= 0:
         raise ValueError(f"cost_per_hour is {cents}")
-    logical = variant.get("logical_cpu_count")
-    cpu = _number(logical if logical is not None else variant["cpu_count"], "cpu count")
+    cpu = _cpu(variant)
     memory = _number(variant["dram"], "dram") / _GIB
     disk = _number(variant["disk"], "disk") / 10**9
     gpu_count = int(_number(variant["gpu_count"], "gpu_count"))
     gpu_name, gpu_memory, gpu_vendor = None, None, None
     if gpu_count:
-        gpu_name, gpu_vendor = _gpu_name(instance_type, name, report)
-        gpu_memory = _per_gpu_memory(_number(variant["vram"], "vram") / _GIB, gpu_count, gpu_name)
+        vram = _number(variant["vram"], "vram") / _GIB
+        gpu_name, gpu_vendor, gpu_memory = _gpu(instance_type, name, vram, gpu_count, report)
     hosting = {**(variant.get("available_nodes_per_dc") or {}), **variant["nodes_per_dc"]}
     datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)
     return [
@@ -178,19 +195,25 @@ def _parse_variant(
     ]
 
 
-def _gpu_name(
-    instance_type: dict[str, Any], variant_name: str, report: ParseReport
-) -> tuple[str, AcceleratorVendor]:
+def _gpu(
+    instance_type: dict[str, Any],
+    variant_name: str,
+    vram_gib: float,
+    gpu_count: int,
+    report: ParseReport,
+) -> tuple[str, AcceleratorVendor, float]:
+    """(name, vendor, memory GiB per GPU) of a GPU variant."""
     brand = instance_type.get("brand_short")
     if not isinstance(brand, str) or not brand.strip():
         raise ValueError("GPU variant of an instance type without brand_short")
-    name = canonical_gpu_name(brand)
-    vendor = vendor_of(name) if name else None
-    if name is not None and vendor is not None:
-        return name, vendor
     raw = brand.strip()
-    report.unknown_gpu(raw, variant_name)
-    return raw, AcceleratorVendor.AMD if _AMD_HINT.search(raw) else AcceleratorVendor.NVIDIA
+    per_gpu = _per_gpu_memory(vram_gib, gpu_count, canonical_gpu_name(raw) or raw)
+    gpu = resolve_gpu(raw, per_gpu)
+    if gpu is not None:
+        return gpu.name, gpu.vendor, float(round(gpu.memory))
+    report.unknown_gpu(raw, f"variant {variant_name}; kept under that name")
+    vendor = AcceleratorVendor.AMD if _AMD_HINT.search(raw) else AcceleratorVendor.NVIDIA
+    return raw, vendor, float(round(per_gpu))
 
 
 def _per_gpu_memory(vram_gib: float, gpu_count: int, gpu_name: str) -> float:
@@ -201,4 +224,4 @@ def _per_gpu_memory(vram_gib: float, gpu_count: int, gpu_name: str) -> float:
 
     if gpu_count > 1 and not near_known(vram_gib) and near_known(vram_gib / gpu_count):
         vram_gib /= gpu_count
-    return float(round(vram_gib))
+    return vram_gib

@@ -19,7 +19,7 @@ Decisions:
 - The API has no prices. On-demand prices per GPU-hour (GPU VM types) and per vCPU-hour (CPU VM
   families) come from `GPU_PRICES_PER_GPU` / `CPU_PRICES_PER_VCPU`, Crusoe's published on-demand
   list prices as gpuhunt 0.1.x carried them. A type without a known price is skipped and counted
-  (`stats["unpriced"]`): an offer without a price would be worse than none.
+  (`report.counts["unpriced"]`): an offer without a price would be worse than none.
 - Offers are on-demand only: spot capacity cannot yet be requested through the VM create API.
 - A type is offered in every location where its largest reported quantity is above zero.
 - `provider_data["disk_gb"]` is the type's ephemeral NVMe size (0 = none), which consumers read
@@ -35,21 +35,21 @@ import hashlib
 import hmac
 import logging
 import re
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from typing_extensions import Self
 
 from gpuhunt._internal.accelerators import (
-    accelerators_named,
     canonical_gpu_name,
     gpu_memory_from_name,
+    resolve_gpu,
     vendor_of,
 )
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -90,7 +90,6 @@ class CrusoeProvider(OnlineProvider):
         self._access_key = access_key if access_key is not None else get_creds_env(ACCESS_KEY_ENV)
         self._secret_key = secret_key if secret_key is not None else get_creds_env(SECRET_KEY_ENV)
         self.project_id = project_id if project_id is not None else get_creds_env(PROJECT_ID_ENV)
-        self.last_stats: Counter[str] = Counter()
 
     def __repr__(self) -> str:
         return (
@@ -114,9 +113,9 @@ class CrusoeProvider(OnlineProvider):
     ) -> list[CatalogItem]:
         types = self._signed_get(f"/projects/{self.project_id}/compute/vms/types")
         capacities = self._signed_get("/capacities")
-        stats: Counter[str] = Counter()
-        offers = parse_offers(types, capacities, stats)
-        self.last_stats = stats
+        report = ParseReport(provider=self.NAME)
+        offers = parse_offers(types, capacities, report)
+        self.last_report = report
         return sorted(offers, key=lambda i: i.price)
 
     def _signed_get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
@@ -172,29 +171,29 @@ def signed_headers(
 
 
 def parse_offers(
-    types_payload: Any, capacities_payload: Any, stats: Counter[str] | None = None
+    types_payload: Any, capacities_payload: Any, report: ParseReport | None = None
 ) -> list[CatalogItem]:
     """Offers from decoded VM types and capacities answers. Malformed records are skipped and
-    counted in `stats["malformed"]`, types without a known price in `stats["unpriced"]`, GPU
-    types the tables do not know (kept under Crusoe's name) in `stats["unknown_gpu"]`."""
-    stats = stats if stats is not None else Counter()
+    counted in `report.counts["malformed"]`, types without a known price in `report.counts["unpriced"]`, GPU
+    types the tables do not know (kept under Crusoe's name) in `report.unknown_gpus`."""
+    report = report if report is not None else ParseReport(provider=CrusoeProvider.NAME)
     transport.require_fields(types_payload, {"items": list}, where="crusoe: VM types")
     transport.require_fields(capacities_payload, {"items": list}, where="crusoe: capacities")
-    locations = available_locations(capacities_payload["items"], stats)
+    locations = available_locations(capacities_payload["items"], report)
     offers: list[CatalogItem] = []
     for vm_type in types_payload["items"]:
         try:
             product = str(vm_type["product_name"])
             where = locations.get(product)
             if where:
-                offers.extend(_type_offers(product, vm_type, where, stats))
+                offers.extend(_type_offers(product, vm_type, where, report))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            stats["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("crusoe: skipping malformed VM type: %r", e)
     return offers
 
 
-def available_locations(capacities: list[Any], stats: Counter[str]) -> dict[str, list[str]]:
+def available_locations(capacities: list[Any], report: ParseReport) -> dict[str, list[str]]:
     """VM type -> locations (in the answer's order) whose largest reported quantity is > 0."""
     best: dict[tuple[str, str], int] = {}
     for capacity in capacities:
@@ -202,7 +201,7 @@ def available_locations(capacities: list[Any], stats: Counter[str]) -> dict[str,
             key = (str(capacity["type"]), str(capacity["location"]))
             best[key] = max(best.get(key, 0), int(capacity["quantity"]))
         except (KeyError, TypeError, ValueError) as e:
-            stats["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("crusoe: skipping malformed capacity: %r", e)
     result: dict[str, list[str]] = {}
     for (product, location), quantity in best.items():
@@ -212,7 +211,7 @@ def available_locations(capacities: list[Any], stats: Counter[str]) -> dict[str,
 
 
 def _type_offers(
-    product: str, vm_type: dict[str, Any], locations: list[str], stats: Counter[str]
+    product: str, vm_type: dict[str, Any], locations: list[str], report: ParseReport
 ) -> list[CatalogItem]:
     cpu = int(vm_type["cpu_cores"])
     memory = float(vm_type["memory_gb"])
@@ -226,14 +225,13 @@ def _type_offers(
         gpu_name, gpu_memory = gpu_identity(gpu_type)
         vendor = vendor_of(gpu_name)
         if vendor is None:
-            stats["unknown_gpu"] += 1
-            logger.warning("crusoe: unknown GPU type %r, kept under that name", gpu_type)
+            report.unknown_gpu(gpu_type, f"VM type {product}")
             # Crusoe rents NVIDIA and AMD Instinct ("MI...") GPUs.
             is_amd = re.match(r"mi\d", gpu_type.lower())
             vendor = AcceleratorVendor.AMD if is_amd else AcceleratorVendor.NVIDIA
         per_gpu = gpu_price(gpu_type)
         if per_gpu is None:
-            stats["unpriced"] += 1
+            report.counts["unpriced"] += 1
             logger.warning("crusoe: no price known for GPU type %r (%s)", gpu_type, product)
             return []
         price = round(gpu_count * per_gpu, 2)
@@ -241,7 +239,7 @@ def _type_offers(
         gpu_count, gpu_name, gpu_memory, vendor = 0, None, None, None
         per_vcpu = CPU_PRICES_PER_VCPU.get(product.split(".")[0])
         if per_vcpu is None:
-            stats["unpriced"] += 1
+            report.counts["unpriced"] += 1
             logger.warning("crusoe: no price known for CPU type %s", product)
             return []
         price = round(cpu * per_vcpu, 2)
@@ -290,9 +288,7 @@ def gpu_identity(gpu_type: str) -> tuple[str, float | None]:
     """(name, memory GB) of a Crusoe `gpu_type` ("H100-SXM-80GB" -> ("H100", 80.0)); an unknown
     type keeps Crusoe's spelling."""
     memory = gpu_memory_from_name(gpu_type.replace("_", " "))
-    canonical = canonical_gpu_name(gpu_type)
-    if canonical is None:
+    gpu = resolve_gpu(gpu_type, memory)
+    if gpu is None:
         return gpu_type, memory
-    if memory is None:
-        memory = float(accelerators_named(canonical)[0].memory)
-    return canonical, memory
+    return gpu.name, gpu.memory

@@ -22,20 +22,19 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from typing import Any
 
 from typing_extensions import Self
 
 from gpuhunt._internal.accelerators import (
-    accelerators_named,
     canonical_gpu_name,
     gpu_memory_from_name,
-    vendor_of,
+    resolve_gpu,
 )
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -54,9 +53,6 @@ _PARENTHESES = re.compile(r"\s*\([^)]*\)")
 class CudoProvider(OnlineProvider):
     NAME = "cudo"
 
-    def __init__(self) -> None:
-        self.last_stats: Counter[str] = Counter()
-
     @classmethod
     def from_env(cls) -> Self:
         return cls()  # the machine type listing is public
@@ -68,9 +64,9 @@ class CudoProvider(OnlineProvider):
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
         payload = fetch_machine_types()
-        stats: Counter[str] = Counter()
-        offers = parse_machine_types(payload, query_filter, balance_resources, stats)
-        self.last_stats = stats
+        report = ParseReport(provider=self.NAME)
+        offers = parse_machine_types(payload, query_filter, balance_resources, report)
+        self.last_report = report
         return sorted(offers, key=lambda i: i.price)
 
 
@@ -82,20 +78,20 @@ def parse_machine_types(
     payload: Any,
     q: QueryFilter | None = None,
     balance_resources: bool = True,
-    stats: Counter[str] | None = None,
+    report: ParseReport | None = None,
 ) -> list[CatalogItem]:
     """Offers from a decoded machine-types-2 answer. Malformed items are skipped and counted in
-    `stats["malformed"]`; GPU models the tables do not know are kept under CUDO's name and
-    counted in `stats["unknown_gpu"]`."""
+    `report.counts["malformed"]`; GPU models the tables do not know are kept under CUDO's name and
+    counted in `report.unknown_gpus`."""
     q = q or QueryFilter()
-    stats = stats if stats is not None else Counter()
+    report = report if report is not None else ParseReport(provider=CudoProvider.NAME)
     transport.require_fields(payload, {"machineTypes": list}, where="cudo: machine-types-2")
     offers = []
     for item in payload["machineTypes"]:
         try:
-            offer = _machine_type_offer(item, q, balance_resources, stats)
+            offer = _machine_type_offer(item, q, balance_resources, report)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            stats["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("cudo: skipping malformed machine type: %r", e)
             continue
         if offer is not None:
@@ -104,7 +100,7 @@ def parse_machine_types(
 
 
 def _machine_type_offer(
-    item: dict[str, Any], q: QueryFilter, balance_resources: bool, stats: Counter[str]
+    item: dict[str, Any], q: QueryFilter, balance_resources: bool, report: ParseReport
 ) -> CatalogItem | None:
     gpu_model_id = item.get("gpuModelId") or ""
     has_gpu = bool(gpu_model_id)
@@ -117,8 +113,7 @@ def _machine_type_offer(
         if name is None:
             raise ValueError(f"gpuModelId {gpu_model_id!r} without gpuModel")
         if canonical_gpu_name(name) is None:
-            stats["unknown_gpu"] += 1
-            logger.warning("cudo: unknown GPU model %r, kept under that name", item["gpuModel"])
+            report.unknown_gpu(item["gpuModel"], f"machine type {item.get('machineType')}")
         found = smallest_gpu_count(int(item["maxGpuFree"]), memory, q)
         if found is None:
             return None
@@ -172,13 +167,10 @@ def gpu_identity(
     spelled = _PARENTHESES.sub("", gpu_model or "").strip()
     if not spelled:
         return None, None, None
-    memory = gpu_memory_from_name(spelled)
-    canonical = canonical_gpu_name(spelled)
-    if canonical is None:
-        return spelled, _vendor_from_id(gpu_model_id), memory
-    if memory is None:
-        memory = float(accelerators_named(canonical)[0].memory)
-    return canonical, vendor_of(canonical), memory
+    gpu = resolve_gpu(spelled)
+    if gpu is None:
+        return spelled, _vendor_from_id(gpu_model_id), gpu_memory_from_name(spelled)
+    return gpu.name, gpu.vendor, gpu.memory
 
 
 def _vendor_from_id(gpu_model_id: str) -> AcceleratorVendor:

@@ -25,13 +25,13 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,6 @@ class DigitalOceanProvider(OnlineProvider):
     def __init__(self, api_key: str | None = None, api_url: str | None = None) -> None:
         self.api_key = api_key or None
         self.api_url = (api_url or API_URL).rstrip("/")
-        self.last_counts: Counter[str] = Counter()
 
     def __repr__(self) -> str:
         key = "'***'" if self.api_key else "None"
@@ -71,9 +70,9 @@ class DigitalOceanProvider(OnlineProvider):
         if query_filter is not None and query_filter.spot is True:
             return []
         sizes = fetch_sizes(self.api_url, self.api_key)
-        counts: Counter[str] = Counter()
-        offers = parse_sizes(sizes, counts=counts)
-        self.last_counts = counts
+        report = ParseReport(provider=self.NAME)
+        offers = parse_sizes(sizes, report=report)
+        self.last_report = report
         return sorted(offers, key=lambda i: i.price)
 
 
@@ -117,21 +116,21 @@ def _next_page(data: JSONObject) -> int | None:
         return None
 
 
-def parse_sizes(sizes: list[Any], *, counts: Counter[str] | None = None) -> list[CatalogItem]:
+def parse_sizes(sizes: list[Any], *, report: ParseReport | None = None) -> list[CatalogItem]:
     """Offers from decoded `sizes` records."""
-    counts = counts if counts is not None else Counter()
+    report = report if report is not None else ParseReport(provider=DigitalOceanProvider.NAME)
     offers: list[CatalogItem] = []
     for size in sizes:
         try:
-            offers.extend(_size_offers(size, counts))
+            offers.extend(_size_offers(size, report))
         except (KeyError, TypeError, ValueError) as e:
-            counts["malformed"] += 1
+            report.counts["malformed"] += 1
             slug = size.get("slug") if isinstance(size, dict) else None
             logger.warning("%s: skipping malformed size %s: %r", NAME, slug, e)
     return offers
 
 
-def _size_offers(size: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
+def _size_offers(size: JSONObject, report: ParseReport) -> list[CatalogItem]:
     if not isinstance(size, dict):
         raise TypeError(f"size is a {type(size).__name__}")
     if size.get("available") is False:
@@ -143,8 +142,8 @@ def _size_offers(size: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
     gpu_vendor: AcceleratorVendor | None = None
     if gpu_info := size.get("gpu_info"):
         gpu_count = int(gpu_info["count"])
-        gpu_name, gpu_vendor = _gpu_name_and_vendor(slug, str(gpu_info["model"]), counts)
-        gpu_memory = float(gpu_info["vram"]["amount"]) / gpu_count
+        reported = float(gpu_info["vram"]["amount"]) / gpu_count
+        gpu_name, gpu_vendor, gpu_memory = _gpu(slug, str(gpu_info["model"]), reported, report)
     price = float(size["price_hourly"])
     cpu = int(size["vcpus"])
     memory = float(size["memory"]) / 1024
@@ -168,23 +167,25 @@ def _size_offers(size: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
     ]
 
 
-def _gpu_name_and_vendor(
-    slug: str, model: str, counts: Counter[str]
-) -> tuple[str, AcceleratorVendor]:
+def _gpu(
+    slug: str, model: str, memory: float, report: ParseReport
+) -> tuple[str, AcceleratorVendor, float]:
+    """(name, vendor, memory GiB per GPU) of a size's `gpu_info` ("nvidia_h100")."""
     vendor_token, _, name_part = model.partition("_")
-    name = canonical_gpu_name(name_part or model)
+    gpu = resolve_gpu(name_part or model, memory)
     vendor: AcceleratorVendor | None
     try:
         vendor = AcceleratorVendor.cast(vendor_token)
     except ValueError:
-        vendor = vendor_of(name)
-    if name is None:
+        vendor = gpu.vendor if gpu else None
+    if gpu is None:
         name = re.sub(r"[^A-Za-z0-9]", "", name_part or model).upper()
-        counts["unknown_gpu"] += 1
-        logger.warning("%s: unknown GPU %r in size %s, kept as %r", NAME, model, slug, name)
+        report.unknown_gpu(model, f"size {slug}; kept as {name!r}")
+    else:
+        name, memory = gpu.name, gpu.memory
     if vendor is None:
         raise ValueError(f"no vendor for GPU model {model!r}")
-    return name, vendor
+    return name, vendor, memory
 
 
 def _disk_size(size: JSONObject) -> float:

@@ -71,28 +71,24 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import google.auth
-import google.auth.exceptions
-import google.auth.transport.requests
 import requests
-from google.api_core import exceptions as api_exceptions
-from google.auth.credentials import Credentials
-from google.cloud import billing_v1, compute_v1
-from google.protobuf import json_format
 
 from gpuhunt._internal.accelerators import (
-    accelerators_named,
-    canonical_gpu_name,
     gpu_memory_from_name,
-    vendor_of,
+    resolve_gpu,
 )
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
+
+if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
 
 logger = logging.getLogger(__name__)
 
@@ -218,6 +214,18 @@ PUBLISHED_PREFIXES = (
     "a2-",
     "g2-",
 )
+# GPUs published on N1 machines: T4 and V100, as gpuhunt 0.1.34 (which attaches only these two
+# to N1). The others N1 takes are collected (the attach limits stay tested) but not published:
+# the K80 reached its end of life on Compute Engine (https://cloud.google.com/compute/docs/gpus:
+# "NVIDIA K80 ... See NVIDIA K80 EOL"), and 0.1.x stopped offering the Pascal P100 and P4, so
+# dstack never saw them; publishing them now would hand older dstack versions offers they
+# never had.
+N1_PUBLISHED_GPUS = frozenset({"T4", "V100"})
+# dstack 0.19.33 asks for G4 machines with the flag "gcp-g4-preview" (later versions use
+# "gcp-g4"); gpuhunt 0.1.x publishes each G4 offer twice, once with each flag, and so do we
+# (`with_legacy_g4_preview`) until that dstack version no longer matters.
+G4_FLAG = "gcp-g4"
+G4_PREVIEW_FLAG = "gcp-g4-preview"
 
 
 class Capacity(enum.Enum):
@@ -593,18 +601,11 @@ class GPUInfo:
 
 def gpu_info(gpu_type: str, report: ParseReport) -> GPUInfo | None:
     """Canonical name, memory and vendor of a Compute Engine accelerator type."""
-    if gpu_type in GCP_ACCELERATORS:
-        name, memory = GCP_ACCELERATORS[gpu_type]
-        return GPUInfo(name, memory, vendor_of(name) or AcceleratorVendor.NVIDIA)
-    canonical = canonical_gpu_name(gpu_type)
-    if canonical is not None and (vendor := vendor_of(canonical)) is not None:
-        # never promise more than the smallest known size when the name does not say
-        memory = gpu_memory_from_name(gpu_type) or float(
-            min(a.memory for a in accelerators_named(canonical))
-        )
-        return GPUInfo(canonical, memory, vendor)
-    logger.warning("gcp: unknown accelerator type %r, kept under GCP's name", gpu_type)
-    report.unknown_gpus[gpu_type] += 1
+    name, memory = GCP_ACCELERATORS.get(gpu_type, (gpu_type, None))
+    gpu = resolve_gpu(name, memory)
+    if gpu is not None:
+        return GPUInfo(gpu.name, gpu.memory, gpu.vendor)
+    report.unknown_gpu(gpu_type, "GCP's accelerator types")
     if gpu_type.startswith("nvidia-"):
         return GPUInfo(gpu_type, gpu_memory_from_name(gpu_type), AcceleratorVendor.NVIDIA)
     return None
@@ -617,8 +618,19 @@ def offer_flags(instance_name: str, capacity: Capacity) -> list[str]:
     if instance_name.startswith("a4-"):
         flags.append("gcp-a4")
     elif instance_name.startswith("g4-standard-"):
-        flags.append("gcp-g4")
+        flags.append(G4_FLAG)
     return flags
+
+
+def with_legacy_g4_preview(offers: Iterable[CatalogItem]) -> list[CatalogItem]:
+    """Each G4 offer, followed by a copy flagged `gcp-g4-preview` instead of `gcp-g4`."""
+    out: list[CatalogItem] = []
+    for offer in offers:
+        out.append(offer)
+        if G4_FLAG in offer.flags:
+            flags = [G4_PREVIEW_FLAG if f == G4_FLAG else f for f in offer.flags]
+            out.append(replace(offer, flags=flags, provider_data=dict(offer.provider_data)))
+    return out
 
 
 def make_vm_offers(
@@ -753,25 +765,46 @@ def _not_sold_on_demand(item: CatalogItem) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Fetching: the SDK and HTTP calls, with bounded retries and safe error messages.
 
-_TRANSIENT = (
-    api_exceptions.TooManyRequests,
-    api_exceptions.InternalServerError,
-    api_exceptions.BadGateway,
-    api_exceptions.ServiceUnavailable,
-    api_exceptions.GatewayTimeout,
-    requests.ConnectionError,
-    requests.Timeout,
-    google.auth.exceptions.TransportError,  # e.g. the token endpoint unreachable
-)
+
+@functools.lru_cache(maxsize=1)
+def _sdk() -> SimpleNamespace:
+    """The Google SDK (the `gcp` extra), imported on first use: the parsing above, and the
+    integrity tests that import this module, work without it."""
+    with sdk_imports("gcp"):
+        import google.auth
+        import google.auth.exceptions
+        import google.auth.transport.requests
+        from google.api_core import exceptions as api_exceptions
+        from google.cloud import billing_v1, compute_v1
+        from google.protobuf import json_format
+    return SimpleNamespace(
+        auth=google.auth,
+        api_exceptions=api_exceptions,
+        billing_v1=billing_v1,
+        compute_v1=compute_v1,
+        json_format=json_format,
+        transient=(
+            api_exceptions.TooManyRequests,
+            api_exceptions.InternalServerError,
+            api_exceptions.BadGateway,
+            api_exceptions.ServiceUnavailable,
+            api_exceptions.GatewayTimeout,
+            requests.ConnectionError,
+            requests.Timeout,
+            google.auth.exceptions.TransportError,  # e.g. the token endpoint unreachable
+        ),
+    )
 
 
 def _sdk_call(what: str, call: Callable[[], T]) -> T:
     """Run one SDK request; transient failures are retried `MAX_RETRIES` times, every failure
     becomes a `ProviderError` that says what failed without echoing URLs or headers."""
+    sdk = _sdk()
+    api_exceptions = sdk.api_exceptions
     for attempt in range(MAX_RETRIES + 1):
         try:
             return call()
-        except _TRANSIENT as e:
+        except sdk.transient as e:
             if attempt == MAX_RETRIES:
                 raise ProviderError(
                     f"gcp: {what} failed after {attempt + 1} attempts: {_describe(e)}"
@@ -779,7 +812,7 @@ def _sdk_call(what: str, call: Callable[[], T]) -> T:
             delay = RETRY_BACKOFF * 2**attempt
             logger.info("gcp: %s failed (%s), retrying in %.1fs", what, _describe(e), delay)
             time.sleep(delay)
-        except google.auth.exceptions.GoogleAuthError:
+        except sdk.auth.exceptions.GoogleAuthError:
             raise ProviderError(f"gcp: {what}: {ADC_HINT} could not be used") from None
         except (api_exceptions.Unauthorized, api_exceptions.Forbidden) as e:
             raise ProviderError(
@@ -787,7 +820,7 @@ def _sdk_call(what: str, call: Callable[[], T]) -> T:
             ) from None
         except api_exceptions.GoogleAPICallError as e:
             raise ProviderError(f"gcp: {what} returned HTTP {e.code}") from None
-        except (json_format.ParseError, ValueError, TypeError, KeyError):
+        except (sdk.json_format.ParseError, ValueError, TypeError, KeyError):
             raise ProviderError(f"gcp: {what} returned a malformed response") from None
         except requests.RequestException as e:
             raise ProviderError(f"gcp: {what} failed: {type(e).__name__}") from None
@@ -821,7 +854,9 @@ def _aggregated(what: str, list_page: Callable[[str], Any]) -> dict[str, dict[st
 
 def fetch_machine_types(client: Any, project: str) -> dict[str, dict[str, list[Any]]]:
     def list_page(token: str) -> Any:
-        request = compute_v1.AggregatedListMachineTypesRequest(project=project, page_token=token)
+        request = _sdk().compute_v1.AggregatedListMachineTypesRequest(
+            project=project, page_token=token
+        )
         return client.aggregated_list(request=request, retry=None, timeout=SDK_TIMEOUT)
 
     return _aggregated("listing machine types", list_page)
@@ -829,7 +864,7 @@ def fetch_machine_types(client: Any, project: str) -> dict[str, dict[str, list[A
 
 def fetch_accelerator_types(client: Any, project: str) -> dict[str, dict[str, list[Any]]]:
     def list_page(token: str) -> Any:
-        request = compute_v1.AggregatedListAcceleratorTypesRequest(
+        request = _sdk().compute_v1.AggregatedListAcceleratorTypesRequest(
             project=project, page_token=token
         )
         return client.aggregated_list(request=request, retry=None, timeout=SDK_TIMEOUT)
@@ -843,7 +878,7 @@ def fetch_skus(client: Any, service: str) -> list[dict[str, Any]]:
     token = ""
     what = f"listing the SKUs of {service}"
     for _ in range(MAX_PAGES):
-        request = billing_v1.ListSkusRequest(
+        request = _sdk().billing_v1.ListSkusRequest(
             parent=service, currency_code="USD", page_size=SKU_PAGE_SIZE, page_token=token
         )
         page = _sdk_call(
@@ -913,9 +948,10 @@ def fetch_tpu_types(
 
 def default_credentials() -> Credentials:
     """Application default credentials with the cloud-platform scope."""
+    auth = _sdk().auth
     try:
-        credentials, _ = google.auth.default(scopes=list(SCOPES))
-    except google.auth.exceptions.DefaultCredentialsError:
+        credentials, _ = auth.default(scopes=list(SCOPES))
+    except auth.exceptions.DefaultCredentialsError:
         raise MissingCredsError(
             f"gcp: no application default credentials; set {ADC_ENV} or run "
             "`gcloud auth application-default login`"
@@ -924,10 +960,11 @@ def default_credentials() -> Credentials:
 
 
 def _bearer(credentials: Credentials) -> dict[str, str]:
+    auth = _sdk().auth
     try:
         if not credentials.valid:
-            credentials.refresh(google.auth.transport.requests.Request(session=transport.session()))
-    except google.auth.exceptions.GoogleAuthError:
+            credentials.refresh(auth.transport.requests.Request(session=transport.session()))
+    except auth.exceptions.GoogleAuthError:
         raise ProviderError(f"gcp: refreshing the access token failed; check {ADC_HINT}") from None
     return {"Authorization": f"Bearer {credentials.token}"}
 
@@ -964,9 +1001,10 @@ class GCPProvider(OfflineProvider):
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
         report = ParseReport()
-        compute = compute_v1.MachineTypesClient(credentials=self.credentials, transport="rest")
-        gpus = compute_v1.AcceleratorTypesClient(credentials=self.credentials, transport="rest")
-        billing = billing_v1.CloudCatalogClient(credentials=self.credentials, transport="rest")
+        sdk = _sdk()
+        compute = sdk.compute_v1.MachineTypesClient(credentials=self.credentials, transport="rest")
+        gpus = sdk.compute_v1.AcceleratorTypesClient(credentials=self.credentials, transport="rest")
+        billing = sdk.billing_v1.CloudCatalogClient(credentials=self.credentials, transport="rest")
 
         machines = parse_machine_types(fetch_machine_types(compute, self.project), report)
         machines += n1_gpu_machine_types(
@@ -986,6 +1024,7 @@ class GCPProvider(OfflineProvider):
 
         if apply_filter:
             offers = self.filter(offers)
+        offers = with_legacy_g4_preview(offers)
         offers.sort(key=_sort_key)
         logger.info(
             "gcp: %d offers from %d machine types, %d TPU types and %d prices (%d skipped, %d unknown GPUs)",
@@ -1005,5 +1044,9 @@ class GCPProvider(OfflineProvider):
             offer
             for offer in offers
             if (offer.gpu_name or offer.instance_name.startswith(PUBLISHED_PREFIXES))
+            and not (
+                machine_family(offer.instance_name) == "n1"
+                and offer.gpu_name not in N1_PUBLISHED_GPUS
+            )
             and not _not_sold_on_demand(offer)
         ]

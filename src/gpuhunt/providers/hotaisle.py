@@ -1,10 +1,19 @@
-"""Hot Aisle: AMD Instinct virtual machines available to a team, queried live.
+"""Hot Aisle: AMD Instinct virtual machines and bare-metal servers available to a team, queried
+live.
 
-`GET https://admin.hotaisle.app/api/teams/{team}/virtual_machines/available/` with
-`Authorization: Token <HOTAISLE_API_KEY>`; the team is `HOTAISLE_TEAM_HANDLE`. The answer is a
-list of available VM shapes (`null` when nothing is available).
+`GET https://admin.hotaisle.app/api/teams/{team}/virtual_machines/available/` and
+`GET .../teams/{team}/bare_metal/available/`, both with `Authorization: Token
+<HOTAISLE_API_KEY>`; the team is `HOTAISLE_TEAM_HANDLE`. Each answer is a list of available
+shapes (`null` when nothing is available), in the same format.
 
 Decisions:
+
+- Both endpoints are asked, as gpuhunt 0.1.x does. When one fails (HTTP error, malformed
+  answer), its failure is logged and recorded in `last_report.skipped`, and the other's offers
+  are returned; when both fail, the first error is raised.
+- Bare-metal offers are named `bm-<gpu>-<count>` ("bm-mi300x-8"), flagged `hotaisle-bm`, and
+  carry the shape's `Specs` as `provider_data["bare_metal_specs"]` (creating the server takes it
+  back): the names, flag and key gpuhunt 0.1.x publishes, which dstack reads.
 
 - One offer per VM shape, in Hot Aisle's one location, `us-michigan-1`. `OnDemandPrice` is in
   cents per hour; `ram_capacity` and `disk_capacity` are bytes, reported here in GiB.
@@ -14,7 +23,8 @@ Decisions:
   is kept under its own name, logged and counted, with no GPU memory.
 - A shape without GPUs becomes a CPU offer flagged `hotaisle-cpu`, so consumers that assume
   every Hot Aisle offer has a GPU can leave them out with `allowed_flags`.
-- Names: `vm-<gpu>-<count>` ("vm-mi300x-1"), `vm-cpu-<cores>` for CPU shapes.
+- Names: `vm-<gpu>-<count>` ("vm-mi300x-1"), `vm-cpu-<cores>` for CPU shapes (`bm-` for bare
+  metal).
 - The query filter: `spot=True` needs no API call (no spot VMs).
 """
 
@@ -22,14 +32,14 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -40,6 +50,12 @@ KEY_ENV = "HOTAISLE_API_KEY"
 TEAM_ENV = "HOTAISLE_TEAM_HANDLE"
 LOCATION = "us-michigan-1"
 FLAG_CPU = "hotaisle-cpu"
+FLAG_BARE_METAL = "hotaisle-bm"
+# endpoint path -> (offer name prefix, provider_data key of the shape's specs)
+KINDS: dict[str, tuple[str, str]] = {
+    "virtual_machines": ("vm", "vm_specs"),
+    "bare_metal": ("bm", "bare_metal_specs"),
+}
 _GIB = 1024**3
 
 
@@ -52,7 +68,6 @@ class HotAisleProvider(OnlineProvider):
     def __init__(self, api_key: str | None = None, team_handle: str | None = None) -> None:
         self.api_key = api_key or get_creds_env(KEY_ENV)
         self.team_handle = team_handle or get_creds_env(TEAM_ENV)
-        self.last_counts: Counter[str] = Counter()
 
     def __repr__(self) -> str:
         return f"HotAisleProvider(api_key='***', team_handle={self.team_handle!r})"
@@ -69,19 +84,28 @@ class HotAisleProvider(OnlineProvider):
     ) -> list[CatalogItem]:
         if query_filter is not None and query_filter.spot is True:
             return []
-        data = fetch_available_vms(self.api_key, self.team_handle)
-        counts: Counter[str] = Counter()
-        offers = parse_vms(data, counts=counts)
-        self.last_counts = counts
+        report = ParseReport(provider=self.NAME)
+        offers: list[CatalogItem] = []
+        errors: list[ProviderError] = []
+        for endpoint in KINDS:
+            try:
+                data = fetch_available(self.api_key, self.team_handle, endpoint)
+                offers += parse_vms(data, report=report, endpoint=endpoint)
+            except ProviderError as e:
+                errors.append(e)
+                report.skip(f"the {endpoint} offers", str(e))
+        self.last_report = report
+        if len(errors) == len(KINDS):
+            raise errors[0]
         return sorted(offers, key=lambda i: (i.price, i.instance_name))
 
 
-def available_vms_url(team_handle: str) -> str:
-    return f"{API_URL}/teams/{quote(team_handle, safe='')}/virtual_machines/available/"
+def available_url(team_handle: str, endpoint: str = "virtual_machines") -> str:
+    return f"{API_URL}/teams/{quote(team_handle, safe='')}/{endpoint}/available/"
 
 
-def fetch_available_vms(api_key: str, team_handle: str) -> Any:
-    url = available_vms_url(team_handle)
+def fetch_available(api_key: str, team_handle: str, endpoint: str = "virtual_machines") -> Any:
+    url = available_url(team_handle, endpoint)
     return livecache.request_json(
         "GET",
         url,
@@ -92,24 +116,29 @@ def fetch_available_vms(api_key: str, team_handle: str) -> Any:
     )
 
 
-def parse_vms(data: Any, *, counts: Counter[str] | None = None) -> list[CatalogItem]:
-    """Offers from the decoded list of available VM shapes."""
+def parse_vms(
+    data: Any, *, report: ParseReport | None = None, endpoint: str = "virtual_machines"
+) -> list[CatalogItem]:
+    """Offers from the decoded list of available shapes of one endpoint (`KINDS`)."""
     if data is None:  # the API's way of saying none are available
         return []
+    what = endpoint.replace("_", " ")
     if not isinstance(data, list):
-        raise ProviderError(f"{NAME}: available VMs: expected a list, got {type(data).__name__}")
-    counts = counts if counts is not None else Counter()
+        raise ProviderError(f"{NAME}: available {what}: expected a list, got {type(data).__name__}")
+    report = report if report is not None else ParseReport(provider=HotAisleProvider.NAME)
     offers: list[CatalogItem] = []
     for vm in data:
         try:
-            offers.append(_vm_offer(vm, counts))
+            offers.append(_vm_offer(vm, report, endpoint))
         except (KeyError, TypeError, ValueError, IndexError) as e:
-            counts["malformed"] += 1
-            logger.warning("%s: skipping malformed VM shape: %r", NAME, e)
+            report.counts["malformed"] += 1
+            logger.warning("%s: skipping malformed %s shape: %r", NAME, what, e)
     return offers
 
 
-def _vm_offer(vm: JSONObject, counts: Counter[str]) -> CatalogItem:
+def _vm_offer(vm: JSONObject, report: ParseReport, endpoint: str) -> CatalogItem:
+    kind, specs_key = KINDS[endpoint]
+    flags = [FLAG_BARE_METAL] if kind == "bm" else []
     specs = vm["Specs"]
     price = float(vm["OnDemandPrice"]) / 100
     cpu = int(specs["cpu_cores"])
@@ -118,11 +147,11 @@ def _vm_offer(vm: JSONObject, counts: Counter[str]) -> CatalogItem:
     gpus = [g for g in specs["gpus"] if int(g["count"]) > 0]
     if len(gpus) > 1:
         raise ValueError(f"VM shape with {len(gpus)} GPU models")
-    provider_data: JSONObject = {"vm_specs": copy.deepcopy(specs)}
+    provider_data: JSONObject = {specs_key: copy.deepcopy(specs)}
     if not gpus:
         return CatalogItem(
             provider=NAME,
-            instance_name=f"vm-cpu-{cpu}",
+            instance_name=f"{kind}-cpu-{cpu}",
             location=LOCATION,
             price=price,
             cpu=cpu,
@@ -132,22 +161,18 @@ def _vm_offer(vm: JSONObject, counts: Counter[str]) -> CatalogItem:
             gpu_memory=None,
             spot=False,
             disk_size=disk,
-            flags=[FLAG_CPU],
+            flags=[FLAG_CPU, *flags],
             provider_data=provider_data,
         )
     model = str(gpus[0]["model"])
     gpu_count = int(gpus[0]["count"])
-    gpu_name = canonical_gpu_name(model)
-    gpu_memory: float | None = None
-    if gpu_name is None:
-        gpu_name = model
-        counts["unknown_gpu"] += 1
-        logger.warning("%s: unknown GPU %r, kept under that name", NAME, model)
-    else:
-        gpu_memory = float(max(a.memory for a in accelerators_named(gpu_name)))
+    gpu = resolve_gpu(model)
+    gpu_name, gpu_memory = (gpu.name, gpu.memory) if gpu else (model, None)
+    if gpu is None:
+        report.unknown_gpu(model, f"the available {endpoint}; kept under that name")
     return CatalogItem(
         provider=NAME,
-        instance_name=f"vm-{gpu_name.lower()}-{gpu_count}",
+        instance_name=f"{kind}-{gpu_name.lower()}-{gpu_count}",
         location=LOCATION,
         price=price,
         cpu=cpu,
@@ -158,5 +183,6 @@ def _vm_offer(vm: JSONObject, counts: Counter[str]) -> CatalogItem:
         spot=False,
         disk_size=disk,
         gpu_vendor=AcceleratorVendor.AMD,
+        flags=flags,
         provider_data=provider_data,
     )

@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import logging
 import os
-from collections import Counter
 from typing import Any
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    resolve_gpu,
+)
 from gpuhunt._internal.errors import MissingCredsError
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -60,7 +62,6 @@ class JarvisLabsProvider(OnlineProvider):
     def __init__(self, api_key: str | None = None, api_url: str | None = None) -> None:
         self.api_key = api_key or _key_from_env()
         self.api_url = (api_url or API_URL).rstrip("/")
-        self.last_counts: Counter[str] = Counter()
 
     def __repr__(self) -> str:
         return f"JarvisLabsProvider(api_key='***', api_url={self.api_url!r})"
@@ -78,9 +79,9 @@ class JarvisLabsProvider(OnlineProvider):
         if query_filter is not None and query_filter.spot is True:
             return []
         data = fetch_server_meta(self.api_url, self.api_key)
-        counts: Counter[str] = Counter()
-        offers = parse_server_meta(data, counts=counts)
-        self.last_counts = counts
+        report = ParseReport(provider=self.NAME)
+        offers = parse_server_meta(data, report=report)
+        self.last_report = report
         return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
 
 
@@ -105,44 +106,44 @@ def fetch_server_meta(api_url: str, api_key: str) -> Any:
     )
 
 
-def parse_server_meta(data: Any, *, counts: Counter[str] | None = None) -> list[CatalogItem]:
+def parse_server_meta(data: Any, *, report: ParseReport | None = None) -> list[CatalogItem]:
     """Offers from a decoded `server_meta` answer."""
     transport.require_fields(data, {"server_meta": list}, where=f"{NAME}: server_meta answer")
     cpu_meta = data.get("cpu_meta") or {}
     if not isinstance(cpu_meta, dict):
         transport.require_fields(data, {"cpu_meta": dict}, where=f"{NAME}: server_meta answer")
-    counts = counts if counts is not None else Counter()
+    report = report if report is not None else ParseReport(provider=JarvisLabsProvider.NAME)
     offers: list[CatalogItem] = []
     for row in data["server_meta"]:
         try:
-            offers.extend(_gpu_offers(row, counts))
+            offers.extend(_gpu_offers(row, report))
         except (KeyError, TypeError, ValueError) as e:
-            counts["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("%s: skipping malformed GPU row: %r", NAME, e)
     for combo in cpu_meta.get("combinations") or []:
         try:
-            offers.extend(_cpu_offers(combo, counts))
+            offers.extend(_cpu_offers(combo, report))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            counts["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("%s: skipping malformed CPU combination: %r", NAME, e)
     return offers
 
 
-def _supported_region(region: str, counts: Counter[str]) -> bool:
+def _supported_region(region: str, report: ParseReport) -> bool:
     if region in JARVISLABS_REGION_URLS:
         return True
-    counts["unsupported_region"] += 1
+    report.counts["unsupported_region"] += 1
     logger.warning("%s: no provisioning host known for region %r, skipping", NAME, region)
     return False
 
 
-def _gpu_offers(row: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
+def _gpu_offers(row: JSONObject, report: ParseReport) -> list[CatalogItem]:
     if not isinstance(row, dict):
         raise TypeError(f"row is a {type(row).__name__}")
     if row.get("workload_type") not in _VM_WORKLOADS:
         return []
     region = str(row["region"])
-    if not _supported_region(region, counts):
+    if not _supported_region(region, report):
         return []
     gpu_type = str(row["gpu_type"])
     if not gpu_type:
@@ -155,15 +156,14 @@ def _gpu_offers(row: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
     )
     per_machine = _int_or_zero(row.get("num_gpus")) or 1
 
-    gpu_name = canonical_gpu_name(gpu_type)
-    if gpu_name is None:
+    reported_memory = _float_or_none(row.get("vram"))
+    gpu = resolve_gpu(gpu_type, reported_memory)
+    if gpu is None:
         gpu_name = "".join(gpu_type.split())
-        counts["unknown_gpu"] += 1
-        logger.warning("%s: unknown GPU type %r, kept as %r", NAME, gpu_type, gpu_name)
-    gpu_memory = _float_or_none(row.get("vram"))
-    if gpu_memory is None and (known := accelerators_named(gpu_name)):
-        gpu_memory = float(max(a.memory for a in known))
-    vendor = vendor_of(gpu_name) or AcceleratorVendor.NVIDIA
+        report.unknown_gpu(gpu_type, f"region {region}; kept as {gpu_name!r}")
+        gpu_memory, vendor = reported_memory, AcceleratorVendor.NVIDIA
+    else:
+        gpu_name, gpu_memory, vendor = gpu.name, gpu.memory, gpu.vendor
     return [
         CatalogItem(
             provider=NAME,
@@ -184,7 +184,7 @@ def _gpu_offers(row: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
     ]
 
 
-def _cpu_offers(combo: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
+def _cpu_offers(combo: JSONObject, report: ParseReport) -> list[CatalogItem]:
     if not combo.get("available"):
         return []
     vcpus = int(combo["vcpus"])
@@ -205,7 +205,7 @@ def _cpu_offers(combo: JSONObject, counts: Counter[str]) -> list[CatalogItem]:
             disk_size=None,
         )
         for region, available in (combo.get("regions") or {}).items()
-        if available and _supported_region(region, counts)
+        if available and _supported_region(region, report)
     ]
 
 

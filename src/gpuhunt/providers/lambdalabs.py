@@ -38,9 +38,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal.accelerators import (
-    accelerators_named,
-    canonical_gpu_name,
     gpu_memory_from_name,
+    resolve_gpu,
 )
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import ProviderError
@@ -273,11 +272,8 @@ def _parse_gpu(
     raw_name = parsed[0].group(2)
     details = [gpu_memory_from_name(m.group(3)) for m in parsed if m.group(3)]
     memory = next((m for m in details if m), None)
-    name = canonical_gpu_name(raw_name)
-    if name is None:
+    gpu = resolve_gpu(raw_name, memory)
+    if gpu is None:
         report.unknown_gpu(raw_name, instance["name"])
         return count, raw_name, memory
-    if memory is None:
-        known = [a.memory for a in accelerators_named(name)]
-        memory = float(min(known)) if known else None
-    return count, name, memory
+    return count, gpu.name, gpu.memory

@@ -55,7 +55,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    accelerators_named,
+    resolve_gpu,
+)
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import (
@@ -64,6 +67,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt._version import __version__
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider
@@ -176,12 +180,8 @@ class SDKClient:
     """`NebiusClient` over the `nebius` SDK (gRPC). Construct it only to collect."""
 
     def __init__(self, credentials: NebiusCredentials) -> None:
-        try:
+        with sdk_imports(NebiusProvider.NAME):
             from nebius.sdk import SDK
-        except ImportError as e:
-            raise ProviderError(
-                "nebius: the Nebius SDK is not installed (pip install 'gpuhunt[nebius]')"
-            ) from e
         kwargs: dict[str, Any] = {"user_agent_prefix": f"gpuhunt/{__version__}"}
         if credentials.access_token:
             kwargs["credentials"] = credentials.access_token
@@ -480,23 +480,22 @@ def platform_gpu(platform: dict[str, Any], report: ParseReport) -> PlatformGpu |
     token = match.group(1)
     reported = _int(_dig(platform, "spec", "gpu_memory_gigabytes"))
     memory = float(reported) if reported else None
-    canonical = GPU_NAME_OVERRIDES.get(token) or canonical_gpu_name(token)
-    vendor = vendor_of(canonical) if canonical else None
-    if canonical is None or vendor is None:
-        report.unknown_gpu(token, f"platform {name}")
+    gpu = resolve_gpu(GPU_NAME_OVERRIDES.get(token) or token, memory)
+    if gpu is None:
+        report.unknown_gpu(token, f"platform {name}; kept under that name")
         # Every GPU Nebius offers is NVIDIA.
         return PlatformGpu(token, AcceleratorVendor.NVIDIA, memory, CPUArchitecture.X86)
-    known = {a.memory for a in accelerators_named(canonical)}
-    if memory is not None and known and memory not in known:
+    known = {a.memory for a in accelerators_named(gpu.name)}
+    if memory is not None and known and gpu.memory not in known:
         logger.warning(
             "nebius: platform %s reports %s GB per %s; the tables know %s",
             name,
             memory,
-            canonical,
+            gpu.name,
             sorted(known),
         )
-    arch = CPUArchitecture.ARM if is_nvidia_superchip(canonical) else CPUArchitecture.X86
-    return PlatformGpu(canonical, vendor, memory or (float(max(known)) if known else None), arch)
+    arch = CPUArchitecture.ARM if is_nvidia_superchip(gpu.name) else CPUArchitecture.X86
+    return PlatformGpu(gpu.name, gpu.vendor, gpu.memory, arch)
 
 
 def parse_region(region: dict[str, Any], report: ParseReport | None = None) -> list[CatalogItem]:

@@ -47,15 +47,18 @@ import logging
 import math
 import os
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    accelerators_named,
+    canonical_gpu_name,
+    resolve_gpu,
+    vendor_of,
+)
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.load import transport
@@ -65,11 +68,14 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
     QueryFilter,
 )
+from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import OfflineProvider
 
 if TYPE_CHECKING:
     from oci.identity import IdentityClient
+
+    from gpuhunt.providers._oci_schema import Product, Shape
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +87,6 @@ PREEMPTIBLE_DISCOUNT = 0.5
 SPOT_FLAG = "oci-spot"
 SHAPE_TYPES = ("vm", "bm")
 SUB_TYPES = ("standard", "gpu", "optimized")
-# A document in which more than this share of records fails validation has changed shape.
-MAX_INVALID_SHARE = 0.5
 
 ENV_VARS = {
     "user": "OCI_CLI_USER",
@@ -110,68 +114,6 @@ IDENTITY_TIMEOUT = (10.0, 60.0)
 # Cost Estimator documents
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
-
-class TypeValue(_Model):
-    value: str
-
-
-class ShapeProduct(_Model):
-    part_number: str = Field(alias="partNumber")
-    # fractional in places (81.6 for a DenseIO disk); whole where we use it
-    qty: float | None = None
-    type: TypeValue
-
-
-class Shape(_Model):
-    name: str
-    hidden: bool
-    status: str
-    allow_preemptible: bool = Field(alias="allowPreemptible")
-    bundle_memory_qty: float | None = Field(default=None, alias="bundleMemoryQty")
-    gpu_qty: int | None = Field(default=None, alias="gpuQty")
-    gpu_memory_qty: float | None = Field(default=None, alias="gpuMemoryQty")
-    processor_type: TypeValue = Field(alias="processorType")
-    shape_type: TypeValue = Field(alias="shapeType")
-    sub_type: TypeValue = Field(alias="subType")
-    products: list[ShapeProduct]
-
-
-class Price(_Model):
-    model: str
-    value: float
-    range_min: float | None = Field(default=None, alias="rangeMin")
-    range_max: float | None = Field(default=None, alias="rangeMax")
-
-
-class Localization(_Model):
-    currency_code: str = Field(alias="currencyCode")
-    prices: list[Price]
-
-
-class Product(_Model):
-    part_number: str = Field(alias="partNumber")
-    billing_model: str = Field(alias="billingModel")
-    price_type: str = Field(alias="pricetype")
-    currency_code_localizations: list[Localization] = Field(alias="currencyCodeLocalizations")
-
-
-class _Document(_Model):
-    items: list[Any]
-
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-def describe(error: ValidationError) -> str:
-    """The first problem of a validation error, naming the JSON field (by its alias)."""
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(document)"
-    return f"field {where!r}: {first['msg']}"
-
-
 @dataclass
 class ParseReport(_report.ParseReport):
     """oci's collection report (see `providers._report`)."""
@@ -179,31 +121,37 @@ class ParseReport(_report.ParseReport):
     provider: str = "oci"
 
 
-def parse_document(
-    payload: Any, model: type[ModelT], document: str, report: ParseReport
-) -> list[ModelT]:
-    """`{"items": [...]}` -> validated records; bad records skipped, a changed shape raised."""
-    try:
-        items = _Document.model_validate(payload).items
-    except ValidationError as e:
-        raise ProviderError(f"oci: {document}: {describe(e)}") from None
-    records: list[ModelT] = []
-    failures: list[str] = []
-    for index, item in enumerate(items):
-        try:
-            records.append(model.model_validate(item))
-        except ValidationError as e:
-            label = item.get("name") or item.get("partNumber") if isinstance(item, dict) else None
-            why = describe(e)
-            failures.append(why)
-            report.skip(f"{document} item {index} ({label or 'unnamed'})", why)
-    if failures and len(failures) > MAX_INVALID_SHARE * len(items):
-        common, count = Counter(failures).most_common(1)[0]
-        raise ProviderError(
-            f"oci: {document}: {len(failures)} of {len(items)} records are invalid "
-            f"({count} with {common}); has the format changed?"
-        )
-    return records
+def parse_document(payload: Any, model: type[Any], document: str, report: ParseReport) -> list[Any]:
+    """`{"items": [...]}` -> validated records (`Shape`, `Product`); bad records skipped, a
+    changed shape raised."""
+    return _schema().parse_document(payload, model, document, report)
+
+
+def _oci_sdk() -> Any:
+    """The oci SDK (the `oci` extra), imported where it is used."""
+    with sdk_imports(OCIProvider.NAME):
+        import oci
+    return oci
+
+
+def _schema() -> Any:
+    """The pydantic models of the estimator documents (`_oci_schema`), imported on first use:
+    pydantic is in the `oci` extra, and the integrity tests import this module without it."""
+    with sdk_imports(OCIProvider.NAME):
+        from gpuhunt.providers import _oci_schema
+    return _oci_schema
+
+
+_SCHEMA_NAMES = frozenset(
+    {"Shape", "ShapeProduct", "TypeValue", "Price", "Localization", "Product"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    # `oci.Shape`, `oci.Product`, ... resolve to the models, imported on first use.
+    if name in _SCHEMA_NAMES:
+        return getattr(_schema(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,13 +240,22 @@ class PricedShape:
 
 
 def _gpu_memory(shape: Shape, gpu_name: str, gpu_count: int) -> float | None:
+    """Per-GPU memory: the estimator's figure through `resolve_gpu`, like every provider's.
+
+    BM.GPU.GB200.4: the estimator says 756 GB for 4 GPUs (189), gpuhunt 0.1.34 hard-codes 192,
+    and its own accelerator table (like ours) says 186, NVIDIA's GB200 NVL72 figure (13.4 TB of
+    HBM3e for 72 GPUs); 189 is within 2% of 186, so 186, the memory GCP, Azure and Crusoe
+    ("GB200-NVL-186GB") publish for the same GPU: one GPU, one size, one filter that matches
+    them all. BM.GPU.GB300.4 likewise: 278 reported, 270 in the tables (0.1.34 says 278).
+    """
     known = [a.memory for a in accelerators_named(gpu_name) if a.memory]
-    if not shape.gpu_memory_qty:
-        return float(min(known)) if known else None
-    per_gpu = shape.gpu_memory_qty / gpu_count
-    if known and per_gpu < 0.5 * min(known):
-        per_gpu = shape.gpu_memory_qty  # the estimator gave the memory of one GPU
-    return round(per_gpu, 2)
+    per_gpu = None
+    if shape.gpu_memory_qty:
+        per_gpu = shape.gpu_memory_qty / gpu_count
+        if known and per_gpu < 0.5 * min(known):
+            per_gpu = shape.gpu_memory_qty  # the estimator gave the memory of one GPU
+    gpu = resolve_gpu(gpu_name, per_gpu)
+    return round(gpu.memory, 2) if gpu else None
 
 
 def price_shape(shape: Shape, products: Mapping[str, Product]) -> PricedShape:
@@ -374,9 +331,10 @@ def parse_offers(
     report: ParseReport,
 ) -> list[CatalogItem]:
     """The two Cost Estimator documents and the region names -> offers."""
-    shapes = parse_document(shapes_payload, Shape, "shapes.json", report)
+    shapes = parse_document(shapes_payload, _schema().Shape, "shapes.json", report)
     products = {
-        p.part_number: p for p in parse_document(products_payload, Product, "products.json", report)
+        p.part_number: p
+        for p in parse_document(products_payload, _schema().Product, "products.json", report)
     }
     priced: list[PricedShape] = []
     listed = [shape for shape in shapes if is_listed(shape)]
@@ -384,8 +342,7 @@ def parse_offers(
         try:
             priced.append(price_shape(shape, products))
         except UnknownGPUError:
-            logger.warning("oci: unknown GPU in shape %s; not listed", shape.name)
-            report.unknown_gpus[shape.name] += 1
+            report.unknown_gpu(shape.name, "a GPU shape we cannot read; not listed")
         except ShapeDataError as e:
             report.skip(f"shape {shape.name}", str(e))
     if not priced:
@@ -460,7 +417,7 @@ def _config_problem(error: Exception) -> str:
 
 def load_config(credentials: OCICredentials | None) -> dict[str, Any]:
     """A validated oci SDK config: from `credentials`, else from the config file."""
-    import oci
+    oci = _oci_sdk()
 
     if credentials and all(
         credentials.get(k) for k in ("user", "tenancy", "fingerprint", "region")
@@ -501,7 +458,7 @@ def fetch_document(url: str) -> Any:
 
 
 def _retry_strategy() -> Any:
-    import oci
+    oci = _oci_sdk()
 
     return oci.retry.RetryStrategyBuilder(
         max_attempts_check=True,
@@ -519,7 +476,7 @@ def _retry_strategy() -> Any:
 
 def fetch_regions(client: IdentityClient) -> list[str]:
     """Every region's name (`us-ashburn-1`), from `ListRegions`."""
-    import oci
+    oci = _oci_sdk()
 
     where = "oci: ListRegions"
     try:
@@ -558,7 +515,7 @@ class OCIProvider(OfflineProvider):
 
     def identity_client(self) -> IdentityClient:
         if self._client is None:
-            import oci
+            oci = _oci_sdk()
 
             try:
                 self._client = oci.identity.IdentityClient(

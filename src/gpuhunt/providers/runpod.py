@@ -59,7 +59,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -343,7 +343,7 @@ def pod_queries(discovery: Discovery) -> list[PodQuery]:
     return queries
 
 
-def resolve_gpu(record: dict[str, Any], report: ParseReport) -> Gpu | None:
+def gpu_of_record(record: dict[str, Any], report: ParseReport) -> Gpu | None:
     """The canonical GPU of a GPU-type record; None (counted) if it cannot be described."""
     display = record.get("displayName") if isinstance(record.get("displayName"), str) else None
     type_id = record["id"]
@@ -354,17 +354,15 @@ def resolve_gpu(record: dict[str, Any], report: ParseReport) -> Gpu | None:
     spellings = [s for s in (display, type_id) if s]
     if not any(_MIG_SLICE.search(s) for s in spellings):
         for spelling in spellings:
-            name = canonical_gpu_name(spelling)
-            vendor = vendor_of(name) if name else None
-            if name and vendor:
-                return Gpu(name=name, vendor=vendor, memory=memory)
+            if (gpu := resolve_gpu(spelling, memory)) is not None:
+                return Gpu(name=gpu.name, vendor=gpu.vendor, memory=gpu.memory)
     raw = display or type_id
     try:
         vendor = AcceleratorVendor.cast(record.get("manufacturer"))
     except ValueError:
         report.skip_record("GPU type", record, f"unknown GPU {raw!r} of unknown manufacturer")
         return None
-    report.unknown_gpu(raw, f"GPU type {type_id}")
+    report.unknown_gpu(raw, f"GPU type {type_id}; kept under that name")
     return Gpu(name=raw, vendor=vendor, memory=memory)
 
 
@@ -407,7 +405,7 @@ def parse_pod_offers(
         if not cpu or not memory:
             report.skip_record("GPU type", record, "lowestPrice has no minVcpu/minMemory")
             continue
-        gpu = resolve_gpu(record, report)
+        gpu = gpu_of_record(record, report)
         if gpu is None:
             continue
         for price, is_spot in ((on_demand, False), (spot, True)):
@@ -456,7 +454,7 @@ def parse_cluster_offers(
         if not price or not gpu_count or not isinstance(centers, list):
             report.skip_record("cluster GPU type", record, "no clusterPrice/GPU count/data centers")
             continue
-        gpu = resolve_gpu(record, report)
+        gpu = gpu_of_record(record, report)
         if gpu is None:
             continue
         locations = sorted({c["id"] for c in centers if isinstance(c, dict) and c.get("id")})

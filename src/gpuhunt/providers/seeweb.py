@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from typing import Any
 
 from typing_extensions import Self
 
 from gpuhunt._internal.accelerators import (
-    accelerators_named,
     canonical_gpu_name,
     gpu_memory_from_name,
-    vendor_of,
+    resolve_gpu,
 )
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -56,7 +55,6 @@ class SeewebProvider(OnlineProvider):
 
     def __init__(self, token: str | None = None) -> None:
         self._token = token if token is not None else get_creds_env(TOKEN_ENV)
-        self.last_stats: Counter[str] = Counter()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(token='***')"
@@ -72,9 +70,9 @@ class SeewebProvider(OnlineProvider):
         apply_filter: bool = False,
     ) -> list[CatalogItem]:
         payload = fetch_plans(self._token)
-        stats: Counter[str] = Counter()
-        offers = parse_plans(payload, stats)
-        self.last_stats = stats
+        report = ParseReport(provider=self.NAME)
+        offers = parse_plans(payload, report)
+        self.last_report = report
         return sorted(offers, key=lambda i: i.price)
 
 
@@ -89,24 +87,24 @@ def fetch_plans(token: str) -> Any:
     )
 
 
-def parse_plans(payload: Any, stats: Counter[str] | None = None) -> list[CatalogItem]:
+def parse_plans(payload: Any, report: ParseReport | None = None) -> list[CatalogItem]:
     """Offers from a decoded `/plans` answer. Malformed plans or regions are skipped and counted
-    in `stats["malformed"]`; accelerators the tables do not know are kept under Seeweb's label
-    and counted in `stats["unknown_gpu"]`."""
-    stats = stats if stats is not None else Counter()
+    in `report.counts["malformed"]`; accelerators the tables do not know are kept under Seeweb's label
+    and counted in `report.unknown_gpus`."""
+    report = report if report is not None else ParseReport(provider=SeewebProvider.NAME)
     transport.require_fields(payload, {"plans": list}, where="seeweb: /plans")
     offers: list[CatalogItem] = []
     for plan in payload["plans"]:
         try:
-            offers.extend(_plan_offers(plan, stats))
+            offers.extend(_plan_offers(plan, report))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            stats["malformed"] += 1
+            report.counts["malformed"] += 1
             name = plan.get("name") if isinstance(plan, dict) else None
             logger.warning("seeweb: skipping malformed plan %s: %r", name, e)
     return offers
 
 
-def _plan_offers(plan: dict[str, Any], stats: Counter[str]) -> list[CatalogItem]:
+def _plan_offers(plan: dict[str, Any], report: ParseReport) -> list[CatalogItem]:
     if plan.get("available") is False:
         return []
     gpu_count = int(plan.get("gpu") or 0)
@@ -118,10 +116,7 @@ def _plan_offers(plan: dict[str, Any], stats: Counter[str]) -> list[CatalogItem]
         raise ValueError("GPU plan without gpu_label")
     gpu_name, vendor, gpu_memory = accelerator_identity(label)
     if canonical_gpu_name(label) is None:
-        stats["unknown_gpu"] += 1
-        logger.warning(
-            "seeweb: unknown accelerator %r in plan %s, kept under that name", label, name
-        )
+        report.unknown_gpu(label, f"plan {name}")
     cpu = int(plan["cpu"])
     memory = float(plan["ram"]) / 1024  # MiB
     disk = float(plan["disk"])
@@ -135,7 +130,7 @@ def _plan_offers(plan: dict[str, Any], stats: Counter[str]) -> list[CatalogItem]
     for region in plan["available_regions"]:
         location = region.get("location") if isinstance(region, dict) else None
         if not isinstance(location, str) or not location.strip():
-            stats["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("seeweb: skipping malformed region %r of plan %s", region, name)
             continue
         location = location.strip()
@@ -167,16 +162,11 @@ def accelerator_identity(label: str) -> tuple[str, AcceleratorVendor, float | No
 
     An unknown label keeps its text as the name; its vendor is guessed from keywords, NVIDIA
     otherwise (Seeweb's usual accelerator)."""
-    memory = gpu_memory_from_name(label)
-    canonical = canonical_gpu_name(label)
-    if canonical is None:
+    gpu = resolve_gpu(label)
+    if gpu is None:
         vendor = next(
             (v for pattern, v in _VENDOR_KEYWORDS if pattern.search(label)),
             AcceleratorVendor.NVIDIA,
         )
-        return label, vendor, memory
-    known_vendor = vendor_of(canonical)
-    assert known_vendor is not None
-    if memory is None:
-        memory = float(accelerators_named(canonical)[0].memory)
-    return canonical, known_vendor, memory
+        return label, vendor, gpu_memory_from_name(label)
+    return gpu.name, gpu.vendor, gpu.memory

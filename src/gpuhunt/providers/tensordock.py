@@ -22,21 +22,19 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections import Counter
 from typing import Any
 
 from typing_extensions import Self
 
 from gpuhunt._internal.accelerators import (
-    accelerators_named,
-    canonical_gpu_name,
     gpu_memory_from_name,
-    vendor_of,
+    resolve_gpu,
 )
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -55,9 +53,6 @@ _VARIANT_SUFFIX = re.compile(r"lhr(?=-|$)")  # Lite Hash Rate: same chip, mining
 class TensorDockProvider(OnlineProvider):
     NAME = "tensordock"
 
-    def __init__(self) -> None:
-        self.last_stats: Counter[str] = Counter()
-
     @classmethod
     def from_env(cls) -> Self:
         return cls()  # the host listing is public
@@ -71,9 +66,9 @@ class TensorDockProvider(OnlineProvider):
         q = query_filter or QueryFilter()
         params = hostnode_params(q)
         payload = fetch_hostnodes(params)
-        stats: Counter[str] = Counter()
-        offers = parse_hostnodes(payload, q, balance_resources, stats)
-        self.last_stats = stats
+        report = ParseReport(provider=self.NAME)
+        offers = parse_hostnodes(payload, q, balance_resources, report)
+        self.last_report = report
         return sorted(offers, key=lambda i: i.price)
 
 
@@ -99,22 +94,22 @@ def parse_hostnodes(
     payload: Any,
     q: QueryFilter | None = None,
     balance_resources: bool = True,
-    stats: Counter[str] | None = None,
+    report: ParseReport | None = None,
 ) -> list[CatalogItem]:
     """Offers from a decoded hostnodes answer. Malformed hosts are skipped and counted in
-    `stats["malformed"]`; GPU models the tables do not know are kept under TensorDock's name and
-    counted in `stats["unknown_gpu"]`."""
+    `report.counts["malformed"]`; GPU models the tables do not know are kept under TensorDock's name and
+    counted in `report.unknown_gpus`."""
     q = q or QueryFilter()
-    stats = stats if stats is not None else Counter()
+    report = report if report is not None else ParseReport(provider=TensorDockProvider.NAME)
     if isinstance(payload, dict) and payload.get("success") is False:
         raise ProviderError("tensordock: the hostnodes listing answered success=false")
     transport.require_fields(payload, {"hostnodes": dict}, where="tensordock: hostnodes")
     offers: list[CatalogItem] = []
     for hostnode_id, host in payload["hostnodes"].items():
         try:
-            offers.extend(_host_offers(str(hostnode_id), host, q, balance_resources, stats))
+            offers.extend(_host_offers(str(hostnode_id), host, q, balance_resources, report))
         except (KeyError, TypeError, ValueError) as e:
-            stats["malformed"] += 1
+            report.counts["malformed"] += 1
             logger.warning("tensordock: skipping malformed hostnode %s: %r", hostnode_id, e)
     return offers
 
@@ -124,7 +119,7 @@ def _host_offers(
     host: dict[str, Any],
     q: QueryFilter,
     balance_resources: bool,
-    stats: Counter[str],
+    report: ParseReport,
 ) -> list[CatalogItem]:
     status = host.get("status") or {}
     if status.get("online") is False or status.get("listed") is False:
@@ -146,8 +141,7 @@ def _host_offers(
     for model, gpu in specs["gpu"].items():
         name, vendor, memory = gpu_identity(model, gpu.get("vram"))
         if vendor is None:
-            stats["unknown_gpu"] += 1
-            logger.warning("tensordock: unknown GPU model %r, kept under that name", model)
+            report.unknown_gpu(model, f"host node {hostnode_id}")
             vendor = AcceleratorVendor.NVIDIA  # TensorDock hosts only NVIDIA GPUs
         count = smallest_gpu_count(int(gpu["amount"]), memory, q)
         if count is None:
@@ -193,12 +187,10 @@ def gpu_identity(
     An unknown model keeps its key as the name and gets vendor None."""
     spelled = _VARIANT_SUFFIX.sub("", _BRAND_PREFIX.sub("", model.lower()))
     memory = float(vram) if vram else gpu_memory_from_name(spelled)
-    canonical = canonical_gpu_name(spelled)
-    if canonical is None:
+    gpu = resolve_gpu(spelled, memory)
+    if gpu is None:
         return model, None, memory
-    if memory is None:
-        memory = float(accelerators_named(canonical)[0].memory)
-    return canonical, vendor_of(canonical), memory
+    return gpu.name, gpu.vendor, gpu.memory
 
 
 def _slug(text: str) -> str:

@@ -41,12 +41,10 @@ from __future__ import annotations
 
 import logging
 import operator
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
-from gpuhunt._internal.constraints import correct_gpu_memory_gib
+from gpuhunt._internal.accelerators import canonical_gpu_name, resolve_gpu, vendor_of
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -55,6 +53,7 @@ from gpuhunt._internal.models import (
     JSONObject,
     QueryFilter,
 )
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -123,7 +122,6 @@ class VastAIProvider(OnlineProvider):
         self.extra_filters = {k: dict(v) for k, v in (extra_filters or {}).items()}
         self.community_cloud = True if community_cloud is None else community_cloud
         self.order = [(str(f), str(d)) for f, d in (order or [("score", "desc")])]
-        self.last_counts: Counter[str] = Counter()
 
     @classmethod
     def from_env(cls) -> VastAIProvider:
@@ -138,9 +136,9 @@ class VastAIProvider(OnlineProvider):
         q = query_filter or QueryFilter()
         body = self.make_filters(q)
         data = fetch_bundles(body)
-        counts: Counter[str] = Counter()
-        offers = parse_offers(data, q, filters=body, counts=counts)
-        self.last_counts = counts
+        report = ParseReport(provider=self.NAME)
+        offers = parse_offers(data, q, filters=body, report=report)
+        self.last_report = report
         return offers
 
     def make_filters(self, q: QueryFilter) -> Filters:
@@ -281,41 +279,41 @@ def parse_offers(
     query_filter: QueryFilter | None = None,
     *,
     filters: Filters | None = None,
-    counts: Counter[str] | None = None,
+    report: ParseReport | None = None,
 ) -> list[CatalogItem]:
     """Offers from a decoded bundles answer, in the answer's order."""
     transport.require_fields(data, {"offers": list}, where=f"{NAME}: bundles answer")
     q = query_filter or QueryFilter()
-    counts = counts if counts is not None else Counter()
+    report = report if report is not None else ParseReport(provider=VastAIProvider.NAME)
     offers: list[CatalogItem] = []
     for raw in data["offers"]:
         try:
             if not isinstance(raw, dict):
                 raise TypeError(f"offer is a {type(raw).__name__}")
             if filters and not satisfies_filters(raw, filters):
-                counts["filtered"] += 1
+                report.counts["filtered"] += 1
                 continue
-            offers.extend(_offer_variants(raw, q, counts))
+            offers.extend(_offer_variants(raw, q, report))
         except (KeyError, TypeError, ValueError) as e:
-            counts["malformed"] += 1
+            report.counts["malformed"] += 1
             offer_id = raw.get("id") if isinstance(raw, dict) else None
             logger.warning("%s: skipping malformed offer %s: %r", NAME, offer_id, e)
     return offers
 
 
-def _offer_variants(raw: JSONObject, q: QueryFilter, counts: Counter[str]) -> list[CatalogItem]:
+def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> list[CatalogItem]:
     offer_id = raw["id"]
     cores = raw["cpu_cores"]
     effective = raw["cpu_cores_effective"]
     # Without the machine's core count its RAM cannot be shared out.
     if not cores or effective is None:
-        counts["no_cpu"] += 1
+        report.counts["no_cpu"] += 1
         logger.warning("%s: offer %s reports no CPU cores, skipping", NAME, offer_id)
         return []
     cpu = int(effective)
     memory = round(float(raw["cpu_ram"]) * float(effective) / float(cores) / MB_PER_GB, 2)
     if cpu < 1 or memory <= 0:
-        counts["no_cpu"] += 1
+        report.counts["no_cpu"] += 1
         logger.warning("%s: offer %s has under one core or no RAM, skipping", NAME, offer_id)
         return []
 
@@ -326,12 +324,11 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, counts: Counter[str]) -> li
     if gpu_count:
         vast_name = str(raw["gpu_name"])
         gpu_name = offer_gpu_name(vast_name)
-        if canonical_gpu_name(vast_name) is None:
-            counts["unknown_gpu"] += 1
-            logger.warning(
-                "%s: unknown GPU %r in offer %s, kept as %r", NAME, vast_name, offer_id, gpu_name
-            )
-        gpu_memory = float(correct_gpu_memory_gib(gpu_name, float(raw["gpu_ram"])))
+        # gpu_ram is MiB as the host's driver reports it: a little under the board's size
+        gpu = resolve_gpu(vast_name, float(raw["gpu_ram"]) / 1024)
+        if gpu is None:
+            report.unknown_gpu(vast_name, f"offer {offer_id}; kept as {gpu_name!r}")
+        gpu_memory = float(round(gpu.memory if gpu else float(raw["gpu_ram"]) / 1024))
         gpu_vendor = _vendor(raw.get("gpu_arch"), gpu_name)
 
     disk_size = _disk_size(float(raw["disk_space"]), q)

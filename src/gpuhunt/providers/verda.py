@@ -35,7 +35,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, gpu_memory_from_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    gpu_memory_from_name,
+    resolve_gpu,
+)
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -249,12 +252,11 @@ def _parse_instance_type(
     gpu_count = int(_number(record["gpu"]["number_of_gpus"], "gpu.number_of_gpus"))
     gpu_name, gpu_memory, gpu_vendor = None, None, None
     if gpu_count:
-        gpu_name, gpu_vendor = _gpu_name(record, report)
         total = (record.get("gpu_memory") or {}).get("size_in_gigabytes")
+        reported = None
         if isinstance(total, (int, float)) and total > 0:
-            gpu_memory = round(total / gpu_count, 2)
-        else:
-            gpu_memory = gpu_memory_from_name(record["gpu"].get("description") or "")
+            reported = round(total / gpu_count, 2)
+        gpu_name, gpu_vendor, gpu_memory = _gpu(record, reported, report)
     prices = [(False, price)] + ([(True, spot)] if spot and spot > 0 else [])
     return [
         CatalogItem(
@@ -276,21 +278,24 @@ def _parse_instance_type(
     ]
 
 
-def _gpu_name(record: dict[str, Any], report: ParseReport) -> tuple[str, AcceleratorVendor]:
+def _gpu(
+    record: dict[str, Any], memory: float | None, report: ParseReport
+) -> tuple[str, AcceleratorVendor, float | None]:
+    """(name, vendor, memory GiB per GPU): `memory` is the per-GPU share of `gpu_memory`,
+    else the size the description names ("1x H100 SXM5 80GB")."""
     description = record["gpu"].get("description") or ""
     spelled = _COUNT_PREFIX.sub("", description).strip()
     model = record.get("model") if isinstance(record.get("model"), str) else ""
-    name = canonical_gpu_name(spelled) or (canonical_gpu_name(model) if model else None)
-    if name is not None:
-        vendor = vendor_of(name)
-        if vendor is not None:
-            return name, vendor
+    memory = memory or gpu_memory_from_name(description)
+    for spelling in (spelled, model):
+        if spelling and (gpu := resolve_gpu(spelling, memory)) is not None:
+            return gpu.name, gpu.vendor, gpu.memory
     raw = spelled or model
     if not raw:
         raise ValueError("GPU instance type without a GPU description or model")
-    report.unknown_gpu(raw, record["instance_type"])
+    report.unknown_gpu(raw, f"instance type {record['instance_type']}; kept under that name")
     try:
         vendor = AcceleratorVendor.cast(record.get("manufacturer") or "nvidia")
     except ValueError:
         vendor = AcceleratorVendor.NVIDIA
-    return raw, vendor
+    return raw, vendor, memory

@@ -35,13 +35,15 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import (
+    canonical_gpu_name,
+    resolve_gpu,
+)
 from gpuhunt._internal.constraints import is_nvidia_superchip
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache, transport
@@ -52,6 +54,7 @@ from gpuhunt._internal.models import (
     JSONObject,
     QueryFilter,
 )
+from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -82,6 +85,11 @@ VDM_GPUS: dict[str, tuple[int, str]] = {
 }
 # GPU tokens in plan ids that name another GPU than they spell.
 _ID_GPU_TOKENS = {"l40": "L40S"}
+# The memory of a whole GPU where the tables list several sizes (passed to `resolve_gpu`,
+# which otherwise takes the smallest): Vultr's A100 is the 80 GB board (its dedicated plan
+# vcg-a100-12c-120g-80vram has one GPU and 80 GB). Fractional plans derive their GPU count
+# from this size.
+GPU_MEMORY: dict[str, float] = {"A100": 80.0}
 _METAL_GPU_ID = re.compile(r"^vbm-\d+c-\d+gb-(?:(?P<count>\d+)-)?(?P<gpu>[a-z0-9]+)-gpu$")
 _VDM_ID = re.compile(r"^vcg-(?P<gpu>[a-z0-9]+)-\d+c-\d+gb?-(?P<vram>\d+)vram$")
 
@@ -92,7 +100,6 @@ class VultrProvider(OnlineProvider):
     def __init__(self, api_key: str | None = None, regions: Iterable[str] | None = None) -> None:
         self.api_key = api_key or None
         self.regions = list(regions) if regions else None
-        self.last_counts: Counter[str] = Counter()
 
     def __repr__(self) -> str:
         key = "'***'" if self.api_key else "None"
@@ -117,11 +124,11 @@ class VultrProvider(OnlineProvider):
         vdm_locations = None
         if self.api_key and _may_want_gpus(q):
             vdm_locations = self._vdm_locations(self.api_key)
-        counts: Counter[str] = Counter()
+        report = ParseReport(provider=self.NAME)
         offers = parse_offers(
-            plans, plans_metal, vdm_locations=vdm_locations, regions=self.regions, counts=counts
+            plans, plans_metal, vdm_locations=vdm_locations, regions=self.regions, report=report
         )
-        self.last_counts = counts
+        self.last_report = report
         return sorted(offers, key=lambda i: i.price)
 
     def _vdm_locations(self, api_key: str) -> dict[str, list[str]]:
@@ -203,13 +210,13 @@ def parse_offers(
     *,
     vdm_locations: dict[str, list[str]] | None = None,
     regions: Iterable[str] | None = None,
-    counts: Counter[str] | None = None,
+    report: ParseReport | None = None,
 ) -> list[CatalogItem]:
     """Offers from decoded plan lists (`plans` and `plans_metal` of the answers)."""
-    counts = counts if counts is not None else Counter()
+    report = report if report is not None else ParseReport(provider=VultrProvider.NAME)
     wanted = set(regions) if regions else None
     offers: list[CatalogItem] = []
-    kinds: list[tuple[list[Any], Callable[[JSONObject, Counter[str]], _Shape | None]]] = [
+    kinds: list[tuple[list[Any], Callable[[JSONObject, ParseReport], _Shape | None]]] = [
         (plans_metal, _metal_shape),
         (plans, _instance_shape),
     ]
@@ -220,7 +227,7 @@ def parse_offers(
                     raise TypeError(f"plan is a {type(plan).__name__}")
                 if plan.get("deploy_ondemand") is False:
                     continue
-                shape = shape_of(plan, counts)
+                shape = shape_of(plan, report)
                 if shape is None:
                     continue
                 price = float(plan["hourly_cost"])
@@ -228,7 +235,7 @@ def parse_offers(
                 if plan.get("type") == "vdm" and vdm_locations is not None:
                     locations = vdm_locations.get(plan["id"], [])
             except (KeyError, TypeError, ValueError) as e:
-                counts["malformed"] += 1
+                report.counts["malformed"] += 1
                 plan_id = plan.get("id") if isinstance(plan, dict) else None
                 logger.warning("%s: skipping malformed plan %s: %r", NAME, plan_id, e)
                 continue
@@ -277,18 +284,15 @@ class _Shape:
         )
 
 
-def _metal_shape(plan: JSONObject, counts: Counter[str]) -> _Shape | None:
+def _metal_shape(plan: JSONObject, report: ParseReport) -> _Shape | None:
     plan_id = str(plan["id"])
     gpu = None
     if plan_id.endswith("-gpu"):
         match = _METAL_GPU_ID.match(plan_id)
         if match is None:
-            counts["unknown_gpu"] += 1
-            logger.warning(
-                "%s: cannot read the GPUs of bare-metal plan %s, skipping", NAME, plan_id
-            )
+            report.skip(f"bare-metal plan {plan_id}", "cannot read its GPUs")
             return None
-        gpu = _gpu(plan_id, match["gpu"], int(match["count"] or 1), None, None, counts)
+        gpu = _gpu(plan_id, match["gpu"], int(match["count"] or 1), None, None, report)
         if gpu is None:
             return None
     return _Shape(
@@ -299,7 +303,7 @@ def _metal_shape(plan: JSONObject, counts: Counter[str]) -> _Shape | None:
     )
 
 
-def _instance_shape(plan: JSONObject, counts: Counter[str]) -> _Shape | None:
+def _instance_shape(plan: JSONObject, report: ParseReport) -> _Shape | None:
     plan_type = plan["type"]
     plan_id = str(plan["id"])
     gpu = None
@@ -307,22 +311,21 @@ def _instance_shape(plan: JSONObject, counts: Counter[str]) -> _Shape | None:
         gpu_type = str(plan["gpu_type"])
         vendor_token, _, token = gpu_type.partition("_")
         total = float(plan["gpu_vram_gb"])
-        gpu = _gpu(plan_id, token or gpu_type, None, total, vendor_token, counts)
+        gpu = _gpu(plan_id, token or gpu_type, None, total, vendor_token, report)
     elif plan_type == "vdm":
         if plan_id in VDM_GPUS:
             count, name = VDM_GPUS[plan_id]
-            gpu = _gpu(plan_id, name, count, None, plan.get("gpu_brand"), counts)
+            gpu = _gpu(plan_id, name, count, None, plan.get("gpu_brand"), report)
         elif match := _VDM_ID.match(plan_id):
             gpu = _gpu(
-                plan_id, match["gpu"], None, float(match["vram"]), plan.get("gpu_brand"), counts
+                plan_id, match["gpu"], None, float(match["vram"]), plan.get("gpu_brand"), report
             )
         else:
-            counts["unknown_gpu"] += 1
-            logger.warning("%s: cannot read the GPUs of dedicated plan %s, skipping", NAME, plan_id)
+            report.skip(f"dedicated plan {plan_id}", "cannot read its GPUs")
         if gpu is None:
             return None
     elif plan_type not in CPU_PLAN_TYPES:
-        counts["unsupported_type"] += 1
+        report.counts["unsupported_type"] += 1
         logger.debug("%s: skipping plan %s of type %s", NAME, plan_id, plan_type)
         return None
     return _Shape(
@@ -339,17 +342,20 @@ def _gpu(
     count: int | None,
     total_memory: float | None,
     vendor_hint: Any,
-    counts: Counter[str],
+    report: ParseReport,
 ) -> tuple[int, str, float, AcceleratorVendor] | None:
     """(count, name, memory per GPU, vendor) from a plan's GPU token and what else it says:
     a count (bare metal, known dedicated plans) or the total GPU memory (cloud GPU plans)."""
-    name = _ID_GPU_TOKENS.get(token.lower()) or canonical_gpu_name(token)
-    full_memory = max((a.memory for a in accelerators_named(name)), default=None) if name else None
-    vendor = vendor_of(name) or _vendor_from_hint(vendor_hint)
-    if name is None:
-        name = token.upper()
-        counts["unknown_gpu"] += 1
-        logger.warning("%s: unknown GPU %r in plan %s", NAME, token, plan_id)
+    spelling = _ID_GPU_TOKENS.get(token.lower()) or token
+    canonical = canonical_gpu_name(spelling)
+    gpu = resolve_gpu(spelling, GPU_MEMORY.get(canonical or ""))
+    full_memory: float | None
+    vendor: AcceleratorVendor | None
+    if gpu is None:
+        name, full_memory, vendor = token.upper(), None, _vendor_from_hint(vendor_hint)
+        report.unknown_gpu(token, f"plan {plan_id}")
+    else:
+        name, full_memory, vendor = gpu.name, gpu.memory, gpu.vendor
     if vendor is None:
         logger.warning("%s: no vendor for GPU %r of plan %s, skipping", NAME, token, plan_id)
         return None
