@@ -598,6 +598,7 @@ def test_carry_over_from_a_per_provider_only_bucket(tmp_path, replayed):
         "collected_at": None,
         "status": "carried_over",
         "from_version": "20250101",
+        "reason": "no CSV was collected",
         "columns_sha256": storage.sha256(pipeline.column_file("lambdalabs", data)),
     }
     assert [(o.provider, o.status) for o in b.outcomes] == [

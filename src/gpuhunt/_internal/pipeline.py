@@ -46,12 +46,12 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal import columns, index, registry, sources, storage
+from gpuhunt._internal import columns, gate, index, registry, sources, storage
 from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._version import __version__
@@ -154,11 +154,14 @@ def build_catalog(
     integrity: Callable[[str, bytes], str | None] | None = None,
     previous_error: str | None = None,
     built_at: str | None = None,
+    accept: Container[str] = (),
 ) -> Build:
     """Decide each provider's CSV (fresh or carried over) and lay out both published formats.
 
     `integrity(provider, csv)` returns why the CSV fails its integrity tests, or None.
     `previous_error` says why `--previous` could not be read, if it was given and failed.
+    `accept`: providers whose fresh CSV is published although the plausibility gate (`gate.py`)
+    finds it implausible next to the previous one (`gate.EVERY_PROVIDER` for all).
     """
     check_version(version)
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
@@ -178,6 +181,11 @@ def build_catalog(
             rows, reason = check_csv(got.data, p)
             if reason is None and integrity is not None:
                 reason = integrity(p, got.data)
+            implausible = None
+            if reason is None and previous is not None:
+                implausible = gate.review(p, previous.csvs.get(p), got.data)
+                if implausible is not None and p not in accept:
+                    reason, implausible = implausible, None
             if reason is None:
                 csvs[p] = got.data
                 entries[p] = {
@@ -187,7 +195,11 @@ def build_catalog(
                     "status": FRESH,
                     "from_version": version,
                 }
-                outcomes.append(Outcome(p, FRESH, rows))
+                if implausible is not None:
+                    # Kept in the manifest, so the override is on record with what it overrode.
+                    entries[p]["accepted_despite"] = implausible
+                    logger.warning("%s: %s; accepted by the maintainer", p, implausible)
+                outcomes.append(Outcome(p, FRESH, rows, implausible))
                 continue
         carried = _carry_over(p, previous, previous_error, reason)
         if carried is None:
@@ -263,6 +275,7 @@ def _carry_over(
         "collected_at": given.get("collected_at"),
         "status": CARRIED_OVER,
         "from_version": str(from_version),
+        "reason": reason,  # why this version's fresh CSV was not used
     }
 
 
@@ -642,6 +655,19 @@ def register_cli(cat_sub: Any) -> None:
         default="integrity_tests",
         help="folder of the integrity tests (default: ./integrity_tests)",
     )
+    b.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="PROVIDER",
+        help="publish PROVIDER's fresh CSV even if it is implausible next to the previous one "
+        "(a large drop in offers, a vanished region or GPU model, a price jump); repeatable",
+    )
+    b.add_argument(
+        "--accept-all",
+        action="store_true",
+        help="--accept every provider",
+    )
     b.set_defaults(run=_cmd_build)
 
     p = cat_sub.add_parser(
@@ -692,16 +718,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
         def integrity(provider: str, data: bytes) -> str | None:
             return run_integrity_tests(provider, data, tests_dir)
 
+    for name in args.accept:
+        if registry.spec(name).online:
+            raise PipelineError(f"--accept {name}: not an offline provider")
     build = build_catalog(
         args.version,
         collected,
         previous,
         integrity=integrity,
         previous_error=previous_error,
+        accept=gate.EVERY_PROVIDER if args.accept_all else {n.lower() for n in args.accept},
     )
     write_build(build, args.output)
     for o in build.outcomes:
-        note = f"  ({o.reason})" if o.reason else ""
+        note = f"  ({'accepted: ' if o.status == FRESH else ''}{o.reason})" if o.reason else ""
         print(f"{o.provider:12} {o.status:13} {o.rows:7} offers{note}")
     fresh = sum(o.status == FRESH for o in build.outcomes)
     print(f"built {build.version} in {args.output}: {fresh} fresh of {len(build.outcomes)}")
