@@ -96,8 +96,7 @@ def test_the_median_ignores_a_single_odd_region():
 
 def test_spot_and_on_demand_medians_are_separate():
     previous = offers() + [
-        item("aws", instance_name="p4d.24xlarge", location=r, price=8.0, spot=True)
-        for r in REGIONS
+        item("aws", instance_name="p4d.24xlarge", location=r, price=8.0, spot=True) for r in REGIONS
     ]
     fresh = offers() + [
         item("aws", instance_name="p4d.24xlarge", location=r, price=30.0, spot=True)
