@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 from urllib.parse import parse_qs, urlsplit
 
 import responses
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.gcp import (
@@ -36,7 +36,7 @@ from gpuhunt.providers.gcp import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "gcp"
+DATA = RECORDINGS / "gcp"
 PROJECT = "gpuhunt-replay"
 ACCESS_TOKEN = "replay-access-token"
 ADC_FILE = DATA / "adc_authorized_user.json"

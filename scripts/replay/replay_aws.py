@@ -18,19 +18,19 @@ import gzip
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import boto3
 import responses
 from botocore.awsrequest import AWSResponse
 from moto.server import ThreadedMotoServer
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.aws import EC2_CLIENT_CONFIG, EC2_PRICING_URL, AWSProvider
 
 RECORDED_AT = "2026-01-21"
-DATA = Path(__file__).parent / "data" / "aws"
+DATA = RECORDINGS / "aws"
 PRICE_LIST = DATA / "price_list_sample.csv.gz"
 EXPECTED = DATA / "price_list_sample.csv.expected.jsonl"
 DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"
