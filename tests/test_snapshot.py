@@ -14,9 +14,9 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from scripts.replay import replay_aws, replay_gcp, skypilot_lambdalabs
 
 from gpuhunt._internal import registry, storage
-from scripts.replay import replay_aws, replay_gcp, skypilot_lambdalabs
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = {"recorded API answers", "public price list", "published third-party catalog"}
