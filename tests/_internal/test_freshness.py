@@ -6,9 +6,13 @@ import datetime as dt
 import json
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 
-from gpuhunt._internal import freshness, pipeline, registry, storage
+import pytest
+import responses
+
+from gpuhunt._internal import cli, freshness, pipeline, registry, storage
 from tests.helpers import item
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,3 +129,100 @@ def test_ci_matrix_lists_only_due_providers(tmp_path):
         registry.OFFLINE_PROVIDERS
     )
     assert "collecting every provider" in unreadable.stderr
+
+
+# --------------------------------------------------------------------------- what the CLI says
+
+URL = "https://catalog.test/v3"
+
+
+@pytest.fixture
+def published(tmp_path, monkeypatch):
+    """A catalog published at URL (served by `responses`), collected 3 hours (AWS) and 2 days
+    (Lambda) ago; a fresh disk cache."""
+    now = dt.datetime.now(UTC).replace(microsecond=0)
+    fresh = {
+        "aws": pipeline.Collected(
+            storage.dumps([item("aws", instance_name="p5.48xlarge", gpu_name="H100", price=55.04)]),
+            (now - dt.timedelta(hours=3, minutes=5)).isoformat(),
+        ),
+        "lambdalabs": pipeline.Collected(
+            storage.dumps(
+                [item("lambdalabs", instance_name="gpu_1x_h100_pcie", gpu_name="H100", price=2.49)]
+            ),
+            (now - dt.timedelta(days=2, hours=1)).isoformat(),
+        ),
+    }
+    b = pipeline.build_catalog("20261201-7", fresh, None, providers=["aws", "lambdalabs"])
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", URL)
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
+    return b
+
+
+def serve(rsps: responses.RequestsMock, b: pipeline.Build) -> None:
+    rsps.add(responses.GET, f"{URL}/version", body=b.pointers["version"])
+    rsps.add(
+        responses.GET, f"{URL}/{b.version}/catalog.zip", body=b.objects[f"{b.version}/catalog.zip"]
+    )
+
+
+def footer(capsys) -> str:
+    assert cli.main(["query", "--gpu", "H100"]) == 0
+    return capsys.readouterr().out.strip().splitlines()[-1]
+
+
+def test_footer_says_where_the_catalog_came_from_and_why(published, capsys):
+    ages = "Data age: aws 3h, lambdalabs 2d."
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        serve(rsps, published)
+        line = footer(capsys)
+        assert line == f"2 of 2 offers. Catalog 20261201-7 downloaded from {URL}. {ages}"
+        # The next process: the network answers that the cached version is still the latest.
+        line = footer(capsys)
+    assert line == (
+        f"2 of 2 offers. Catalog 20261201-7 from the disk cache: {URL} lists it as the latest "
+        f"version. {ages}"
+    )
+    assert "could not" not in line and "unavailable" not in line
+    # The network is down: the cached copy is served, and the footer says why.
+    with responses.RequestsMock() as rsps:
+        rsps.add(responses.GET, f"{URL}/version", status=503)
+        line = footer(capsys)
+    assert line.startswith(
+        "2 of 2 offers. Catalog 20261201-7 from the disk cache, because the catalog could not "
+        f"be loaded ({URL}/version: "
+    )
+    assert line.endswith(ages)
+
+
+def test_footer_and_status_agree_on_the_bundled_snapshots_ages(published, capsys, tmp_path):
+    with responses.RequestsMock() as rsps:
+        rsps.add(responses.GET, f"{URL}/version", status=503)
+        assert cli.main(["catalog", "status", "--json"]) == 0
+        status = json.loads(capsys.readouterr().out)
+        assert cli.main(["query", "--provider", "aws", "--limit", "1"]) == 0
+        line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert status["source"] == "bundled"
+    assert status["why"].startswith("The snapshot bundled with gpuhunt (snapshot-")
+    assert "no copy was cached" in status["why"]
+    snapshot = storage.read_archive(
+        resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
+    )
+    assert snapshot.manifest is not None
+    for name, entry in snapshot.manifest["providers"].items():
+        when = freshness.recorded_at(entry)
+        assert status["recorded_at"][name] == (when.isoformat() if when else None)
+        age = status["data_age"][name]
+        assert (age == "unknown") == (when is None)
+        if name == "aws":
+            assert f"Data age: aws {age}." in line  # the footer gives the same age
+    assert status["data_age_days"] == max(
+        int(a[:-1]) for a in status["data_age"].values() if a.endswith("d")
+    )
+    assert cli.main(["catalog", "status"]) == 0  # the text form, one line per provider
+    text = capsys.readouterr().out
+    assert "PROVIDER" in text
+    assert [line.split()[0] for line in text.splitlines()[-len(status["data_age"]) :]] == sorted(
+        status["data_age"]
+    )

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal import columns, index, registry, sources, storage
+from gpuhunt._internal import columns, freshness, index, registry, sources, storage
 from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.cache import DiskCache
 from gpuhunt._internal.constraints import matches, parse_compute_capability
@@ -70,6 +70,12 @@ class CatalogStatus:
     online_errors: dict[str, str] = field(default_factory=dict)
     downloads: int = 0
     data_age_days: int | None = None  # age of the oldest collection, when the manifest says
+    # Served from the disk cache or the bundled snapshot because loading failed (`last_error`
+    # says why); False when the network answered, even if the archive came from the disk cache
+    # because the latest version was already there.
+    fallback: bool = False
+    # Per provider in the manifest: when its data was recorded (None: not known).
+    recorded_at: dict[str, dt.datetime | None] = field(default_factory=dict)
 
 
 class Catalog:
@@ -203,7 +209,7 @@ class Catalog:
             "Could not load the catalog (%s); using the snapshot bundled with gpuhunt%s. "
             "Prices and availability may be out of date.",
             error,
-            f", recorded {age} days ago" if age is not None else "",
+            f", its oldest data recorded {age} days ago" if age is not None else "",
         )
         return snapshot
 
@@ -300,6 +306,11 @@ class Catalog:
             online_errors=dict(self._online_errors),
             downloads=self._downloads,
             data_age_days=sources.snapshot_age_days(loaded.manifest) if loaded else None,
+            fallback=loaded.fallback if loaded else False,
+            recorded_at={
+                p: freshness.recorded_at(entry)
+                for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
+            },
         )
 
     # ----------------------------------------------------------------- querying
