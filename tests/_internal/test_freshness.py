@@ -226,3 +226,42 @@ def test_footer_and_status_agree_on_the_bundled_snapshots_ages(published, capsys
     assert [line.split()[0] for line in text.splitlines()[-len(status["data_age"]) :]] == sorted(
         status["data_age"]
     )
+
+
+def test_a_provider_that_was_not_due_is_carried_over_saying_so(tmp_path, capsys):
+    now = dt.datetime.now(UTC).replace(microsecond=0)
+    fresh = {
+        p: pipeline.Collected(
+            storage.dumps([item(p, instance_name="x", gpu_name="L4", price=1.0)]),
+            (now - dt.timedelta(hours=2)).isoformat(),
+        )
+        for p in ["aws", "runpod"]
+    }
+    first = pipeline.build_catalog("20261201-1", fresh, None, providers=["aws", "runpod"])
+    pipeline.write_build(first, tmp_path / "v3")
+    (tmp_path / "in").mkdir()  # this run collected neither: AWS was not due, runpod failed
+    argv = ["catalog", "build", "--input", str(tmp_path / "in"), "--previous", str(tmp_path / "v3")]
+    assert cli.main([*argv, "--version", "20261201-2", "--output", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    manifest = storage.read_archive(
+        (tmp_path / "out" / "20261201-2" / "catalog.zip").read_bytes()
+    ).manifest
+    assert manifest is not None
+    entries = manifest["providers"]
+    assert entries["aws"]["status"] == "carried_over"
+    assert entries["aws"]["reason"] == ("not due for collection (data 2h old, collected every 24h)")
+    assert entries["runpod"]["reason"] == "no CSV was collected"  # hourly: it was due
+    assert "not due for collection" in out
+
+
+def test_the_workflow_runs_hourly_and_collects_the_due_providers():
+    yaml = pytest.importorskip("yaml")
+    text = (ROOT / ".github" / "workflows" / "catalogs.yml").read_text()
+    workflow = yaml.safe_load(text)
+    assert workflow[True]["schedule"] == [{"cron": "17 * * * *"}]
+    matrix_steps = json.dumps(workflow["jobs"]["matrix"]["steps"])
+    assert "scripts/ci_matrix.py" in matrix_steps and "--due" in matrix_steps
+    assert workflow["jobs"]["matrix"]["outputs"]["jobs"]
+    # An empty matrix is an error in GitHub Actions: nothing due means no collect, no publish.
+    assert "needs.matrix.outputs.jobs != '0'" in workflow["jobs"]["collect"]["if"]
+    assert "needs.matrix.outputs.jobs != '0'" in workflow["jobs"]["publish"]["if"]

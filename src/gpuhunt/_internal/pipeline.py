@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal import columns, gate, index, registry, sources, storage
+from gpuhunt._internal import columns, freshness, gate, index, registry, sources, storage
 from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._version import __version__
@@ -155,6 +155,7 @@ def build_catalog(
     previous_error: str | None = None,
     built_at: str | None = None,
     accept: Container[str] = (),
+    not_collected: dict[str, str] | None = None,
 ) -> Build:
     """Decide each provider's CSV (fresh or carried over) and lay out both published formats.
 
@@ -162,6 +163,8 @@ def build_catalog(
     `previous_error` says why `--previous` could not be read, if it was given and failed.
     `accept`: providers whose fresh CSV is published although the plausibility gate (`gate.py`)
     finds it implausible next to the previous one (`gate.EVERY_PROVIDER` for all).
+    `not_collected`: why a provider without a fresh CSV was not collected (e.g. not due), for
+    the manifest; by default "no CSV was collected".
     """
     check_version(version)
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
@@ -175,7 +178,7 @@ def build_catalog(
     entries: dict[str, dict[str, Any]] = {}
     outcomes: list[Outcome] = []
     for p in providers:
-        reason: str | None = "no CSV was collected"
+        reason: str | None = (not_collected or {}).get(p, "no CSV was collected")
         got = collected.get(p)
         if got is not None:
             rows, reason = check_csv(got.data, p)
@@ -721,6 +724,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     for name in args.accept:
         if registry.spec(name).online:
             raise PipelineError(f"--accept {name}: not an offline provider")
+    not_due = _not_due(previous, collected) if previous is not None else {}
     build = build_catalog(
         args.version,
         collected,
@@ -728,6 +732,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         integrity=integrity,
         previous_error=previous_error,
         accept=gate.EVERY_PROVIDER if args.accept_all else {n.lower() for n in args.accept},
+        not_collected=not_due,
     )
     write_build(build, args.output)
     for o in build.outcomes:
@@ -736,6 +741,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
     fresh = sum(o.status == FRESH for o in build.outcomes)
     print(f"built {build.version} in {args.output}: {fresh} fresh of {len(build.outcomes)}")
     return 0
+
+
+def _not_due(previous: sources.RawCatalog, collected: dict[str, Collected]) -> dict[str, str]:
+    """Why each provider without a CSV was not collected, if its cadence says it was not due
+    (the workflow collects only due providers, `freshness.due`)."""
+    now = dt.datetime.now(dt.timezone.utc)
+    due = set(freshness.due(previous.manifest, now))
+    ages = freshness.ages(previous.manifest, now)
+    return {
+        p: f"not due for collection (data {freshness.describe(ages.get(p))} old, collected "
+        f"every {registry.spec(p).cadence_hours}h)"
+        for p in registry.OFFLINE_PROVIDERS
+        if p not in collected and p not in due
+    }
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
