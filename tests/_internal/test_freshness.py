@@ -249,9 +249,11 @@ def test_a_provider_that_was_not_due_is_carried_over_saying_so(tmp_path, capsys)
     assert manifest is not None
     entries = manifest["providers"]
     assert entries["aws"]["status"] == "carried_over"
-    assert entries["aws"]["reason"] == ("not due for collection (data 2h old, collected every 24h)")
+    assert entries["aws"]["reason"] == (
+        "no CSV was collected; not due by its cadence (data 2h old, collected every 24h)"
+    )
     assert entries["runpod"]["reason"] == "no CSV was collected"  # hourly: it was due
-    assert "not due for collection" in out
+    assert "not due by its cadence" in out
 
 
 def test_the_workflow_runs_hourly_and_collects_the_due_providers():

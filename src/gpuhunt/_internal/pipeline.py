@@ -744,14 +744,15 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _not_due(previous: sources.RawCatalog, collected: dict[str, Collected]) -> dict[str, str]:
-    """Why each provider without a CSV was not collected, if its cadence says it was not due
-    (the workflow collects only due providers, `freshness.due`)."""
+    """For each provider without a CSV whose cadence says it was not due (`freshness.due`; the
+    scheduled workflow collects only due providers), the manifest's reason. Manual runs collect
+    every provider, so the reason states both facts rather than one as the cause of the other."""
     now = dt.datetime.now(dt.timezone.utc)
     due = set(freshness.due(previous.manifest, now))
     ages = freshness.ages(previous.manifest, now)
     return {
-        p: f"not due for collection (data {freshness.describe(ages.get(p))} old, collected "
-        f"every {registry.spec(p).cadence_hours}h)"
+        p: f"no CSV was collected; not due by its cadence (data {freshness.describe(ages.get(p))} "
+        f"old, collected every {registry.spec(p).cadence_hours}h)"
         for p in registry.OFFLINE_PROVIDERS
         if p not in collected and p not in due
     }
