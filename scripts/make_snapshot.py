@@ -79,6 +79,12 @@ def _oci() -> list[CatalogItem]:
     return replay_oci.collect()
 
 
+def _nebius() -> list[CatalogItem]:
+    from scripts.replay import skypilot_nebius
+
+    return skypilot_nebius.collect()
+
+
 def _lambdalabs() -> list[CatalogItem]:
     from scripts.replay import skypilot_lambdalabs
 
@@ -133,6 +139,15 @@ SOURCES: dict[str, Source] = {
         "read 2026-12-01; the commit's date is not known. SkyPilot lists every type in every "
         "region; disk sizes are not in it",
     ),
+    "nebius": Source(
+        _nebius,
+        CATALOG,
+        "skypilot-org/skypilot-catalog catalogs/v7/nebius/vms.csv"
+        "@22fd1feab9aa97a155f0f5a9d39351d9aa8ae9be",
+        None,
+        "read 2026-12-01; the commit's date is not known. GPU memory per model from Nebius's "
+        "documentation (SkyPilot lists the preset's RAM there); no InfiniBand fabrics",
+    ),
 }
 
 # Offline providers the snapshot leaves out, and why: no real prices at hand.
@@ -140,7 +155,6 @@ LEFT_OUT: dict[str, str] = {
     "verda": "its recordings are test fixtures modelled on the API, not real prices",
     "runpod": "its recordings are test fixtures and plausible values, except one RTX 3080 quote",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are illustrative",
-    "nebius": "its answers were built from documentation; several prices are plausible values",
 }
 
 

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from scripts.replay import replay_aws, replay_gcp, skypilot_lambdalabs
+from scripts.replay import replay_aws, replay_gcp, skypilot_lambdalabs, skypilot_nebius
 
 from gpuhunt._internal import registry, storage
 
@@ -59,10 +59,11 @@ def test_manifest_names_each_source_and_when_it_was_recorded(snapshot):
     assert manifest["version"] == "snapshot-" + max(dated).replace("-", "")
     assert entries["aws"]["collected_at"] == "2026-01-21"
     assert entries["lambdalabs"]["collected_at"] is None  # the catalog commit's date is unknown
+    assert entries["nebius"]["collected_at"] is None
 
 
 def test_no_illustrative_or_test_fixture_price_ships(snapshot):
-    for name in ["verda", "runpod", "cloudrift", "nebius"]:  # only test fixtures or built data
+    for name in ["verda", "runpod", "cloudrift"]:  # only test fixtures or built data
         assert name not in snapshot.csvs
     gcp = list(offers(snapshot, "gcp"))
     assert gcp and not [i for i in gcp if i.gpu_name == "K80"]
@@ -76,6 +77,15 @@ def test_no_illustrative_or_test_fixture_price_ships(snapshot):
     lambdalabs = list(offers(snapshot, "lambdalabs"))
     assert {(i.instance_name, i.location): i.price for i in lambdalabs} == listed
     assert not [i for i in lambdalabs if i.price == 4.29]
+    # Nebius is SkyPilot's catalog too: on-demand and preemptible prices as listed.
+    listed = {}
+    for row in csv.DictReader(skypilot_nebius.CATALOG.open()):
+        name = row["InstanceType"].replace("_", " ", 1)
+        listed[(name, row["Region"], False)] = float(row["Price"])
+        if row["SpotPrice"]:
+            listed[(name, row["Region"], True)] = float(row["SpotPrice"])
+    nebius = {(i.instance_name, i.location, i.spot): i.price for i in offers(snapshot, "nebius")}
+    assert nebius == listed
 
 
 def test_aws_is_built_from_every_real_region_price(snapshot):
