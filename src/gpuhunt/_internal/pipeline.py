@@ -17,9 +17,13 @@ Decisions (docs/pipeline.md says the same for humans):
   offer, no row is malformed, and (with `--integrity`) `integrity_tests/test_<provider>.py`
   passes on it. A provider without an integrity test file fails the gate: unverified data is not
   published.
+- Then the plausibility gate (`gate.py`, thresholds in the registry) compares it with the
+  previous CSV: a large drop in offers, a vanished region or GPU model, or a median price per
+  instance type moved beyond a ratio keeps the previous CSV, unless `accept` names the provider
+  (`--accept PROVIDER`, `--accept-all`; the manifest then keeps `accepted_despite`).
 - Otherwise the provider's CSV from `--previous` is carried over unchanged into the new version:
-  status `carried_over`, `from_version` and `collected_at` of the version that collected it
-  (both survive repeated carry-overs). Every provider of the new version gets a per-provider
+  status `carried_over`, `reason` (why the fresh CSV was not used), `from_version` and
+  `collected_at` of the version that collected it (both survive repeated carry-overs). Every provider of the new version gets a per-provider
   object under the new version, so a pinned version is complete in both layouts.
 - A provider with neither a good fresh CSV nor a previous one is left out. If `--previous` was
   given but could not be read and some provider needs carrying over, the build fails: a partial
