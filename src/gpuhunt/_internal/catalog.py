@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import registry
+from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.cache import DiskCache
@@ -75,6 +75,12 @@ class CatalogStatus:
     online_errors: dict[str, str] = field(default_factory=dict)
     downloads: int = 0
     data_age_days: int | None = None  # age of the oldest collection, when the manifest says
+    # Served from the disk cache or the bundled snapshot because loading failed (`last_error`
+    # says why); False when the network answered, even if the archive came from the disk cache
+    # because the latest version was already there.
+    fallback: bool = False
+    # Per provider in the manifest: when its data was recorded (None: not known).
+    recorded_at: dict[str, dt.datetime | None] = field(default_factory=dict)
 
 
 class Catalog:
@@ -239,7 +245,7 @@ class Catalog:
             "Could not load the catalog (%s); using the snapshot bundled with gpuhunt%s. "
             "Prices and availability may be out of date.",
             error,
-            f", recorded {age} days ago" if age is not None else "",
+            f", its oldest data recorded {age} days ago" if age is not None else "",
         )
         return snapshot
 
@@ -336,6 +342,11 @@ class Catalog:
             online_errors=dict(self._online_errors),
             downloads=self._downloads,
             data_age_days=sources.snapshot_age_days(loaded.manifest) if loaded else None,
+            fallback=loaded.degraded if loaded else False,
+            recorded_at={
+                p: freshness.recorded_at(entry)
+                for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
+            },
         )
 
     # ----------------------------------------------------------------- querying

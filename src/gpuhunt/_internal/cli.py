@@ -10,14 +10,15 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import datetime as dt
 import difflib
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any
 
-from gpuhunt._internal import registry
+from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, canonical_gpu_name
 from gpuhunt._internal.errors import GPUHuntError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
@@ -220,20 +221,57 @@ def _query(args: argparse.Namespace) -> int:
             w.writerow([_csv_safe(v) for v in _as_dict(i).values()])
     else:
         _print_table(shown)
-        print(f"\n{len(shown)} of {total} offers. {_describe_source(status)}")
+        offline = {i.provider for i in shown} & set(registry.OFFLINE_PROVIDERS)
+        print(f"\n{len(shown)} of {total} offers. {_describe_source(status, offline)}")
     for name, err in status.online_errors.items():
         print(f"gpuhunt: warning: {name} left out: {err}", file=sys.stderr)
     return 0
 
 
-def _describe_source(status: Any) -> str:
-    where = {
-        "network": f"Catalog {status.version} downloaded from {status.url}",
-        "disk-cache": f"Catalog {status.version} from the disk cache (network unavailable)",
-        "bundled": f"Catalog snapshot {status.version} bundled with gpuhunt (network unavailable; may be out of date)",
-        "directory": f"Catalog from {status.url}",
+def _describe_source(status: Any, providers: Container[str] | None = None) -> str:
+    """Where the catalog came from and why, then how old each provider's data is (of
+    `providers`, default all): the footer of `gpuhunt query`."""
+    text = _origin(status) + "."
+    ages = _data_ages(status, providers)
+    if ages:
+        text += " Data age: " + ", ".join(f"{p} {age}" for p, age in ages.items()) + "."
+    return text
+
+
+def _origin(status: Any) -> str:
+    v, url = status.version, status.url
+    error = " ".join(str(status.last_error or "").split())
+    why = f" ({error[:157] + '...' if len(error) > 160 else error})" if error else ""
+    if status.source == "network":
+        return f"Catalog {v} downloaded from {url}"
+    if status.source == "disk-cache" and not status.fallback:
+        return f"Catalog {v} from the disk cache: {url} lists it as the latest version"
+    # After a failure the status's url is the fallback's; the error names what failed.
+    if status.source == "disk-cache":
+        return f"Catalog {v} from the disk cache, because the catalog could not be loaded{why}"
+    if status.source == "bundled":
+        return (
+            f"The snapshot bundled with gpuhunt ({v}), because the catalog could not be "
+            f"loaded{why} and no copy was cached"
+        )
+    if status.source == "directory":
+        return f"Catalog from {url} (version {v})"
+    return "No catalog loaded"
+
+
+def _data_ages(status: Any, providers: Container[str] | None = None) -> dict[str, str]:
+    """provider -> age of its data (`3h`, `314d`, `unknown`), from the manifest's recording
+    dates; empty when the manifest has none (a bucket without manifests)."""
+    if not any(status.recorded_at.values()):
+        return {}
+    recorded = {
+        p: when for p, when in status.recorded_at.items() if providers is None or p in providers
     }
-    return where.get(status.source or "", "No catalog loaded") + "."
+    now = dt.datetime.now(dt.timezone.utc)
+    return {
+        p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
+        for p, when in sorted(recorded.items())
+    }
 
 
 def _as_dict(i: CatalogItem) -> dict[str, Any]:
@@ -306,16 +344,33 @@ def _status(args: argparse.Namespace) -> int:
     info = {
         "version": s.version,
         "source": s.source,
+        "why": _origin(s),
         "url": s.url,
         "loaded_at": s.loaded_at.isoformat() if s.loaded_at else None,
         "data_age_days": s.data_age_days,
+        "data_age": _data_ages(s) or None,
+        "recorded_at": {p: w.isoformat() if w else None for p, w in s.recorded_at.items()} or None,
         "offers": s.offers,
         "skipped_rows": s.skipped_rows,
         "last_error": s.last_error,
     }
     if args.json:
         print(json.dumps(info, indent=2))
-    else:
-        for k, v in info.items():
+        return 0
+    per_provider = ("offers", "skipped_rows", "data_age", "recorded_at")
+    for k, v in info.items():
+        if k not in per_provider:
             print(f"{k:13} {v}")
+    ages = _data_ages(s)
+    names = sorted(set(s.offers) | set(s.recorded_at))
+    if names:
+        print(f"\n{'PROVIDER':13} {'OFFERS':>7}  {'AGE':>7}  RECORDED")
+    for p in names:
+        when = s.recorded_at.get(p)
+        skipped = s.skipped_rows.get(p)
+        note = f"  ({skipped} malformed rows skipped)" if skipped else ""
+        print(
+            f"{p:13} {s.offers.get(p, 0):>7}  {ages.get(p, 'unknown'):>7}  "
+            f"{when.isoformat() if when else 'unknown'}{note}"
+        )
     return 0

@@ -21,11 +21,30 @@ class ProviderSpec:
     online: bool
     extra: str | None = None  # pip extra holding the provider's SDK, if it needs one
     env: tuple[str, ...] = field(default=())  # credentials it reads, for docs and `--help`
+    # Offline providers only (docs/pipeline.md): how often the hourly workflow collects it, and
+    # when `catalog build` finds a fresh CSV implausible next to the previous one (`gate.py`).
+    # The defaults suit a hyperscaler's price list, which changes by the month and never loses a
+    # region or a GPU model overnight; a marketplace's availability changes by the hour.
+    cadence_hours: int = 24
+    max_offer_drop: float = 0.5  # share of the previous offers that may disappear
+    max_price_ratio: float = 2.0  # how far an instance type's median price may move, either way
+    regions_may_vanish: bool = False
+    gpus_may_vanish: bool = False
 
     @property
     def module(self) -> str:
         return f"gpuhunt.providers.{self.name}"
 
+
+# A marketplace lists what is for rent right now: offers, regions and GPU models come and go by the
+# hour and spot prices float, so it is collected hourly and only a collapse stops its CSV.
+MARKETPLACE: dict[str, Any] = dict(
+    cadence_hours=1,
+    max_offer_drop=0.8,
+    max_price_ratio=3.0,
+    regions_may_vanish=True,
+    gpus_may_vanish=True,
+)
 
 PROVIDERS: tuple[ProviderSpec, ...] = (
     # Offline: collected nightly into the published catalog.
@@ -47,8 +66,24 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
             "OCI_CLI_REGION",
         ),
     ),
-    ProviderSpec("lambdalabs", "LambdaLabsProvider", False, None, ("LAMBDALABS_TOKEN",)),
-    ProviderSpec("verda", "VerdaProvider", False, None, ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET")),
+    # GPU clouds: a price list, but the regions offered follow live capacity.
+    ProviderSpec(
+        "lambdalabs",
+        "LambdaLabsProvider",
+        False,
+        None,
+        ("LAMBDALABS_TOKEN",),
+        cadence_hours=6,
+        regions_may_vanish=True,  # regions with capacity are added to those with images
+    ),
+    ProviderSpec(
+        "verda",
+        "VerdaProvider",
+        False,
+        None,
+        ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"),
+        cadence_hours=6,
+    ),
     ProviderSpec(
         "nebius",
         "NebiusProvider",
@@ -61,8 +96,8 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
             "NEBIUS_PRIVATE_KEY_FILE",
         ),
     ),
-    ProviderSpec("runpod", "RunpodProvider", False, None, ()),
-    ProviderSpec("cloudrift", "CloudRiftProvider", False, None, ()),
+    ProviderSpec("runpod", "RunpodProvider", False, None, (), **MARKETPLACE),
+    ProviderSpec("cloudrift", "CloudRiftProvider", False, None, (), **MARKETPLACE),
     # Online: queried live at query time.
     ProviderSpec("vastai", "VastAIProvider", True, None, ()),
     ProviderSpec("vultr", "VultrProvider", True, None, ()),

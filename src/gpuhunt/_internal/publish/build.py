@@ -17,9 +17,13 @@ Decisions (docs/pipeline.md says the same for humans):
   offer, no row is malformed, and (with `--integrity`) `integrity_tests/test_<provider>.py`
   passes on it. A provider without an integrity test file fails the gate: unverified data is not
   published.
+- Then the plausibility gate (`publish/gate.py`, thresholds in the registry) compares it with the
+  previous CSV: a large drop in offers, a vanished region or GPU model, or a median price per
+  instance type moved beyond a ratio keeps the previous CSV, unless `accept` names the provider
+  (`--accept PROVIDER`, `--accept-all`; the manifest then keeps `accepted_despite`).
 - Otherwise the provider's CSV from `--previous` is carried over unchanged into the new version:
-  status `carried_over`, `from_version` and `collected_at` of the version that collected it
-  (both survive repeated carry-overs). Every provider of the new version gets a per-provider
+  status `carried_over`, `reason` (why the fresh CSV was not used), `from_version` and
+  `collected_at` of the version that collected it (both survive repeated carry-overs). Every provider of the new version gets a per-provider
   object under the new version, so a pinned version is complete in both layouts.
 - A provider with neither a good fresh CSV nor a previous one is left out. If `--previous` was
   given but could not be read and some provider needs carrying over, the build fails: a partial
@@ -41,7 +45,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +56,7 @@ from gpuhunt._internal.formats.csv import ReadStats, iter_rows
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.sources import RawCatalog
+from gpuhunt._internal.publish import gate
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
@@ -135,11 +140,17 @@ def build_catalog(
     integrity: Callable[[str, bytes], str | None] | None = None,
     previous_error: str | None = None,
     built_at: str | None = None,
+    accept: Container[str] = (),
+    not_collected: dict[str, str] | None = None,
 ) -> Build:
     """Decide each provider's CSV (fresh or carried over) and lay out both published formats.
 
     `integrity(provider, csv)` returns why the CSV fails its integrity tests, or None.
     `previous_error` says why `--previous` could not be read, if it was given and failed.
+    `accept`: providers whose fresh CSV is published although the plausibility gate (`gate.py`)
+    finds it implausible next to the previous one (`gate.EVERY_PROVIDER` for all).
+    `not_collected`: why a provider without a fresh CSV was not collected (e.g. not due), for
+    the manifest; by default "no CSV was collected".
     """
     check_version(version)
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
@@ -153,12 +164,17 @@ def build_catalog(
     entries: dict[str, dict[str, Any]] = {}
     outcomes: list[Outcome] = []
     for p in providers:
-        reason: str | None = "no CSV was collected"
+        reason: str | None = (not_collected or {}).get(p, "no CSV was collected")
         got = collected.get(p)
         if got is not None:
             rows, reason = check_csv(got.data, p)
             if reason is None and integrity is not None:
                 reason = integrity(p, got.data)
+            implausible = None
+            if reason is None and previous is not None:
+                implausible = gate.review(p, previous.csvs.get(p), got.data)
+                if implausible is not None and p not in accept:
+                    reason, implausible = implausible, None
             if reason is None:
                 csvs[p] = got.data
                 entries[p] = {
@@ -168,7 +184,11 @@ def build_catalog(
                     "status": FRESH,
                     "from_version": version,
                 }
-                outcomes.append(Outcome(p, FRESH, rows))
+                if implausible is not None:
+                    # Kept in the manifest, so the override is on record with what it overrode.
+                    entries[p]["accepted_despite"] = implausible
+                    logger.warning("%s: %s; accepted by the maintainer", p, implausible)
+                outcomes.append(Outcome(p, FRESH, rows, implausible))
                 continue
         carried = _carry_over(p, previous, previous_error, reason)
         if carried is None:
@@ -244,6 +264,7 @@ def _carry_over(
         "collected_at": given.get("collected_at"),
         "status": CARRIED_OVER,
         "from_version": str(from_version),
+        "reason": reason,  # why this version's fresh CSV was not used
     }
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import logging
 from pathlib import Path
 from typing import Any
 
+from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.errors import PipelineError
-from gpuhunt._internal.publish.build import FRESH, build_catalog, check_version
+from gpuhunt._internal.load.sources import RawCatalog
+from gpuhunt._internal.publish import gate
+from gpuhunt._internal.publish.build import FRESH, Collected, build_catalog, check_version
 from gpuhunt._internal.publish.files import load_previous, read_input, write_build
 from gpuhunt._internal.publish.integrity import run_integrity_tests
 from gpuhunt._internal.publish.s3 import ENDPOINT_ENV, publish
@@ -39,6 +43,19 @@ def register(cat_sub: Any) -> None:
         "--integrity-dir",
         default="integrity_tests",
         help="folder of the integrity tests (default: ./integrity_tests)",
+    )
+    b.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="PROVIDER",
+        help="publish PROVIDER's fresh CSV even if it is implausible next to the previous one "
+        "(a large drop in offers, a vanished region or GPU model, a price jump); repeatable",
+    )
+    b.add_argument(
+        "--accept-all",
+        action="store_true",
+        help="--accept every provider",
     )
     b.set_defaults(run=_cmd_build)
 
@@ -90,20 +107,41 @@ def _cmd_build(args: argparse.Namespace) -> int:
         def integrity(provider: str, data: bytes) -> str | None:
             return run_integrity_tests(provider, data, tests_dir)
 
+    for name in args.accept:
+        if registry.spec(name).online:
+            raise PipelineError(f"--accept {name}: not an offline provider")
+    not_due = _not_due(previous, collected) if previous is not None else {}
     build = build_catalog(
         args.version,
         collected,
         previous,
         integrity=integrity,
         previous_error=previous_error,
+        accept=gate.EVERY_PROVIDER if args.accept_all else {n.lower() for n in args.accept},
+        not_collected=not_due,
     )
     write_build(build, args.output)
     for o in build.outcomes:
-        note = f"  ({o.reason})" if o.reason else ""
+        note = f"  ({'accepted: ' if o.status == FRESH else ''}{o.reason})" if o.reason else ""
         print(f"{o.provider:12} {o.status:13} {o.rows:7} offers{note}")
     fresh = sum(o.status == FRESH for o in build.outcomes)
     print(f"built {build.version} in {args.output}: {fresh} fresh of {len(build.outcomes)}")
     return 0
+
+
+def _not_due(previous: RawCatalog, collected: dict[str, Collected]) -> dict[str, str]:
+    """For each provider without a CSV whose cadence says it was not due (`freshness.due`; the
+    scheduled workflow collects only due providers), the manifest's reason. Manual runs collect
+    every provider, so the reason states both facts rather than one as the cause of the other."""
+    now = dt.datetime.now(dt.timezone.utc)
+    due = set(freshness.due(previous.manifest, now))
+    ages = freshness.ages(previous.manifest, now)
+    return {
+        p: f"no CSV was collected; not due by its cadence (data {freshness.describe(ages.get(p))} "
+        f"old, collected every {registry.spec(p).cadence_hours}h)"
+        for p in registry.OFFLINE_PROVIDERS
+        if p not in collected and p not in due
+    }
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Builds the recorded GCP answers that `tests/providers/replay_gcp.py` serves (run once; the output
+"""Builds the recorded GCP answers that `scripts/replay/replay_gcp.py` serves (run once; the output
 is committed). `python tests/providers/data/gcp/make_replay_data.py` rewrites the `replay_*.json`.
 
 Where every value comes from (see also the header of `tests/providers/test_gcp.py`):
@@ -1298,6 +1298,19 @@ def compute_skus() -> list[dict[str, Any]]:
     return real[:3] + built + real[3:]
 
 
+def sku_sources() -> dict[str, str]:
+    """skuId -> where its price comes from (the tags above; REAL for recorded SKUs), so that
+    the bundled snapshot (`scripts/make_snapshot.py`) can leave out every illustrative price."""
+    real = json.loads((HERE / "billing_skus_page_2019.json").read_text())["skus"]
+    real += json.loads((HERE / "billing_skus_2020_items.json").read_text())
+    out = {s["skuId"]: "REAL" for s in real}
+    for n, entry in enumerate(SKUS, start=1):
+        out[f"B000-0000-{n:04d}"] = entry[-1]
+    for sku_id, *_, source in TPU_SKUS:
+        out[sku_id] = source
+    return out
+
+
 def tpu_skus() -> list[dict[str, Any]]:
     return [
         sku(TPU_SERVICE, sku_id, desc, "Compute", "TPU", usage, regions, price, HOUR, "Cloud TPU")
@@ -1372,6 +1385,7 @@ def main() -> None:
     )
     write("replay_compute_skus_page2.json", {"skus": skus[half:], "nextPageToken": ""})
     write("replay_tpu_skus.json", {"skus": tpu_skus(), "nextPageToken": ""})
+    write("replay_sku_sources.json", sku_sources())
     write("replay_tpu_locations.json", tpu_locations())
     for zone in TPU_TYPES:
         write(f"replay_tpu_accelerator_types_{zone}.json", tpu_accelerator_types(zone))

@@ -19,19 +19,19 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import responses
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.oci import PRODUCTS_URL, SHAPES_URL, OCIProvider
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "oci"
+DATA = RECORDINGS / "oci"
 REGION = "us-ashburn-1"
 REGIONS_URL = f"https://identity.{REGION}.oci.oraclecloud.com/20160918/regions"
 SDK_ADAPTER = "oci._vendor.requests.adapters.HTTPAdapter.send"

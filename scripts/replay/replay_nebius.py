@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
+
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers import nebius
 from gpuhunt.providers.nebius import NebiusCredentials, NebiusProvider
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "nebius"
+DATA = RECORDINGS / "nebius"
 DUMMY_TOKEN = "replay-access-token"
 
 

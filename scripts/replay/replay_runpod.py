@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import responses
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.runpod import API_URL, RunpodProvider
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "runpod"
+DATA = RECORDINGS / "runpod"
 
 
 def load(name: str) -> Any:

@@ -25,14 +25,18 @@ import boto3
 import responses
 from botocore.awsrequest import AWSResponse
 from moto.server import ThreadedMotoServer
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.aws import EC2_PRICING_URL, AWSProvider, ec2_client_config
 
 RECORDED_AT = "2026-01-21"
-DATA = Path(__file__).parent / "data" / "aws"
+DATA = RECORDINGS / "aws"
 PRICE_LIST = DATA / "price_list_sample.csv.gz"
 EXPECTED = DATA / "price_list_sample.csv.expected.jsonl"
+# Every (instance type, region) on-demand price of the 2026-01-21 catalog, nothing else; see
+# data/aws/README.md.
+FULL_PRICE_LIST = DATA / "price_list_full_2026-01-21.csv.gz"
 DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"
 DUMMY_SECRET = "replay-secret-not-a-real-key"  # noqa: S105
 
@@ -41,12 +45,14 @@ def price_list_text() -> str:
     return gzip.decompress(PRICE_LIST.read_bytes()).decode("utf-8")
 
 
-def register_price_list(rsps: responses.RequestsMock, url: str = EC2_PRICING_URL) -> None:
+def register_price_list(
+    rsps: responses.RequestsMock, url: str = EC2_PRICING_URL, path: Path = PRICE_LIST
+) -> None:
     """Serve the sample price list the way the pricing endpoint may: gzip content-encoded."""
     rsps.add(
         responses.GET,
         url,
-        body=PRICE_LIST.read_bytes(),
+        body=path.read_bytes(),
         headers={"Content-Encoding": "gzip"},
         content_type="text/csv",
     )
@@ -94,9 +100,11 @@ def client_factory(endpoint_url: str, *, empty_spot: bool = True) -> Any:
     return make
 
 
-def collect() -> list[CatalogItem]:
+def collect(price_list: Path = PRICE_LIST) -> list[CatalogItem]:
+    """The offers of `price_list` (default: the test sample; `FULL_PRICE_LIST` has every real
+    region price at hand)."""
     # botocore does not go through `requests`, so `responses` leaves the moto calls alone.
     with moto_endpoint() as endpoint, responses.RequestsMock() as rsps:
-        register_price_list(rsps)
+        register_price_list(rsps, path=price_list)
         provider = AWSProvider(client_factory=client_factory(endpoint))
         return AWSProvider.filter(provider.get())

@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import responses
 from azure.core.credentials import AccessToken
 from responses import matchers
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.azure import PRICES_API_VERSION, PRICES_URL, AzureProvider, prices_filter
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "azure"
+DATA = RECORDINGS / "azure"
 SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 ACCESS_TOKEN = "replay-azure-token"
 SKUS_URL = (

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import responses
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.lambdalabs import (
@@ -26,7 +26,7 @@ from gpuhunt.providers.lambdalabs import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "lambdalabs"
+DATA = RECORDINGS / "lambdalabs"
 REPLAY_TOKEN = "replay-lambda-token"
 
 

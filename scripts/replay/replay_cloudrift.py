@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import responses
 from responses import matchers
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.cloudrift import (
@@ -31,7 +31,7 @@ from gpuhunt.providers.cloudrift import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "cloudrift"
+DATA = RECORDINGS / "cloudrift"
 
 
 def load(name: str = "instance_types_list.json") -> Any:

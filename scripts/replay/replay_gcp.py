@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from unittest import mock
 from urllib.parse import parse_qs, urlsplit
 
 import responses
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.gcp import (
@@ -36,7 +37,7 @@ from gpuhunt.providers.gcp import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "gcp"
+DATA = RECORDINGS / "gcp"
 PROJECT = "gpuhunt-replay"
 ACCESS_TOKEN = "replay-access-token"
 ADC_FILE = DATA / "adc_authorized_user.json"
@@ -66,25 +67,43 @@ def page(token: str | None) -> Any:
     return match
 
 
-def register(rsps: responses.RequestsMock, *, token: bool = True) -> None:
+def register(
+    rsps: responses.RequestsMock,
+    *,
+    token: bool = True,
+    keep_sku: Callable[[dict[str, Any]], bool] | None = None,
+) -> None:
     """Add every recorded answer to an active `responses` mock (`token=False`: not the OAuth
-    token endpoint, for credentials that need no refresh)."""
+    token endpoint, for credentials that need no refresh; `keep_sku`: which billing SKUs the
+    answers hold, default all)."""
     if token:
         rsps.add(
             responses.POST,
             TOKEN_URL,
             json={"access_token": ACCESS_TOKEN, "expires_in": 3599, "token_type": "Bearer"},
         )
-    pages = [load("replay_machine_types_page1.json"), load("replay_machine_types_page2.json")]
-    rsps.add(responses.GET, MACHINE_TYPES_URL, json=pages[0], match=[page(None)])
+    machines = [load("replay_machine_types_page1.json"), load("replay_machine_types_page2.json")]
+    rsps.add(responses.GET, MACHINE_TYPES_URL, json=machines[0], match=[page(None)])
     rsps.add(
-        responses.GET, MACHINE_TYPES_URL, json=pages[1], match=[page(pages[0]["nextPageToken"])]
+        responses.GET,
+        MACHINE_TYPES_URL,
+        json=machines[1],
+        match=[page(machines[0]["nextPageToken"])],
     )
     rsps.add(responses.GET, ACCELERATOR_TYPES_URL, json=load("replay_accelerator_types.json"))
-    skus = [load("replay_compute_skus_page1.json"), load("replay_compute_skus_page2.json")]
-    rsps.add(responses.GET, COMPUTE_SKUS_URL, json=skus[0], match=[page(None)])
-    rsps.add(responses.GET, COMPUTE_SKUS_URL, json=skus[1], match=[page(skus[0]["nextPageToken"])])
-    rsps.add(responses.GET, TPU_SKUS_URL, json=load("replay_tpu_skus.json"))
+
+    def skus(name: str) -> Any:
+        answer = load(name)
+        if keep_sku is not None:
+            answer["skus"] = [s for s in answer["skus"] if keep_sku(s)]
+        return answer
+
+    pages = [skus("replay_compute_skus_page1.json"), skus("replay_compute_skus_page2.json")]
+    rsps.add(responses.GET, COMPUTE_SKUS_URL, json=pages[0], match=[page(None)])
+    rsps.add(
+        responses.GET, COMPUTE_SKUS_URL, json=pages[1], match=[page(pages[0]["nextPageToken"])]
+    )
+    rsps.add(responses.GET, TPU_SKUS_URL, json=skus("replay_tpu_skus.json"))
     rsps.add(responses.GET, TPU_LOCATIONS_URL, json=load("replay_tpu_locations.json"))
     for zone in TPU_ZONES:
         rsps.add(
@@ -99,10 +118,17 @@ def replay_env() -> dict[str, str]:
     return {PROJECT_ENV: PROJECT, ADC_ENV: str(ADC_FILE), "GOOGLE_CLOUD_PROJECT": PROJECT}
 
 
-def collect() -> list[CatalogItem]:
+def sku_sources() -> dict[str, str]:
+    """skuId -> where its price comes from (REAL, PY, SP, SKY, PUB, or ILL for illustrative;
+    see data/gcp/make_replay_data.py)."""
+    sources: dict[str, str] = load("replay_sku_sources.json")
+    return sources
+
+
+def collect(keep_sku: Callable[[dict[str, Any]], bool] | None = None) -> list[CatalogItem]:
     with (
         responses.RequestsMock() as rsps,
         mock.patch.dict(os.environ, replay_env()),
     ):
-        register(rsps)
+        register(rsps, keep_sku=keep_sku)
         return GCPProvider.filter(GCPProvider.from_env().get())

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import responses
 from responses import matchers
+from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.verda import (
@@ -29,7 +29,7 @@ from gpuhunt.providers.verda import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "verda"
+DATA = RECORDINGS / "verda"
 REPLAY_CLIENT_ID = "replay-client-id"
 REPLAY_CLIENT_SECRET = "replay-client-secret"
 REPLAY_ACCESS_TOKEN = "replay-access-token"
