@@ -5,7 +5,7 @@
     python scripts/make_snapshot.py --from URL_OR_DIR   # from a published catalog version
 
 The default runs every offline provider's real collector over its recorded API responses
-(`tests/providers/replay_<provider>.py`), so the snapshot is exactly what the project's own code
+(`scripts/replay/replay_<provider>.py`), so the snapshot is exactly what the project's own code
 makes of real data - never edited by hand. Each provider's `collected_at` in the manifest is the
 date its recording was made, which is what the "snapshot is N days old" warning reports.
 """
@@ -36,7 +36,7 @@ def from_recordings() -> tuple[dict[str, bytes], dict[str, dict]]:
     entries: dict[str, dict] = {}
     for name in registry.OFFLINE_PROVIDERS:
         try:
-            replay = importlib.import_module(f"tests.providers.replay_{name}")
+            replay = importlib.import_module(f"scripts.replay.replay_{name}")
         except ImportError as e:
             print(f"skip {name}: no replay module ({e})", file=sys.stderr)
             continue

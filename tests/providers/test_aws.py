@@ -30,6 +30,7 @@ import pytest
 import responses
 from botocore.config import Config
 from botocore.stub import ANY, Stubber
+from scripts.replay import replay_aws
 from urllib3.exceptions import ProtocolError
 
 from gpuhunt._internal import registry
@@ -48,7 +49,6 @@ from gpuhunt.providers.aws import (
     parse_price_list,
     parse_spot_price_history,
 )
-from tests.providers import replay_aws
 
 DATA = Path(__file__).parent / "data" / "aws"
 # Excluded from the generated file's accepted rows, for reasons independent of the parser:

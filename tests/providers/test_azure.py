@@ -20,6 +20,15 @@ import pytest
 import requests
 import responses
 from responses import matchers
+from scripts.replay import replay_azure
+from scripts.replay.replay_azure import (
+    ACCESS_TOKEN,
+    SKUS_API_VERSION,
+    SKUS_URL,
+    SUBSCRIPTION_ID,
+    first_page_match,
+    load,
+)
 
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.load import transport
@@ -35,15 +44,6 @@ from gpuhunt.providers.azure import (
     parse_prices,
     parse_vm_sizes,
     prices_filter,
-)
-from tests.providers import replay_azure
-from tests.providers.replay_azure import (
-    ACCESS_TOKEN,
-    SKUS_API_VERSION,
-    SKUS_URL,
-    SUBSCRIPTION_ID,
-    first_page_match,
-    load,
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import responses
+from scripts.replay import replay_cloudrift as replay
 
 from gpuhunt._internal.accelerators import accelerators_named
 from gpuhunt._internal.errors import ProviderError
@@ -22,7 +23,6 @@ from gpuhunt.providers.cloudrift import (
     list_url,
     parse_instance_types,
 )
-from tests.providers import replay_cloudrift as replay
 
 GIB = 1024**3
 

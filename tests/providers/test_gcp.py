@@ -31,14 +31,8 @@ import pytest
 import responses
 from google.cloud import compute_v1
 from google.oauth2.credentials import Credentials
-
-from gpuhunt._internal.errors import MissingCredsError, ProviderError
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
-from gpuhunt.providers import gcp
-from gpuhunt.providers.gcp import Capacity, GCPProvider, MachineType, ParseReport, PriceBook
-
-from . import replay_gcp
-from .replay_gcp import (
+from scripts.replay import replay_gcp
+from scripts.replay.replay_gcp import (
     ACCELERATOR_TYPES_URL,
     ACCESS_TOKEN,
     COMPUTE_SKUS_URL,
@@ -49,6 +43,11 @@ from .replay_gcp import (
     TPU_SKUS_URL,
     TPU_ZONES,
 )
+
+from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
+from gpuhunt.providers import gcp
+from gpuhunt.providers.gcp import Capacity, GCPProvider, MachineType, ParseReport, PriceBook
 
 DATA = Path(__file__).parent / "data" / "gcp"
 UNIT_TOKEN = "unit-test-access-token"

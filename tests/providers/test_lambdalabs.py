@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import responses
+from scripts.replay import replay_lambdalabs as replay
 
 from gpuhunt._internal.accelerators import accelerators_named
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
@@ -20,7 +21,6 @@ from gpuhunt.providers.lambdalabs import (
     parse_image_regions,
     parse_instance_types,
 )
-from tests.providers import replay_lambdalabs as replay
 
 ALL_REGIONS = {
     "asia-northeast-1",

@@ -11,6 +11,8 @@ import types
 from typing import Any
 
 import pytest
+from scripts.replay import replay_nebius
+from scripts.replay.replay_nebius import FakeNebiusClient
 
 from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
@@ -24,8 +26,6 @@ from gpuhunt.providers.nebius import (
     fetch_snapshot,
     parse_snapshot,
 )
-from tests.providers import replay_nebius
-from tests.providers.replay_nebius import FakeNebiusClient
 
 TOKEN = "v1.secret-token-value"
 ALL_ENV = (

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 import responses
 from oci._vendor import requests as vendored_requests
+from scripts.replay import replay_oci
+from scripts.replay.replay_oci import REGIONS_URL, TENANCY, USER, load, mocks, new_api_key
 
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
@@ -29,8 +31,6 @@ from gpuhunt.providers.oci import (
     parse_offers,
     usd_per_hour,
 )
-from tests.providers import replay_oci
-from tests.providers.replay_oci import REGIONS_URL, TENANCY, USER, load, mocks, new_api_key
 
 REGIONS = [
     "ap-tokyo-1",

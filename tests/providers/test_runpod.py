@@ -9,6 +9,7 @@ import math
 
 import pytest
 import responses
+from scripts.replay import replay_runpod
 
 from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.errors import ProviderError
@@ -25,7 +26,6 @@ from gpuhunt.providers.runpod import (
     parse_pod_offers,
     run_batched,
 )
-from tests.providers import replay_runpod
 
 
 def find(offers: list[CatalogItem], name: str, location: str, count: int, spot: bool = False):

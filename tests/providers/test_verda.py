@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import responses
+from scripts.replay import replay_verda as replay
 
 from gpuhunt._internal.accelerators import accelerators_named
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
@@ -20,7 +21,6 @@ from gpuhunt.providers.verda import (
     VerdaProvider,
     parse_offers,
 )
-from tests.providers import replay_verda as replay
 
 LOCATIONS = {"FIN-01", "FIN-02", "ICE-01"}
 TYPES = {"1H100.80S.30V", "2A6000.20V", "CPU.120V.480G", "1V100.6V"}

@@ -1,5 +1,5 @@
 """The nightly catalog pipeline with real parts: the providers' collectors over their recorded
-answers (`tests/providers/replay_<name>.py`, whichever exist), `gpuhunt catalog build`,
+answers (`scripts/replay/replay_<name>.py`, whichever exist), `gpuhunt catalog build`,
 `gpuhunt catalog publish` with boto3 against a moto S3 server on 127.0.0.1, and the loader (and
 gpuhunt 0.1.30) reading the bucket back over HTTP."""
 
@@ -51,7 +51,7 @@ def replayed() -> dict[str, list[CatalogItem]]:
     """Each offline provider's offers as its real collector makes them from the recordings."""
     out = {}
     for name in registry.OFFLINE_PROVIDERS:
-        module = f"tests.providers.replay_{name}"
+        module = f"scripts.replay.replay_{name}"
         try:
             replay = importlib.import_module(module)
         except ModuleNotFoundError as e:

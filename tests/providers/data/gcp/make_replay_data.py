@@ -1,4 +1,4 @@
-"""Builds the recorded GCP answers that `tests/providers/replay_gcp.py` serves (run once; the output
+"""Builds the recorded GCP answers that `scripts/replay/replay_gcp.py` serves (run once; the output
 is committed). `python tests/providers/data/gcp/make_replay_data.py` rewrites the `replay_*.json`.
 
 Where every value comes from (see also the header of `tests/providers/test_gcp.py`):

@@ -18,7 +18,7 @@ from gpuhunt.providers import nebius
 from gpuhunt.providers.nebius import NebiusCredentials, NebiusProvider
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "nebius"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "nebius"
 DUMMY_TOKEN = "replay-access-token"
 
 

@@ -29,7 +29,7 @@ from gpuhunt.providers.verda import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "verda"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "verda"
 REPLAY_CLIENT_ID = "replay-client-id"
 REPLAY_CLIENT_SECRET = "replay-client-secret"
 REPLAY_ACCESS_TOKEN = "replay-access-token"

@@ -27,7 +27,7 @@ from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.azure import PRICES_API_VERSION, PRICES_URL, AzureProvider, prices_filter
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "azure"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "azure"
 SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 ACCESS_TOKEN = "replay-azure-token"
 SKUS_URL = (

@@ -30,7 +30,7 @@ from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.aws import EC2_CLIENT_CONFIG, EC2_PRICING_URL, AWSProvider
 
 RECORDED_AT = "2026-01-21"
-DATA = Path(__file__).parent / "data" / "aws"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "aws"
 PRICE_LIST = DATA / "price_list_sample.csv.gz"
 EXPECTED = DATA / "price_list_sample.csv.expected.jsonl"
 DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"

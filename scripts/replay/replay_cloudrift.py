@@ -31,7 +31,7 @@ from gpuhunt.providers.cloudrift import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "cloudrift"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "cloudrift"
 
 
 def load(name: str = "instance_types_list.json") -> Any:

@@ -36,7 +36,7 @@ from gpuhunt.providers.gcp import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "gcp"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "gcp"
 PROJECT = "gpuhunt-replay"
 ACCESS_TOKEN = "replay-access-token"
 ADC_FILE = DATA / "adc_authorized_user.json"

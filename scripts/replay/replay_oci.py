@@ -31,7 +31,7 @@ from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.oci import PRODUCTS_URL, SHAPES_URL, OCIProvider
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "oci"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "oci"
 REGION = "us-ashburn-1"
 REGIONS_URL = f"https://identity.{REGION}.oci.oraclecloud.com/20160918/regions"
 SDK_ADAPTER = "oci._vendor.requests.adapters.HTTPAdapter.send"

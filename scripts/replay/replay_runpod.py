@@ -18,7 +18,7 @@ from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.runpod import API_URL, RunpodProvider
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "runpod"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "runpod"
 
 
 def load(name: str) -> Any:

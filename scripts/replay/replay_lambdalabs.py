@@ -26,7 +26,7 @@ from gpuhunt.providers.lambdalabs import (
 )
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).parent / "data" / "lambdalabs"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "lambdalabs"
 REPLAY_TOKEN = "replay-lambda-token"
 
 
