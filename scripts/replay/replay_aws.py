@@ -18,7 +18,6 @@ import gzip
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -28,9 +27,10 @@ from moto.server import ThreadedMotoServer
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.aws import EC2_CLIENT_CONFIG, EC2_PRICING_URL, AWSProvider
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-01-21"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "aws"
+DATA = RECORDINGS / "aws"
 PRICE_LIST = DATA / "price_list_sample.csv.gz"
 EXPECTED = DATA / "price_list_sample.csv.expected.jsonl"
 DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"

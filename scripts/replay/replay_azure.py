@@ -14,9 +14,7 @@ cross-checked in other sources. RECORDED_AT is the day the set was assembled.
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 from typing import Any
 
 import responses
@@ -25,9 +23,10 @@ from responses import matchers
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.azure import PRICES_API_VERSION, PRICES_URL, AzureProvider, prices_filter
+from scripts.replay import recordings
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "azure"
+DATA, load = recordings("azure")
 SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 ACCESS_TOKEN = "replay-azure-token"
 SKUS_URL = (
@@ -52,10 +51,6 @@ class ReplayCredential:
 
     def __repr__(self) -> str:
         return "ReplayCredential()"
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
 
 
 def first_page_match(region: str) -> list[Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -29,9 +28,10 @@ from gpuhunt.providers.cloudrift import (
     CloudRiftProvider,
     list_url,
 )
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "cloudrift"
+DATA = RECORDINGS / "cloudrift"
 
 
 def load(name: str = "instance_types_list.json") -> Any:

@@ -16,9 +16,7 @@ set was assembled.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 from urllib.parse import parse_qs, urlsplit
@@ -34,9 +32,10 @@ from gpuhunt.providers.gcp import (
     TPU_SERVICE,
     GCPProvider,
 )
+from scripts.replay import recordings
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "gcp"
+DATA, load = recordings("gcp")
 PROJECT = "gpuhunt-replay"
 ACCESS_TOKEN = "replay-access-token"
 ADC_FILE = DATA / "adc_authorized_user.json"
@@ -50,10 +49,6 @@ COMPUTE_SKUS_URL = f"{BILLING_URL}/{COMPUTE_SERVICE}/skus"
 TPU_SKUS_URL = f"{BILLING_URL}/{TPU_SERVICE}/skus"
 TPU_LOCATIONS_URL = f"{TPU_API_URL}/projects/{PROJECT}/locations"
 TPU_ZONES = ("europe-west4-a", "us-central1-a", "us-central1-b", "us-east1-d", "us-east5-a")
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
 
 
 def page(token: str | None) -> Any:

@@ -9,10 +9,7 @@ gpuhunt 0.1.34 expects; which regions carry arm64 images is illustrative.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
-from typing import Any
 from unittest import mock
 
 import responses
@@ -24,14 +21,11 @@ from gpuhunt.providers.lambdalabs import (
     TOKEN_ENV,
     LambdaLabsProvider,
 )
+from scripts.replay import recordings
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "lambdalabs"
+DATA, load = recordings("lambdalabs")
 REPLAY_TOKEN = "replay-lambda-token"
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
 
 
 def register(rsps: responses.RequestsMock) -> None:

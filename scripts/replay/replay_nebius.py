@@ -7,23 +7,18 @@ documentation (see the data directory's README), not recorded.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers import nebius
 from gpuhunt.providers.nebius import NebiusCredentials, NebiusProvider
+from scripts.replay import recordings
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "nebius"
+DATA, load = recordings("nebius")
 DUMMY_TOKEN = "replay-access-token"
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
 
 
 class FakeNebiusClient:

@@ -15,12 +15,9 @@ assembled.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
 from unittest import mock
 
 import responses
@@ -29,18 +26,15 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.oci import PRODUCTS_URL, SHAPES_URL, OCIProvider
+from scripts.replay import recordings
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "oci"
+DATA, load = recordings("oci")
 REGION = "us-ashburn-1"
 REGIONS_URL = f"https://identity.{REGION}.oci.oraclecloud.com/20160918/regions"
 SDK_ADAPTER = "oci._vendor.requests.adapters.HTTPAdapter.send"
 USER = "ocid1.user.oc1..replayuser"
 TENANCY = "ocid1.tenancy.oc1..replaytenancy"
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
 
 
 def new_api_key() -> tuple[str, str]:

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import responses
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.runpod import API_URL, RunpodProvider
+from scripts.replay import recordings
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "runpod"
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
+DATA, load = recordings("runpod")
 
 
 def _out_of_stock(discovery: dict[str, Any]) -> list[dict[str, Any]]:

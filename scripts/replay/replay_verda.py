@@ -8,9 +8,7 @@ the same shape as the spot answer, from the types and locations of the other fil
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -27,16 +25,13 @@ from gpuhunt.providers.verda import (
     TOKEN_URL,
     VerdaProvider,
 )
+from scripts.replay import recordings
 
 RECORDED_AT = "2026-11-29"
-DATA = Path(__file__).resolve().parents[2] / "tests" / "providers" / "data" / "verda"
+DATA, load = recordings("verda")
 REPLAY_CLIENT_ID = "replay-client-id"
 REPLAY_CLIENT_SECRET = "replay-client-secret"
 REPLAY_ACCESS_TOKEN = "replay-access-token"
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
 
 
 def token_answer(access_token: str = REPLAY_ACCESS_TOKEN) -> dict[str, Any]:
