@@ -25,10 +25,10 @@ import boto3
 import responses
 from botocore.awsrequest import AWSResponse
 from moto.server import ThreadedMotoServer
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.aws import EC2_PRICING_URL, AWSProvider, ec2_client_config
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-01-21"
 DATA = RECORDINGS / "aws"

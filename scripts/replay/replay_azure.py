@@ -21,10 +21,10 @@ from typing import Any
 import responses
 from azure.core.credentials import AccessToken
 from responses import matchers
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.azure import PRICES_API_VERSION, PRICES_URL, AzureProvider, prices_filter
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "azure"

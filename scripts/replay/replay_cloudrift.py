@@ -19,7 +19,6 @@ from unittest import mock
 
 import responses
 from responses import matchers
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.cloudrift import (
@@ -29,6 +28,7 @@ from gpuhunt.providers.cloudrift import (
     CloudRiftProvider,
     list_url,
 )
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "cloudrift"

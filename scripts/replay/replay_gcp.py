@@ -24,7 +24,6 @@ from unittest import mock
 from urllib.parse import parse_qs, urlsplit
 
 import responses
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.gcp import (
@@ -35,6 +34,7 @@ from gpuhunt.providers.gcp import (
     TPU_SERVICE,
     GCPProvider,
 )
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "gcp"

@@ -15,7 +15,6 @@ from typing import Any
 from unittest import mock
 
 import responses
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.lambdalabs import (
@@ -24,6 +23,7 @@ from gpuhunt.providers.lambdalabs import (
     TOKEN_ENV,
     LambdaLabsProvider,
 )
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "lambdalabs"

@@ -12,11 +12,10 @@ import os
 from typing import Any
 from unittest import mock
 
-from scripts.replay import RECORDINGS
-
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers import nebius
 from gpuhunt.providers.nebius import NebiusCredentials, NebiusProvider
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "nebius"

@@ -25,10 +25,10 @@ from unittest import mock
 import responses
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.oci import PRODUCTS_URL, SHAPES_URL, OCIProvider
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "oci"

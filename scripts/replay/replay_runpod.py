@@ -12,10 +12,10 @@ import re
 from typing import Any
 
 import responses
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.runpod import API_URL, RunpodProvider
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "runpod"

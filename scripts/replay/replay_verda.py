@@ -15,7 +15,6 @@ from unittest import mock
 
 import responses
 from responses import matchers
-from scripts.replay import RECORDINGS
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers.verda import (
@@ -27,6 +26,7 @@ from gpuhunt.providers.verda import (
     TOKEN_URL,
     VerdaProvider,
 )
+from scripts.replay import RECORDINGS
 
 RECORDED_AT = "2026-11-29"
 DATA = RECORDINGS / "verda"

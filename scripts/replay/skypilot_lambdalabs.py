@@ -19,10 +19,9 @@ import ast
 import csv
 from pathlib import Path
 
-from scripts.replay import RECORDINGS
-
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt.providers.lambdalabs import FLAG_ARM, LambdaLabsProvider
+from scripts.replay import RECORDINGS
 
 CATALOG = RECORDINGS / "lambdalabs" / "skypilot_v7_vms.csv"
 SOURCE = (

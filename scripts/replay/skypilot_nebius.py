@@ -18,10 +18,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from scripts.replay import RECORDINGS
-
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers.nebius import NebiusProvider
+from scripts.replay import RECORDINGS
 
 CATALOG = RECORDINGS / "nebius" / "skypilot_v7_vms.csv"
 SOURCE = (

@@ -7,8 +7,8 @@ import pytest
 import gpuhunt
 from gpuhunt import Catalog, CatalogError, UnknownProviderError
 from gpuhunt._internal import default
+from gpuhunt._internal.formats import columns
 from gpuhunt._internal.formats.archive import sha256, write_archive
-from gpuhunt._internal.formats.columns import encode
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.load import tables
@@ -282,7 +282,7 @@ def test_a_column_file_that_does_not_fit_its_csv_is_not_used(tmp_path, caplog):
     """A column file built from other data (a publisher's bug) loses to the CSV it sits by."""
     root = tmp_path / "bucket"
     other = csv_bytes([item(price=9.0, instance_name="wrong")])
-    wrong = encode(build_table(other.decode(), provider="aws"), sha256(other))
+    wrong = columns.encode(build_table(other.decode(), provider="aws"), sha256(other))
     manifest = {
         "format_version": 1,
         "version": "v1",

@@ -22,7 +22,6 @@ from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, canonical_gpu_name
 from gpuhunt._internal.errors import GPUHuntError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
-from gpuhunt._internal.publish.commands import register as register_publish_commands
 
 logger = logging.getLogger("gpuhunt")
 
@@ -111,7 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cat_sub = cat.add_subparsers(dest="catalog_command")
     st = cat_sub.add_parser("status", help="load the catalog and show where it came from")
     st.add_argument("--json", action="store_true")
-    register_publish_commands(cat_sub)
+    # Imported here, not at the top: collectors (above) need none of the catalog machinery.
+    from gpuhunt._internal.publish import commands as publish_commands
+
+    publish_commands.register(cat_sub)
     sub.add_parser("providers", help="list providers")
     args = parser.parse_args(argv)
     if args.command == "query":

@@ -1,6 +1,6 @@
 """What matches: the one definition of whether an offer satisfies a filter (pure).
 
-The fast query path in `index.py` must give exactly the answers of `matches`; a property
+The fast query path in `query/table.py` must give exactly the answers of `matches`; a property
 test compares the two over random catalogs and filters.
 """
 

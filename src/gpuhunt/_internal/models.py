@@ -170,7 +170,7 @@ class TenstorrentAcceleratorInfo(AcceleratorInfo):
 
 class LiveProvider(Protocol):
     """What a `Catalog` needs of a provider it queries live (`Catalog.add_provider`): its name
-    and its offers for a filter. Every `gpuhunt.providers.base.AbstractProvider` is one."""
+    and its offers for a filter. Every provider class of the `providers` package is one."""
 
     NAME: str
 

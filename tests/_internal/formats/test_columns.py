@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter
+from gpuhunt._internal.formats import columns
 from gpuhunt._internal.formats.archive import sha256
-from gpuhunt._internal.formats.columns import decode, encode
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, VENDORS, Table
@@ -57,25 +57,27 @@ def test_round_trip_gives_the_offers_the_csv_parses_to():
     for n in (0, 1, 5, 300):
         csv = random_catalog(rnd, n)
         parsed = build_table(csv.decode(), provider="aws")
-        packed = encode(parsed, sha256(csv))
-        loaded = decode(packed, provider="aws", csv_sha256=sha256(csv))
+        packed = columns.encode(parsed, sha256(csv))
+        loaded = columns.decode(packed, provider="aws", csv_sha256=sha256(csv))
         assert loaded.items(loaded.select(EVERYTHING)) == parsed.items(parsed.select(EVERYTHING))
         q = QueryFilter(min_gpu_count=1, max_price=20, gpu_vendor=AcceleratorVendor.NVIDIA)
         assert loaded.items(loaded.select(q)) == parsed.items(parsed.select(q))
-        assert encode(parsed, sha256(csv)) == packed  # deterministic
+        assert columns.encode(parsed, sha256(csv)) == packed  # deterministic
 
 
 def test_skipped_rows_are_remembered():
     csv = csv_bytes([item(), item(price=2.0)]) + b"bad,row\n"
     parsed = build_table(csv.decode(), provider="aws")
-    loaded = decode(encode(parsed, sha256(csv)), provider="aws", csv_sha256=sha256(csv))
+    loaded = columns.decode(
+        columns.encode(parsed, sha256(csv)), provider="aws", csv_sha256=sha256(csv)
+    )
     assert len(loaded) == 2 and loaded.skipped == {"aws": 1}
 
 
 def _packed() -> tuple[bytes, str]:
     csv = random_catalog(random.Random(1), 50)
     sha = sha256(csv)
-    return encode(build_table(csv.decode(), provider="aws"), sha), sha
+    return columns.encode(build_table(csv.decode(), provider="aws"), sha), sha
 
 
 def _with_header(packed: bytes, change) -> bytes:
@@ -116,12 +118,12 @@ def _set_column(name, value):
 def test_a_bad_header_is_a_value_error_naming_it(change, message):
     packed, sha = _packed()
     with pytest.raises(ValueError, match=message):
-        decode(_with_header(packed, change), provider="aws", csv_sha256=sha)
+        columns.decode(_with_header(packed, change), provider="aws", csv_sha256=sha)
 
 
 def test_bad_column_values_are_refused():
     packed, sha = _packed()
-    table = decode(packed, provider="aws", csv_sha256=sha)
+    table = columns.decode(packed, provider="aws", csv_sha256=sha)
     for name, value, message in [
         ("price", np.inf, "finite"),
         ("gpu_count", -1, "negative"),
@@ -137,7 +139,7 @@ def test_bad_column_values_are_refused():
         )
         getattr(broken, name)[-1] = value
         with pytest.raises(ValueError, match=message):
-            decode(encode(broken, sha), provider="aws", csv_sha256=sha)
+            columns.decode(columns.encode(broken, sha), provider="aws", csv_sha256=sha)
     shuffled = bytearray(packed)
     start = packed.index(b"GPUHUNT-COLUMNS\n") + 20 + struct.unpack_from("<I", packed, 16)[0]
     offset = json.loads(packed[20:start])["columns"]["price"]["offset"]
@@ -145,14 +147,14 @@ def test_bad_column_values_are_refused():
     shuffled[start + offset : start + offset + 8] = struct.pack("<d", 1e9)  # cheapest is dearest
     assert first != shuffled[start + offset : start + offset + 8]
     with pytest.raises(ValueError, match="price order"):
-        decode(bytes(shuffled), provider="aws", csv_sha256=sha)
+        columns.decode(bytes(shuffled), provider="aws", csv_sha256=sha)
 
 
 def test_codes_are_mapped_by_vendor_name_not_position():
     packed, sha = _packed()
-    table = decode(packed, provider="aws", csv_sha256=sha)
+    table = columns.decode(packed, provider="aws", csv_sha256=sha)
     reordered = _with_header(packed, lambda h: h.update(vendors=list(reversed(h["vendors"]))))
-    swapped = decode(reordered, provider="aws", csv_sha256=sha)
+    swapped = columns.decode(reordered, provider="aws", csv_sha256=sha)
     names = [v.value for v in VENDORS]
     for a, b in zip(
         table.items(table.select(EVERYTHING)), swapped.items(swapped.select(EVERYTHING))
@@ -175,7 +177,7 @@ def test_random_damage_is_only_ever_a_value_error_or_a_valid_table():
             for _ in range(rnd.randint(1, 4)):
                 damaged[rnd.randrange(len(damaged))] = rnd.randrange(256)
         try:
-            table = decode(bytes(damaged), provider="aws", csv_sha256=sha)
+            table = columns.decode(bytes(damaged), provider="aws", csv_sha256=sha)
         except ValueError:
             continue
         # Survived the checks: then every offer must build and be a well-formed offer.

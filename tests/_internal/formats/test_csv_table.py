@@ -3,9 +3,11 @@ skipped one by one, whichever way the text is cut."""
 
 import io
 
+import pytest
+
 from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter
 from gpuhunt._internal.formats.csv import ReadStats, csv_bytes, load
-from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.formats.csv_table import build_table, read, split_lines
 from tests.helpers import item
 
 
@@ -89,3 +91,49 @@ def test_rows_sharing_their_attributes_read_like_row_by_row_parsing():
         assert stats.skipped == reference_stats.skipped
         damaged += stats.skipped
     assert damaged > 10  # the damage did make bad rows
+
+
+@pytest.mark.parametrize("strategy", ["lines", "chunks", "careful"])
+def test_each_strategy_reads_like_the_row_by_row_reader(strategy):
+    """Every way of cutting the text, forced on the same awkward files, bad rows included."""
+    import random
+
+    rnd = random.Random(11)
+    values = ["a", "a,b", 'say "hi"', "{}", "x y"]
+    for round_ in range(40):
+        items = [
+            item(
+                instance_name=rnd.choice(values),
+                location=rnd.choice(["r1", "r2,b"]),
+                price=float(rnd.randint(1, 9)),
+                gpu_count=rnd.choice([0, 1, 8]),
+                provider_data=rnd.choice([{}, {"k": rnd.choice(values)}]),
+                flags=rnd.choice([[], ["f"], ["a", "b"]]),
+            )
+            for _ in range(rnd.randint(1, 40))
+        ]
+        lines = csv_bytes(items).decode().split("\r\n")
+        for _ in range(rnd.randint(0, 2)):
+            k = rnd.randrange(1, len(lines) - 1)
+            lines[k] = lines[k].replace(",False,", ",nope,")
+        text = ("\n" if round_ % 2 else "\r\n").join(lines)
+        if strategy == "lines":
+            assert split_lines(text) is not None
+        stats, reference_stats = ReadStats(), ReadStats()
+        table = read(text, "aws", stats, strategy=strategy)
+        expected = sorted(
+            load(io.StringIO(text, newline=""), provider="aws", stats=reference_stats),
+            key=lambda i: i.price,
+        )
+        assert table.items(table.select(QueryFilter())) == expected
+        assert (stats.rows, stats.skipped) == (reference_stats.rows, reference_stats.skipped)
+
+
+def test_text_with_a_line_break_inside_a_field_is_not_split_into_lines():
+    text = csv_bytes([item(instance_name="two\nlines"), item(price=2.0)]).decode()
+    assert split_lines(text) is None
+    table = build_table(text, provider="aws")
+    assert [i.instance_name for i in table.items(table.select(QueryFilter()))] == [
+        "two\nlines",
+        "x1",
+    ]

@@ -22,8 +22,8 @@ import pytest
 from gpuhunt import Catalog
 from gpuhunt._internal import cli, registry
 from gpuhunt._internal.errors import CatalogIntegrityError, PipelineError
+from gpuhunt._internal.formats import columns
 from gpuhunt._internal.formats.archive import FORMAT_VERSION, read_archive, sha256, write_archive
-from gpuhunt._internal.formats.columns import encode
 from gpuhunt._internal.formats.csv import csv_bytes, write_csv_file
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.load.sources import snapshot_age_days
@@ -692,7 +692,7 @@ def test_verify_checks_each_column_file_against_its_csv(tmp_path, replayed):
     table = build_table(data.decode(), provider="lambdalabs")
     fewer = table.part("lambdalabs")
     assert fewer is not None
-    short = encode(
+    short = columns.encode(
         Table(
             **{k: getattr(fewer, k)[1:] for k in COLUMNS},
             **{k: getattr(fewer, k) for k in STRING_LISTS.values()},

@@ -25,7 +25,7 @@ MANIFEST_NAME = "manifest.json"
 MAX_MEMBER_BYTES = 512 * 1024 * 1024  # a real provider CSV is a few MB; AWS per-zone ~10 MB
 MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 200  # CSVs compress ~10x; bombs compress 1000x
-# A plain name, no folders: `{provider}.csv`, `{provider}.columns` (see `columns.py`), and room
+# A plain name, no folders: `{provider}.csv`, `{provider}.columns` (see `formats.columns`), and room
 # for kinds of member later versions may add, which this version does not read.
 _MEMBER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\.[a-z]{1,16}$")
 _READ_SUFFIXES = (".csv", COLUMNS_SUFFIX := ".columns")

@@ -141,23 +141,10 @@ def iter_rows(
 
 
 def to_item(row: ParsedRow, provider: str) -> CatalogItem:
-    return CatalogItem(
-        provider=provider,
-        instance_name=row.instance_name,
-        location=row.location,
-        price=row.price,
-        cpu=row.cpu,
-        memory=row.memory,
-        gpu_count=row.gpu_count,
-        gpu_name=row.gpu_name,
-        gpu_memory=row.gpu_memory,
-        spot=row.spot,
-        disk_size=row.disk_size,
-        gpu_vendor=row.gpu_vendor,
-        flags=row.flags.split(),
-        cpu_arch=row.cpu_arch,
-        provider_data=json.loads(row.provider_data),
-    )
+    values = dict(vars(row))  # every schema field, as CatalogItem names it
+    values["flags"] = row.flags.split()
+    values["provider_data"] = json.loads(row.provider_data)
+    return CatalogItem(provider=provider, **values)
 
 
 def load(f: IO[str], *, provider: str, stats: ReadStats | None = None) -> Iterator[CatalogItem]:

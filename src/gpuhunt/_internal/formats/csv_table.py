@@ -1,9 +1,13 @@
 """A provider's catalog CSV read into a `Table` (pure: text in, table out).
 
-Lines are cut with C-level string splits rather than `csv.reader` whenever the text allows it,
-in one of three ways (each is `read_*` below), and a chunk with any bad row is validated row by
-row with `schema.parse_row`, so only the bad rows are skipped. The three ways give exactly what
-the row-by-row reader (`formats.csv`) gives; `tests/_internal/formats/test_csv_table.py` checks it.
+The file is read in chunks of rows by one of three strategies, each a function below:
+`read_lines` when every line is one row (no quoted field runs over a line break), cutting lines
+with C-level string splits, and in the published column order converting the part of a line
+after the price once per distinct part; `read_chunks` with `csv.reader` otherwise; and
+`read_careful`, one row at a time stepping over rows `csv` cannot read, when a strategy hits
+one. A chunk with any bad row is validated row by row with `schema.parse_row`, so only the bad
+rows are skipped. Each strategy gives exactly what the row-by-row reader (`formats.csv`) gives;
+`tests/_internal/formats/test_csv_table.py` checks each against it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import io
 import itertools
 import logging
 import operator
+from typing import Any
 
 from gpuhunt._internal import schema
 from gpuhunt._internal.formats.csv import ReadStats
@@ -34,52 +39,138 @@ def build_table(
     data = text if isinstance(text, str) else text.read()
     try:
         with gc_paused():  # parsing allocates many short-lived lists; none hold cycles
-            return _build(data, provider, stats, careful=False)
+            return read(data, provider, stats)
     except csv.Error:
         # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
         # step over the broken rows.
         stats.rows = stats.skipped = 0
         stats.errors.clear()
-        return _build(data, provider, stats, careful=True)
+        return read(data, provider, stats, strategy="careful")
 
 
-def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
-    builder = TableBuilder(provider)
+def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None) -> Table:
+    """The table of `data` read by `strategy` ("lines", "chunks" or "careful"), or by the
+    fastest one that can read it."""
     reader = csv.reader(io.StringIO(data))
     try:
         header = [h.strip() for h in next(reader)]
     except (StopIteration, csv.Error):
-        return builder.build()
-    width = len(header)
-    required_present = all(name in header for name in schema.REQUIRED)
+        return TableBuilder(provider).build()
+    chunks = _Chunks(TableBuilder(provider), header, stats, quoted='"' in data)
+    lines = split_lines(data) if strategy in (None, "lines") else None
+    if lines is not None:
+        read_lines(chunks, lines)
+    elif strategy == "careful":
+        read_careful(chunks, reader)
+    elif strategy != "lines":
+        read_chunks(chunks, reader)
+    if stats.skipped:
+        logger.warning(
+            "Skipped %d malformed row(s) in the %s catalog (%s)",
+            stats.skipped,
+            provider,
+            "; ".join(stats.errors),
+        )
+    chunks.builder.skipped = stats.skipped
+    return chunks.builder.build()
 
-    pos = {name: i for i, name in enumerate(header)}
 
-    def fast(chunk: list[list[str]], flat: list[str] | None = None) -> bool:
-        if not required_present:
-            return False
-        if flat is None:
-            if set(map(len, chunk)) != {width}:
-                return False
-            # Columns by slicing one flat list: much faster than transposing with zip(*rows).
-            flat = list(itertools.chain.from_iterable(chunk))
-        n = len(flat) // width
-        columns = {name: flat[i::width] for i, name in enumerate(header)}
+def split_lines(data: str) -> list[str] | None:
+    """The body's lines, if every line is one row (LF or CRLF endings, not mixed; no quoted
+    field running over a line break); else None."""
+    body_start = data.find("\n") + 1
+    if body_start == 0:
+        return None
+    body = data[body_start:]
+    crs, crlfs = body.count("\r"), body.count("\r\n")
+    if crs and crs == crlfs == body.count("\n"):
+        lines = body.split("\r\n")  # what csv.writer writes: saves a copy of the text
+    elif crs == crlfs:
+        lines = body.replace("\r\n", "\n").split("\n")
+    else:
+        return None
+    # A quoted field that runs over a line break leaves an odd number of quotes on its line;
+    # without any, every line is one row and lines can be split apart directly.
+    if '"' in body and any(c % 2 for c in set(map(_QUOTES, lines))):
+        return None
+    return lines
+
+
+def read_lines(chunks: _Chunks, lines: list[str]) -> None:
+    """Strategy for text whose every line is one row: each chunk of lines is cut into fields
+    with C-level splits (`csv.reader` costs ~2 us a row), or factored in the published order."""
+    published_order = chunks.header == schema.FIELDS
+    commas = operator.methodcaller("count", ",")
+    for start in range(0, len(lines), _CHUNK):
+        part = lines[start : start + _CHUNK]
+        if "" in part:
+            part = [line for line in part if line]
+        if not part or (published_order and chunks.factored(part)):
+            continue
+        if not chunks.quoted and set(map(commas, part)) == {chunks.width - 1}:
+            chunks.flush([], start + 2, ",".join(part).split(","))
+        else:
+            chunks.flush(list(csv.reader(part)), start + 2)
+
+
+def read_chunks(chunks: _Chunks, reader: Any) -> None:
+    """Strategy for any text `csv` can read: `csv.reader`'s rows, a chunk at a time."""
+    while True:
+        first_line = reader.line_num + 1
+        chunk = [r for r in itertools.islice(reader, _CHUNK) if r]
+        if not chunk:
+            break
+        chunks.flush(chunk, first_line)
+
+
+def read_careful(chunks: _Chunks, reader: Any) -> None:
+    """Strategy for text with rows `csv` cannot read (an over-long field, a NUL): those rows
+    are skipped and counted, the reader goes on after them."""
+    chunk: list[list[str]] = []
+    first_line = 2
+    while True:
         try:
-            builder.add_fast(columns, n)
-        except (ValueError, KeyError, TypeError):
-            return False
-        stats.rows += n
-        return True
+            for row in reader:
+                if row:
+                    if not chunk:
+                        first_line = reader.line_num
+                    chunk.append(row)
+                if len(chunk) >= _CHUNK:
+                    chunks.flush(chunk, first_line)
+                    chunk = []
+            break
+        except csv.Error as e:
+            chunks.stats.skip(reader.line_num, str(e))
+    if chunk:
+        chunks.flush(chunk, first_line)
 
-    def flush(chunk: list[list[str]], first_line: int, flat: list[str] | None = None) -> None:
-        if fast(chunk, flat):
+
+class _Chunks:
+    """Chunks of rows of one file into its `TableBuilder`: vectorised when every row of a chunk
+    is good, else row by row so that only the bad rows are skipped."""
+
+    def __init__(
+        self, builder: TableBuilder, header: list[str], stats: ReadStats, quoted: bool
+    ) -> None:
+        self.builder = builder
+        self.header = header
+        self.width = len(header)
+        self.pos = {name: i for i, name in enumerate(header)}
+        self.stats = stats
+        self.quoted = quoted  # whether any field of the file is quoted
+        self.required_present = all(name in header for name in schema.REQUIRED)
+
+    def flush(self, chunk: list[list[str]], first_line: int, flat: list[str] | None = None) -> None:
+        """Add a chunk of rows (or, as `flat`, their fields one after another)."""
+        if self._fast(chunk, flat):
             return
+        width = self.width
         if flat is not None:
             chunk = [flat[i : i + width] for i in range(0, len(flat), width)]
         # Some row is bad: validate each, keep the good ones, and convert those in one go.
         good: list[list[str]] = []
         parsed: list[schema.ParsedRow] = []
+        pos = self.pos
         for k, row in enumerate(chunk):
             if len(row) < width:
                 row = row + [""] * (width - len(row))
@@ -90,99 +181,54 @@ def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
                     raise ValueError("field too large")
                 parsed.append(schema.parse_row(lambda n, _r=row: _r[pos[n]] if n in pos else None))
             except ValueError as e:
-                stats.skip(first_line + k, str(e))
+                self.stats.skip(first_line + k, str(e))
                 continue
             good.append(row)
-        if good and not fast(good):
+        if good and not self._fast(good):
             for p in parsed:
-                builder.add_row(p)
-            stats.rows += len(parsed)
+                self.builder.add_row(p)
+            self.stats.rows += len(parsed)
 
-    def factored(part: list[str]) -> bool:
-        # Name, location and price first (the published column order), then the rest of the
-        # line, which repeats across an instance type's offers: converted once per distinct.
+    def _fast(self, chunk: list[list[str]], flat: list[str] | None = None) -> bool:
+        if not self.required_present:
+            return False
+        width = self.width
+        if flat is None:
+            if set(map(len, chunk)) != {width}:
+                return False
+            # Columns by slicing one flat list: much faster than transposing with zip(*rows).
+            flat = list(itertools.chain.from_iterable(chunk))
+        n = len(flat) // width
+        columns = {name: flat[i::width] for i, name in enumerate(self.header)}
+        try:
+            self.builder.add_fast(columns, n)
+        except (ValueError, KeyError, TypeError):
+            return False
+        self.stats.rows += n
+        return True
+
+    def factored(self, part: list[str]) -> bool:
+        """Add lines in the published column order: name, location and price, then the rest of
+        the line, which repeats across an instance type's offers and is converted once per
+        distinct rest. False, adding nothing, if the lines do not all fit that shape."""
         flat = list(itertools.chain.from_iterable(map(_SPLIT_HEAD, part)))
         n = len(part)
         if len(flat) != 4 * n:
             return False
         head = {"instance_name": flat[0::4], "location": flat[1::4], "price": flat[2::4]}
-        if quoted and any('"' in "".join(v) for v in head.values()):
+        if self.quoted and any('"' in "".join(v) for v in head.values()):
             return False
         which, rests = distinct(flat[3::4])
         try:
-            rows = list(csv.reader(rests)) if quoted else [r.split(",") for r in rests]
+            rows = list(csv.reader(rests)) if self.quoted else [r.split(",") for r in rests]
         except csv.Error:
             return False
-        if any(len(r) != width - 3 for r in rows):
+        if any(len(r) != self.width - 3 for r in rows):
             return False
-        attributes = {name: [r[i] for r in rows] for i, name in enumerate(header[3:])}
+        attributes = {name: [r[i] for r in rows] for i, name in enumerate(self.header[3:])}
         try:
-            builder.add_factored(head, n, attributes, which)
+            self.builder.add_factored(head, n, attributes, which)
         except (ValueError, KeyError, TypeError):
             return False
-        stats.rows += n
+        self.stats.rows += n
         return True
-
-    body_start = data.find("\n") + 1
-    quoted = '"' in data
-    lines: list[str] | None = None
-    if not careful and body_start > 0:
-        body = data[body_start:]
-        crs, crlfs = body.count("\r"), body.count("\r\n")
-        if crs and crs == crlfs == body.count("\n"):
-            lines = body.split("\r\n")  # what csv.writer writes: saves a copy of the text
-        elif crs == crlfs:
-            lines = body.replace("\r\n", "\n").split("\n")
-        # A quoted field that runs over a line break leaves an odd number of quotes on its
-        # line; without any, every line is one row and lines can be split apart directly.
-        if lines is not None and quoted and any(c % 2 for c in set(map(_QUOTES, lines))):
-            lines = None
-    if lines is not None:
-        # Each chunk is cut into fields with C-level splits (csv.reader costs ~2 us a row).
-        # Rows with the wrong number of fields, or a chunk that fails, go the careful way.
-        published_order = header == schema.FIELDS
-        commas = operator.methodcaller("count", ",")
-        for start in range(0, len(lines), _CHUNK):
-            part = lines[start : start + _CHUNK]
-            if "" in part:
-                part = [line for line in part if line]
-            if not part or (published_order and factored(part)):
-                continue
-            if not quoted and set(map(commas, part)) == {width - 1}:
-                flush([], start + 2, ",".join(part).split(","))
-            else:
-                flush(list(csv.reader(part)), start + 2)
-    elif not careful:
-        while True:
-            first_line = reader.line_num + 1
-            chunk = [r for r in itertools.islice(reader, _CHUNK) if r]
-            if not chunk:
-                break
-            flush(chunk, first_line)
-    else:
-        chunk = []
-        first_line = 2
-        while True:
-            try:
-                for row in reader:
-                    if row:
-                        if not chunk:
-                            first_line = reader.line_num
-                        chunk.append(row)
-                    if len(chunk) >= _CHUNK:
-                        flush(chunk, first_line)
-                        chunk = []
-                break
-            except csv.Error as e:
-                stats.skip(reader.line_num, str(e))
-        if chunk:
-            flush(chunk, first_line)
-    if stats.skipped:
-        logger.warning(
-            "Skipped %d malformed row(s) in the %s catalog (%s)",
-            stats.skipped,
-            provider,
-            "; ".join(stats.errors),
-        )
-    builder.skipped = stats.skipped
-    return builder.build()

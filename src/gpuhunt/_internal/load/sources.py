@@ -4,7 +4,7 @@ the query structures is `load.tables`' job.
 
 Published layouts under a base URL (see docs/catalog-format.md):
 - archive: `{base}/version` names V; `{base}/V/catalog.zip` holds every `{provider}.csv`, its
-  `{provider}.columns` (the parsed table, see columns.py) and a `manifest.json` with their sha256;
+  `{provider}.columns` (the parsed table, see `formats.columns`) and a `manifest.json` with their sha256;
 - per provider (what gpuhunt 0.1.x reads): `{base}/{provider}/version` and
   `{base}/{provider}/V/catalog.zip` holding `{provider}.csv`.
 The loader tries the archive layout first and falls back to the per-provider one when the base

@@ -1,3 +1,22 @@
-"""The nightly pipeline: pack collected CSVs into a catalog version (`build`, pure; `files` and
-`integrity` for its I/O), upload it (`s3`), check what was published (`verify`), and the
-`gpuhunt catalog build|publish|verify` commands (`commands`)."""
+"""The nightly pipeline: pack the collected provider CSVs into one versioned catalog, publish it
+to S3, and check what was published (docs/pipeline.md says the same for humans).
+
+    gpuhunt catalog build --input csvs/ --previous URL_OR_DIR --version 20261129-1 --output out/
+    gpuhunt catalog publish out/ --bucket B --prefix v3
+    gpuhunt catalog verify https://B.s3.amazonaws.com/v3
+
+- `build`: which CSV each provider publishes, and the objects of both layouts (pure);
+  `files` reads the collected CSVs and the previous catalog and writes the build folder;
+  `integrity` runs `integrity_tests/test_<provider>.py` on a fresh CSV in a subprocess (a
+  provider without one fails the gate: unverified data is not published).
+- `s3`: uploads every version object, checks each one in the bucket (HEAD size, then a
+  re-download compared by sha256), and only then writes the `version` pointers: per provider
+  first, the archive's `{base}/version` last. An interrupted publish leaves the previous
+  version in force; running it again skips objects already uploaded intact and finishes. An
+  object already in the bucket with different content is an error (unless `--overwrite`).
+- `verify`: downloads a published version through the loader's own code (`load.sources`) and
+  checks it against its manifest: every CSV's sha256 and row count, each column file against
+  its CSV, the per-provider layout's copies and, for the latest version, that every pointer
+  names it.
+- `commands`: the argparse side.
+"""

@@ -1,43 +1,22 @@
-"""The nightly catalog build: pack the collected provider CSVs into one versioned catalog,
-publish it to S3, and check what was published.
-
-    gpuhunt catalog build --input csvs/ --previous URL_OR_DIR --version 20261129-1 --output out/
-    gpuhunt catalog publish out/ --bucket B --prefix v3
-    gpuhunt catalog verify https://B.s3.amazonaws.com/v3
-
-`build` is pure packing (plus reading `--previous` and, with `--integrity`, running the
-provider's integrity tests); it writes a folder laid out exactly like the bucket, holding both
-published layouts (see `sources`):
+"""The build itself, pure: which CSV each provider publishes in a new version (fresh or carried
+over from the previous one) and the objects of both published layouts (see `load.sources`):
 
     {version}/catalog.zip + version                      (archive: every CSV + manifest.json)
     {provider}/{version}/catalog.zip + {provider}/version (per provider: what gpuhunt 0.1.x reads)
 
-Decisions (docs/pipeline.md says the same for humans):
-- A fresh CSV is accepted only if its header is exactly the catalog format, it has at least one
-  offer, no row is malformed, and (with `--integrity`) `integrity_tests/test_<provider>.py`
-  passes on it. A provider without an integrity test file fails the gate: unverified data is not
-  published.
-- Then the plausibility gate (`publish/gate.py`, thresholds in the registry) compares it with the
-  previous CSV: a large drop in offers, a vanished region or GPU model, or a median price per
-  instance type moved beyond a ratio keeps the previous CSV, unless `accept` names the provider
-  (`--accept PROVIDER`, `--accept-all`; the manifest then keeps `accepted_despite`).
-- Otherwise the provider's CSV from `--previous` is carried over unchanged into the new version:
-  status `carried_over`, `reason` (why the fresh CSV was not used), `from_version` and
-  `collected_at` of the version that collected it (both survive repeated carry-overs). Every provider of the new version gets a per-provider
-  object under the new version, so a pinned version is complete in both layouts.
-- A provider with neither a good fresh CSV nor a previous one is left out. If `--previous` was
-  given but could not be read and some provider needs carrying over, the build fails: a partial
-  build must not replace a good one.
-- A version that `--previous` already has is refused; published versions are immutable (clients
-  cache them by name).
-- `publish` uploads every version object, checks each one in the bucket (HEAD size, then a
-  re-download compared by sha256), and only then writes the `version` pointers: per provider
-  first, the archive's `{base}/version` last. An interrupted publish leaves the previous version
-  in force; running it again skips objects already uploaded intact and finishes. An object
-  already in the bucket with different content is an error (unless `--overwrite`).
-- `verify` downloads a published version (through the loader's own code, `sources.fetch`) and
-  checks it against its manifest: every CSV's sha256 and row count, the per-provider layout's
-  copies and, for the latest version, that every pointer names it.
+A fresh CSV is accepted only if its header is exactly the catalog format, it has at least one
+offer, no row is malformed, and the integrity check given (the `integrity` module's tests)
+passes on it. Then the plausibility gate (`publish/gate.py`, thresholds in the registry)
+compares it with the previous CSV: a large drop in offers, a vanished region or GPU model, or a
+median price per instance type moved beyond a ratio keeps the previous CSV, unless `accept`
+names the provider (`--accept PROVIDER`, `--accept-all`; the manifest then keeps
+`accepted_despite`). Otherwise the provider's CSV from the previous version is carried over
+unchanged: status `carried_over`, `reason`, `from_version` and `collected_at` of the version that collected it (both
+survive repeated carry-overs). Every provider of the new version gets a per-provider object
+under the new version, so a pinned version is complete in both layouts. A provider with neither
+is left out; if the previous catalog could not be read and some provider needs carrying over,
+the build fails: a partial build must not replace a good one. A version the previous catalog
+already has is refused: published versions are immutable (clients cache them by name).
 """
 
 from __future__ import annotations
@@ -227,7 +206,7 @@ def build_catalog(
 
 
 def column_file(provider: str, csv: bytes) -> bytes:
-    """The parsed form of a provider's CSV that clients load without parsing (`columns.py`);
+    """The parsed form of a provider's CSV that clients load without parsing (`formats.columns`);
     rebuilt from the CSV for carried-over providers too, so it always matches this version's
     reader of the CSV."""
     table = build_table(csv.decode("utf-8"), provider=provider)
