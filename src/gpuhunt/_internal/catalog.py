@@ -30,6 +30,7 @@ from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.cache import DiskCache
 from gpuhunt._internal.constraints import matches, parse_compute_capability
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
+from gpuhunt._internal.history import PriceHistory
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
 from gpuhunt.providers.base import AbstractProvider
 
@@ -403,6 +404,40 @@ class Catalog:
             self._online_errors.pop(p.NAME, None)
             online_lists.append([i for i in items if matches(i, q)])
         return _merge_online(offers, online_lists)
+
+    def history(
+        self,
+        *,
+        gpu_name: str | list[str] | None = None,
+        provider: str | list[str] | None = None,
+        location: str | list[str] | None = None,
+        spot: bool | None = None,
+        since: str | dt.date | None = None,
+        by: str = "gpu",
+        version: str | None = None,
+    ) -> PriceHistory:
+        """The cheapest price on each day of the offers matching the filters, per GPU model
+        (price per GPU per hour) or, with `by="instance"`, per provider/instance (per hour),
+        from the price history published with the catalog (the latest version, or `version`).
+
+        Downloads through the disk cache; without network, uses the history of the newest
+        catalog in the cache. Raises `CatalogError` (`HistoryUnavailable` when the catalog has
+        no history) with a message saying why.
+        """
+        from gpuhunt._internal import tracking
+
+        return tracking.catalog_history(
+            self.catalog_url,
+            gpu_name=gpu_name,
+            provider=provider,
+            location=location,
+            spot=spot,
+            since=since,
+            by=by,
+            version=version,
+            timeout=self._timeout,
+            retries=self._retries,
+        )
 
     def _query_offline(self, providers: list[str], q: QueryFilter) -> index.Offers:
         loaded = self._current()

@@ -3,6 +3,8 @@
 gpuhunt query --gpu H100 --max-price 4
 python -m gpuhunt lambdalabs --output lambdalabs.csv     # collect (nightly build)
 gpuhunt catalog status
+gpuhunt history --gpu H100 --provider aws --since 2026-03-01 [--plot h100.png]
+gpuhunt catalog diff 20261129-1 latest
 """
 
 from __future__ import annotations
@@ -110,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     st = cat_sub.add_parser("status", help="load the catalog and show where it came from")
     st.add_argument("--json", action="store_true")
     _register_pipeline_commands(cat_sub)
+    from gpuhunt._internal import tracking
+
+    tracking.register_cli(sub, cat_sub)  # `gpuhunt history`, `gpuhunt catalog diff`
     sub.add_parser("providers", help="list providers")
     args = parser.parse_args(argv)
     if args.command == "query":
@@ -118,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guard(_list_providers)
     if args.command == "catalog" and args.catalog_command == "status":
         return _guard(lambda: _status(args))
-    if args.command == "catalog" and getattr(args, "run", None):
+    if args.command in ("catalog", "history") and getattr(args, "run", None):
         return _guard(lambda: args.run(args))
     parser.print_help()
     return 2

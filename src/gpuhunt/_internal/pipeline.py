@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal import columns, index, registry, sources, storage
+from gpuhunt._internal import columns, history, index, registry, sources, storage
 from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._version import __version__
@@ -154,11 +154,14 @@ def build_catalog(
     integrity: Callable[[str, bytes], str | None] | None = None,
     previous_error: str | None = None,
     built_at: str | None = None,
+    previous_history: dict[str, bytes] | None = None,
 ) -> Build:
     """Decide each provider's CSV (fresh or carried over) and lay out both published formats.
 
     `integrity(provider, csv)` returns why the CSV fails its integrity tests, or None.
     `previous_error` says why `--previous` could not be read, if it was given and failed.
+    `previous_history` is the price history published with `previous` (provider -> table,
+    see `history`); it is carried forward, and started afresh for providers without one.
     """
     check_version(version)
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
@@ -213,6 +216,11 @@ def build_catalog(
     packed = {p: column_file(p, data) for p, data in csvs.items()}
     for p, data in packed.items():
         entries[p]["columns_sha256"] = storage.sha256(data)
+    before = ((previous.manifest or {}).get("providers") or {}) if previous is not None else {}
+    tables = history.for_build(entries, csvs, previous_history or {}, before, built_at)
+    for p, table in tables.items():
+        entries[p]["history_sha256"] = storage.sha256(table)
+        entries[p]["history_rows"] = history.rows_of(table)
     objects = {f"{version}/catalog.zip": storage.write_archive(csvs, manifest, packed)}
     pointers: dict[str, bytes] = {}
     for p in sorted(csvs):
@@ -221,6 +229,10 @@ def build_catalog(
             {p: csvs[p]}, own, {p: packed[p]}
         )
         pointers[f"{p}/version"] = version.encode()
+    # Beside the catalogs, so clients that only query never download it.
+    objects[f"{version}/{history.OBJECT}"] = history.pack(tables, version)
+    for p in sorted(tables):
+        objects[f"{p}/{version}/{history.OBJECT}"] = history.pack({p: tables[p]}, version)
     pointers["version"] = version.encode()  # last: dicts keep insertion order
     return Build(version, manifest, objects, pointers, outcomes)
 
@@ -372,6 +384,7 @@ class Verified:
     version: str
     manifest: dict[str, Any]
     csvs: dict[str, bytes]
+    history_rows: int = 0
 
 
 def verify(url: str, *, version: str | None = None) -> Verified:
@@ -432,7 +445,10 @@ def verify(url: str, *, version: str | None = None) -> Verified:
                 raise CatalogIntegrityError(
                     f"{base}/{p}/version names {pointer[:40]!r}, not the latest version {v}"
                 )
-    return Verified(v, manifest, raw.csvs)
+    from gpuhunt._internal import tracking
+
+    checked = tracking.verify_history(base, v, entries, raw.csvs)
+    return Verified(v, manifest, raw.csvs, checked.rows)
 
 
 def _verify_column_file(raw: sources.RawCatalog, provider: str, where: str) -> None:
@@ -469,6 +485,10 @@ def read_build(directory: str | Path) -> Build:
     for p in sorted(checked.manifest["providers"]):
         objects[f"{p}/{v}/catalog.zip"] = (folder / p / v / "catalog.zip").read_bytes()
         pointers[f"{p}/version"] = v.encode()
+    kept = sorted(p for p, e in checked.manifest["providers"].items() if e.get("history_sha256"))
+    if kept:  # checked by `verify` above
+        for rel in [f"{v}/{history.OBJECT}", *(f"{p}/{v}/{history.OBJECT}" for p in kept)]:
+            objects[rel] = (folder / rel).read_bytes()
     pointers["version"] = v.encode()
     return Build(v, checked.manifest, objects, pointers)
 
@@ -638,6 +658,12 @@ def register_cli(cat_sub: Any) -> None:
         help="also require integrity_tests/test_<provider>.py to pass on each fresh CSV",
     )
     b.add_argument(
+        "--reset-history",
+        action="store_true",
+        help="start the price history again from this version instead of carrying "
+        "--previous's forward (when it cannot be read)",
+    )
+    b.add_argument(
         "--integrity-dir",
         default="integrity_tests",
         help="folder of the integrity tests (default: ./integrity_tests)",
@@ -683,6 +709,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
         previous, previous_error = load_previous(args.previous)
         if previous_error:
             logger.warning("Could not read the previous catalog: %s", previous_error)
+    previous_history: dict[str, bytes] = {}
+    if previous is not None and not args.reset_history:
+        from gpuhunt._internal import tracking
+
+        previous_history = tracking.previous_history(args.previous, previous)
     integrity = None
     if args.integrity:
         tests_dir = Path(args.integrity_dir)
@@ -698,6 +729,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         previous,
         integrity=integrity,
         previous_error=previous_error,
+        previous_history=previous_history,
     )
     write_build(build, args.output)
     for o in build.outcomes:
@@ -729,5 +761,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     entries = checked.manifest["providers"]
     for p, e in sorted(entries.items()):
         print(f"{p:12} {e['status']:13} {e['rows']:7} offers  from {e.get('from_version')}")
-    print(f"OK: {args.url.rstrip('/')} version {checked.version}, {len(entries)} providers")
+    history_note = f", price history {checked.history_rows} rows" if checked.history_rows else ""
+    print(
+        f"OK: {args.url.rstrip('/')} version {checked.version}, {len(entries)} providers"
+        + history_note
+    )
     return 0

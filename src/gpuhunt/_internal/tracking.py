@@ -1,0 +1,587 @@
+"""Price history and catalog diffs against published catalogs (the I/O around `history` and
+`diff`): fetching a version's history (both layouts, over HTTP or from a folder, through the
+disk cache), loading the two sides of a diff, and the `gpuhunt history` and
+`gpuhunt catalog diff` commands.
+
+Published history (docs/catalog-format.md): `{base}/V/history.zip` beside `V/catalog.zip`, and
+`{base}/{provider}/V/history.zip` beside each per-provider archive. Each holds `{provider}.csv`
+(the history table) and its own manifest; the catalog's manifest gives each table's
+`history_sha256` and `history_rows`. gpuhunt 0.1.x never asks for these objects.
+
+Failure policy, as for loading: a network failure falls back to the history of the newest
+catalog in the disk cache; a catalog without history, or no history anywhere, is a
+`HistoryUnavailable` error with a message saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuhunt._internal import history, registry, sources, storage, transport
+from gpuhunt._internal.cache import DiskCache
+from gpuhunt._internal.diff import CatalogDiff, Listed, compare
+from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT = (10.0, 60.0)
+
+
+class HistoryUnavailable(CatalogError):
+    """The catalog has no price history (built before history was kept, or plain CSVs)."""
+
+
+@dataclass
+class HistorySet:
+    """The verified history tables of one published version."""
+
+    version: str
+    url: str
+    source: str  # network, disk-cache, directory
+    tables: dict[str, bytes]  # provider -> history table
+    entries: dict[str, dict[str, Any]]  # provider -> its catalog manifest entry
+    missing: list[str] = field(default_factory=list)  # providers published without history
+
+    def spans(self) -> dict[str, list[history.Span]]:
+        return {p: history.loads(t) for p, t in self.tables.items()}
+
+
+def _read_tables(data: bytes, entries: dict[str, dict[str, Any]], where: str) -> dict[str, bytes]:
+    """The tables of a `history.zip`, each checked against the catalog manifest's sha256 and
+    parsed once (a table that does not parse is as corrupt as one that does not match)."""
+    archive = storage.read_archive(data, source=where)
+    out = {}
+    for p, entry in entries.items():
+        table = archive.csvs.get(p)
+        if table is None:
+            raise CatalogIntegrityError(f"{where}: {p}.csv is missing")
+        if storage.sha256(table) != entry.get("history_sha256"):
+            raise CatalogIntegrityError(
+                f"{where}: {p}.csv does not match history_sha256 in the catalog manifest"
+            )
+        try:
+            history.loads(table)
+        except ValueError as e:
+            raise CatalogIntegrityError(f"{where}: {p}.csv: {e}") from None
+        out[p] = table
+    return out
+
+
+def _history_object(
+    fetcher: sources.Fetcher | None,
+    cache: DiskCache | None,
+    rel: str,
+    cache_parts: tuple[str, ...],
+    entries: dict[str, dict[str, Any]],
+) -> dict[str, bytes]:
+    where = f"{transport.safe_url(fetcher.base) if fetcher else 'cached'}/{rel}"
+    cached = cache.get(*cache_parts) if cache else None
+    if cached is not None:
+        try:
+            return _read_tables(cached, entries, f"cached {rel}")
+        except CatalogIntegrityError as e:
+            logger.debug("Ignoring the cached history: %s", e)
+    if fetcher is None:
+        raise HistoryUnavailable(f"Price history is unavailable: {rel} is not in the disk cache")
+    data = fetcher.get(rel)
+    tables = _read_tables(data, entries, where)
+    if cache:
+        cache.put(data, *cache_parts)
+    return tables
+
+
+def _no_history(url: str, version: str) -> HistoryUnavailable:
+    return HistoryUnavailable(
+        f"Catalog {version} at {transport.safe_url(url)} has no price history (it was built "
+        "before `gpuhunt catalog build` kept one, or by gpuhunt 0.1.x)"
+    )
+
+
+def fetch_history(
+    base: str,
+    *,
+    version: str | None = None,
+    cache: DiskCache | None = None,
+    timeout: tuple[float, float] = TIMEOUT,
+    retries: int = 1,
+    providers: list[str] | None = None,
+) -> HistorySet:
+    """The history published with a version (the latest, or `version`) under `base`."""
+    providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
+    base = base.rstrip("/")
+    fetcher: sources.Fetcher | None = sources.Fetcher(base, timeout, retries)
+    assert fetcher is not None
+    if fetcher.local is not None:
+        cache = None
+    try:
+        raw = sources.fetch(
+            base, providers, version=version, cache=cache, timeout=timeout, retries=retries
+        )
+    except CatalogError as e:
+        cached = sources.from_cache(base, cache) if cache and version is None else None
+        if cached is None:
+            raise CatalogError(f"Price history is unavailable: {e}") from e
+        logger.warning(
+            "Could not download the catalog (%s); using the history of version %s from the "
+            "disk cache",
+            e,
+            cached.version,
+        )
+        raw, fetcher = cached, None
+    if raw.manifest is not None:
+        entries = {p: e for p, e in (raw.manifest.get("providers") or {}).items() if p in providers}
+        kept = {p: e for p, e in entries.items() if e.get("history_sha256")}
+        if not kept:
+            raise _no_history(base, raw.version)
+        tables = _history_object(
+            fetcher,
+            cache,
+            f"{raw.version}/{history.OBJECT}",
+            ("archive", raw.version, history.OBJECT),
+            kept,
+        )
+        missing = sorted(set(entries) - set(kept))
+        return HistorySet(raw.version, base, raw.source, tables, kept, missing)
+    # Per-provider layout: each provider's manifest is in its own archive.
+    tables, kept, missing = {}, {}, []
+    for p, v in sorted(raw.versions.items()):
+        data = cache.get(p, v, "catalog.zip") if cache else None
+        if data is None:
+            if fetcher is None:
+                missing.append(p)
+                continue
+            data = fetcher.get(f"{p}/{v}/catalog.zip")
+        manifest = storage.read_archive(data, source=f"{p}/{v}/catalog.zip").manifest or {}
+        entry = (manifest.get("providers") or {}).get(p) or {}
+        if not entry.get("history_sha256"):
+            missing.append(p)
+            continue
+        kept[p] = entry
+        got = _history_object(
+            fetcher, cache, f"{p}/{v}/{history.OBJECT}", (p, v, history.OBJECT), {p: entry}
+        )
+        tables.update(got)
+    if not tables:
+        raise _no_history(base, raw.version)
+    return HistorySet(raw.version, base, raw.source, tables, kept, missing)
+
+
+# --------------------------------------------------------------------------- build, verify
+
+
+def previous_history(url: str, previous: sources.RawCatalog) -> dict[str, bytes]:
+    """The history tables to carry forward from the catalog a build reads as `--previous`.
+    Nothing when it has none yet; an error when it has one that cannot be read, since a build
+    without it would silently drop the history."""
+    from gpuhunt._internal.pipeline import DOWNLOAD_TIMEOUT, PipelineError
+
+    if previous.manifest is None:
+        # Read in the per-provider layout (no archive pointer): no manifest says which version
+        # each table's rows end at, so the history cannot be extended.
+        logger.warning("The previous catalog has no archive manifest; the history starts anew")
+        return {}
+    try:
+        got = fetch_history(url, version=previous.version, timeout=DOWNLOAD_TIMEOUT, retries=2)
+    except HistoryUnavailable as e:
+        logger.warning("%s; the history starts with this version", e)
+        return {}
+    except CatalogError as e:
+        raise PipelineError(
+            f"The previous catalog's price history could not be read ({e}); fix it, or pass "
+            "--reset-history to start the history again from this version"
+        ) from e
+    return got.tables
+
+
+@dataclass
+class HistoryCheck:
+    providers: int
+    rows: int
+
+
+def verify_history(
+    base: str, version: str, entries: dict[str, dict[str, Any]], csvs: dict[str, bytes]
+) -> HistoryCheck:
+    """Check a published version's history: both layouts' objects match the manifest, each
+    table parses, has the manifest's row count, and its current rows are exactly the offers
+    of the CSV it was observed with (for a carried-over provider, that of `from_version`)."""
+    kept = {p: e for p, e in entries.items() if e.get("history_sha256")}
+    if not kept:
+        return HistoryCheck(0, 0)
+    fetcher = sources.Fetcher(base, TIMEOUT, 2)
+    where = f"{transport.safe_url(base)}/{version}/{history.OBJECT}"
+    tables = _read_tables(fetcher.get(f"{version}/{history.OBJECT}"), kept, where)
+    rows = 0
+    for p, entry in kept.items():
+        table = tables[p]
+        spans = history.loads(table)
+        if len(spans) != entry.get("history_rows"):
+            raise CatalogIntegrityError(
+                f"{where}: {p}.csv has {len(spans)} rows, the manifest says {entry.get('history_rows')}"
+            )
+        problem = history.check(
+            spans, history.offers_of(csvs[p], p), str(entry.get("from_version"))
+        )
+        if problem:
+            raise CatalogIntegrityError(f"{where}: {p}.csv: {problem}")
+        rows += len(spans)
+        rel = f"{p}/{version}/{history.OBJECT}"
+        copy = _read_tables(fetcher.get(rel), {p: entry}, f"{transport.safe_url(base)}/{rel}")
+        if copy[p] != table:
+            raise CatalogIntegrityError(f"{transport.safe_url(base)}/{rel}: differs from {where}")
+    return HistoryCheck(len(kept), rows)
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def _catalog_url(catalog_url: str | None) -> str:
+    return (catalog_url or os.getenv("GPUHUNT_CATALOG_URL") or sources.DEFAULT_CATALOG_URL).rstrip(
+        "/"
+    )
+
+
+def _complete(raw: sources.RawCatalog, what: str) -> dict[str, bytes]:
+    # A provider that failed to load would show up as every one of its offers removed.
+    if raw.problems:
+        raise CatalogError(f"Cannot compare {what}: {'; '.join(raw.problems)}")
+    return raw.csvs
+
+
+def load_side(
+    spec: str,
+    *,
+    catalog_url: str | None = None,
+    timeout: tuple[float, float] = TIMEOUT,
+    retries: int = 1,
+) -> tuple[str, dict[str, bytes]]:
+    """One side of a diff: (a name for it, provider -> catalog CSV). `spec` is a local build
+    folder, a folder of `{provider}.csv`, a catalog zip, a base URL (its latest version), or a
+    version name (or `latest`) at `catalog_url`."""
+    providers = list(registry.OFFLINE_PROVIDERS)
+    path = Path(spec)
+    if "://" not in spec and path.exists():
+        if path.is_file():
+            archive = storage.read_archive(path.read_bytes(), source=str(path))
+            name = str((archive.manifest or {}).get("version") or path.name)
+            return f"{name} ({path})", archive.csvs
+        published = (path / "version").is_file() or any(
+            (path / p / "version").is_file() for p in providers
+        )
+        if published:
+            raw = sources.fetch(
+                str(path), providers, version=None, cache=None, timeout=timeout, retries=retries
+            )
+            return f"{raw.version} ({path})", _complete(raw, str(path))
+        return str(path), sources.from_directory(str(path), providers).csvs
+    if "://" in spec:
+        raw = sources.fetch(
+            spec,
+            providers,
+            version=None,
+            cache=DiskCache(spec.rstrip("/")),
+            timeout=timeout,
+            retries=retries,
+        )
+        return f"{raw.version} ({transport.safe_url(spec)})", _complete(raw, spec)
+    if spec != "latest" and not sources._VERSION.match(spec):
+        raise CatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
+    base = _catalog_url(catalog_url)
+    try:
+        raw = sources.fetch(
+            base,
+            providers,
+            version=None if spec == "latest" else spec,
+            cache=DiskCache(base),
+            timeout=timeout,
+            retries=retries,
+        )
+    except CatalogError as e:
+        raise CatalogError(f"{e} (and there is no folder or file named {spec!r} here)") from e
+    return raw.version, _complete(raw, f"version {spec}")
+
+
+def diff(old: str, new: str, *, catalog_url: str | None = None) -> CatalogDiff:
+    """What changed from catalog `old` to `new`: offers added, removed and repriced.
+
+    Each side is a catalog version name (or `"latest"`) published at `catalog_url` (default
+    `GPUHUNT_CATALOG_URL` or the public bucket), a base URL (its latest version), a local
+    build folder, a folder of `{provider}.csv` files, or a catalog zip."""
+    old_name, old_csvs = load_side(old, catalog_url=catalog_url)
+    new_name, new_csvs = load_side(new, catalog_url=catalog_url)
+    return compare(old_csvs, new_csvs, old_name=old_name, new_name=new_name)
+
+
+# --------------------------------------------------------------------------- Catalog.history
+
+
+def parse_day(text: str | dt.date | None) -> dt.date | None:
+    if text is None or isinstance(text, dt.date):
+        return text
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise GPUHuntError(f"Not a date: {text[:20]!r} (use YYYY-MM-DD)") from None
+
+
+def _as_list(value: str | list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+def catalog_history(
+    url: str,
+    *,
+    gpu_name: str | list[str] | None = None,
+    provider: str | list[str] | None = None,
+    location: str | list[str] | None = None,
+    spot: bool | None = None,
+    since: str | dt.date | None = None,
+    by: str = "gpu",
+    version: str | None = None,
+    timeout: tuple[float, float] = TIMEOUT,
+    retries: int = 1,
+) -> history.PriceHistory:
+    if os.getenv("GPUHUNT_CATALOG_DIR"):
+        raise HistoryUnavailable(
+            "GPUHUNT_CATALOG_DIR serves plain CSVs, which have no price history"
+        )
+    if by not in ("gpu", "instance"):
+        raise GPUHuntError(f"by must be 'gpu' or 'instance', not {by!r}")
+    providers = _as_list(provider)
+    for p in providers or []:
+        registry.spec(p)  # raises on unknown names
+    start = parse_day(since)
+    local = sources._local_path(url) is not None
+    got = fetch_history(
+        url,
+        version=version,
+        cache=None if local else DiskCache(url),
+        timeout=timeout,
+        retries=retries,
+    )
+    result = history.query(
+        got.spans(),
+        gpu_name=_as_list(gpu_name),
+        provider=providers,
+        location=_as_list(location),
+        spot=spot,
+        since=start,
+        by=by,
+    )
+    result.version, result.url, result.missing = got.version, got.url, got.missing
+    return result
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def register_cli(sub: Any, cat_sub: Any) -> None:
+    h = sub.add_parser(
+        "history",
+        help="cheapest price per day, per GPU model or instance, from the published history",
+        description="The cheapest price on each day (per GPU per hour, or per instance per "
+        "hour with --by instance) of the offers matching the filters, from the price history "
+        "published with the catalog.",
+    )
+    h.add_argument("--gpu", action="append", dest="gpu_name", help="GPU name (repeatable)")
+    h.add_argument("--provider", action="append", help="provider name (repeatable)")
+    h.add_argument("--location", action="append", help="region or zone (repeatable)")
+    spot = h.add_mutually_exclusive_group()
+    spot.add_argument("--spot", dest="spot", action="store_true", default=None)
+    spot.add_argument("--on-demand", dest="spot", action="store_false")
+    h.add_argument("--since", help="first day to show, YYYY-MM-DD")
+    h.add_argument("--by", choices=["gpu", "instance"], default="gpu")
+    h.add_argument("--limit", type=int, default=30, help="lines to print (0: all; default 30)")
+    h.add_argument("--daily", action="store_true", help="also print one row per day")
+    fmt = h.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="JSON output")
+    fmt.add_argument("--csv", action="store_true", help="CSV output: name,date,price,where")
+    h.add_argument(
+        "--plot", metavar="FILE", help="draw the lines to FILE.png or FILE.svg (matplotlib)"
+    )
+    h.add_argument("--catalog-url", help="where the catalog is published")
+    h.add_argument("--version", help="read the history as of this version (default: the latest)")
+    h.set_defaults(run=_cmd_history)
+
+    d = cat_sub.add_parser(
+        "diff",
+        help="offers added, removed and repriced between two catalogs",
+        description="Compare two catalogs: version names (or `latest`) at --catalog-url, base "
+        "URLs, local build folders, folders of {provider}.csv, or catalog zips.",
+    )
+    d.add_argument("old")
+    d.add_argument("new")
+    d.add_argument("--catalog-url", help="where version names are looked up")
+    d.add_argument("--limit", type=int, default=20, help="offers listed per section (0: all)")
+    d.add_argument("--json", action="store_true", help="JSON output (everything)")
+    d.set_defaults(run=_cmd_diff)
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "-"
+    text = f"{x:.4f}".rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.1f}%"
+
+
+def _table(rows: list[list[str]], right: set[int]) -> None:
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    for r in rows:
+        print(
+            "  ".join(
+                c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))
+            ).rstrip()
+        )
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from gpuhunt._internal.cli import _check_gpu_names
+
+    _check_gpu_names(args.gpu_name)
+    url = _catalog_url(args.catalog_url)
+    got = catalog_history(
+        url,
+        gpu_name=args.gpu_name,
+        provider=args.provider,
+        location=args.location,
+        spot=args.spot,
+        since=args.since,
+        by=args.by,
+        version=args.version,
+    )
+    if args.plot:
+        from gpuhunt._internal import plot
+
+        fig = plot.save(got, args.plot)
+        print(f"wrote {args.plot}: {len(fig.axes[0].get_lines())} lines", file=sys.stderr)
+    if args.json:
+        json.dump(got.to_dict(), sys.stdout, indent=2)
+        print()
+        return 0
+    if args.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(["name", "date", "price", "where"])
+        w.writerows(got.rows())
+        return 0
+    shown = got.series if args.limit <= 0 else got.series[: args.limit]
+    unit = "$/GPU/h" if got.by == "gpu" else "$/h"
+    if not shown:
+        print(f"No offers match in the price history of catalog {got.version}.")
+    else:
+        header = [
+            "GPU" if got.by == "gpu" else "INSTANCE",
+            "FIRST",
+            "LAST",
+            "MIN",
+            "MAX",
+            "CHANGE",
+            "CHEAPEST PER DAY",
+        ]
+        rows = [header]
+        for s in shown:
+            known = s.known()
+            change = 100 * (known[-1] - known[0]) / known[0] if known[0] else None
+            rows.append(
+                [
+                    s.name,
+                    _money(known[0]),
+                    _money(known[-1]),
+                    _money(min(known)),
+                    _money(max(known)),
+                    _pct(change),
+                    history.sparkline(s.prices),
+                ]
+            )
+        _table(rows, {1, 2, 3, 4, 5})
+        if args.daily:
+            print()
+            daily = [["DATE", *(s.name for s in shown)]]
+            for i, d in enumerate(got.days):
+                daily.append([d.isoformat(), *(_money(s.prices[i]) for s in shown)])
+            _table(daily, set(range(1, len(daily[0]))))
+        print(
+            f"\n{len(shown)} of {len(got.series)} lines, {unit}, {got.days[0]} to {got.days[-1]}, "
+            f"from the history of catalog {got.version} at {transport.safe_url(got.url or url)}."
+        )
+    if got.missing:
+        print(f"gpuhunt: note: no price history for {', '.join(got.missing)}", file=sys.stderr)
+    return 0
+
+
+def _offer_cells(o: Listed) -> list[str]:
+    gpu = f"{o.gpu_count}x{o.gpu_name}" if o.gpu_count else "-"
+    return [o.provider, o.instance_name, o.location, "spot" if o.spot else "on-demand", gpu]
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    result = diff(args.old, args.new, catalog_url=args.catalog_url)
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout, indent=2)
+        print()
+        return 0
+
+    def cut(items: list[Any]) -> list[Any]:
+        return items if args.limit <= 0 else items[: args.limit]
+
+    print(
+        f"{result.old} -> {result.new}: {len(result.added)} added, {len(result.removed)} "
+        f"removed, {len(result.changed)} price changes"
+    )
+    for p in sorted(set(result.new_providers) - set(result.old_providers)):
+        print(f"  new provider: {p}")
+    for p in sorted(set(result.old_providers) - set(result.new_providers)):
+        print(f"  provider gone: {p}")
+    if result.summary:
+        print()
+        rows = [["PROVIDER", "GPU", "ADDED", "REMOVED", "UP", "DOWN", "LARGEST"]]
+        for g in cut(result.summary):
+            rows.append(
+                [
+                    g.provider,
+                    g.gpu,
+                    str(g.added),
+                    str(g.removed),
+                    str(g.increased),
+                    str(g.decreased),
+                    _pct(g.largest.percent) if g.largest else "-",
+                ]
+            )
+        _table(rows, {2, 3, 4, 5, 6})
+    if result.changed:
+        print("\nPrice changes, largest first:")
+        rows = [["PROVIDER", "INSTANCE", "LOCATION", "SPOT", "GPU", "OLD", "NEW", "CHANGE", "%"]]
+        for c in cut(result.changed):
+            sign = "+" if c.change > 0 else "-"
+            rows.append(
+                [
+                    *_offer_cells(c.offer),
+                    _money(c.old_price),
+                    _money(c.new_price),
+                    sign + _money(abs(c.change)),
+                    _pct(c.percent),
+                ]
+            )
+        _table(rows, {5, 6, 7, 8})
+    for title, offers in (("Added", result.added), ("Removed", result.removed)):
+        if offers:
+            print(f"\n{title}:")
+            rows = [["PROVIDER", "INSTANCE", "LOCATION", "SPOT", "GPU", "PRICE"]]
+            rows += [[*_offer_cells(o), _money(o.price)] for o in cut(offers)]
+            _table(rows, {5})
+    return 0
