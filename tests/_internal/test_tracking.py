@@ -340,3 +340,21 @@ def test_plot_without_matplotlib_is_a_one_line_hint(tmp_path, replayed, capsys, 
     assert gpuhunt("history", "--catalog-url", one, "--plot", tmp_path / "x.jpg") == 1
     assert "writes .png or .svg files" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_history_of_some_providers_downloads_only_theirs(tmp_path, replayed, capsys):
+    folder = _collect(tmp_path / "in", replayed["lambdalabs"], V1)
+    other = next(p for p in replayed if p != "lambdalabs")
+    storage.dump(replayed[other], str(folder / f"{other}.csv"))
+    build(folder, V1, tmp_path / "out")
+    with serve_directory(tmp_path / "out") as (url, requests):
+        got = Catalog(catalog_url=url).history(provider="lambdalabs", by="instance")
+        assert {s.name.split("/")[0] for s in got.series} == {"lambdalabs"}
+        assert f"/lambdalabs/{V1}/history.zip" in requests
+        assert f"/{V1}/history.zip" not in requests and f"/{other}/{V1}/history.zip" not in requests
+        both = Catalog(catalog_url=url).history(by="instance")
+        assert {s.name.split("/")[0] for s in both.series} == {"lambdalabs", other}
+        assert f"/{V1}/history.zip" in requests
+    capsys.readouterr()
+    assert gpuhunt("history", "--catalog-url", tmp_path / "out", "--provider", "vastai") == 1
+    assert "vastai is queried live" in capsys.readouterr().err

@@ -142,13 +142,20 @@ def fetch_history(
         kept = {p: e for p, e in entries.items() if e.get("history_sha256")}
         if not kept:
             raise _no_history(base, raw.version)
-        tables = _history_object(
-            fetcher,
-            cache,
-            f"{raw.version}/{history.OBJECT}",
-            ("archive", raw.version, history.OBJECT),
-            kept,
-        )
+        v = raw.version
+        if set(entries) == set(raw.manifest.get("providers") or {}):
+            # The whole version's history in one object.
+            tables = _history_object(
+                fetcher, cache, f"{v}/{history.OBJECT}", ("archive", v, history.OBJECT), kept
+            )
+        else:
+            # Some providers asked for: only theirs, from the per-provider copies.
+            tables = {}
+            for p, entry in kept.items():
+                rel = f"{p}/{v}/{history.OBJECT}"
+                tables.update(
+                    _history_object(fetcher, cache, rel, (p, v, history.OBJECT), {p: entry})
+                )
         missing = sorted(set(entries) - set(kept))
         return HistorySet(raw.version, base, raw.source, tables, kept, missing)
     # Per-provider layout: each provider's manifest is in its own archive.
@@ -359,8 +366,14 @@ def catalog_history(
     if by not in ("gpu", "instance"):
         raise GPUHuntError(f"by must be 'gpu' or 'instance', not {by!r}")
     providers = _as_list(provider)
-    for p in providers or []:
-        registry.spec(p)  # raises on unknown names
+    if providers is not None:
+        names = [registry.spec(p).name for p in providers]  # raises on unknown names
+        providers = [p for p in names if p in registry.OFFLINE_PROVIDERS]
+        if not providers:
+            raise HistoryUnavailable(
+                f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} queried live, not "
+                "kept in the catalog, so there is no price history for it"
+            )
     start = parse_day(since)
     local = sources._local_path(url) is not None
     got = fetch_history(
@@ -369,6 +382,7 @@ def catalog_history(
         cache=None if local else DiskCache(url),
         timeout=timeout,
         retries=retries,
+        providers=providers,
     )
     result = history.query(
         got.spans(),
