@@ -19,10 +19,11 @@ import csv
 import datetime as dt
 import io
 import math
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,9 +51,9 @@ SPARKS = "▁▂▃▄▅▆▇█"
 Key = tuple[str, str, bool]  # instance_name, location, spot
 
 
-@dataclass(frozen=True)
-class Span:
-    """One offer at one price, from the first to the last version it was seen at it."""
+class Span(NamedTuple):
+    """One offer at one price, from the first to the last version it was seen at it.
+    (A named tuple: an AWS-sized history has hundreds of thousands.)"""
 
     instance_name: str
     location: str
@@ -70,8 +71,7 @@ class Span:
         return (self.instance_name, self.location, self.spot)
 
 
-@dataclass(frozen=True)
-class Offer:
+class Offer(NamedTuple):
     """An offer key's cheapest row in a catalog CSV (a CSV may list one key more than once,
     e.g. with different disks)."""
 
@@ -109,6 +109,61 @@ def _date(text: str, name: str) -> dt.date:
         raise ValueError(f"{name} is not a date: {text[:20]!r}") from None
 
 
+class _Parser:
+    """Row parsing with the values that repeat on every row (dates, versions, GPU names)
+    checked once."""
+
+    def __init__(self) -> None:
+        self.dates: dict[str, dt.date] = {}
+        self.versions: set[str] = set()
+
+    def date(self, text: str, name: str) -> dt.date:
+        d = self.dates.get(text)
+        if d is None:
+            d = self.dates[text] = _date(text, name)
+        return d
+
+    def version(self, text: str) -> str:
+        if text not in self.versions:
+            if not _VERSION.match(text):
+                raise ValueError(f"not a catalog version: {text[:40]!r}")
+            self.versions.add(text)
+        return text
+
+    def span(self, row: list[str]) -> Span:
+        if len(row) != len(HEADER):
+            raise ValueError(f"{len(row)} fields, expected {len(HEADER)}")
+        instance, location, spot, gpu_name, gpu_count, price, fv, fd, tv, td = row
+        if not instance or not location:
+            raise ValueError("instance_name and location must not be empty")
+        if spot not in ("True", "False"):
+            raise ValueError(f"spot is not True/False: {spot[:10]!r}")
+        try:
+            count = int(gpu_count)
+            value = float(price)
+        except ValueError:
+            raise ValueError(
+                f"gpu_count or price is not a number: {gpu_count!r}, {price!r}"
+            ) from None
+        if count < 0 or not math.isfinite(value) or value < 0:
+            raise ValueError(f"gpu_count {count} or price {value} out of range")
+        start, end = self.date(fd, "from_date"), self.date(td, "to_date")
+        if end < start:
+            raise ValueError(f"to_date {td} is before from_date {fd}")
+        return Span(
+            instance,
+            location,
+            spot == "True",
+            gpu_name or None,
+            count,
+            value,
+            self.version(fv),
+            start,
+            self.version(tv),
+            end,
+        )
+
+
 def loads(data: bytes) -> list[Span]:
     """Parse a history table; raises `ValueError` naming the line at fault (the table is ours,
     so anything malformed means it is corrupt, not that a row can be skipped)."""
@@ -121,44 +176,19 @@ def loads(data: bytes) -> list[Span]:
     if header != HEADER:
         raise ValueError(f"header is not the history format: {','.join(header or [])[:120]!r}")
     spans = []
+    parser = _Parser()
     for line, row in enumerate(reader, start=2):
         if not row:
             continue
         try:
-            spans.append(_span(row))
+            spans.append(parser.span(row))
         except ValueError as e:
             raise ValueError(f"line {line}: {e}") from None
     return spans
 
 
-def _span(row: list[str]) -> Span:
-    if len(row) != len(HEADER):
-        raise ValueError(f"{len(row)} fields, expected {len(HEADER)}")
-    instance, location, spot, gpu_name, gpu_count, price, fv, fd, tv, td = row
-    if not instance or not location:
-        raise ValueError("instance_name and location must not be empty")
-    if spot not in ("True", "False"):
-        raise ValueError(f"spot is not True/False: {spot[:10]!r}")
-    try:
-        count = int(gpu_count)
-        value = float(price)
-    except ValueError:
-        raise ValueError(f"gpu_count or price is not a number: {gpu_count!r}, {price!r}") from None
-    if count < 0 or not math.isfinite(value) or value < 0:
-        raise ValueError(f"gpu_count {count} or price {value} out of range")
-    for v in (fv, tv):
-        if not _VERSION.match(v):
-            raise ValueError(f"not a catalog version: {v[:40]!r}")
-    start, end = _date(fd, "from_date"), _date(td, "to_date")
-    if end < start:
-        raise ValueError(f"to_date {td} is before from_date {fd}")
-    return Span(
-        instance, location, spot == "True", gpu_name or None, count, value, fv, start, tv, end
-    )
-
-
-def _sort_key(s: Span) -> tuple[Any, ...]:
-    return (s.instance_name, s.location, s.spot, s.from_date, s.from_version, s.to_date)
+# instance_name, location, spot, from_date, from_version, to_date
+_sort_key = operator.itemgetter(0, 1, 2, 7, 6, 9)
 
 
 def dumps(spans: Iterable[Span]) -> bytes:
@@ -166,21 +196,29 @@ def dumps(spans: Iterable[Span]) -> bytes:
     buf = io.StringIO(newline="")
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(HEADER)
-    for s in sorted(spans, key=_sort_key):
-        w.writerow(
-            [
-                s.instance_name,
-                s.location,
-                str(s.spot),
-                s.gpu_name or "",
-                s.gpu_count,
-                repr(s.price),
-                s.from_version,
-                s.from_date.isoformat(),
-                s.to_version,
-                s.to_date.isoformat(),
-            ]
+    days: dict[dt.date, str] = {}
+
+    def day(d: dt.date) -> str:
+        text = days.get(d)
+        if text is None:
+            text = days[d] = d.isoformat()
+        return text
+
+    w.writerows(
+        (
+            s.instance_name,
+            s.location,
+            "True" if s.spot else "False",
+            s.gpu_name or "",
+            s.gpu_count,
+            repr(s.price),
+            s.from_version,
+            day(s.from_date),
+            s.to_version,
+            day(s.to_date),
         )
+        for s in sorted(spans, key=_sort_key)
+    )
     return buf.getvalue().encode("utf-8")
 
 
@@ -204,13 +242,13 @@ def observe(
     out = list(previous)
     current: dict[Key, int] = {}
     if last_version is not None:
-        current = {s.key: i for i, s in enumerate(out) if s.to_version == last_version}
+        current = {s[:3]: i for i, s in enumerate(out) if s.to_version == last_version}
     for key, o in offers.items():
         i = current.get(key)
         if i is not None:
             s = out[i]
             if (s.price, s.gpu_name, s.gpu_count) == (o.price, o.gpu_name, o.gpu_count):
-                out[i] = replace(s, to_version=version, to_date=max(day, s.to_date))
+                out[i] = Span(*s[:8], version, max(day, s.to_date))
                 continue
         out.append(Span(*key, o.gpu_name, o.gpu_count, o.price, version, day, version, day))
     return retain(out, version, day, retention_days=retention_days, max_rows=max_rows)
@@ -357,26 +395,38 @@ def query(
     last = max(x[4] for x in picked)
     n = (last - first).days + 1
     days = [first + dt.timedelta(days=i) for i in range(n)]
-    best: dict[str, np.ndarray] = {}
-    who: dict[str, np.ndarray] = {}
-    wheres: list[str] = []
+    by_name: dict[str, list[tuple[float, int, int, str]]] = {}
     for name, where, value, start, end in picked:
-        arr = best.get(name)
-        if arr is None:
-            arr = best[name] = np.full(n, np.inf)
-            who[name] = np.full(n, -1, dtype=np.int64)
-        a, b = (start - first).days, (end - first).days + 1
-        better = value < arr[a:b]
-        if better.any():
-            arr[a:b][better] = value
-            who[name][a:b][better] = len(wheres)
-        wheres.append(where)
+        by_name.setdefault(name, []).append(
+            (value, (start - first).days, (end - first).days + 1, where)
+        )
     series = []
-    for name, arr in best.items():
-        prices = [None if not np.isfinite(v) else round(float(v), 6) for v in arr]
-        series.append(Series(name, prices, [wheres[int(i)] if i >= 0 else None for i in who[name]]))
+    for name, pieces in by_name.items():
+        prices: list[float | None] = [None] * n
+        wheres: list[str | None] = [None] * n
+        # Cheapest first, each day taken by the first span that covers it: `after[d]` leads
+        # to the next day not taken yet, so every day is visited once (union-find painting).
+        after = list(range(n + 1))
+        for value, a, b, where in sorted(pieces, key=operator.itemgetter(0)):
+            d = _free(after, a)
+            while d < b:
+                prices[d] = round(value, 6)
+                wheres[d] = where
+                after[d] = d + 1
+                d = _free(after, d + 1)
+        series.append(Series(name, prices, wheres))
     series.sort(key=lambda s: (s.known()[-1], s.name))
     return PriceHistory(by, days, series)
+
+
+def _free(after: list[int], d: int) -> int:
+    """The first day from `d` on that no span has taken yet."""
+    root = d
+    while after[root] != root:
+        root = after[root]
+    while after[d] != root:  # path compression
+        after[d], d = root, after[d]
+    return root
 
 
 def sparkline(values: Sequence[float | None], width: int = 40) -> str:

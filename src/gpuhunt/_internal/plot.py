@@ -17,6 +17,7 @@ FORMATS = ("png", "svg")
 def figure(h: PriceHistory) -> Any:
     """The chart as a matplotlib `Figure`: its one `Axes` holds one line per series."""
     try:
+        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DateFormatter
         from matplotlib.figure import Figure
     except ImportError:
         raise GPUHuntError(
@@ -40,6 +41,13 @@ def figure(h: PriceHistory) -> Any:
     title = "Cheapest price per day" + (f" (catalog {h.version})" if h.version else "")
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
+    if len(h.days) <= 15:  # a tick per day, never hours
+        ax.set_xticks(h.days)  # type: ignore[arg-type]
+        ax.xaxis.set_major_formatter(DateFormatter("%Y-%m-%d"))
+    else:
+        locator = AutoDateLocator(minticks=3, maxticks=12)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
     ax.legend(loc="best", fontsize="small")
     fig.autofmt_xdate()
     return fig
