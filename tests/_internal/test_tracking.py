@@ -110,7 +110,7 @@ def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
     # The table: the same changes, largest first.
     assert gpuhunt("catalog", "diff", V1, V3, "--catalog-url", b.base) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"{V1} -> {V3}: 1 added, 1 removed, 1 price changes\n")
+    assert out.startswith(f"{V1} -> {V3}: 1 added, 1 removed, 1 price change\n")
     assert "gpu_1x_h100_sxm5  us-east-1  on-demand  1xH100  $4.29  $3.99  -$0.30  -7.0%" in out
 
     # gpuhunt.diff() on a base URL (its latest) and a local build folder.
@@ -175,6 +175,8 @@ def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
         "CHEAPEST",
         "PER",
         "DAY",
+        "LAST",
+        "AT",
     ]
     assert lines[1].split() == [
         "lambdalabs/gpu_1x_h100_sxm5",
@@ -184,6 +186,7 @@ def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
         "$4.29",
         "-7.0%",
         "█▁▁",
+        "lambdalabs/gpu_1x_h100_sxm5/us-east-1",
     ]
     assert lines[2].split() == [
         "lambdalabs/gpu_8x_h100_sxm5",
@@ -193,6 +196,7 @@ def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
         "$35.92",
         "+0.0%",
         "▄▄▄",
+        "lambdalabs/gpu_8x_h100_sxm5/asia-northeast-1",  # every region at $35.92: the first
     ]
     assert plot_file.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from gpuhunt._internal import plot

@@ -407,7 +407,8 @@ def query(
         # Cheapest first, each day taken by the first span that covers it: `after[d]` leads
         # to the next day not taken yet, so every day is visited once (union-find painting).
         after = list(range(n + 1))
-        for value, a, b, where in sorted(pieces, key=operator.itemgetter(0)):
+        # Ties go to the first offer by name, so the answer does not depend on file order.
+        for value, a, b, where in sorted(pieces, key=operator.itemgetter(0, 3)):
             d = _free(after, a)
             while d < b:
                 prices[d] = round(value, 6)

@@ -506,6 +506,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
             "MAX",
             "CHANGE",
             "CHEAPEST PER DAY",
+            "LAST AT",
         ]
         rows = [header]
         for s in shown:
@@ -520,6 +521,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
                     _money(max(known)),
                     _pct(change),
                     history.sparkline(s.prices),
+                    next((w for w in reversed(s.where) if w), "-"),
                 ]
             )
         _table(rows, {1, 2, 3, 4, 5})
@@ -555,7 +557,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     print(
         f"{result.old} -> {result.new}: {len(result.added)} added, {len(result.removed)} "
-        f"removed, {len(result.changed)} price changes"
+        f"removed, {len(result.changed)} price change{'' if len(result.changed) == 1 else 's'}"
     )
     for p in sorted(set(result.new_providers) - set(result.old_providers)):
         print(f"  new provider: {p}")
