@@ -362,3 +362,23 @@ def test_history_of_some_providers_downloads_only_theirs(tmp_path, replayed, cap
     capsys.readouterr()
     assert gpuhunt("history", "--catalog-url", tmp_path / "out", "--provider", "vastai") == 1
     assert "vastai is queried live" in capsys.readouterr().err
+
+
+def test_diff_of_a_zip_and_a_csv_folder_and_a_partial_catalog(tmp_path, replayed, capsys):
+    one = _lambda_build(tmp_path, replayed, V1, None, "one")
+    later = _collect(tmp_path / "csvs", replayed["lambdalabs"], V2)
+    d = tracking.diff(str(one / V1 / "catalog.zip"), str(later))
+    assert d.old == f"{V1} ({one / V1 / 'catalog.zip'})" and d.new == str(later)
+    assert [(c.offer.location, c.old_price, c.new_price) for c in d.changed] == [CUT[1:]]
+    assert [o.location for o in d.removed] == [REMOVED[1]] and d.added == []
+
+    # A catalog with a provider that failed to load would show its offers as all removed.
+    other = next(p for p in replayed if p != "lambdalabs")
+    storage.dump(replayed[other], str(later / f"{other}.csv"))
+    build(later, V2, tmp_path / "two")
+    (tmp_path / "two" / "version").unlink()  # read in the per-provider layout
+    (tmp_path / "two" / other / V2 / "catalog.zip").write_bytes(b"not a zip")
+    capsys.readouterr()
+    assert gpuhunt("catalog", "diff", one, tmp_path / "two") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpuhunt: error: Cannot compare ") and f"{other}/{V2}/catalog.zip" in err
