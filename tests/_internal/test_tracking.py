@@ -382,3 +382,28 @@ def test_diff_of_a_zip_and_a_csv_folder_and_a_partial_catalog(tmp_path, replayed
     assert gpuhunt("catalog", "diff", one, tmp_path / "two") == 1
     err = capsys.readouterr().err
     assert err.startswith("gpuhunt: error: Cannot compare ") and f"{other}/{V2}/catalog.zip" in err
+
+
+def test_a_published_table_that_does_not_parse_is_refused(tmp_path, replayed, capsys):
+    """Its sha256 matches the manifest (it was published that way), but it is not a history."""
+    one = _lambda_build(tmp_path, replayed, V1, None, "one")
+    bad = b"instance_name,price\ngpu_1x_a10,0.75\n"
+    for rel in (f"{V1}/catalog.zip", f"lambdalabs/{V1}/catalog.zip"):
+        archive = storage.read_archive((one / rel).read_bytes())
+        manifest = archive.manifest or {}
+        manifest["providers"]["lambdalabs"]["history_sha256"] = storage.sha256(bad)
+        (one / rel).write_bytes(storage.write_archive(archive.csvs, manifest, archive.columns))
+        (one / rel.replace("catalog.zip", "history.zip")).write_bytes(
+            history.pack({"lambdalabs": bad}, V1)
+        )
+    capsys.readouterr()
+    assert gpuhunt("catalog", "verify", one) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(err) == 1 and "history.zip: lambdalabs.csv: header is not the history format" in err[0]
+    )
+    assert gpuhunt("history", "--catalog-url", one) == 1
+    assert "the lambdalabs history of 20261129-1: header is not" in capsys.readouterr().err
+    args = ["catalog", "build", "--input", tmp_path / "in-one", "--version", V2, "--previous", one]
+    assert gpuhunt(*args, "--output", tmp_path / "two") == 1
+    assert "--reset-history" in capsys.readouterr().err

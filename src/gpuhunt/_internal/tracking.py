@@ -52,12 +52,21 @@ class HistorySet:
     missing: list[str] = field(default_factory=list)  # providers published without history
 
     def spans(self) -> dict[str, list[history.Span]]:
-        return {p: history.loads(t) for p, t in self.tables.items()}
+        """Each table parsed; one that does not parse is corrupt (it matched its sha256, so
+        it was published that way)."""
+        out = {}
+        for p, table in self.tables.items():
+            try:
+                out[p] = history.loads(table)
+            except ValueError as e:
+                raise CatalogIntegrityError(
+                    f"{transport.safe_url(self.url)}: the {p} history of {self.version}: {e}"
+                ) from None
+        return out
 
 
 def _read_tables(data: bytes, entries: dict[str, dict[str, Any]], where: str) -> dict[str, bytes]:
-    """The tables of a `history.zip`, each checked against the catalog manifest's sha256 and
-    parsed once (a table that does not parse is as corrupt as one that does not match)."""
+    """The tables of a `history.zip`, each checked against the catalog manifest's sha256."""
     archive = storage.read_archive(data, source=where)
     out = {}
     for p, entry in entries.items():
@@ -68,10 +77,6 @@ def _read_tables(data: bytes, entries: dict[str, dict[str, Any]], where: str) ->
             raise CatalogIntegrityError(
                 f"{where}: {p}.csv does not match history_sha256 in the catalog manifest"
             )
-        try:
-            history.loads(table)
-        except ValueError as e:
-            raise CatalogIntegrityError(f"{where}: {p}.csv: {e}") from None
         out[p] = table
     return out
 
@@ -119,8 +124,7 @@ def fetch_history(
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
     base = base.rstrip("/")
     fetcher: sources.Fetcher | None = sources.Fetcher(base, timeout, retries)
-    assert fetcher is not None
-    if fetcher.local is not None:
+    if sources._local_path(base) is not None:
         cache = None
     try:
         raw = sources.fetch(
@@ -198,6 +202,7 @@ def previous_history(url: str, previous: sources.RawCatalog) -> dict[str, bytes]
         return {}
     try:
         got = fetch_history(url, version=previous.version, timeout=DOWNLOAD_TIMEOUT, retries=2)
+        got.spans()  # every table must parse before the build extends it
     except HistoryUnavailable as e:
         logger.warning("%s; the history starts with this version", e)
         return {}
@@ -230,7 +235,10 @@ def verify_history(
     rows = 0
     for p, entry in kept.items():
         table = tables[p]
-        spans = history.loads(table)
+        try:
+            spans = history.loads(table)
+        except ValueError as e:
+            raise CatalogIntegrityError(f"{where}: {p}.csv: {e}") from None
         if len(spans) != entry.get("history_rows"):
             raise CatalogIntegrityError(
                 f"{where}: {p}.csv has {len(spans)} rows, the manifest says {entry.get('history_rows')}"
