@@ -29,6 +29,7 @@ import numpy as np
 
 from gpuhunt._internal import storage
 from gpuhunt._internal.accelerators import canonical_gpu_name
+from gpuhunt._internal.index import _gc_paused
 
 HEADER = [
     "instance_name",
@@ -177,13 +178,14 @@ def loads(data: bytes) -> list[Span]:
         raise ValueError(f"header is not the history format: {','.join(header or [])[:120]!r}")
     spans = []
     parser = _Parser()
-    for line, row in enumerate(reader, start=2):
-        if not row:
-            continue
-        try:
-            spans.append(parser.span(row))
-        except ValueError as e:
-            raise ValueError(f"line {line}: {e}") from None
+    with _gc_paused():  # rows hold no cycles; collections over 100k tuples only cost time
+        for line, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            try:
+                spans.append(parser.span(row))
+            except ValueError as e:
+                raise ValueError(f"line {line}: {e}") from None
     return spans
 
 
@@ -204,6 +206,8 @@ def dumps(spans: Iterable[Span]) -> bytes:
             text = days[d] = d.isoformat()
         return text
 
+    with _gc_paused():  # as in `loads`
+        rows = sorted(spans, key=_sort_key)
     w.writerows(
         (
             s.instance_name,
@@ -217,7 +221,7 @@ def dumps(spans: Iterable[Span]) -> bytes:
             s.to_version,
             day(s.to_date),
         )
-        for s in sorted(spans, key=_sort_key)
+        for s in rows
     )
     return buf.getvalue().encode("utf-8")
 
@@ -239,6 +243,19 @@ def observe(
 
     `last_version` is the version of the previous collection: only the rows it ended are
     extended, so an offer that went away and came back starts a new row."""
+    with _gc_paused():  # as in `loads`
+        return _observe(previous, last_version, offers, version, day, retention_days, max_rows)
+
+
+def _observe(
+    previous: Sequence[Span],
+    last_version: str | None,
+    offers: dict[Key, Offer],
+    version: str,
+    day: dt.date,
+    retention_days: int,
+    max_rows: int,
+) -> list[Span]:
     out = list(previous)
     current: dict[Key, int] = {}
     if last_version is not None:
@@ -362,6 +379,19 @@ def query(
     """Cheapest price per day of the offers matching every filter given. By GPU the price is
     per GPU (an 8-GPU instance at $16/h is $2/GPU/h), so instance sizes compare; offers without
     GPUs appear only by instance."""
+    with _gc_paused():  # as in `loads`
+        return _query(histories, gpu_name, provider, location, spot, since, by)
+
+
+def _query(
+    histories: Mapping[str, Sequence[Span]],
+    gpu_name: Sequence[str] | None,
+    provider: Sequence[str] | None,
+    location: Sequence[str] | None,
+    spot: bool | None,
+    since: dt.date | None,
+    by: str,
+) -> PriceHistory:
     if by not in ("gpu", "instance"):
         raise ValueError(f"by must be 'gpu' or 'instance', not {by!r}")
     gpus = {(_norm_gpu(g) or "").lower() for g in gpu_name} if gpu_name else None
