@@ -10,11 +10,11 @@ ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
     {"models", "schema", "accelerators", "constraints", "errors", "registry", "freshness"},
     {"query"},
-    {"formats"},
+    {"formats", "history.table", "history.diff"},
     {"load"},
-    {"catalog", "default", "publish.build"},
+    {"catalog", "default", "publish.build", "history.remote", "history.plot"},
     {"publish"},
-    {"cli"},
+    {"cli", "history.commands"},
 ]
 
 
@@ -50,7 +50,7 @@ def test_layers_import_only_downwards():
                 continue
             target = name.removeprefix("gpuhunt._internal.")
             if (
-                target.split(".")[0] in {"query", "formats", "load", "publish"}
+                target.split(".")[0] in {"query", "formats", "load", "publish", "history"}
                 and "." not in target
             ):
                 continue  # `from gpuhunt._internal import query`: the named module is checked

@@ -25,6 +25,7 @@ from typing import Any
 
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
+from gpuhunt._internal.history.table import PriceHistory
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings
@@ -406,6 +407,40 @@ class Catalog:
             return offers
         return merge_online(
             offers, online.answers(asked, q, self._online_timeout, self._online_errors)
+        )
+
+    def history(
+        self,
+        *,
+        gpu_name: str | list[str] | None = None,
+        provider: str | list[str] | None = None,
+        location: str | list[str] | None = None,
+        spot: bool | None = None,
+        since: str | dt.date | None = None,
+        by: str = "gpu",
+        version: str | None = None,
+    ) -> PriceHistory:
+        """The cheapest price on each day of the offers matching the filters, per GPU model
+        (price per GPU per hour) or, with `by="instance"`, per provider/instance (per hour),
+        from the price history published with the catalog (the latest version, or `version`).
+
+        Downloads through the disk cache; without network, uses the history of the newest
+        catalog in the cache. Raises `CatalogError` (`HistoryUnavailable` when the catalog has
+        no history) with a message saying why.
+        """
+        from gpuhunt._internal.history import remote
+
+        return remote.catalog_history(
+            self.catalog_url,
+            gpu_name=gpu_name,
+            provider=provider,
+            location=location,
+            spot=spot,
+            since=since,
+            by=by,
+            version=version,
+            timeout=self._timeout,
+            retries=self._retries,
         )
 
     def _query_offline(self, providers: list[str], q: QueryFilter) -> Offers:

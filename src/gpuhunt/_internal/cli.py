@@ -3,6 +3,8 @@
 gpuhunt query --gpu H100 --max-price 4
 python -m gpuhunt lambdalabs --output lambdalabs.csv     # collect (nightly build)
 gpuhunt catalog status
+gpuhunt history --gpu H100 --provider aws --since 2026-03-01 [--plot h100.png]
+gpuhunt catalog diff 20261129-1 latest
 """
 
 from __future__ import annotations
@@ -114,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gpuhunt._internal.publish import commands as publish_commands
 
     publish_commands.register(cat_sub)
+    from gpuhunt._internal.history import commands as history_commands
+
+    history_commands.register_cli(sub, cat_sub)  # `gpuhunt history`, `gpuhunt catalog diff`
     sub.add_parser("providers", help="list providers")
     args = parser.parse_args(argv)
     if args.command == "query":
@@ -122,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guard(_list_providers)
     if args.command == "catalog" and args.catalog_command == "status":
         return _guard(lambda: _status(args))
-    if args.command == "catalog" and getattr(args, "run", None):
+    if args.command in ("catalog", "history") and getattr(args, "run", None):
         return _guard(lambda: args.run(args))
     parser.print_help()
     return 2

@@ -427,7 +427,8 @@ def test_publish_checks_every_object_before_the_pointers(tmp_path, collected, bu
     with pytest.raises(PipelineError, match="already exists with different content"):
         s3.publish(tmp_path / "v1", bucket.name, "v3")
     result = s3.publish(tmp_path / "v1", bucket.name, "v3", overwrite=True)
-    assert result.uploaded == [f"lambdalabs/{V1}/catalog.zip"]
+    # Both of Lambda's objects were cut short: its catalog and its price history.
+    assert result.uploaded == [f"lambdalabs/{V1}/catalog.zip", f"lambdalabs/{V1}/history.zip"]
     assert gpuhunt("catalog", "verify", bucket.base) == 0
 
 
@@ -604,6 +605,8 @@ def test_carry_over_from_a_per_provider_only_bucket(tmp_path, replayed):
         "from_version": "20250101",
         "reason": "no CSV was collected",
         "columns_sha256": sha256(column_file("lambdalabs", data)),
+        "history_sha256": entry["history_sha256"],
+        "history_rows": len(replayed["lambdalabs"]),
     }
     assert [(o.provider, o.status) for o in b.outcomes] == [
         ("lambdalabs", "carried_over"),

@@ -33,6 +33,7 @@ from gpuhunt._internal.errors import PipelineError
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv import ReadStats, iter_rows
 from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish import gate
@@ -121,6 +122,7 @@ def build_catalog(
     built_at: str | None = None,
     accept: Container[str] = (),
     not_collected: dict[str, str] | None = None,
+    previous_history: dict[str, bytes] | None = None,
 ) -> Build:
     """Decide each provider's CSV (fresh or carried over) and lay out both published formats.
 
@@ -130,6 +132,8 @@ def build_catalog(
     finds it implausible next to the previous one (`gate.EVERY_PROVIDER` for all).
     `not_collected`: why a provider without a fresh CSV was not collected (e.g. not due), for
     the manifest; by default "no CSV was collected".
+    `previous_history` is the price history published with `previous` (provider -> table,
+    see `history`); it is carried forward, and started afresh for providers without one.
     """
     check_version(version)
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
@@ -193,6 +197,11 @@ def build_catalog(
     packed = {p: column_file(p, data) for p, data in csvs.items()}
     for p, data in packed.items():
         entries[p]["columns_sha256"] = archive.sha256(data)
+    before = ((previous.manifest or {}).get("providers") or {}) if previous is not None else {}
+    tables = history.for_build(entries, csvs, previous_history or {}, before, built_at)
+    for p, table in tables.items():
+        entries[p]["history_sha256"] = archive.sha256(table)
+        entries[p]["history_rows"] = history.rows_of(table)
     objects = {f"{version}/catalog.zip": archive.write_archive(csvs, manifest, packed)}
     pointers: dict[str, bytes] = {}
     for p in sorted(csvs):
@@ -201,6 +210,10 @@ def build_catalog(
             {p: csvs[p]}, own, {p: packed[p]}
         )
         pointers[f"{p}/version"] = version.encode()
+    # Beside the catalogs, so clients that only query never download it.
+    objects[f"{version}/{history.OBJECT}"] = history.pack(tables, version)
+    for p in sorted(tables):
+        objects[f"{p}/{version}/{history.OBJECT}"] = history.pack({p: tables[p]}, version)
     pointers["version"] = version.encode()  # last: dicts keep insertion order
     return Build(version, manifest, objects, pointers, outcomes)
 

@@ -13,7 +13,12 @@ from gpuhunt._internal.errors import PipelineError
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish import gate
 from gpuhunt._internal.publish.build import FRESH, Collected, build_catalog, check_version
-from gpuhunt._internal.publish.files import load_previous, read_input, write_build
+from gpuhunt._internal.publish.files import (
+    DOWNLOAD_TIMEOUT,
+    load_previous,
+    read_input,
+    write_build,
+)
 from gpuhunt._internal.publish.integrity import run_integrity_tests
 from gpuhunt._internal.publish.s3 import ENDPOINT_ENV, publish
 from gpuhunt._internal.publish.verify import verify
@@ -38,6 +43,12 @@ def register(cat_sub: Any) -> None:
         "--integrity",
         action="store_true",
         help="also require integrity_tests/test_<provider>.py to pass on each fresh CSV",
+    )
+    b.add_argument(
+        "--reset-history",
+        action="store_true",
+        help="start the price history again from this version instead of carrying "
+        "--previous's forward (when it cannot be read)",
     )
     b.add_argument(
         "--integrity-dir",
@@ -98,6 +109,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
         previous, previous_error = load_previous(args.previous)
         if previous_error:
             logger.warning("Could not read the previous catalog: %s", previous_error)
+    previous_history: dict[str, bytes] = {}
+    if previous is not None and not args.reset_history:
+        from gpuhunt._internal.history import remote
+
+        previous_history = remote.previous_history(args.previous, previous, DOWNLOAD_TIMEOUT)
     integrity = None
     if args.integrity:
         tests_dir = Path(args.integrity_dir)
@@ -119,6 +135,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         previous_error=previous_error,
         accept=gate.EVERY_PROVIDER if args.accept_all else {n.lower() for n in args.accept},
         not_collected=not_due,
+        previous_history=previous_history,
     )
     write_build(build, args.output)
     for o in build.outcomes:
@@ -165,5 +182,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     entries = checked.manifest["providers"]
     for p, e in sorted(entries.items()):
         print(f"{p:12} {e['status']:13} {e['rows']:7} offers  from {e.get('from_version')}")
-    print(f"OK: {args.url.rstrip('/')} version {checked.version}, {len(entries)} providers")
+    history_note = f", price history {checked.history_rows} rows" if checked.history_rows else ""
+    print(
+        f"OK: {args.url.rstrip('/')} version {checked.version}, {len(entries)} providers"
+        + history_note
+    )
     return 0

@@ -11,6 +11,7 @@ from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, PipelineError
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
@@ -24,6 +25,7 @@ class Verified:
     version: str
     manifest: dict[str, Any]
     csvs: dict[str, bytes]
+    history_rows: int = 0
 
 
 def verify(url: str, *, version: str | None = None) -> Verified:
@@ -91,7 +93,10 @@ def verify(url: str, *, version: str | None = None) -> Verified:
                 raise CatalogIntegrityError(
                     f"{base}/{p}/version names {pointer[:40]!r}, not the latest version {v}"
                 )
-    return Verified(v, manifest, raw.csvs)
+    from gpuhunt._internal.history import remote
+
+    checked = remote.verify_history(base, v, entries, raw.csvs)
+    return Verified(v, manifest, raw.csvs, checked.rows)
 
 
 def _verify_column_file(raw: RawCatalog, provider: str, where: str) -> None:
@@ -128,5 +133,9 @@ def read_build(directory: str | Path) -> Build:
     for p in sorted(checked.manifest["providers"]):
         objects[f"{p}/{v}/catalog.zip"] = (folder / p / v / "catalog.zip").read_bytes()
         pointers[f"{p}/version"] = v.encode()
+    kept = sorted(p for p, e in checked.manifest["providers"].items() if e.get("history_sha256"))
+    if kept:  # checked by `verify` above
+        for rel in [f"{v}/{history.OBJECT}", *(f"{p}/{v}/{history.OBJECT}" for p in kept)]:
+            objects[rel] = (folder / rel).read_bytes()
     pointers["version"] = v.encode()
     return Build(v, checked.manifest, objects, pointers)

@@ -1,0 +1,404 @@
+"""Price history and catalog diffs against published catalogs (the I/O around `history` and
+`diff`): fetching a version's history (both layouts, over HTTP or from a folder, through the
+disk cache), loading the two sides of a diff, and the `gpuhunt history` and
+`gpuhunt catalog diff` commands.
+
+Published history (docs/catalog-format.md): `{base}/V/history.zip` beside `V/catalog.zip`, and
+`{base}/{provider}/V/history.zip` beside each per-provider archive. Each holds `{provider}.csv`
+(the history table) and its own manifest; the catalog's manifest gives each table's
+`history_sha256` and `history_rows`. gpuhunt 0.1.x never asks for these objects.
+
+Failure policy, as for loading: a network failure falls back to the history of the newest
+catalog in the disk cache; a catalog without history, or no history anywhere, is a
+`HistoryUnavailable` error with a message saying so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuhunt._internal import registry
+from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
+from gpuhunt._internal.formats import archive as storage
+from gpuhunt._internal.history import table as history
+from gpuhunt._internal.history.diff import CatalogDiff, compare
+from gpuhunt._internal.load import sources, transport
+from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT = (10.0, 60.0)
+
+
+class HistoryUnavailable(CatalogError):
+    """The catalog has no price history (built before history was kept, or plain CSVs)."""
+
+
+@dataclass
+class HistorySet:
+    """The verified history tables of one published version."""
+
+    version: str
+    url: str
+    source: str  # network, disk-cache, directory
+    tables: dict[str, bytes]  # provider -> history table
+    entries: dict[str, dict[str, Any]]  # provider -> its catalog manifest entry
+    missing: list[str] = field(default_factory=list)  # providers published without history
+
+    def spans(self) -> dict[str, list[history.Span]]:
+        """Each table parsed; one that does not parse is corrupt (it matched its sha256, so
+        it was published that way)."""
+        out = {}
+        for p, table in self.tables.items():
+            try:
+                out[p] = history.loads(table)
+            except ValueError as e:
+                raise CatalogIntegrityError(
+                    f"{transport.safe_url(self.url)}: the {p} history of {self.version}: {e}"
+                ) from None
+        return out
+
+
+def _read_tables(data: bytes, entries: dict[str, dict[str, Any]], where: str) -> dict[str, bytes]:
+    """The tables of a `history.zip`, each checked against the catalog manifest's sha256."""
+    archive = storage.read_archive(data, source=where)
+    out = {}
+    for p, entry in entries.items():
+        table = archive.csvs.get(p)
+        if table is None:
+            raise CatalogIntegrityError(f"{where}: {p}.csv is missing")
+        if storage.sha256(table) != entry.get("history_sha256"):
+            raise CatalogIntegrityError(
+                f"{where}: {p}.csv does not match history_sha256 in the catalog manifest"
+            )
+        out[p] = table
+    return out
+
+
+def _history_object(
+    fetcher: sources.Fetcher | None,
+    cache: DiskCache | None,
+    rel: str,
+    cache_parts: tuple[str, ...],
+    entries: dict[str, dict[str, Any]],
+) -> dict[str, bytes]:
+    where = f"{transport.safe_url(fetcher.base) if fetcher else 'cached'}/{rel}"
+    cached = cache.get(*cache_parts) if cache else None
+    if cached is not None:
+        try:
+            return _read_tables(cached, entries, f"cached {rel}")
+        except CatalogIntegrityError as e:
+            logger.debug("Ignoring the cached history: %s", e)
+    if fetcher is None:
+        raise HistoryUnavailable(f"Price history is unavailable: {rel} is not in the disk cache")
+    data = fetcher.get(rel)
+    tables = _read_tables(data, entries, where)
+    if cache:
+        cache.put(data, *cache_parts)
+    return tables
+
+
+def _no_history(url: str, version: str) -> HistoryUnavailable:
+    return HistoryUnavailable(
+        f"Catalog {version} at {transport.safe_url(url)} has no price history (it was built "
+        "before `gpuhunt catalog build` kept one, or by gpuhunt 0.1.x)"
+    )
+
+
+def fetch_history(
+    base: str,
+    *,
+    version: str | None = None,
+    cache: DiskCache | None = None,
+    timeout: tuple[float, float] = TIMEOUT,
+    retries: int = 1,
+    providers: list[str] | None = None,
+) -> HistorySet:
+    """The history published with a version (the latest, or `version`) under `base`."""
+    providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
+    base = base.rstrip("/")
+    fetcher: sources.Fetcher | None = sources.Fetcher(base, timeout, retries)
+    if sources.local_path(base) is not None:
+        cache = None
+    try:
+        raw = sources.fetch(
+            base, providers, version=version, cache=cache, timeout=timeout, retries=retries
+        )
+    except CatalogError as e:
+        cached = sources.from_cache(base, cache) if cache and version is None else None
+        if cached is None:
+            raise CatalogError(f"Price history is unavailable: {e}") from e
+        logger.warning(
+            "Could not download the catalog (%s); using the history of version %s from the "
+            "disk cache",
+            e,
+            cached.version,
+        )
+        raw, fetcher = cached, None
+    if raw.manifest is not None:
+        entries = {p: e for p, e in (raw.manifest.get("providers") or {}).items() if p in providers}
+        kept = {p: e for p, e in entries.items() if e.get("history_sha256")}
+        if not kept:
+            raise _no_history(base, raw.version)
+        v = raw.version
+        if set(entries) == set(raw.manifest.get("providers") or {}):
+            # The whole version's history in one object.
+            tables = _history_object(
+                fetcher, cache, f"{v}/{history.OBJECT}", ("archive", v, history.OBJECT), kept
+            )
+        else:
+            # Some providers asked for: only theirs, from the per-provider copies.
+            tables = {}
+            for p, entry in kept.items():
+                rel = f"{p}/{v}/{history.OBJECT}"
+                tables.update(
+                    _history_object(fetcher, cache, rel, (p, v, history.OBJECT), {p: entry})
+                )
+        missing = sorted(set(entries) - set(kept))
+        return HistorySet(raw.version, base, raw.source, tables, kept, missing)
+    # Per-provider layout: each provider's manifest is in its own archive.
+    tables, kept, missing = {}, {}, []
+    for p, v in sorted(raw.versions.items()):
+        data = cache.get(p, v, "catalog.zip") if cache else None
+        if data is None:
+            if fetcher is None:
+                missing.append(p)
+                continue
+            data = fetcher.get(f"{p}/{v}/catalog.zip")
+        manifest = storage.read_archive(data, source=f"{p}/{v}/catalog.zip").manifest or {}
+        entry = (manifest.get("providers") or {}).get(p) or {}
+        if not entry.get("history_sha256"):
+            missing.append(p)
+            continue
+        kept[p] = entry
+        got = _history_object(
+            fetcher, cache, f"{p}/{v}/{history.OBJECT}", (p, v, history.OBJECT), {p: entry}
+        )
+        tables.update(got)
+    if not tables:
+        raise _no_history(base, raw.version)
+    return HistorySet(raw.version, base, raw.source, tables, kept, missing)
+
+
+# --------------------------------------------------------------------------- build, verify
+
+
+def previous_history(
+    url: str, previous: sources.RawCatalog, timeout: tuple[float, float]
+) -> dict[str, bytes]:
+    """The history tables to carry forward from the catalog a build reads as `--previous`.
+    Nothing when it has none yet; an error when it has one that cannot be read, since a build
+    without it would silently drop the history."""
+    from gpuhunt._internal.errors import PipelineError
+
+    if previous.manifest is None:
+        # Read in the per-provider layout (no archive pointer): no manifest says which version
+        # each table's rows end at, so the history cannot be extended.
+        logger.warning("The previous catalog has no archive manifest; the history starts anew")
+        return {}
+    try:
+        got = fetch_history(url, version=previous.version, timeout=timeout, retries=2)
+        got.spans()  # every table must parse before the build extends it
+    except HistoryUnavailable as e:
+        logger.warning("%s; the history starts with this version", e)
+        return {}
+    except CatalogError as e:
+        raise PipelineError(
+            f"The previous catalog's price history could not be read ({e}); fix it, or pass "
+            "--reset-history to start the history again from this version"
+        ) from e
+    return got.tables
+
+
+@dataclass
+class HistoryCheck:
+    providers: int
+    rows: int
+
+
+def verify_history(
+    base: str, version: str, entries: dict[str, dict[str, Any]], csvs: dict[str, bytes]
+) -> HistoryCheck:
+    """Check a published version's history: both layouts' objects match the manifest, each
+    table parses, has the manifest's row count, and its current rows are exactly the offers
+    of the CSV it was observed with (for a carried-over provider, that of `from_version`)."""
+    kept = {p: e for p, e in entries.items() if e.get("history_sha256")}
+    if not kept:
+        return HistoryCheck(0, 0)
+    fetcher = sources.Fetcher(base, TIMEOUT, 2)
+    where = f"{transport.safe_url(base)}/{version}/{history.OBJECT}"
+    tables = _read_tables(fetcher.get(f"{version}/{history.OBJECT}"), kept, where)
+    rows = 0
+    for p, entry in kept.items():
+        table = tables[p]
+        try:
+            spans = history.loads(table)
+        except ValueError as e:
+            raise CatalogIntegrityError(f"{where}: {p}.csv: {e}") from None
+        if len(spans) != entry.get("history_rows"):
+            raise CatalogIntegrityError(
+                f"{where}: {p}.csv has {len(spans)} rows, the manifest says {entry.get('history_rows')}"
+            )
+        problem = history.check(
+            spans, history.offers_of(csvs[p], p), str(entry.get("from_version"))
+        )
+        if problem:
+            raise CatalogIntegrityError(f"{where}: {p}.csv: {problem}")
+        rows += len(spans)
+        rel = f"{p}/{version}/{history.OBJECT}"
+        copy = _read_tables(fetcher.get(rel), {p: entry}, f"{transport.safe_url(base)}/{rel}")
+        if copy[p] != table:
+            raise CatalogIntegrityError(f"{transport.safe_url(base)}/{rel}: differs from {where}")
+    return HistoryCheck(len(kept), rows)
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def catalog_url_of(catalog_url: str | None) -> str:
+    return (catalog_url or Settings.from_env().catalog_url).rstrip("/")
+
+
+def _complete(raw: sources.RawCatalog, what: str) -> dict[str, bytes]:
+    # A provider that failed to load would show up as every one of its offers removed.
+    if raw.problems:
+        raise CatalogError(f"Cannot compare {what}: {'; '.join(raw.problems)}")
+    return raw.csvs
+
+
+def load_side(
+    spec: str,
+    *,
+    catalog_url: str | None = None,
+    timeout: tuple[float, float] = TIMEOUT,
+    retries: int = 1,
+) -> tuple[str, dict[str, bytes]]:
+    """One side of a diff: (a name for it, provider -> catalog CSV). `spec` is a local build
+    folder, a folder of `{provider}.csv`, a catalog zip, a base URL (its latest version), or a
+    version name (or `latest`) at `catalog_url`."""
+    providers = list(registry.OFFLINE_PROVIDERS)
+    path = Path(spec)
+    if "://" not in spec and path.exists():
+        if path.is_file():
+            archive = storage.read_archive(path.read_bytes(), source=str(path))
+            name = str((archive.manifest or {}).get("version") or path.name)
+            return f"{name} ({path})", archive.csvs
+        published = (path / "version").is_file() or any(
+            (path / p / "version").is_file() for p in providers
+        )
+        if published:
+            raw = sources.fetch(
+                str(path), providers, version=None, cache=None, timeout=timeout, retries=retries
+            )
+            return f"{raw.version} ({path})", _complete(raw, str(path))
+        return str(path), sources.from_directory(str(path), providers).csvs
+    if "://" in spec:
+        raw = sources.fetch(
+            spec,
+            providers,
+            version=None,
+            cache=DiskCache(spec.rstrip("/"), Settings.from_env().cache_dir),
+            timeout=timeout,
+            retries=retries,
+        )
+        return f"{raw.version} ({transport.safe_url(spec)})", _complete(raw, spec)
+    if spec != "latest" and not sources.is_version(spec):
+        raise CatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
+    base = catalog_url_of(catalog_url)
+    try:
+        raw = sources.fetch(
+            base,
+            providers,
+            version=None if spec == "latest" else spec,
+            cache=DiskCache(base, Settings.from_env().cache_dir),
+            timeout=timeout,
+            retries=retries,
+        )
+    except CatalogError as e:
+        raise CatalogError(f"{e} (and there is no folder or file named {spec!r} here)") from e
+    return raw.version, _complete(raw, f"version {spec}")
+
+
+def diff(old: str, new: str, *, catalog_url: str | None = None) -> CatalogDiff:
+    """What changed from catalog `old` to `new`: offers added, removed and repriced.
+
+    Each side is a catalog version name (or `"latest"`) published at `catalog_url` (default
+    `GPUHUNT_CATALOG_URL` or the public bucket), a base URL (its latest version), a local
+    build folder, a folder of `{provider}.csv` files, or a catalog zip."""
+    old_name, old_csvs = load_side(old, catalog_url=catalog_url)
+    new_name, new_csvs = load_side(new, catalog_url=catalog_url)
+    return compare(old_csvs, new_csvs, old_name=old_name, new_name=new_name)
+
+
+# --------------------------------------------------------------------------- Catalog.history
+
+
+def parse_day(text: str | dt.date | None) -> dt.date | None:
+    if text is None or isinstance(text, dt.date):
+        return text
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise GPUHuntError(f"Not a date: {text[:20]!r} (use YYYY-MM-DD)") from None
+
+
+def _as_list(value: str | list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+def catalog_history(
+    url: str,
+    *,
+    gpu_name: str | list[str] | None = None,
+    provider: str | list[str] | None = None,
+    location: str | list[str] | None = None,
+    spot: bool | None = None,
+    since: str | dt.date | None = None,
+    by: str = "gpu",
+    version: str | None = None,
+    timeout: tuple[float, float] = TIMEOUT,
+    retries: int = 1,
+) -> history.PriceHistory:
+    if Settings.from_env().catalog_dir:
+        raise HistoryUnavailable(
+            "GPUHUNT_CATALOG_DIR serves plain CSVs, which have no price history"
+        )
+    if by not in ("gpu", "instance"):
+        raise GPUHuntError(f"by must be 'gpu' or 'instance', not {by!r}")
+    providers = _as_list(provider)
+    if providers is not None:
+        names = [registry.spec(p).name for p in providers]  # raises on unknown names
+        providers = [p for p in names if p in registry.OFFLINE_PROVIDERS]
+        if not providers:
+            raise HistoryUnavailable(
+                f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} queried live, not "
+                "kept in the catalog, so there is no price history for it"
+            )
+    start = parse_day(since)
+    local = sources.local_path(url) is not None
+    got = fetch_history(
+        url,
+        version=version,
+        cache=None if local else DiskCache(url, Settings.from_env().cache_dir),
+        timeout=timeout,
+        retries=retries,
+        providers=providers,
+    )
+    result = history.query(
+        got.spans(),
+        gpu_name=_as_list(gpu_name),
+        provider=providers,
+        location=_as_list(location),
+        spot=spot,
+        since=start,
+        by=by,
+    )
+    result.version, result.url, result.missing = got.version, got.url, got.missing
+    return result
