@@ -163,6 +163,9 @@ class Table:
         m = np.ones(len(self), dtype=bool)
         if providers is not None:
             m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in providers])
+        if q.provider is not None:  # as `matches` reads it: case-insensitive
+            named = {p.lower() for p in q.provider}
+            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in named])
         _range(m, self.price, q.min_price, q.max_price)
         if q.spot is not None:
             m &= self.spot == bool(q.spot)
