@@ -165,6 +165,10 @@ def range_field(
         mode = rnd.choice(modes)
         bounds = [b for b in (low, high) if b is not None]
         which = rnd.choice(bounds)
+        if high is not None and v == min(known):  # `low=v` would keep every offer
+            which = high
+        elif low is not None and v == max(known):
+            which = low
         if mode == "at" or len(bounds) == 1 and mode in ("both", "exact"):
             return {which: v}
         if mode == "both":

@@ -36,8 +36,8 @@ def random_filter(rnd, items):
 @settings(max_examples=200, deadline=None)
 @given(
     st.integers(0, 2**32),
-    st.integers(1, 40),
-    st.integers(1, 8),
+    st.integers(5, 40),
+    st.integers(2, 8),
     st.randoms(use_true_random=False),
     st.sampled_from([None, ["gcp"], ["aws", "runpod"]]),
 )
