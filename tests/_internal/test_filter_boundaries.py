@@ -363,3 +363,15 @@ CHOICES = [
 )
 def test_choices(offer, q, expected, path):
     check(item(instance_name="target", **offer), QueryFilter(**q), expected, path)
+
+
+def test_an_empty_table_answers_nothing_to_any_filter():
+    table = table_of([], ["aws"])
+    assert len(table) == 0
+    for q in [
+        QueryFilter(),
+        QueryFilter(allowed_flags=[]),
+        QueryFilter(gpu_name=["A100", "H100"], min_gpu_count=0),
+        QueryFilter(max_compute_capability=(9, 0), min_disk_size=1, provider=["aws"]),
+    ]:
+        assert select(table, q) == []

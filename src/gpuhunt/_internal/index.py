@@ -38,6 +38,7 @@ VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
 _NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
 _GOOGLE = VENDORS.index(AcceleratorVendor.GOOGLE)
+_NO_CC = -1  # compute capability code of a GPU that has none known (not a known NVIDIA model)
 _CHUNK = 16384
 logger = logging.getLogger(__name__)
 
@@ -118,10 +119,10 @@ class Table:
         self.gpu_memory_eff = np.where(has_mem, self.gpu_memory, 0.0)
         self.total_gpu_memory = np.where(has_mem, self.gpu_count * self.gpu_memory, 0.0)
         name_cc = np.array(
-            [_cc_code(n) for n in self.gpu_names] + [-1], dtype=np.int32
-        )  # index -1 picks the trailing "unknown"
+            [_cc_code(n) for n in self.gpu_names] + [_NO_CC], dtype=np.int32
+        )  # gpu_name -1 (no name) picks the trailing entry
         cc = name_cc[self.gpu_name]
-        self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, -1).astype(np.int32)
+        self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, _NO_CC).astype(np.int32)
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
         # Offers built so far, by row: built on first read, then shared by every answer that
         # includes them (as gpuhunt 0.1.x shared its one list of offers). `_built` says which
@@ -184,7 +185,7 @@ class Table:
             )
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
             cc = self.compute_capability
-            g &= cc >= 0
+            g &= cc != _NO_CC
             if q.min_compute_capability is not None:
                 g &= cc >= _encode_cc(q.min_compute_capability)
             if q.max_compute_capability is not None:
@@ -201,8 +202,7 @@ class Table:
         if q.allowed_flags is not None:
             allowed = q.allowed_flags
             ok = np.array(
-                [all(f in allowed for f in s.split()) for s in self.flag_sets] or [True],
-                dtype=bool,
+                [all(f in allowed for f in s.split()) for s in self.flag_sets], dtype=bool
             )
             m &= ok[self.flags]
         return np.flatnonzero(m)
@@ -331,7 +331,7 @@ def _encode_cc(cc: tuple[int, int]) -> int:
 
 def _cc_code(name: str) -> int:
     cc = get_compute_capability(name)
-    return -1 if cc is None else _encode_cc(cc)
+    return _NO_CC if cc is None else _encode_cc(cc)
 
 
 # ---------------------------------------------------------------------- building tables
