@@ -48,7 +48,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     ),
     "select": (
         "gpuhunt._internal.index",
-        ["Table.select", "Table.__post_init__", "_one_of", "_range", "_encode_cc", "_cc_code"],
+        ["Table.select", "Table.__post_init__", "_one_of", "_range", "_cc_within"],
     ),
 }
 # The fast tests of the filter code, quickest killers first.

@@ -291,6 +291,28 @@ def test_not_applicable_rules(offer, q, expected, path):
     check(item(instance_name="target", **offer), QueryFilter(**q), expected, path)
 
 
+# Compute capability bounds compare as (major, minor) tuples, whatever the minor number.
+CC_AS_TUPLES = [
+    ("H100", dict(max_compute_capability=(8, 1000)), False),
+    ("H100", dict(min_compute_capability=(8, 1000)), True),
+    ("H100", dict(max_compute_capability=(8, 999)), False),
+    ("H100", dict(max_compute_capability=(9, -1)), False),
+    ("A100", dict(min_compute_capability=(8, -1)), True),
+    ("A100", dict(max_compute_capability=(7, 5000)), False),
+    ("A100", dict(min_compute_capability=(7, 5000)), True),
+    ("A100", dict(min_compute_capability=(8, -5000)), True),
+    ("A100", dict(min_compute_capability=(9, -5000)), False),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "name, q, expected", [pytest.param(n, q, e, id=f"{n} {q}") for n, q, e in CC_AS_TUPLES]
+)
+def test_compute_capability_bounds_compare_as_tuples(name, q, expected, path):
+    check(item(instance_name="target", gpu_name=name), QueryFilter(**q), expected, path)
+
+
 CHOICES = [
     # provider: case-insensitive, one or several names
     ("provider", dict(), dict(provider=["aws"]), True),

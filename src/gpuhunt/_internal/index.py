@@ -1,15 +1,15 @@
 """Offline offers held for fast queries (pure: no I/O).
 
 Offers live in a `Table`: one numpy column per field, sorted by price, with strings stored once
-and referenced by integer codes, and derived columns precomputed (effective GPU memory, total
-GPU memory, compute capability). Each provider's CSV is parsed into a table of its own, and the
-catalog `combine`s them into one, so an answer across providers is already in price order. A
-query evaluates `matches` as vectorised masks over the columns, so its cost is a few passes of
-machine code over the rows plus handing back the offers it returns - and those are built
-lazily, when the caller reads them, then kept for later answers.
+and referenced by integer codes, and derived values precomputed (effective and total GPU
+memory, each GPU name's compute capability). Each provider's CSV is parsed into a table of its
+own, and the catalog `combine`s them into one, so an answer across providers is already in
+price order. A query evaluates `matches` as vectorised masks over the columns, so its cost is a
+few passes of machine code over the rows plus handing back the offers it returns - and those
+are built lazily, when the caller reads them, then kept for later answers.
 
-`constraints.matches` stays the one definition of what matches; `tests/_internal/test_index.py`
-checks this module against it over random catalogs and filters.
+`constraints.matches` stays the one definition of what matches; the filter tests check this
+module against it (docs/mutation-testing.md lists them).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
 _NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
 _GOOGLE = VENDORS.index(AcceleratorVendor.GOOGLE)
-_NO_CC = -1  # compute capability code of a GPU that has none known (not a known NVIDIA model)
 _CHUNK = 16384
 logger = logging.getLogger(__name__)
 
@@ -118,11 +117,8 @@ class Table:
         has_mem = (self.gpu_count > 0) & ~np.isnan(self.gpu_memory)
         self.gpu_memory_eff = np.where(has_mem, self.gpu_memory, 0.0)
         self.total_gpu_memory = np.where(has_mem, self.gpu_count * self.gpu_memory, 0.0)
-        name_cc = np.array(
-            [_cc_code(n) for n in self.gpu_names] + [_NO_CC], dtype=np.int32
-        )  # gpu_name -1 (no name) picks the trailing entry
-        cc = name_cc[self.gpu_name]
-        self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, _NO_CC).astype(np.int32)
+        # Per GPU name (None: not a known NVIDIA model); compared as tuples, as `matches` does.
+        self.gpu_name_ccs = [get_compute_capability(n) for n in self.gpu_names]
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
         # Offers built so far, by row: built on first read, then shared by every answer that
         # includes them (as gpuhunt 0.1.x shared its one list of offers). `_built` says which
@@ -184,12 +180,11 @@ class Table:
                 self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
             )
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
-            cc = self.compute_capability
-            g &= cc != _NO_CC
-            if q.min_compute_capability is not None:
-                g &= cc >= _encode_cc(q.min_compute_capability)
-            if q.max_compute_capability is not None:
-                g &= cc <= _encode_cc(q.max_compute_capability)
+            low, high = q.min_compute_capability, q.max_compute_capability
+            ok = np.array(
+                [_cc_within(cc, low, high) for cc in self.gpu_name_ccs] + [False], dtype=bool
+            )  # the trailing False answers gpu_name -1 (no name)
+            g &= ok[self.gpu_name] & (self.gpu_vendor == _NVIDIA)
         _range(g, self.gpu_memory_eff, q.min_gpu_memory, q.max_gpu_memory)
         _range(g, self.total_gpu_memory, q.min_total_gpu_memory, q.max_total_gpu_memory)
         if q.min_gpu_count == 0:
@@ -325,13 +320,8 @@ def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
         mask &= column <= high
 
 
-def _encode_cc(cc: tuple[int, int]) -> int:
-    return int(cc[0]) * 1000 + int(cc[1])
-
-
-def _cc_code(name: str) -> int:
-    cc = get_compute_capability(name)
-    return _NO_CC if cc is None else _encode_cc(cc)
+def _cc_within(cc: tuple[int, int] | None, low: Any, high: Any) -> bool:
+    return cc is not None and (low is None or cc >= low) and (high is None or cc <= high)
 
 
 # ---------------------------------------------------------------------- building tables
