@@ -450,7 +450,7 @@ def main() -> int:
             status = "killed" if outcome != "timeout" else "killed (timeout)"
         elif outcome == 0:
             survivors.append(m)
-            status = "SURVIVED" + ("" if f"`{m.key}`" in documented else " (not in the doc)")
+            status = "SURVIVED" + ("" if m.key in documented else " (not in the doc)")
         else:
             errors.append((m, outcome))
             status = f"ERROR (exit {outcome})"

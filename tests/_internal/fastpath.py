@@ -28,11 +28,3 @@ def table_of(items: Sequence[CatalogItem], providers: Sequence[str]) -> Table:
 def select(table: Table, q: QueryFilter, providers: Collection[str] | None = None) -> list:
     """The offers `table.select` answers, in its order."""
     return table.items(table.select(q, providers))
-
-
-def fast_select(
-    items: Sequence[CatalogItem], q: QueryFilter, providers: Sequence[str] | None = None
-) -> list[CatalogItem]:
-    """`items` through a table and its `select` (providers in order of first appearance)."""
-    order = providers if providers is not None else list(dict.fromkeys(i.provider for i in items))
-    return select(table_of(items, order), q)
