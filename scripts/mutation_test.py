@@ -29,7 +29,7 @@ import ast
 import copy
 import difflib
 import importlib
-import inspect
+import importlib.util
 import os
 import signal
 import sys
@@ -239,9 +239,9 @@ def mutants_of(target: str) -> list[Mutant]:
         site = 0
         for node in _body_nodes(fn):
             for _ in _edits(node, {}):
-                m = _apply_site(fn, site)
-                if m is not None:
-                    before, after, line = m
+                mutated = _mutated(fn, site)
+                if mutated is not None:
+                    _, before, after, line = mutated
                     key = f"{qualname}: `{before}` -> `{after}`"
                     seen[key] = seen.get(key, 0) + 1
                     if seen[key] > 1:
@@ -251,17 +251,9 @@ def mutants_of(target: str) -> list[Mutant]:
     return out
 
 
-def _apply_site(fn: ast.FunctionDef, site: int) -> tuple[str, str, int] | None:
-    """Mutate a copy of `fn` at `site`; returns (before, after, line) - or None when the
-    change leaves the source as it was."""
-    mutated = _mutated(fn, site)
-    if mutated is None:
-        return None
-    _, before, after, line = mutated
-    return before, after, line
-
-
 def _mutated(fn: ast.FunctionDef, site: int) -> tuple[ast.FunctionDef, str, str, int] | None:
+    """A copy of `fn` mutated at `site`, the change as shown (before, after) and its line; None
+    when the change would leave the source as it was."""
     fn = copy.deepcopy(fn)
     parents = _parents(fn)
     k = 0
@@ -272,7 +264,7 @@ def _mutated(fn: ast.FunctionDef, site: int) -> tuple[ast.FunctionDef, str, str,
                 context = _context(node, parents)
                 shown_before = _show(context)
                 before, after = edit(node, parents)
-                shown_after = _show(_context_after(context, node, after, parents))
+                shown_after = _show(after if context is node else context)
                 if shown_before == shown_after:
                     return None
                 return fn, shown_before, shown_after, line
@@ -285,10 +277,6 @@ def _context(node: ast.AST, parents: dict) -> ast.AST:
     if isinstance(node, ast.Constant) and id(node) in parents:
         return parents[id(node)][0]
     return node
-
-
-def _context_after(context: ast.AST, node: ast.AST, after: ast.AST, parents: dict) -> ast.AST:
-    return after if context is node else context
 
 
 # ---------------------------------------------------------------------- running
@@ -482,7 +470,7 @@ def _print_diff(m: Mutant) -> None:
     before = ast.unparse(fn).splitlines(keepends=True)
     after = ast.unparse(mutated[0]).splitlines(keepends=True)
     sys.stdout.writelines(difflib.unified_diff(before, after, m.function, m.key, n=2))
-    print(inspect.cleandoc(f"\n{m.describe()}"))
+    print(m.describe())
 
 
 if __name__ == "__main__":
