@@ -18,7 +18,8 @@ swaps the mutated function's code object into the live function (so every refere
 wherever imported, runs the mutant) and calls `pytest.main`. Needs `os.fork` (Linux, macOS).
 Hypothesis runs derandomized and without its example database, so a run is repeatable.
 
-After the module move, point `TARGETS` at the new module names; nothing else changes.
+TARGETS and TESTS list the module and test paths of both layouts (before and after the
+`_internal` subpackage move); the first that exists is used.
 """
 
 from __future__ import annotations
@@ -40,23 +41,25 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# target name -> (module, functions by qualified name)
-TARGETS: dict[str, tuple[str, list[str]]] = {
+# target name -> (its module: the first of these that exists, functions by qualified name).
+# The candidates cover the layouts before and after the `_internal` subpackage move.
+TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
     "matches": (
-        "gpuhunt._internal.constraints",
+        ("gpuhunt._internal.constraints",),
         ["matches", "_between", "get_compute_capability"],
     ),
     "select": (
-        "gpuhunt._internal.index",
+        ("gpuhunt._internal.query.table", "gpuhunt._internal.index"),
         ["Table.select", "Table.__post_init__", "_one_of", "_range", "_cc_within"],
     ),
 }
-# The fast tests of the filter code, quickest killers first.
+# The fast tests of the filter code, quickest killers first (those that exist are run).
 TESTS = [
     "tests/_internal/test_filter_boundaries.py",
     "tests/_internal/test_constraints.py",
     "tests/_internal/test_select_properties.py",
     "tests/_internal/test_index.py",
+    "tests/_internal/query/test_table.py",
     "tests/_internal/test_catalog_differential.py",
 ]
 DOC = ROOT / "docs" / "mutation-testing.md"
@@ -229,7 +232,7 @@ def _show(node: ast.AST) -> str:
 
 
 def mutants_of(target: str) -> list[Mutant]:
-    module_name, functions = TARGETS[target]
+    module_name, functions = _module_of(target), TARGETS[target][1]
     path = _module_path(module_name)
     tree = ast.parse(path.read_text())
     out: list[Mutant] = []
@@ -282,6 +285,21 @@ def _context(node: ast.AST, parents: dict) -> ast.AST:
 # ---------------------------------------------------------------------- running
 
 
+def _module_of(target: str) -> str:
+    candidates = TARGETS[target][0]
+    for name in candidates:
+        try:
+            if importlib.util.find_spec(name) is not None:
+                return name
+        except ModuleNotFoundError:  # its package does not exist in this layout
+            continue
+    raise SystemExit(f"mutation_test: none of {', '.join(candidates)} exists (update TARGETS)")
+
+
+def _tests() -> list[str]:
+    return [t for t in TESTS if (ROOT / t).exists()]
+
+
 def _module_path(module_name: str) -> Path:
     spec = importlib.util.find_spec(module_name)
     if spec is None or spec.origin is None:
@@ -297,7 +315,7 @@ def _live_function(module_name: str, qualname: str):
 
 
 def mutated_code(m: Mutant):
-    module_name, _ = TARGETS[m.target]
+    module_name = _module_of(m.target)
     path = _module_path(module_name)
     fn = _function_node(ast.parse(path.read_text()), m.function)
     mutated = _mutated(fn, m.site)
@@ -317,7 +335,7 @@ def mutated_code(m: Mutant):
 
 
 def _pytest_args(verbose: bool) -> list[str]:
-    args = [*TESTS, "-x", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header"]
+    args = [*_tests(), "-x", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header"]
     return args + (["-q"] if verbose else ["-qq", "--tb=no", "-p", "no:warnings"])
 
 
@@ -330,7 +348,7 @@ def _child(m: Mutant | None, verbose: bool) -> None:
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
         if m is not None:
-            live = _live_function(TARGETS[m.target][0], m.function)
+            live = _live_function(_module_of(m.target), m.function)
             live.__code__ = mutated_code(m)
         import pytest
 
@@ -383,8 +401,8 @@ def _preload() -> None:
         "mutation", derandomize=True, database=None, deadline=None, print_blob=False
     )
     hypothesis.settings.load_profile("mutation")
-    for module_name, _ in TARGETS.values():
-        importlib.import_module(module_name)
+    for target in TARGETS:
+        importlib.import_module(_module_of(target))
 
 
 def main() -> int:
@@ -417,7 +435,7 @@ def main() -> int:
         _print_diff(m)
         return 0
 
-    print(f"baseline: {' '.join(TESTS)}")
+    print(f"baseline: {' '.join(_tests())}")
     ((_, code, seconds),) = list(run([None], 1, 3600, args.verbose))
     if code != 0:
         print(f"the tests fail without any mutation (pytest exit code {code}); fix that first")
@@ -462,7 +480,7 @@ def main() -> int:
 
 
 def _print_diff(m: Mutant) -> None:
-    module_name, _ = TARGETS[m.target]
+    module_name = _module_of(m.target)
     path = _module_path(module_name)
     fn = _function_node(ast.parse(path.read_text()), m.function)
     mutated = _mutated(fn, m.site)

@@ -1,28 +1,46 @@
-"""The vectorised query path under test, reached from this one place.
+"""The vectorised query path under test, and the CSV format it is loaded from, reached from this
+one place.
 
-The table code is moving between modules (`_internal/index.py` -> a `query` subpackage); the
-filter tests import it only through here, so retargeting the import lines below is all a move
-needs.
+The table code moves from `_internal/index.py` and `_internal/storage.py` to the `query` and
+`formats` subpackages; the filter tests import it only through here, and the imports below
+follow either layout, so the tests run unchanged before and after the move.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import io
+from collections.abc import Collection, Iterable, Sequence
 
-from gpuhunt._internal import index as fast  # the table, its `select` and `combine`
-from gpuhunt._internal import storage  # the CSV writer (tables are built from what users load)
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 
-Table = fast.Table
+try:  # the layout after the module move
+    from gpuhunt._internal.formats.csv import load, write_csv
+    from gpuhunt._internal.formats.csv_table import build_table
+    from gpuhunt._internal.query.table import Table, combine
+except ImportError:  # before it
+    from gpuhunt._internal.index import Table, build_table, combine  # type: ignore[no-redef]
+    from gpuhunt._internal.storage import load, write_csv  # type: ignore[no-redef]
+
+
+def csv_bytes(items: Iterable[CatalogItem]) -> bytes:
+    """A provider CSV of `items`, as the catalog publishes it."""
+    buf = io.StringIO(newline="")
+    write_csv(items, buf)
+    return buf.getvalue().encode()
+
+
+def read_csv(data: bytes, provider: str) -> list[CatalogItem]:
+    """The offers of a provider CSV as the plain row reader reads them (no table code)."""
+    return list(load(io.StringIO(data.decode(), newline=""), provider=provider))
 
 
 def table_of(items: Sequence[CatalogItem], providers: Sequence[str]) -> Table:
     """One combined table, built from each provider's CSV as a catalog load builds it."""
     tables = [
-        fast.build_table(storage.dumps([i for i in items if i.provider == p]).decode(), provider=p)
+        build_table(csv_bytes([i for i in items if i.provider == p]).decode(), provider=p)
         for p in providers
     ]
-    return fast.combine(tables)
+    return combine(tables)
 
 
 def select(table: Table, q: QueryFilter, providers: Collection[str] | None = None) -> list:

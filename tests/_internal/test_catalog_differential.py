@@ -6,14 +6,14 @@ order, for several hundred selective filters drawn as in `filtergen`.
 
 from __future__ import annotations
 
-import io
 import random
 
 import pytest
 
 from gpuhunt import Catalog, QueryFilter, canonical_gpu_name, matches
-from gpuhunt._internal import registry, storage
+from gpuhunt._internal import registry
 from gpuhunt._internal.models import CatalogItem
+from tests._internal.fastpath import csv_bytes, read_csv
 from tests._internal.filtergen import draw_filter, random_shape
 from tests.helpers import publish_archive
 
@@ -51,7 +51,7 @@ def generated_offers(rnd: random.Random, provider: str) -> list[CatalogItem]:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
     rnd = random.Random(2026)
-    csvs = {p: storage.dumps(generated_offers(rnd, p)) for p in PROVIDERS}
+    csvs = {p: csv_bytes(generated_offers(rnd, p)) for p in PROVIDERS}
     root = tmp_path_factory.mktemp("bucket")
     publish_archive(root, "20261201-1", csvs)
     with pytest.MonkeyPatch.context() as mp:
@@ -61,11 +61,7 @@ def loaded(tmp_path_factory):
         catalog.load()
     # Every offer as the plain CSV reader reads it (not through the table code under test),
     # in price order: equal prices in provider order, then file order.
-    everything = [
-        i
-        for p in PROVIDERS
-        for i in storage.load(io.StringIO(csvs[p].decode(), newline=""), provider=p)
-    ]
+    everything = [i for p in PROVIDERS for i in read_csv(csvs[p], p)]
     order = registry.OFFLINE_PROVIDERS
     everything.sort(key=lambda i: (i.price, order.index(i.provider)))
     return catalog, everything
