@@ -107,11 +107,8 @@ class Table:
         has_mem = (self.gpu_count > 0) & ~np.isnan(self.gpu_memory)
         self.gpu_memory_eff = np.where(has_mem, self.gpu_memory, 0.0)
         self.total_gpu_memory = np.where(has_mem, self.gpu_count * self.gpu_memory, 0.0)
-        name_cc = np.array(
-            [_cc_code(n) for n in self.gpu_names] + [-1], dtype=np.int32
-        )  # index -1 picks the trailing "unknown"
-        cc = name_cc[self.gpu_name]
-        self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, -1).astype(np.int32)
+        # Per GPU name (None: not a known NVIDIA model); compared as tuples, as `matches` does.
+        self.gpu_name_ccs = [get_compute_capability(n) for n in self.gpu_names]
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
         # Offers built so far, by row: built on first read, then shared by every answer that
         # includes them (as gpuhunt 0.1.x shared its one list of offers). `_built` says which
@@ -153,6 +150,9 @@ class Table:
         m = np.ones(len(self), dtype=bool)
         if providers is not None:
             m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in providers])
+        if q.provider is not None:  # as `matches` reads it: case-insensitive
+            named = {p.lower() for p in q.provider}
+            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in named])
         _range(m, self.price, q.min_price, q.max_price)
         if q.spot is not None:
             m &= self.spot == bool(q.spot)
@@ -170,12 +170,11 @@ class Table:
                 self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
             )
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
-            cc = self.compute_capability
-            g &= cc >= 0
-            if q.min_compute_capability is not None:
-                g &= cc >= _encode_cc(q.min_compute_capability)
-            if q.max_compute_capability is not None:
-                g &= cc <= _encode_cc(q.max_compute_capability)
+            low, high = q.min_compute_capability, q.max_compute_capability
+            ok = np.array(
+                [_cc_within(cc, low, high) for cc in self.gpu_name_ccs] + [False], dtype=bool
+            )  # the trailing False answers gpu_name -1 (no name)
+            g &= ok[self.gpu_name] & (self.gpu_vendor == _NVIDIA)
         _range(g, self.gpu_memory_eff, q.min_gpu_memory, q.max_gpu_memory)
         _range(g, self.total_gpu_memory, q.min_total_gpu_memory, q.max_total_gpu_memory)
         if q.min_gpu_count == 0:
@@ -188,8 +187,7 @@ class Table:
         if q.allowed_flags is not None:
             allowed = q.allowed_flags
             ok = np.array(
-                [all(f in allowed for f in s.split()) for s in self.flag_sets] or [True],
-                dtype=bool,
+                [all(f in allowed for f in s.split()) for s in self.flag_sets], dtype=bool
             )
             m &= ok[self.flags]
         return np.flatnonzero(m)
@@ -316,13 +314,8 @@ def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
         mask &= column <= high
 
 
-def _encode_cc(cc: tuple[int, int]) -> int:
-    return int(cc[0]) * 1000 + int(cc[1])
-
-
-def _cc_code(name: str) -> int:
-    cc = get_compute_capability(name)
-    return -1 if cc is None else _encode_cc(cc)
+def _cc_within(cc: tuple[int, int] | None, low: Any, high: Any) -> bool:
+    return cc is not None and (low is None or cc >= low) and (high is None or cc <= high)
 
 
 STORED_COLUMNS: dict[str, Any] = {

@@ -1,0 +1,273 @@
+"""Random catalogs and selective filters for the filter tests (test data, not real prices).
+
+Every filter field is one entry of `FIELDS`: how to read its value off an offer and how to draw
+a setting for it. A drawn filter sets one to three fields, with thresholds taken from the
+catalog's own values - mostly from one reference offer, so answers tend to be non-empty and the
+boundaries are hit exactly - using both bounds of each range, lists of one and several names, and
+flag sets that do and do not cover an offer. A new filter field (say `location` or `min_cuda`)
+joins every test by adding one entry to `FIELDS`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture
+from gpuhunt._internal.constraints import get_compute_capability
+
+NV, AMD, GOOGLE, INTEL = (
+    AcceleratorVendor.NVIDIA,
+    AcceleratorVendor.AMD,
+    AcceleratorVendor.GOOGLE,
+    AcceleratorVendor.INTEL,
+)
+# (name, vendor, memory per GPU): known GPUs, an unknown NVIDIA name, unknown memory.
+GPUS: list[tuple[str, AcceleratorVendor, float | None]] = [
+    ("A100", NV, 40.0),
+    ("A100", NV, 80.0),
+    ("H100", NV, 80.0),
+    ("H100", NV, None),
+    ("L4", NV, 24.0),
+    ("A10G", NV, 24.0),
+    ("T4", NV, 16.0),
+    ("B200", NV, 180.0),
+    ("RTX4090", NV, 24.0),
+    ("NewGPU", NV, 12.0),
+    ("MI300X", AMD, 192.0),
+    ("v5litepod", GOOGLE, None),
+    ("Gaudi2", INTEL, 96.0),
+]
+FLAG_SETS: list[list[str]] = [[], [], [], ["oci-spot"], ["runpod-cluster"], ["gcp-a4", "gcp-g4"]]
+REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "europe-west4", "FIN-01"]
+
+
+def random_shape(rnd: random.Random) -> dict[str, Any]:
+    """An instance type: everything of an offer but provider, location, price and spot."""
+    shape: dict[str, Any] = dict(
+        cpu=rnd.choice([2, 4, 8, 8, 16, 32, 96, 192]),
+        memory=rnd.choice([4.0, 16.0, 32.0, 32.0, 64.0, 256.0, 1152.0]),
+        disk_size=rnd.choice([None, None, 50.0, 100.0, 2000.0]),
+        flags=list(rnd.choice(FLAG_SETS)),
+        cpu_arch=CPUArchitecture.ARM if rnd.random() < 0.2 else CPUArchitecture.X86,
+        gpu_count=0,
+        gpu_name=None,
+        gpu_memory=None,
+        gpu_vendor=None,
+    )
+    kind = rnd.random()
+    if kind < 0.7:
+        name, vendor, memory = rnd.choice(GPUS)
+        count = rnd.choice([1, 1, 2, 4, 8])
+        shape.update(gpu_count=count, gpu_name=name, gpu_vendor=vendor, gpu_memory=memory)
+    elif kind < 0.75:
+        # A GPU-less row that still names a GPU (as some CSVs do): GPU filters see no GPU.
+        shape.update(gpu_name="H100", gpu_memory=80.0)
+    elif kind < 0.78:
+        # An NVIDIA GPU whose model is not given.
+        shape.update(gpu_count=1, gpu_vendor=NV)
+    return shape
+
+
+def random_offers(
+    rnd: random.Random,
+    n: int,
+    providers: Sequence[str],
+    *,
+    n_shapes: int = 8,
+    prices: Sequence[float] = (0.35, 0.5, 1.0, 1.0, 2.5, 3.2, 10.0),
+) -> list[CatalogItem]:
+    """`n` offers of a few instance types, prices from a short list so that ties happen."""
+    shapes = [random_shape(rnd) for _ in range(max(1, n_shapes))]
+    out = []
+    for k in range(n):
+        shape = rnd.choice(shapes)
+        out.append(
+            CatalogItem(
+                provider=rnd.choice(list(providers)),
+                instance_name=f"type{shapes.index(shape)}",
+                location=rnd.choice(REGIONS),
+                price=rnd.choice(list(prices)),
+                spot=rnd.random() < 0.3,
+                provider_data={"row": k} if rnd.random() < 0.1 else {},
+                **shape,
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------- values read off offers
+
+
+def gpu_memory_of(o: CatalogItem) -> float:
+    """Memory per GPU as filters see it: 0 when there is no GPU or the size is unknown."""
+    return o.gpu_memory if o.gpu_count > 0 and o.gpu_memory is not None else 0.0
+
+
+def total_gpu_memory_of(o: CatalogItem) -> float:
+    return o.gpu_count * o.gpu_memory if o.gpu_count > 0 and o.gpu_memory is not None else 0.0
+
+
+def compute_capability_of(o: CatalogItem) -> tuple[int, int] | None:
+    if o.gpu_vendor != NV or not o.gpu_name:
+        return None
+    return get_compute_capability(o.gpu_name)
+
+
+def above(v: Any) -> Any:
+    """The next threshold past `v`: the least change a `>=` versus `>` mistake would notice."""
+    if isinstance(v, tuple):
+        return (v[0], v[1] + 1)
+    if isinstance(v, int):
+        return v + 1
+    return math.nextafter(v, math.inf)
+
+
+def below(v: Any) -> Any:
+    if isinstance(v, tuple):
+        return (v[0], v[1] - 1)
+    if isinstance(v, int):
+        return v - 1
+    return math.nextafter(v, -math.inf)
+
+
+# ---------------------------------------------------------------------- the fields
+
+Draw = Callable[[random.Random, CatalogItem, Sequence[CatalogItem]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Field:
+    """A filter field (a min/max pair counts as one): `draw(rnd, ref, offers)` gives the
+    `QueryFilter` keywords of one setting, mostly from the reference offer `ref`."""
+
+    name: str
+    draw: Draw
+
+
+def range_field(
+    name: str, low: str | None, high: str | None, value: Callable[[CatalogItem], Any]
+) -> Field:
+    """A range: at the reference value, both bounds, exact, or just past the value."""
+
+    def draw(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+        known = [v for v in map(value, offers) if v is not None]
+        if not known:
+            return {}
+        v = value(ref)
+        if v is None:
+            v = rnd.choice(known)
+        other = rnd.choice(known)
+        modes = ["at", "at", "both", "exact", "outside"]
+        mode = rnd.choice(modes)
+        bounds = [b for b in (low, high) if b is not None]
+        which = rnd.choice(bounds)
+        if high is not None and v == min(known):  # `low=v` would keep every offer
+            which = high
+        elif low is not None and v == max(known):
+            which = low
+        if mode == "at" or len(bounds) == 1 and mode in ("both", "exact"):
+            return {which: v}
+        if mode == "both":
+            a, b = sorted((v, other))
+            return {low: a, high: b}  # type: ignore[dict-item]
+        if mode == "exact":
+            return {low: v, high: v}  # type: ignore[dict-item]
+        # Just outside the reference value: it falls out, neighbours may stay.
+        return {which: above(v) if which == low else below(v)}
+
+    return Field(name, draw)
+
+
+def names_field(
+    name: str, value: Callable[[CatalogItem], str | None], unknown: str | None
+) -> Field:
+    """A list of names: the reference's, sometimes with others, in other case, or unknown."""
+
+    def draw(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+        pool = sorted({v for v in map(value, offers) if v})
+        first = value(ref) or (rnd.choice(pool) if pool else unknown)
+        names = [first] if first else []
+        names += rnd.sample(pool, min(len(pool), rnd.choice([0, 0, 1, 2])))
+        if rnd.random() < 0.3:
+            names = [n.upper() if rnd.random() < 0.5 else n.lower() for n in names]
+        if unknown is not None and rnd.random() < 0.15:
+            names.append(unknown)
+        return {name: names}
+
+    return Field(name, draw)
+
+
+def equals_field(name: str, value: Callable[[CatalogItem], Any], domain: Sequence[Any]) -> Field:
+    """One value: the reference's, or any of `domain`."""
+
+    def draw(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+        v = value(ref)
+        return {name: rnd.choice(list(domain)) if v is None or rnd.random() < 0.25 else v}
+
+    return Field(name, draw)
+
+
+def _draw_flags(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+    """Allowed flags that cover the reference offer (maybe with more), or miss one of its flags,
+    as any kind of container."""
+    pool = sorted({f for o in offers for f in o.flags})
+    allowed = set(ref.flags)
+    mode = rnd.choice(["cover", "cover", "more", "miss"])
+    if mode == "more":
+        allowed |= set(rnd.sample(pool, min(len(pool), 2)))
+    elif mode == "miss":
+        allowed -= {rnd.choice(ref.flags)} if ref.flags else allowed
+    kind = rnd.choice([list, set, tuple, frozenset])
+    return {"allowed_flags": kind(sorted(allowed))}
+
+
+FIELDS: list[Field] = [
+    names_field("provider", lambda o: o.provider, unknown=None),
+    equals_field("spot", lambda o: o.spot, [True, False]),
+    equals_field("cpu_arch", lambda o: o.cpu_arch, list(CPUArchitecture)),
+    range_field("price", "min_price", "max_price", lambda o: o.price),
+    range_field("cpu", "min_cpu", "max_cpu", lambda o: o.cpu),
+    range_field("memory", "min_memory", "max_memory", lambda o: o.memory),
+    range_field("gpu_count", "min_gpu_count", "max_gpu_count", lambda o: o.gpu_count),
+    equals_field("gpu_vendor", lambda o: o.gpu_vendor, list(AcceleratorVendor)),
+    names_field("gpu_name", lambda o: o.gpu_name, unknown="NewGPU9"),
+    range_field("gpu_memory", "min_gpu_memory", "max_gpu_memory", gpu_memory_of),
+    range_field(
+        "total_gpu_memory", "min_total_gpu_memory", "max_total_gpu_memory", total_gpu_memory_of
+    ),
+    range_field("disk_size", "min_disk_size", "max_disk_size", lambda o: o.disk_size),
+    range_field(
+        "compute_capability",
+        "min_compute_capability",
+        "max_compute_capability",
+        compute_capability_of,
+    ),
+    Field("allowed_flags", _draw_flags),
+]
+GPU_FIELDS = {
+    "gpu_count",
+    "gpu_vendor",
+    "gpu_name",
+    "gpu_memory",
+    "total_gpu_memory",
+    "compute_capability",
+}
+
+
+def draw_filter(
+    rnd: random.Random, offers: Sequence[CatalogItem], fields: Sequence[Field] = FIELDS
+) -> tuple[dict[str, Any], list[str]]:
+    """`QueryFilter` keywords setting one to three fields, and the names of those fields."""
+    chosen = rnd.sample(list(fields), min(len(fields), rnd.choice([1, 2, 2, 3])))
+    ref = rnd.choice(list(offers))
+    kw: dict[str, Any] = {}
+    for f in chosen:
+        kw.update(f.draw(rnd, ref, offers))
+    names = [f.name for f in chosen]
+    if GPU_FIELDS & set(names) and "gpu_count" not in names and rnd.random() < 0.25:
+        kw["min_gpu_count"] = 0  # GPU filters then skip GPU-less offers
+    return kw, names

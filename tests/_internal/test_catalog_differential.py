@@ -1,0 +1,113 @@
+"""`Catalog.query(**filters)` over a realistic generated catalog (test data, not real prices:
+several providers, thousands of offers, published as an archive and loaded from its folder the
+way users load a catalog) answers exactly `[o for o in all_offers if matches(o, q)]` in price
+order, for several hundred selective filters drawn as in `filtergen`.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gpuhunt import Catalog, QueryFilter, canonical_gpu_name, matches
+from gpuhunt._internal import registry
+from gpuhunt._internal.models import CatalogItem
+from tests._internal.fastpath import csv_bytes, read_csv
+from tests._internal.filtergen import draw_filter, random_shape
+from tests.helpers import publish_archive
+
+PROVIDERS = ["aws", "azure", "gcp", "oci", "lambdalabs", "runpod", "verda"]
+REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "europe-west4", "ap-south-1", "FIN-01"]
+# How people spell GPU names; the catalog holds the canonical ones (see Catalog.query).
+SPELLINGS = {"RTX4090": ["RTX 4090", "NVIDIA GeForce RTX 4090"], "H100": ["NVIDIA H100"]}
+
+
+def generated_offers(rnd: random.Random, provider: str) -> list[CatalogItem]:
+    """Instance types, each offered in a few regions, on demand and sometimes spot."""
+    out = []
+    for t in range(rnd.randint(60, 90)):
+        shape = random_shape(rnd)
+        base = rnd.choice([0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+        base *= rnd.choice([1.0, 1.0, 1.5, 2.0, 0.8])
+        for region in rnd.sample(REGIONS, rnd.randint(2, 5)):
+            factor = rnd.choice([1.0, 1.0, 1.1, 1.2])
+            for spot in [False, True] if rnd.random() < 0.4 else [False]:
+                price = round(base * factor * (0.3 if spot else 1.0), 2)
+                out.append(
+                    CatalogItem(
+                        provider=provider,
+                        instance_name=f"{provider}-type{t}",
+                        location=region,
+                        price=price,
+                        spot=spot,
+                        **shape,
+                    )
+                )
+    rnd.shuffle(out)  # files are not in price order
+    return out
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    rnd = random.Random(2026)
+    csvs = {p: csv_bytes(generated_offers(rnd, p)) for p in PROVIDERS}
+    root = tmp_path_factory.mktemp("bucket")
+    publish_archive(root, "20261201-1", csvs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GPUHUNT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        mp.delenv("GPUHUNT_CATALOG_DIR", raising=False)
+        catalog = Catalog(catalog_url=str(root), auto_reload=False)
+        catalog.load()
+    # Every offer as the plain CSV reader reads it (not through the table code under test),
+    # in price order: equal prices in provider order, then file order.
+    everything = [i for p in PROVIDERS for i in read_csv(csvs[p], p)]
+    order = registry.OFFLINE_PROVIDERS
+    everything.sort(key=lambda i: (i.price, order.index(i.provider)))
+    return catalog, everything
+
+
+def as_users_spell(rnd: random.Random, kw: dict) -> tuple[dict, QueryFilter]:
+    """The keywords as a user may pass them to `Catalog.query`, and the `QueryFilter` they mean."""
+    spelled = dict(kw)
+    meant = dict(kw)
+    if "provider" in kw and len(kw["provider"]) == 1 and rnd.random() < 0.5:
+        spelled["provider"] = kw["provider"][0]
+    if "gpu_name" in kw:
+        names = []
+        for n in kw["gpu_name"]:
+            names.append(rnd.choice([n, *SPELLINGS.get(n, [])]))
+        spelled["gpu_name"] = names[0] if len(names) == 1 and rnd.random() < 0.5 else names
+        canonical = [c for c in map(canonical_gpu_name, names) if c is not None]
+        meant["gpu_name"] = names + canonical
+    for key in ("gpu_vendor", "cpu_arch"):
+        if key in kw and rnd.random() < 0.5:
+            spelled[key] = rnd.choice([kw[key].value, kw[key].value.upper()])
+    for key in ("min_compute_capability", "max_compute_capability"):
+        if key in kw and rnd.random() < 0.5:
+            spelled[key] = "{}.{}".format(*kw[key])
+    return spelled, QueryFilter(**meant)
+
+
+def test_catalog_is_realistic(loaded):
+    catalog, everything = loaded
+    counts = catalog.status().offers
+    assert set(counts) == set(PROVIDERS) and sum(counts.values()) == len(everything) > 2000
+    assert list(catalog.query()) == everything
+
+
+def test_query_answers_what_matches_answers(loaded):
+    catalog, everything = loaded
+    rnd = random.Random(19)
+    answers = non_empty = selective = 0
+    for _ in range(300):
+        kw, _ = draw_filter(rnd, everything)
+        spelled, q = as_users_spell(rnd, kw)
+        got = list(catalog.query(**spelled))
+        expected = [o for o in everything if matches(o, q)]
+        assert got == expected, spelled
+        answers += 1
+        non_empty += bool(got)
+        selective += 0 < len(got) < len(everything)
+    assert non_empty / answers > 0.5, (non_empty, answers)
+    assert selective / answers > 0.5, (selective, answers)

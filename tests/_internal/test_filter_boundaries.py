@@ -1,0 +1,399 @@
+"""Every filter field at its bound, just inside, just outside, and its "not applicable" rules,
+checked in `matches` and in the vectorised `Table.select` alike.
+
+The select path runs over the offer under test plus a varied background, and its whole answer
+must equal `matches` over all of them, so a check that wrongly keeps or drops some other kind of
+offer is caught too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
+from tests._internal.fastpath import select, table_of
+from tests.helpers import item
+
+NV, AMD, GOOGLE = AcceleratorVendor.NVIDIA, AcceleratorVendor.AMD, AcceleratorVendor.GOOGLE
+ARM = CPUArchitecture.ARM
+
+
+def up(v: float) -> float:
+    return math.nextafter(v, math.inf)
+
+
+def down(v: float) -> float:
+    return math.nextafter(v, -math.inf)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A range field: an offer whose value is `at`, and the nearest thresholds either side."""
+
+    field: str
+    low: str | None
+    high: str | None
+    offer: dict[str, Any]
+    at: Any
+    below: Any
+    above: Any
+
+
+BOUNDS = [
+    Bound("price", "min_price", "max_price", dict(price=1.25), 1.25, down(1.25), up(1.25)),
+    Bound("cpu", "min_cpu", "max_cpu", dict(cpu=8), 8, 7, 9),
+    Bound("memory", "min_memory", "max_memory", dict(memory=32.0), 32.0, down(32.0), up(32.0)),
+    Bound("gpu_count", "min_gpu_count", "max_gpu_count", dict(gpu_count=2), 2, 1, 3),
+    Bound(
+        "gpu_memory",
+        "min_gpu_memory",
+        "max_gpu_memory",
+        dict(gpu_count=2, gpu_memory=40.0),
+        40.0,
+        down(40.0),
+        up(40.0),
+    ),
+    Bound(
+        "total_gpu_memory",
+        "min_total_gpu_memory",
+        "max_total_gpu_memory",
+        dict(gpu_count=2, gpu_memory=40.0),
+        80.0,
+        down(80.0),
+        up(80.0),
+    ),
+    Bound("disk_size", "min_disk_size", "max_disk_size", dict(disk_size=100.0), 100.0, 99.5, 100.5),
+    Bound(
+        "compute_capability minor",
+        "min_compute_capability",
+        "max_compute_capability",
+        dict(gpu_name="A10G", gpu_memory=24.0),
+        (8, 6),
+        (8, 5),
+        (8, 7),
+    ),
+    Bound(
+        "compute_capability major",
+        "min_compute_capability",
+        "max_compute_capability",
+        dict(gpu_name="H100"),
+        (9, 0),
+        (8, 9),
+        (10, 0),
+    ),
+]
+
+
+def bound_cases():
+    for b in BOUNDS:
+        cases = []
+        if b.low:
+            cases += [
+                ("min at the value", {b.low: b.at}, True),
+                ("min just below", {b.low: b.below}, True),
+                ("min just above", {b.low: b.above}, False),
+            ]
+        if b.high:
+            cases += [
+                ("max at the value", {b.high: b.at}, True),
+                ("max just above", {b.high: b.above}, True),
+                ("max just below", {b.high: b.below}, False),
+            ]
+        if b.low and b.high:
+            cases += [
+                ("min = max = the value", {b.low: b.at, b.high: b.at}, True),
+                ("range just around", {b.low: b.below, b.high: b.above}, True),
+                ("range just above", {b.low: b.above, b.high: b.above}, False),
+                ("range just below", {b.low: b.below, b.high: b.below}, False),
+            ]
+        for label, q, expected in cases:
+            yield pytest.param(b.offer, q, expected, id=f"{b.field}: {label}")
+
+
+# Other offers the select path answers about at the same time: no GPU, a GPU-less row naming a
+# GPU, unknown GPU memory, AMD, TPU, an unknown NVIDIA model, NVIDIA with no model, spot, ARM,
+# flags, known and unknown disk, another provider.
+BACKGROUND = [
+    item(instance_name="cpu", gpu_count=0, cpu=2, memory=4.0, price=0.1, disk_size=50.0),
+    item(instance_name="named-no-gpu", gpu_count=0, gpu_name="H100", gpu_memory=80.0, price=0.2),
+    item(instance_name="unknown-mem", gpu_count=4, gpu_name="H100", gpu_memory=None, price=3.0),
+    item(
+        "gcp",
+        instance_name="amd",
+        gpu_count=8,
+        gpu_name="MI300X",
+        gpu_vendor=AMD,
+        gpu_memory=192.0,
+        price=20.0,
+        disk_size=2000.0,
+    ),
+    item("gcp", instance_name="tpu", gpu_name="v5litepod", gpu_vendor=GOOGLE, gpu_memory=None),
+    item("gcp", instance_name="newgpu", gpu_name="NewGPU", gpu_memory=12.0, price=0.5),
+    item("gcp", instance_name="no-model", gpu_name=None, gpu_memory=None, price=0.7),
+    item(instance_name="spot-arm", spot=True, cpu_arch=ARM, gpu_name="T4", gpu_memory=16.0),
+    item(instance_name="flagged", flags=["oci-spot"], gpu_name="L4", gpu_memory=24.0, cpu=96),
+    item(instance_name="two-flags", flags=["a", "b"], gpu_count=8, gpu_memory=80.0, price=30.0),
+]
+
+
+def check(offer: CatalogItem, q: QueryFilter, expected: bool, path: str) -> None:
+    if path == "matches":
+        assert matches(offer, q) is expected
+        return
+    everything = [*BACKGROUND, offer]
+    got = select(table_of(everything, ["aws", "gcp"]), q)
+    assert (offer in got) is expected
+    reference = sorted(
+        (i for i in everything if matches(i, q)),
+        key=lambda i: (i.price, ["aws", "gcp"].index(i.provider)),
+    )
+    assert got == reference
+
+
+PATHS = pytest.mark.parametrize("path", ["matches", "select"])
+
+
+@PATHS
+@pytest.mark.parametrize("offer, q, expected", list(bound_cases()))
+def test_range_bounds(offer, q, expected, path):
+    check(item(instance_name="target", **offer), QueryFilter(**q), expected, path)
+
+
+CPU_ONLY = dict(gpu_count=0)
+NAMED_NO_GPU = dict(gpu_count=0, gpu_name="H100", gpu_memory=80.0)  # vendor None
+GPU_FILTERS_MISSING_A_CPU_OFFER = [
+    dict(gpu_name=["H100"]),
+    dict(gpu_name=["H100", "A100"]),
+    dict(gpu_vendor=NV),
+    dict(gpu_vendor=AMD),
+    dict(min_gpu_memory=1),
+    dict(min_total_gpu_memory=1),
+    dict(min_compute_capability=(1, 0)),
+    dict(max_compute_capability=(99, 0)),
+    dict(min_gpu_count=1),
+]
+
+NOT_APPLICABLE = [
+    # No GPU: GPU filters miss it, unless min_gpu_count=0 says GPU-less offers are welcome.
+    *[(f"no GPU: {q}", CPU_ONLY, q, False) for q in GPU_FILTERS_MISSING_A_CPU_OFFER],
+    *[
+        (f"no GPU, min_gpu_count=0: {q}", CPU_ONLY, {**q, "min_gpu_count": 0}, True)
+        for q in GPU_FILTERS_MISSING_A_CPU_OFFER
+        if "min_gpu_count" not in q
+    ],
+    *[
+        (f"GPU-less row naming a GPU: {q}", NAMED_NO_GPU, q, False)
+        for q in [
+            dict(min_gpu_memory=80),
+            dict(min_total_gpu_memory=1),
+            dict(min_compute_capability=(9, 0)),
+            dict(gpu_vendor=NV),
+        ]
+    ],
+    (
+        "GPU-less row naming a GPU, min_gpu_count=0",
+        NAMED_NO_GPU,
+        dict(min_gpu_count=0, min_gpu_memory=80),
+        True,
+    ),
+    (
+        "GPU-less row naming a GPU: its memory counts 0",
+        NAMED_NO_GPU,
+        dict(max_gpu_memory=0, max_total_gpu_memory=0),
+        True,
+    ),
+    (
+        "GPU-less row naming a GPU: its name still matches",
+        NAMED_NO_GPU,
+        dict(gpu_name=["h100"]),
+        True,
+    ),
+    (
+        "no GPU: max bounds hold at 0",
+        CPU_ONLY,
+        dict(max_gpu_count=0, max_gpu_memory=0, max_total_gpu_memory=0),
+        True,
+    ),
+    (
+        "no GPU, min_gpu_count=0, max_gpu_count=0",
+        CPU_ONLY,
+        dict(min_gpu_count=0, max_gpu_count=0),
+        True,
+    ),
+    # min_gpu_count=0 only waives the GPU filters for GPU-less offers.
+    ("GPU, min_gpu_count=0, other name", {}, dict(min_gpu_count=0, gpu_name=["H100"]), False),
+    ("GPU, min_gpu_count=0, other vendor", {}, dict(min_gpu_count=0, gpu_vendor=AMD), False),
+    (
+        "GPU, min_gpu_count=0, too little memory",
+        {},
+        dict(min_gpu_count=0, min_gpu_memory=81),
+        False,
+    ),
+    ("GPU, min_gpu_count=0, max_gpu_count=0", {}, dict(min_gpu_count=0, max_gpu_count=0), False),
+    (
+        "GPU, min_gpu_count=0, compute capability",
+        {},
+        dict(min_gpu_count=0, min_compute_capability=(9, 0)),
+        False,
+    ),
+    # Unknown GPU memory counts as 0.
+    *[
+        (f"unknown GPU memory: {q}", dict(gpu_count=2, gpu_memory=None), q, e)
+        for q, e in [
+            (dict(max_gpu_memory=0), True),
+            (dict(max_total_gpu_memory=0), True),
+            (dict(min_gpu_memory=0, min_total_gpu_memory=0), True),
+            (dict(min_gpu_memory=1), False),
+            (dict(min_total_gpu_memory=1), False),
+        ]
+    ],
+    # Unknown disk: disk filters do not apply.
+    ("unknown disk: min", dict(disk_size=None), dict(min_disk_size=100), True),
+    ("unknown disk: max", dict(disk_size=None), dict(max_disk_size=10), True),
+    ("unknown disk: both", dict(disk_size=None), dict(min_disk_size=100, max_disk_size=10), True),
+    ("known disk below min", dict(disk_size=50.0), dict(min_disk_size=100), False),
+    ("known disk above max", dict(disk_size=50.0), dict(max_disk_size=10), False),
+    # Compute capability: known NVIDIA models only.
+    *[
+        (f"compute capability, {label}: {q}", offer, q, False)
+        for label, offer in [
+            ("AMD", dict(gpu_name="MI300X", gpu_vendor=AMD, gpu_memory=192.0)),
+            ("TPU", dict(gpu_name="v5litepod", gpu_vendor=GOOGLE, gpu_memory=None)),
+            ("unknown NVIDIA model", dict(gpu_name="NewGPU", gpu_memory=12.0)),
+            ("NVIDIA, no model", dict(gpu_name=None, gpu_memory=None)),
+            ("NVIDIA model, other vendor", dict(gpu_name="A100", gpu_vendor=AMD)),
+        ]
+        for q in [
+            dict(min_compute_capability=(1, 0)),
+            dict(max_compute_capability=(99, 0)),
+            dict(min_compute_capability=(1, 0), max_compute_capability=(99, 0)),
+        ]
+    ],
+    (
+        "compute capability, known NVIDIA",
+        {},
+        dict(min_compute_capability=(1, 0), max_compute_capability=(99, 0)),
+        True,
+    ),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "offer, q, expected",
+    [pytest.param(o, q, e, id=label) for label, o, q, e in NOT_APPLICABLE],
+)
+def test_not_applicable_rules(offer, q, expected, path):
+    check(item(instance_name="target", **offer), QueryFilter(**q), expected, path)
+
+
+# Compute capability bounds compare as (major, minor) tuples, whatever the minor number.
+CC_AS_TUPLES = [
+    ("H100", dict(max_compute_capability=(8, 1000)), False),
+    ("H100", dict(min_compute_capability=(8, 1000)), True),
+    ("H100", dict(max_compute_capability=(8, 999)), False),
+    ("H100", dict(max_compute_capability=(9, -1)), False),
+    ("A100", dict(min_compute_capability=(8, -1)), True),
+    ("A100", dict(max_compute_capability=(7, 5000)), False),
+    ("A100", dict(min_compute_capability=(7, 5000)), True),
+    ("A100", dict(min_compute_capability=(8, -5000)), True),
+    ("A100", dict(min_compute_capability=(9, -5000)), False),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "name, q, expected", [pytest.param(n, q, e, id=f"{n} {q}") for n, q, e in CC_AS_TUPLES]
+)
+def test_compute_capability_bounds_compare_as_tuples(name, q, expected, path):
+    check(item(instance_name="target", gpu_name=name), QueryFilter(**q), expected, path)
+
+
+CHOICES = [
+    # provider: case-insensitive, one or several names
+    ("provider", dict(), dict(provider=["aws"]), True),
+    ("provider other case", dict(), dict(provider=["AWS"]), True),
+    ("provider other", dict(), dict(provider=["gcp"]), False),
+    ("provider one of several", dict(), dict(provider=["gcp", "aws"]), True),
+    ("provider none of several", dict(), dict(provider=["gcp", "azure"]), False),
+    ("provider empty list", dict(), dict(provider=[]), False),
+    # gpu_name: case-insensitive, one or several names
+    ("gpu_name", dict(), dict(gpu_name=["A100"]), True),
+    ("gpu_name other case", dict(), dict(gpu_name=["a100"]), True),
+    ("gpu_name other", dict(), dict(gpu_name=["H100"]), False),
+    ("gpu_name one of several", dict(), dict(gpu_name=["T4", "a100", "H100"]), True),
+    ("gpu_name none of several", dict(), dict(gpu_name=["T4", "H100"]), False),
+    ("gpu_name empty list", dict(), dict(gpu_name=[]), False),
+    ("gpu_name unknown name", dict(), dict(gpu_name=["NoSuchGPU"]), False),
+    ("gpu_name, offer without model", dict(gpu_name=None), dict(gpu_name=["A100"]), False),
+    (
+        "gpu_name several, offer without model",
+        dict(gpu_name=None),
+        dict(gpu_name=["A100", "T4"]),
+        False,
+    ),
+    # spot
+    ("spot wanted, on-demand offer", dict(spot=False), dict(spot=True), False),
+    ("on-demand wanted, on-demand offer", dict(spot=False), dict(spot=False), True),
+    ("spot wanted, spot offer", dict(spot=True), dict(spot=True), True),
+    ("on-demand wanted, spot offer", dict(spot=True), dict(spot=False), False),
+    ("either, spot offer", dict(spot=True), dict(spot=None), True),
+    # cpu_arch
+    ("x86 wanted, x86 offer", dict(), dict(cpu_arch=CPUArchitecture.X86), True),
+    ("arm wanted, x86 offer", dict(), dict(cpu_arch=ARM), False),
+    ("arm wanted, arm offer", dict(cpu_arch=ARM), dict(cpu_arch=ARM), True),
+    ("x86 wanted, arm offer", dict(cpu_arch=ARM), dict(cpu_arch=CPUArchitecture.X86), False),
+    # gpu_vendor
+    ("nvidia wanted, nvidia offer", dict(), dict(gpu_vendor=NV), True),
+    ("amd wanted, nvidia offer", dict(), dict(gpu_vendor=AMD), False),
+    ("amd wanted, amd offer", dict(gpu_name="MI300X", gpu_vendor=AMD), dict(gpu_vendor=AMD), True),
+    (
+        "google wanted, amd offer",
+        dict(gpu_name="MI300X", gpu_vendor=AMD),
+        dict(gpu_vendor=GOOGLE),
+        False,
+    ),
+    # allowed_flags: every flag of the offer must be allowed; None allows all
+    ("flags: none given", dict(flags=["oci-spot"]), dict(allowed_flags=None), True),
+    ("flags: empty allows no flag", dict(flags=["oci-spot"]), dict(allowed_flags=[]), False),
+    ("flags: exactly covered", dict(flags=["oci-spot"]), dict(allowed_flags=["oci-spot"]), True),
+    (
+        "flags: covered with more",
+        dict(flags=["oci-spot"]),
+        dict(allowed_flags={"x", "oci-spot"}),
+        True,
+    ),
+    ("flags: not covered", dict(flags=["oci-spot"]), dict(allowed_flags=("x",)), False),
+    (
+        "flags: one of two missing",
+        dict(flags=["a", "b"]),
+        dict(allowed_flags=frozenset({"a"})),
+        False,
+    ),
+    ("flags: both of two", dict(flags=["a", "b"]), dict(allowed_flags=["b", "a"]), True),
+    ("flags: no flags, empty allowed", dict(flags=[]), dict(allowed_flags=[]), True),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "offer, q, expected", [pytest.param(o, q, e, id=label) for label, o, q, e in CHOICES]
+)
+def test_choices(offer, q, expected, path):
+    check(item(instance_name="target", **offer), QueryFilter(**q), expected, path)
+
+
+def test_an_empty_table_answers_nothing_to_any_filter():
+    table = table_of([], ["aws"])
+    assert len(table) == 0
+    for q in [
+        QueryFilter(),
+        QueryFilter(allowed_flags=[]),
+        QueryFilter(gpu_name=["A100", "H100"], min_gpu_count=0),
+        QueryFilter(max_compute_capability=(9, 0), min_disk_size=1, provider=["aws"]),
+    ]:
+        assert select(table, q) == []
