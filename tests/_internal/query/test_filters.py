@@ -5,6 +5,7 @@ and online providers backed off after failures."""
 from __future__ import annotations
 
 import logging
+from concurrent import futures
 
 import pytest
 
@@ -234,6 +235,13 @@ class Offline(AbstractProvider):
         return [item("vastai", price=0.3, instance_name="live")]
 
 
+def query_and_wait_for_retries(catalog):
+    """A query, then every background retry it started has finished (no sleeping)."""
+    offers = catalog.query()
+    futures.wait(list(catalog._online.probes.values()))
+    return offers
+
+
 def test_failing_online_provider_is_backed_off_and_warned_once_per_streak(catalog, caplog):
     clock = FakeClock()
     catalog._clock = clock
@@ -241,31 +249,32 @@ def test_failing_online_provider_is_backed_off_and_warned_once_per_streak(catalo
     catalog.add_provider(provider)
     with caplog.at_level(logging.WARNING, logger="gpuhunt"):
         for _ in range(5):
-            assert "live" not in names(catalog.query())
+            assert "live" not in names(query_and_wait_for_retries(catalog))
     assert provider.calls == 1  # the later queries did not ask (nor wait for) it
     s = catalog.status()
     assert "Name or service not known" in s.online_errors["vastai"]
     assert s.online_retry_in == {"vastai": 30.0}
     clock.now += 30
-    catalog.query()
+    query_and_wait_for_retries(catalog)  # retried in the background
     assert provider.calls == 2 and catalog.status().online_retry_in == {"vastai": 60.0}
     for wait in (60, 120, 240, 480, 900, 900):  # doubling up to the cap
         clock.now += wait - 1
-        catalog.query()
+        query_and_wait_for_retries(catalog)
         calls = provider.calls
         clock.now += 1
-        catalog.query()
+        query_and_wait_for_retries(catalog)
         assert provider.calls == calls + 1
     warned = [r for r in caplog.records if "vastai" in r.getMessage()]
     assert len(warned) == 1  # one warning for the whole streak
     provider.fail = False
     clock.now += 900
-    assert "live" in names(catalog.query())
+    assert "live" not in names(query_and_wait_for_retries(catalog))  # not waited for...
     assert catalog.status().online_errors == {} and catalog.status().online_retry_in == {}
+    assert "live" in names(query_and_wait_for_retries(catalog))  # ...asked again once it answers
     provider.fail = True
     clock.now += 1
     with caplog.at_level(logging.WARNING, logger="gpuhunt"):
-        catalog.query()
+        query_and_wait_for_retries(catalog)
     assert len([r for r in caplog.records if "vastai" in r.getMessage()]) == 2  # a new streak
     assert catalog.status().online_retry_in == {"vastai": 30.0}
 

@@ -3,9 +3,11 @@ waiting for all of them within one time budget; a provider that fails or is late
 and its error kept, never raised.
 
 A provider that failed is not asked again until its backoff has passed (30 s after the first
-failure, doubling up to 15 minutes, as catalog reloads are), and is warned about once per run
-of failures: without a network every query would otherwise wait out the budget and log the
-same warnings again."""
+failure, doubling up to 15 minutes, as catalog reloads are), and is then retried in the
+background, on the query's filter, without the query waiting for it: once it answers, later
+queries ask it again (and find its answer in the live cache). It is warned about once per run of
+failures. Without a network every query would otherwise wait out the budget and log the same
+warnings again."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ Asked = list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]
 class _Streak:
     failures: int
     retry_at: float  # on the health's clock
+    probing: bool = False  # a background retry is running
 
 
 class Health:
@@ -41,6 +44,20 @@ class Health:
         self.errors: dict[str, str] = {}  # provider -> why its offers were left out last time
         self._streaks: dict[str, _Streak] = {}
         self._lock = threading.Lock()
+        self.probes: dict[str, Future[None]] = {}  # the latest background retry of each
+
+    def failing(self, name: str) -> bool:
+        return name in self._streaks
+
+    def start_probe(self, name: str) -> bool:
+        """Whether the caller should retry a failing provider now (its backoff is over and no
+        retry is running); if so, a retry is now running."""
+        with self._lock:
+            streak = self._streaks.get(name)
+            if streak is None or streak.probing or streak.retry_at > self.clock():
+                return False
+            streak.probing = True
+            return True
 
     def retry_in(self, name: str) -> float | None:
         """Seconds until a failed provider may be asked again; None if it may be now."""
@@ -57,7 +74,7 @@ class Health:
         first, cap = RETRY_AFTER_FAILURE
         with self._lock:
             streak = self._streaks.get(name)
-            failures = 1 if streak is None else streak.failures + 1
+            failures = 1 if streak is None else streak.failures + 1  # ends any probe
             wait = min(cap, first * 2 ** (failures - 1))
             self._streaks[name] = _Streak(failures, self.clock() + wait)
             self.errors[name] = error
@@ -81,13 +98,27 @@ def ask(
     balance_resources: bool,
     health: Health | None = None,
 ) -> Asked:
-    """Start every provider's `get` (the offline part of the query runs meanwhile), except
-    those `health` says are backing off after failures."""
-    return [
-        (p, executor.submit(p.get, query_filter=q, balance_resources=balance_resources))
-        for p in providers
-        if health is None or health.retry_in(p.NAME) is None
-    ]
+    """Start every provider's `get` (the offline part of the query runs meanwhile). Providers
+    that `health` says are failing are left out: retried in the background once their backoff is
+    over, not waited for."""
+    asked: Asked = []
+    for p in providers:
+        if health is None or not health.failing(p.NAME):
+            asked.append(
+                (p, executor.submit(p.get, query_filter=q, balance_resources=balance_resources))
+            )
+        elif health.start_probe(p.NAME):
+            health.probes[p.NAME] = executor.submit(_probe, p, q, balance_resources, health)
+    return asked
+
+
+def _probe(p: LiveProvider, q: QueryFilter, balance_resources: bool, health: Health) -> None:
+    try:
+        p.get(query_filter=q, balance_resources=balance_resources)
+    except Exception as e:
+        health.failed(p.NAME, f"{type(e).__name__}: {e}")
+    else:
+        health.succeeded(p.NAME)
 
 
 def answers(
