@@ -138,8 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr
     )
     logging.getLogger("urllib3").setLevel(logging.ERROR)  # gpuhunt reports failures itself
-    # Online failures are printed from the catalog's status, once, after the answer.
-    logging.getLogger("gpuhunt._internal.query.online").setLevel(logging.ERROR)
+    # Online failures are printed from the catalog's status, once, after the answer. Restored
+    # after, for callers running the CLI in their own process (tests).
+    online_log = logging.getLogger("gpuhunt._internal.query.online")
+    previous = online_log.level
+    online_log.setLevel(logging.ERROR)
+    try:
+        return _main(argv)
+    finally:
+        online_log.setLevel(previous)
+
+
+def _main(argv: list[str]) -> int:
     # `python -m gpuhunt PROVIDER --output FILE` is the collector the nightly build runs.
     if argv and argv[0] in registry.ALL_PROVIDERS:
         return _guard(lambda: _collect(argv))

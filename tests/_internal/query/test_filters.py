@@ -96,7 +96,7 @@ def test_offer_of_unknown_memory_does_not_match_a_memory_name():
 
 
 def test_unknown_gpu_name_warns_once_per_catalog_with_closest_names(catalog, caplog):
-    with caplog.at_level(logging.WARNING, logger="gpuhunt"):
+    with caplog.at_level(logging.WARNING, logger="gpuhunt._internal.catalog"):
         assert list(catalog.query(gpu_name="H1000")) == []
         assert list(catalog.query(gpu_name=["H1000", "A100"])) != []
     warnings = [r.getMessage() for r in caplog.records if "H1000" in r.getMessage()]
@@ -235,6 +235,9 @@ class Offline(AbstractProvider):
         return [item("vastai", price=0.3, instance_name="live")]
 
 
+ONLINE_LOG = "gpuhunt._internal.query.online"
+
+
 def query_and_wait_for_retries(catalog):
     """A query, then every background retry it started has finished (no sleeping)."""
     offers = catalog.query()
@@ -247,7 +250,7 @@ def test_failing_online_provider_is_backed_off_and_warned_once_per_streak(catalo
     catalog._clock = clock
     provider = Offline()
     catalog.add_provider(provider)
-    with caplog.at_level(logging.WARNING, logger="gpuhunt"):
+    with caplog.at_level(logging.WARNING, logger=ONLINE_LOG):
         for _ in range(5):
             assert "live" not in names(query_and_wait_for_retries(catalog))
     assert provider.calls == 1  # the later queries did not ask (nor wait for) it
@@ -273,7 +276,7 @@ def test_failing_online_provider_is_backed_off_and_warned_once_per_streak(catalo
     assert "live" in names(query_and_wait_for_retries(catalog))  # ...asked again once it answers
     provider.fail = True
     clock.now += 1
-    with caplog.at_level(logging.WARNING, logger="gpuhunt"):
+    with caplog.at_level(logging.WARNING, logger=ONLINE_LOG):
         query_and_wait_for_retries(catalog)
     assert len([r for r in caplog.records if "vastai" in r.getMessage()]) == 2  # a new streak
     assert catalog.status().online_retry_in == {"vastai": 30.0}
