@@ -375,8 +375,8 @@ class Catalog:
         max_disk_size: int | None = None,
         min_price: float | None = None,
         max_price: float | None = None,
-        min_compute_capability: str | tuple[int, int] | None = None,
-        max_compute_capability: str | tuple[int, int] | None = None,
+        min_compute_capability: str | float | tuple[int, int] | None = None,
+        max_compute_capability: str | float | tuple[int, int] | None = None,
         spot: bool | None = None,
         allowed_flags: Container[str] | None = None,
         location: str | list[str] | None = None,
@@ -432,12 +432,15 @@ class Catalog:
         return self._gpu_name_problems(names)
 
     def _gpu_name_problems(self, names: list[str], warned: set[str] | None = None) -> list[str]:
+        problems: list[str] = []
+        unknown = [n for n in names if canonical_gpu_name(n) is None]
+        if not unknown:  # the usual case: no need to look at the catalog's names
+            return problems
         loaded = self._loaded
         in_catalog = loaded.table.gpu_names if loaded is not None else []
         in_catalog_lower = {n.lower() for n in in_catalog}
-        problems = []
-        for name in names:
-            if canonical_gpu_name(name) is not None or name.lower() in in_catalog_lower:
+        for name in unknown:
+            if name.lower() in in_catalog_lower:
                 continue
             if warned is not None:
                 if name.lower() in warned:
