@@ -289,3 +289,25 @@ def test_backoff_is_per_provider():
     assert health.retry_in("a") == 30.0 and health.retry_in("b") is None
     clock.now += 30
     assert health.retry_in("a") is None and health.backoffs() == {}
+
+
+def test_module_level_query_takes_location_and_min_cuda(tmp_path, monkeypatch):
+    import gpuhunt
+    from gpuhunt._internal import default
+
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes(OFFERS)})
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "b"))
+    monkeypatch.setattr(default, "_catalog", None)
+    monkeypatch.setattr(default.registry, "PROVIDERS", ())  # no online providers: no network
+    try:
+        assert names(gpuhunt.query(location=["eu-*"], min_cuda="12.8")) == ["h100"]
+    finally:
+        default._catalog = None
+
+
+def test_asdict_round_trip_through_query(catalog):
+    import dataclasses
+
+    q = make_filter(gpu_name="A100 80GB", location="us-*", min_cuda=(12, 8))
+    assert names(catalog.query(**dataclasses.asdict(q))) == ["a100-79", "a100-80"]
