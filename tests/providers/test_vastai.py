@@ -366,6 +366,9 @@ def test_min_cuda_is_sent_and_the_host_cuda_kept_for_the_local_filter() -> None:
     q = make_filter(min_cuda="12.8")
 
     assert VastAIProvider().make_filters(q)["cuda_max_good"] == {"gte": 12.8}
+    assert VastAIProvider().make_filters(QueryFilter(min_cuda="13"))["cuda_max_good"] == {  # type: ignore[arg-type]
+        "gte": 13.0
+    }
     offers = VastAIProvider().get(q)
     assert [o.instance_name for o in offers] == ["2", "3"]  # 12.2 failed the sent constraint
     assert offers[0].provider_data == {"cuda_version": "12.8"}

@@ -262,9 +262,8 @@ _RANGES = [
 ]
 
 
-def _check_query_args(args: argparse.Namespace) -> QueryFilter:
-    """The query's filter, or a `UsageError` for a value that cannot be read or a range that no
-    offer can match."""
+def _check_query_args(args: argparse.Namespace) -> None:
+    """A `UsageError` for a value that cannot be read or a range that no offer can match."""
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     try:
         q = make_filter(**filters)
@@ -291,7 +290,6 @@ def _check_query_args(args: argparse.Namespace) -> QueryFilter:
             )
     if args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
-    return q
 
 
 def _live_providers(args: argparse.Namespace) -> list[Any]:
@@ -303,10 +301,8 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
     if not args.online:
         if named_online:
             names = ", ".join(s.name for s in named_online)
-            raise UsageError(
-                f"{names} {'is an online provider' if len(named_online) == 1 else 'are online providers'}, "
-                "queried live: add --online"
-            )
+            what = "is an online provider" if len(named_online) == 1 else "are online providers"
+            raise UsageError(f"{names} {what}, queried live: add --online")
         return []
     wanted = named_online if args.provider else [s for s in registry.PROVIDERS if s.online]
     live = []
@@ -323,7 +319,7 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
 def _query(args: argparse.Namespace) -> int:
     from gpuhunt._internal.catalog import Catalog
 
-    q = _check_query_args(args)
+    _check_query_args(args)
     live = _live_providers(args)
     # Online providers are opt-in here: a terminal query should answer in a second from the
     # catalog, offline included, not wait on marketplaces. Library callers get them by default.
@@ -336,7 +332,6 @@ def _query(args: argparse.Namespace) -> int:
             raise GPUHuntError("; ".join(problems))
     # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
-    del q  # checked above; the catalog makes its own from the same values
     offers: list[CatalogItem] = list(catalog.query(**filters))
     if args.sort == "price-per-gpu":
         offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
@@ -371,40 +366,14 @@ def _print_offers(args: argparse.Namespace, offers: list[CatalogItem], status: A
 def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
     groups = cli_format.group_by_gpu(offers)
     shown = groups if args.limit == 0 else groups[: args.limit]
-    rows = [g.as_dict() for g in shown]
     if args.json:
-        json.dump(rows, sys.stdout, indent=2)
+        json.dump([g.as_dict() for g in shown], sys.stdout, indent=2)
         print()
     elif args.csv:
-        w = csv.writer(sys.stdout)
-        w.writerow(
-            ["gpu_name", "gpu_memory", "gpu_count"]
-            + [
-                f"{kind}_{k}"
-                for kind in ("on_demand", "spot")
-                for k in ("price", "provider", "location")
-            ]
-            + ["offers", "providers"]
-        )
-        for r in rows:
-            cheapest = [
-                (r[kind] or {}).get(k)
-                for kind in ("on_demand", "spot")
-                for k in ("price", "provider", "location")
-            ]
-            w.writerow(
-                [
-                    cli_format.csv_cell(v)
-                    for v in [
-                        r["gpu_name"],
-                        r["gpu_memory"],
-                        r["gpu_count"],
-                        *cheapest,
-                        r["offers"],
-                        r["providers"],
-                    ]
-                ]
-            )
+        w = csv.DictWriter(sys.stdout, fieldnames=cli_format.GROUP_CSV_FIELDS)
+        w.writeheader()
+        for g in shown:
+            w.writerow({k: cli_format.csv_cell(v) for k, v in g.flat().items()})
     else:
         print(cli_format.groups_table(shown))
         n = sum(g.offers for g in groups)

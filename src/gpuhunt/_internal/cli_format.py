@@ -129,6 +129,26 @@ class GpuGroup:
             "providers": len(self.providers),
         }
 
+    def flat(self) -> dict[str, Any]:
+        """`as_dict` with the cheapest offers spread into columns (for CSV)."""
+        d = self.as_dict()
+        out = {k: d[k] for k in ("gpu_name", "gpu_memory", "gpu_count")}
+        for kind in ("on_demand", "spot"):
+            for k in ("price", "provider", "location"):
+                out[f"{kind}_{k}"] = (d[kind] or {}).get(k)
+        out["offers"], out["providers"] = d["offers"], d["providers"]
+        return out
+
+
+GROUP_CSV_FIELDS = [
+    "gpu_name",
+    "gpu_memory",
+    "gpu_count",
+    *(f"{kind}_{k}" for kind in ("on_demand", "spot") for k in ("price", "provider", "location")),
+    "offers",
+    "providers",
+]
+
 
 def group_by_gpu(offers: Iterable[CatalogItem]) -> list[GpuGroup]:
     """One group per GPU model and count, ordered by GPU name, memory and count; offers

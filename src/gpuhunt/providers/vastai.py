@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
-from gpuhunt._internal.constraints import CUDA_KEY, correct_gpu_memory_gib
+from gpuhunt._internal.constraints import CUDA_KEY, correct_gpu_memory_gib, parse_version
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -201,8 +201,9 @@ def make_filters(
         put("compute_cap", "gte", compute_cap(q.min_compute_capability))
     if q.max_compute_capability is not None:
         put("compute_cap", "lte", compute_cap(q.max_compute_capability))
-    if q.min_cuda is not None and q.min_cuda[1] < 10:  # Vast's value is a float: 12.8
-        put("cuda_max_good", "gte", float(f"{q.min_cuda[0]}.{q.min_cuda[1]}"))
+    min_cuda = parse_version(q.min_cuda, "min_cuda")
+    if min_cuda is not None and min_cuda[1] < 10:  # Vast's value is a float: 12.8
+        put("cuda_max_good", "gte", float(f"{min_cuda[0]}.{min_cuda[1]}"))
     if not community_cloud:
         put("datacenter", "eq", True)
     put("rentable", "eq", True)
