@@ -14,7 +14,7 @@ LAYERS = [
     {"load"},
     {"catalog", "default", "publish.build", "history.remote", "history.plot"},
     {"publish"},
-    {"cli", "history.commands"},
+    {"cli", "cli_format", "history.commands"},
 ]
 
 

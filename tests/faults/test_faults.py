@@ -13,6 +13,7 @@ import pytest
 from gpuhunt import Catalog, CatalogError
 from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
 from tests.faults.server import FaultServer, Reply
 from tests.helpers import item
@@ -169,7 +170,10 @@ class FlakyProvider(AbstractProvider):
         return [item("vastai", price=0.1, instance_name="vast")]
 
 
-def test_threads_queries_reloads_and_a_flaky_online_provider():
+def test_threads_queries_reloads_and_a_flaky_online_provider(monkeypatch):
+    # No backoff: the provider is retried (in the background) as soon as it has failed, so the
+    # threads keep going through both the asked and the retried path.
+    monkeypatch.setattr(online, "RETRY_AFTER_FAILURE", (0.0, 0.0))
     with FaultServer() as srv:
         versions = [f"v{k}" for k in range(21)]
         for v in versions:
@@ -207,6 +211,7 @@ def test_threads_queries_reloads_and_a_flaky_online_provider():
         assert not errors, errors[:3]
         assert served[0] == 32 * 200
         assert c.status().version == "v20"
+        assert flaky.calls > 32  # asked again and again, not once and then backed off for good
         # One download of each version's archive, however many threads were querying.
         assert all(srv.hits.get(f"/{v}/catalog.zip") == 1 for v in versions)
 

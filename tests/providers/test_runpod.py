@@ -56,7 +56,7 @@ def test_secure_cloud_pods(offers: list[CatalogItem]) -> None:
     l4 = find(offers, "NVIDIA L4", "US-KS-2", 1)
     assert (l4.price, l4.cpu, l4.memory) == (0.44, 12, 50.0)
     assert (l4.gpu_name, l4.gpu_memory, l4.gpu_vendor) == ("L4", 24.0, AcceleratorVendor.NVIDIA)
-    assert l4.flags == [] and l4.provider_data == {} and l4.disk_size is None
+    assert l4.flags == [] and l4.provider_data == {"cuda_version": "12.8"} and l4.disk_size is None
     assert find(offers, "NVIDIA L4", "US-KS-2", 2).price == pytest.approx(0.88)
     h100 = find(offers, "NVIDIA H100 80GB HBM3", "EU-SE-1", 1)
     assert (h100.price, h100.gpu_name, h100.gpu_memory, h100.cpu) == (2.99, "H100", 80.0, 16)

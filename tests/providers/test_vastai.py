@@ -15,9 +15,11 @@ import pytest
 import requests
 import responses
 
+from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
+from gpuhunt._internal.query.filters import make_filter
 from gpuhunt.providers import vastai
 from gpuhunt.providers.vastai import BUNDLES_URL, VastAIProvider
 
@@ -157,9 +159,9 @@ def test_offers_from_the_2024_answer() -> None:
     assert ondemand.gpu_vendor == AcceleratorVendor.NVIDIA
     assert ondemand.cpu_arch == CPUArchitecture.X86
     assert ondemand.price == round(0.24666666666666665 + disk_cost, 5) == 0.24964
-    assert not ondemand.spot and ondemand.provider_data == {}
+    assert not ondemand.spot and ondemand.provider_data == {"cuda_version": "12.2"}
     assert spot.spot and spot.price == round(0.2 + disk_cost, 5) == 0.20298
-    assert spot.provider_data == {"min_bid": 0.2}
+    assert spot.provider_data == {"min_bid": 0.2, "cuda_version": "12.2"}
 
 
 @responses.activate
@@ -176,7 +178,7 @@ def test_the_asked_disk_is_rented_and_priced() -> None:
     # storage_cost is $/GB/month: 30 GB at $0.2 adds $0.00833/h
     assert ondemand.price == 0.32833
     assert spot.price == round(0.1438056 + 30 * 0.2 / 720, 5)
-    assert spot.provider_data == {"min_bid": 0.1438056}
+    assert spot.provider_data == {"min_bid": 0.1438056, "cuda_version": "11.7"}
 
 
 @responses.activate
@@ -351,3 +353,24 @@ def test_location_formats() -> None:
 def test_compute_cap_values() -> None:
     assert vastai.compute_cap((7, 5)) == 750
     assert vastai.compute_cap((12, 0)) == 1200
+
+
+@responses.activate
+def test_min_cuda_is_sent_and_the_host_cuda_kept_for_the_local_filter() -> None:
+    """`cuda_max_good` is the newest CUDA the host's driver runs (Vast's API docs)."""
+    old = offer_2024(id=1, cuda_max_good=12.2, min_bid=None)
+    new = offer_2024(id=2, cuda_max_good=12.8, min_bid=None)
+    silent = offer_2024(id=3, min_bid=None)
+    silent.pop("cuda_max_good", None)
+    responses.post(BUNDLES_URL, json={"offers": [old, new, silent]})
+    q = make_filter(min_cuda="12.8")
+
+    assert VastAIProvider().make_filters(q)["cuda_max_good"] == {"gte": 12.8}
+    assert VastAIProvider().make_filters(QueryFilter(min_cuda="13"))["cuda_max_good"] == {  # type: ignore[arg-type]
+        "gte": 13.0
+    }
+    offers = VastAIProvider().get(q)
+    assert [o.instance_name for o in offers] == ["2", "3"]  # 12.2 failed the sent constraint
+    assert offers[0].provider_data == {"cuda_version": "12.8"}
+    assert offers[1].provider_data == {}
+    assert [o.instance_name for o in offers if matches(o, q)] == ["2", "3"]

@@ -8,7 +8,9 @@ answers the same for the same offer and filter.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -313,7 +315,8 @@ def vendor_of(name: str | None) -> AcceleratorVendor | None:
 
 
 # Relative difference under which a reported memory size is the known size of that GPU: clouds
-# and drivers report a little less than the marketed size (79.6 GiB for an 80 GB H100).
+# and drivers report a little less than the marketed size (79.6 GiB for an 80 GB H100). The
+# same tolerance as a query's "A100 80GB" uses (`VRAM_TOLERANCE` below).
 MEMORY_TOLERANCE = 0.07
 
 
@@ -354,3 +357,42 @@ def resolve_gpu(spelling: str, memory: float | None = None) -> ResolvedGPU | Non
     else:
         resolved = float(sizes[0]) if sizes else 0.0
     return ResolvedGPU(name, known[0].vendor, resolved)
+
+
+# ---------------------------------------------------------------------------------------------
+# Query side: a GPU name as a person writes it in a filter ("A100 80GB", "a100-80g-pcie").
+
+# How far an offer's GPU memory may be from the size a name asks for, as a fraction of that
+# size: clouds and drivers report a little less than the marketed size (80 GB -> 79.6 GiB).
+VRAM_TOLERANCE = MEMORY_TOLERANCE
+
+_MIG_SLICE = re.compile(r"\d+g\.\d+gb", re.IGNORECASE)  # "B300 1g.34gb": a slice, not memory
+
+
+@lru_cache(maxsize=1024)
+def gpu_name_with_memory(name: str) -> tuple[str, float] | None:
+    """(canonical name, GiB) for a filter's GPU name that also gives the memory: `"A100 80GB"`,
+    `"A100-80GB"`, `"a100-80g-pcie"`, `"H100 NVL 94GB"`, `"RTX PRO 6000 96GB"`. None when the
+    name gives no memory or names no known GPU (it is then compared as written)."""
+    if _MIG_SLICE.search(name):
+        return None
+    memory = gpu_memory_from_name(name)
+    canonical = canonical_gpu_name(name) if memory else None
+    if canonical is None or memory is None:
+        return None
+    return canonical, memory
+
+
+def memory_fits(actual: float | None, wanted: float) -> bool:
+    """Whether a GPU with `actual` GiB is the `wanted`-GB model (within `VRAM_TOLERANCE`)."""
+    return actual is not None and abs(actual - wanted) <= VRAM_TOLERANCE * wanted
+
+
+def closest_gpu_names(name: str, also: Iterable[str] = (), n: int = 3) -> list[str]:
+    """Known GPU names (and `also`, e.g. names only a catalog uses) that look most like `name`,
+    best first, for "did you mean" hints."""
+    by_key: dict[str, str] = {_key(a.name): a.name for a in KNOWN_ACCELERATORS}
+    for other in also:
+        by_key.setdefault(_key(other), other)
+    found = difflib.get_close_matches(_key(name), list(by_key), n=n, cutoff=0.5)
+    return [by_key[k] for k in found]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import freshness, registry
+from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
 from gpuhunt._internal.history.table import PriceHistory
 from gpuhunt._internal.load import sources
@@ -74,6 +75,7 @@ class CatalogStatus:
     last_attempt: dt.datetime | None = None
     next_retry_in: float | None = None
     online_errors: dict[str, str] = field(default_factory=dict)
+    online_retry_in: dict[str, float] = field(default_factory=dict)  # failed, not asked until then
     downloads: int = 0
     data_age_days: int | None = None  # age of the oldest collection, when the manifest says
     # Served from the disk cache or the bundled snapshot because loading failed (`last_error`
@@ -131,8 +133,15 @@ class Catalog:
         self._last_attempt: dt.datetime | None = None
         self._failures = 0
         self._retry_at = 0.0
-        self._online_errors: dict[str, str] = {}
+        self._online = online.Health(self._now)
+        self._warned_gpu_names: set[str] = set()
         self._downloads = 0
+
+    def _now(self) -> float:
+        # Online providers' backoff reads this clock; tests replace `_clock` to move time.
+        return self._clock()
+
+    _clock = staticmethod(time.monotonic)
 
     # ----------------------------------------------------------------- loading
 
@@ -340,7 +349,8 @@ class Catalog:
             last_error=self._last_error,
             last_attempt=self._last_attempt,
             next_retry_in=wait if wait > 0 else None,
-            online_errors=dict(self._online_errors),
+            online_errors=dict(self._online.errors),
+            online_retry_in=self._online.backoffs(),
             downloads=self._downloads,
             data_age_days=sources.snapshot_age_days(loaded.manifest) if loaded else None,
             fallback=loaded.degraded if loaded else False,
@@ -377,16 +387,24 @@ class Catalog:
         max_disk_size: int | None = None,
         min_price: float | None = None,
         max_price: float | None = None,
-        min_compute_capability: str | tuple[int, int] | None = None,
-        max_compute_capability: str | tuple[int, int] | None = None,
+        min_compute_capability: str | float | tuple[int, int] | None = None,
+        max_compute_capability: str | float | tuple[int, int] | None = None,
         spot: bool | None = None,
         allowed_flags: Container[str] | None = None,
+        location: str | list[str] | None = None,
+        min_cuda: str | float | tuple[int, int] | None = None,
     ) -> Offers:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
-        of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL").
+        of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
+        may give the memory ("A100 80GB"); a name no offer has is logged once with the closest
+        known names. `location` takes names and shell-style patterns (`"us-east-1"`,
+        `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
+        `"12.8"`, `9`, `9.0` or `(9, 0)`. Memory is in GB, GPU memory in GiB, prices in USD/hour.
 
         Returns a read-only sequence of `CatalogItem`s. Online providers that fail or time out
-        are left out and reported in `status().online_errors`.
+        are left out, reported in `status().online_errors` and not asked again until their
+        backoff (30 s, doubling to 15 min; `status().online_retry_in`) has passed.
+        Raises ValueError for a value that cannot be read (a compute capability of "abc").
         """
         # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
         q = make_filter(**{k: v for k, v in locals().items() if k != "self"})
@@ -398,16 +416,52 @@ class Catalog:
             added = {p.NAME.lower() for p in self.online_providers}
             for name in sorted(wanted - added - set(registry.OFFLINE_PROVIDERS)):
                 # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
-                self._online_errors[name] = "not added to this catalog (add_provider)"
-                logger.warning("Online provider %s was asked for but not added", name)
-        asked = online.ask(self._online_executor(), live, q, self.balance_resources) if live else []
+                why = "not added to this catalog (add_provider)"
+                if self._online.errors.get(name) != why:
+                    logger.warning("Online provider %s was asked for but not added", name)
+                self._online.errors[name] = why
+        executor = self._online_executor() if live else None
+        asked = (
+            online.ask(executor, live, q, self.balance_resources, self._online)
+            if executor is not None
+            else []
+        )
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
         offers = self._query_offline(offline, q) if offline else Offers.from_items([])
+        if gpu_name is not None:
+            for problem in self._gpu_name_problems(
+                [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=self._warned_gpu_names
+            ):
+                logger.warning("%s", problem)
         if not asked:
             return offers
-        return merge_online(
-            offers, online.answers(asked, q, self._online_timeout, self._online_errors)
-        )
+        return merge_online(offers, online.answers(asked, q, self._online_timeout, self._online))
+
+    def gpu_name_problems(self, names: list[str]) -> list[str]:
+        """Why each of `names` can match no offer (no known GPU and no offer in the catalog is
+        so named), with the closest known names; loads the catalog as a query would."""
+        self._current()
+        return self._gpu_name_problems(names)
+
+    def _gpu_name_problems(self, names: list[str], warned: set[str] | None = None) -> list[str]:
+        problems: list[str] = []
+        unknown = [n for n in names if canonical_gpu_name(n) is None]
+        if not unknown:  # the usual case: no need to look at the catalog's names
+            return problems
+        loaded = self._loaded
+        in_catalog = loaded.table.gpu_names if loaded is not None else []
+        in_catalog_lower = {n.lower() for n in in_catalog}
+        for name in unknown:
+            if name.lower() in in_catalog_lower:
+                continue
+            if warned is not None:
+                if name.lower() in warned:
+                    continue
+                warned.add(name.lower())
+            close = closest_gpu_names(name, in_catalog)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            problems.append(f"Unknown GPU name {name!r}, no offer has it{hint}")
+        return problems
 
     def history(
         self,

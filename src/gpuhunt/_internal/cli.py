@@ -1,6 +1,7 @@
 """The `gpuhunt` command: query the catalog, collect a provider, inspect the catalog state.
 
-gpuhunt query --gpu H100 --max-price 4
+gpuhunt query --gpu "A100 80GB" --max-price 4 --location "us-*"
+gpuhunt query --group-by gpu                             # cheapest per GPU model and count
 python -m gpuhunt lambdalabs --output lambdalabs.csv     # collect (nightly build)
 gpuhunt catalog status
 gpuhunt history --gpu H100 --provider aws --since 2026-03-01 [--plot h100.png]
@@ -13,61 +14,78 @@ import argparse
 import csv
 import dataclasses
 import datetime as dt
-import difflib
 import json
 import logging
+import re
 import sys
 from collections.abc import Container, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
-from gpuhunt._internal import freshness, registry
-from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, canonical_gpu_name
+from gpuhunt._internal import cli_format, freshness, registry
 from gpuhunt._internal.errors import GPUHuntError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._version import __version__
 
 logger = logging.getLogger("gpuhunt")
 
-COLUMNS = [
-    "provider",
-    "instance_name",
-    "location",
-    "price",
-    "gpu",
-    "cpu",
-    "memory",
-    "spot",
-    "disk_size",
-]
+COMMANDS = ("query", "catalog", "providers", "history")
+
+
+class UsageError(Exception):
+    """Input that cannot be meant as given; printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its errors are one line (`gpuhunt query: error: ...`), not the usage text
+    followed by the error: the query usage alone is a screenful."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _query_parser(sub: Any) -> None:
     p = sub.add_parser(
         "query",
         help="search the catalog",
-        description="Search the catalog of offers, cheapest first.",
+        description="Search the catalog of offers, cheapest first. Prices are USD per hour; "
+        "memory and disk are GB, GPU memory GiB (as clouds market it: an 80GB A100 is 80). "
+        "Ranges are inclusive.",
     )
     p.add_argument("--provider", action="append", help="provider name (repeatable)")
     p.add_argument(
         "--gpu",
         action="append",
         dest="gpu_name",
-        help='GPU name, any common spelling: H100, "RTX 4090" (repeatable)',
+        help='GPU name, any common spelling: H100, "RTX 4090"; a size in the name asks for it: '
+        '"A100 80GB", a100-80g-pcie (repeatable)',
     )
     p.add_argument("--gpu-vendor", choices=["nvidia", "amd", "google", "intel", "tenstorrent"])
     p.add_argument("--cpu-arch", choices=["x86", "arm"])
-    for name, kind in [
-        ("cpu", int),
-        ("memory", float),
-        ("gpu-count", int),
-        ("gpu-memory", float),
-        ("total-gpu-memory", float),
-        ("disk-size", int),
-        ("price", float),
+    p.add_argument(
+        "--location",
+        action="append",
+        help='region or zone, or a shell-style pattern: us-east-1, "europe-*" (repeatable)',
+    )
+    for name, kind, unit in [
+        ("cpu", int, "vCPUs"),
+        ("memory", float, "RAM in GB"),
+        ("gpu-count", int, "GPUs"),
+        ("gpu-memory", float, "memory per GPU in GiB"),
+        ("total-gpu-memory", float, "memory of all GPUs in GiB"),
+        ("disk-size", int, "disk in GB (offers of unknown disk size are kept)"),
+        ("price", float, "USD per hour"),
     ]:
-        p.add_argument(f"--min-{name}", type=kind)
-        p.add_argument(f"--max-{name}", type=kind)
-    p.add_argument("--min-compute-capability", help="e.g. 8.0")
-    p.add_argument("--max-compute-capability")
+        p.add_argument(f"--min-{name}", type=kind, metavar="N", help=f"minimum {unit}")
+        p.add_argument(f"--max-{name}", type=kind, metavar="N", help=f"maximum {unit}")
+    p.add_argument("--min-compute-capability", metavar="X.Y", help="NVIDIA only, e.g. 8.0 or 9")
+    p.add_argument("--max-compute-capability", metavar="X.Y")
+    p.add_argument(
+        "--min-cuda",
+        metavar="X.Y",
+        help="CUDA version the host must run, e.g. 12.8 (RunPod and Vast.ai say; offers of "
+        "providers that do not are kept)",
+    )
     spot = p.add_mutually_exclusive_group()
     spot.add_argument(
         "--spot", dest="spot", action="store_true", default=None, help="spot offers only"
@@ -78,11 +96,21 @@ def _query_parser(sub: Any) -> None:
     p.add_argument(
         "--allow-flag", action="append", dest="allowed_flags", help="hide offers with other flags"
     )
-    p.add_argument("--sort", choices=["price", "price-per-gpu", "gpu-memory"], default="price")
+    p.add_argument(
+        "--sort",
+        choices=["price", "price-per-gpu", "gpu-memory"],
+        default="price",
+        help="price: USD/hour (default); price-per-gpu: USD/hour per GPU; gpu-memory: largest first",
+    )
+    p.add_argument(
+        "--group-by",
+        choices=["gpu"],
+        help="gpu: one row per GPU model and count, with the cheapest on-demand and spot price",
+    )
     p.add_argument("--limit", type=int, default=50, help="rows to print (0: all; default 50)")
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="JSON output")
-    fmt.add_argument("--csv", action="store_true", help="CSV output")
+    fmt.add_argument("--json", action="store_true", help="JSON output (every offer field)")
+    fmt.add_argument("--csv", action="store_true", help="CSV output (every offer field)")
     p.add_argument(
         "--catalog-url",
         help="where the catalog is published (default: GPUHUNT_CATALOG_URL or the public bucket)",
@@ -94,18 +122,56 @@ def _query_parser(sub: Any) -> None:
     )
 
 
+def _main_help() -> str:
+    offline = ", ".join(registry.OFFLINE_PROVIDERS)
+    online = ", ".join(registry.ONLINE_PROVIDERS)
+    return (
+        "collect one provider's offers into a catalog CSV (what the nightly build runs):\n"
+        "  python -m gpuhunt PROVIDER --output FILE [--no-filter]\n\n"
+        f"providers in the catalog: {offline}\n"
+        f"online providers (gpuhunt query --online): {online}\n"
+        "`gpuhunt providers` lists them with the credentials each reads."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
         level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr
     )
     logging.getLogger("urllib3").setLevel(logging.ERROR)  # gpuhunt reports failures itself
+    # Online failures are printed from the catalog's status, once, after the answer. Restored
+    # after, for callers running the CLI in their own process (tests).
+    online_log = logging.getLogger("gpuhunt._internal.query.online")
+    previous = online_log.level
+    online_log.setLevel(logging.ERROR)
+    try:
+        return _main(argv)
+    finally:
+        online_log.setLevel(previous)
+
+
+def _main(argv: list[str]) -> int:
     # `python -m gpuhunt PROVIDER --output FILE` is the collector the nightly build runs.
     if argv and argv[0] in registry.ALL_PROVIDERS:
         return _guard(lambda: _collect(argv))
-    parser = argparse.ArgumentParser(
-        prog="gpuhunt", description="Cloud GPU and CPU offers with hourly prices."
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        providers = ", ".join(registry.ALL_PROVIDERS)
+        known = (
+            f"providers: {providers}"
+            if "--output" in argv
+            else f"commands: {', '.join(COMMANDS)}; providers to collect: {providers}"
+        )
+        what = "provider" if "--output" in argv else "command or provider"
+        print(f"gpuhunt: error: unknown {what} {argv[0]!r} ({known})", file=sys.stderr)
+        return 2
+    parser = _Parser(
+        prog="gpuhunt",
+        description="Cloud GPU and CPU offers with hourly prices (USD per hour).",
+        epilog=_main_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"gpuhunt {__version__}")
     sub = parser.add_subparsers(dest="command")
     _query_parser(sub)
     cat = sub.add_parser("catalog", help="inspect, build, publish and verify catalogs")
@@ -142,8 +208,12 @@ def _list_providers() -> int:
 
 
 def _guard(fn: Any) -> int:
+    """Run a command; what the user got wrong is one line on stderr, never a traceback."""
     try:
         return int(fn() or 0)
+    except UsageError as e:
+        print(f"gpuhunt: error: {e}", file=sys.stderr)
+        return 2
     except GPUHuntError as e:
         print(f"gpuhunt: error: {e}", file=sys.stderr)
         return 1
@@ -152,10 +222,13 @@ def _guard(fn: Any) -> int:
     except BrokenPipeError:  # `gpuhunt query | head`
         sys.stderr.close()
         return 0
+    except OSError as e:  # e.g. `--output` into a folder that does not exist
+        print(f"gpuhunt: error: {e}", file=sys.stderr)
+        return 1
 
 
 def _collect(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m gpuhunt", description="Collect one provider's offers into a catalog CSV."
     )
     parser.add_argument("provider", choices=registry.ALL_PROVIDERS)
@@ -185,29 +258,86 @@ def _collect(argv: list[str]) -> int:
     return 0
 
 
-def _check_gpu_names(names: list[str] | None) -> None:
-    for name in names or []:
-        if canonical_gpu_name(name) is None:
-            known = sorted({a.name for a in KNOWN_ACCELERATORS})
-            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise GPUHuntError(f"Unknown GPU name {name!r}{hint}")
+_RANGES = [
+    ("cpu", "--{}-cpu"),
+    ("memory", "--{}-memory"),
+    ("gpu_count", "--{}-gpu-count"),
+    ("gpu_memory", "--{}-gpu-memory"),
+    ("total_gpu_memory", "--{}-total-gpu-memory"),
+    ("disk_size", "--{}-disk-size"),
+    ("price", "--{}-price"),
+    ("compute_capability", "--{}-compute-capability"),
+]
+
+
+def _check_query_args(args: argparse.Namespace) -> None:
+    """A `UsageError` for a value that cannot be read or a range that no offer can match."""
+    filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
+    try:
+        q = make_filter(**filters)
+    except ValueError as e:
+        # The library names the keyword ("Invalid min_cuda ..."); the CLI user typed the option.
+        message = re.sub(
+            r"\b(min|max)_(compute_capability|cuda)\b",
+            lambda m: "--" + m.group(0).replace("_", "-"),
+            str(e),
+        )
+        raise UsageError(message) from None
+    for name, flag in _RANGES:
+        low, high = getattr(q, f"min_{name}"), getattr(q, f"max_{name}")
+        for bound, which in ((low, "min"), (high, "max")):
+            if isinstance(bound, (int, float)) and bound < 0:
+                raise UsageError(f"{flag.format(which)} {bound:g} is negative")
+        if low is not None and high is not None and low > high:
+            shown = [
+                ".".join(map(str, v)) if isinstance(v, tuple) else f"{v:g}" for v in (low, high)
+            ]
+            raise UsageError(
+                f"{flag.format('min')} {shown[0]} is above {flag.format('max')} {shown[1]}: "
+                "no offer can match"
+            )
+    if args.limit < 0:
+        raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
+
+
+def _live_providers(args: argparse.Namespace) -> list[Any]:
+    """The online providers a query asks: none without --online (and asking for one by name
+    then is an error saying so); with it, those named or else every one whose credentials are
+    set. A provider named but missing its credential or SDK is an error naming what is missing."""
+    named = [registry.spec(p) for p in args.provider or []]  # raises on unknown names
+    named_online = [s for s in named if s.online]
+    if not args.online:
+        if named_online:
+            names = ", ".join(s.name for s in named_online)
+            what = "is an online provider" if len(named_online) == 1 else "are online providers"
+            raise UsageError(f"{names} {what}, queried live: add --online")
+        return []
+    wanted = named_online if args.provider else [s for s in registry.PROVIDERS if s.online]
+    live = []
+    for spec in wanted:
+        try:
+            live.append(registry.provider_class(spec.name).from_env())
+        except GPUHuntError as e:  # MissingCredsError or a missing SDK
+            if args.provider:
+                raise GPUHuntError(f"{spec.name}: {e}") from None
+            logger.debug("Skipping online provider %s: %s", spec.name, e)
+    return live
 
 
 def _query(args: argparse.Namespace) -> int:
     from gpuhunt._internal.catalog import Catalog
-    from gpuhunt._internal.default import default_catalog
 
-    _check_gpu_names(args.gpu_name)
-    for p in args.provider or []:
-        registry.spec(p)
+    _check_query_args(args)
+    live = _live_providers(args)
     # Online providers are opt-in here: a terminal query should answer in a second from the
     # catalog, offline included, not wait on marketplaces. Library callers get them by default.
-    catalog = (
-        default_catalog()
-        if args.online and not args.catalog_url
-        else Catalog(catalog_url=args.catalog_url)
-    )
+    catalog = Catalog(catalog_url=args.catalog_url)
+    for provider in live:
+        catalog.add_provider(provider)
+    if args.gpu_name:
+        problems = catalog.gpu_name_problems(args.gpu_name)
+        if problems:
+            raise GPUHuntError("; ".join(problems))
     # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))
@@ -215,24 +345,51 @@ def _query(args: argparse.Namespace) -> int:
         offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
     elif args.sort == "gpu-memory":
         offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
-    total = len(offers)
-    shown = offers if args.limit <= 0 else offers[: args.limit]
     status = catalog.status()
-    if args.json:
-        json.dump([_as_dict(i) for i in shown], sys.stdout, indent=2)
-        print()
-    elif args.csv:
-        w = csv.writer(sys.stdout)
-        w.writerow(list(_as_dict(shown[0]).keys()) if shown else ["provider"])
-        for i in shown:
-            w.writerow([_csv_safe(v) for v in _as_dict(i).values()])
+    if args.group_by == "gpu":
+        _print_groups(args, offers, status)
     else:
-        _print_table(shown)
-        offline = {i.provider for i in shown} & set(registry.OFFLINE_PROVIDERS)
-        print(f"\n{len(shown)} of {total} offers. {_describe_source(status, offline)}")
+        _print_offers(args, offers, status)
     for name, err in status.online_errors.items():
         print(f"gpuhunt: warning: {name} left out: {err}", file=sys.stderr)
     return 0
+
+
+def _print_offers(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
+    shown = offers if args.limit == 0 else offers[: args.limit]
+    if args.json:
+        json.dump([cli_format.as_dict(i) for i in shown], sys.stdout, indent=2)
+        print()
+    elif args.csv:
+        w = csv.writer(sys.stdout)
+        header = list(cli_format.as_dict(shown[0]) if shown else ["provider"])
+        w.writerow(header)
+        for i in shown:
+            w.writerow([cli_format.csv_cell(v) for v in cli_format.as_dict(i).values()])
+    else:
+        print(cli_format.offers_table(shown, per_gpu=args.sort == "price-per-gpu"))
+        offline = {i.provider for i in shown} & set(registry.OFFLINE_PROVIDERS)
+        print(f"\n{len(shown)} of {len(offers)} offers. {_describe_source(status, offline)}")
+
+
+def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
+    groups = cli_format.group_by_gpu(offers)
+    shown = groups if args.limit == 0 else groups[: args.limit]
+    if args.json:
+        json.dump([g.as_dict() for g in shown], sys.stdout, indent=2)
+        print()
+    elif args.csv:
+        w = csv.DictWriter(sys.stdout, fieldnames=cli_format.GROUP_CSV_FIELDS)
+        w.writeheader()
+        for g in shown:
+            w.writerow({k: cli_format.csv_cell(v) for k, v in g.flat().items()})
+    else:
+        print(cli_format.groups_table(shown))
+        n = sum(g.offers for g in groups)
+        print(
+            f"\n{len(shown)} of {len(groups)} GPU models and counts, from {n} offers with GPUs. "
+            f"{_describe_source(status)}"
+        )
 
 
 def _describe_source(status: Any, providers: Container[str] | None = None) -> str:
@@ -279,67 +436,6 @@ def _data_ages(status: Any, providers: Container[str] | None = None) -> dict[str
         p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
         for p, when in sorted(recorded.items())
     }
-
-
-def _as_dict(i: CatalogItem) -> dict[str, Any]:
-    return {
-        "provider": i.provider,
-        "instance_name": i.instance_name,
-        "location": i.location,
-        "price": i.price,
-        "price_per_gpu": round(i.price / i.gpu_count, 6) if i.gpu_count else None,
-        "cpu": i.cpu,
-        "cpu_arch": i.cpu_arch.value,
-        "memory": i.memory,
-        "gpu_count": i.gpu_count,
-        "gpu_name": i.gpu_name,
-        "gpu_memory": i.gpu_memory,
-        "gpu_vendor": i.gpu_vendor.value if i.gpu_vendor else None,
-        "spot": i.spot,
-        "disk_size": i.disk_size,
-        "flags": i.flags,
-    }
-
-
-def _csv_safe(value: Any) -> Any:
-    # Spreadsheets run cells starting with these as formulas.
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    if isinstance(value, list):
-        return " ".join(value)
-    return value
-
-
-def _fmt_num(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:g}"
-
-
-def _print_table(offers: list[CatalogItem]) -> None:
-    rows = [
-        [
-            i.provider,
-            i.instance_name,
-            i.location,
-            f"${i.price:.4f}".rstrip("0").rstrip("."),
-            f"{i.gpu_count}x{i.gpu_name} {_fmt_num(i.gpu_memory)}GB" if i.gpu_count else "-",
-            str(i.cpu),
-            f"{_fmt_num(i.memory)}GB",
-            "spot" if i.spot else "on-demand",
-            f"{_fmt_num(i.disk_size)}GB" if i.disk_size is not None else "-",
-        ]
-        for i in offers
-    ]
-    header = ["PROVIDER", "INSTANCE", "LOCATION", "PRICE/H", "GPU", "CPU", "MEMORY", "SPOT", "DISK"]
-    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
-    right = {3, 5, 6, 8}
-    for r in [header, *rows]:
-        print(
-            "  ".join(
-                c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))
-            ).rstrip()
-        )
 
 
 def _status(args: argparse.Namespace) -> int:

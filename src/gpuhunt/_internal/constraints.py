@@ -6,13 +6,18 @@ test compares the two over random catalogs and filters.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Container, Iterable
+from functools import lru_cache
 from typing import Any
 
 from gpuhunt._internal.accelerators import (
     KNOWN_ACCELERATORS,
+    VRAM_TOLERANCE,
     accelerators_named,
+    gpu_name_with_memory,
+    memory_fits,
 )
 from gpuhunt._internal.models import (
     AcceleratorInfo,
@@ -27,7 +32,9 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     """Whether the offer `i` satisfies every filter set in `q` (ranges inclusive).
 
     GPU filters do not apply to GPU-less offers when `q.min_gpu_count == 0`; disk filters do not
-    apply to offers with an unknown disk size; compute capability only matches known NVIDIA GPUs.
+    apply to offers with an unknown disk size, nor `min_cuda` to offers whose provider does not
+    say their CUDA version; compute capability only matches known NVIDIA GPUs. A GPU name that
+    gives the memory ("A100 80GB") matches that GPU with that memory.
     """
     if q.provider is not None and i.provider.lower() not in {p.lower() for p in q.provider}:
         return False
@@ -35,6 +42,12 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
         return False
     if q.spot is not None and i.spot != q.spot:
         return False
+    if q.location is not None and not location_matches(i.location, q.location):
+        return False
+    if q.min_cuda is not None:
+        cuda = offer_cuda_version(i.provider_data)
+        if cuda is not None and cuda < parse_version(q.min_cuda, "min_cuda"):  # type: ignore[operator]
+            return False
     if q.cpu_arch and q.cpu_arch != i.cpu_arch:
         return False
     if not _between(i.cpu, q.min_cpu, q.max_cpu):
@@ -46,9 +59,7 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
             return False
         if not _between(i.gpu_count, q.min_gpu_count, q.max_gpu_count):
             return False
-        if q.gpu_name is not None and (
-            i.gpu_name is None or i.gpu_name.lower() not in {n.lower() for n in q.gpu_name}
-        ):
+        if q.gpu_name is not None and not gpu_name_wanted(i.gpu_name, i.gpu_memory, q.gpu_name):
             return False
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
             if i.gpu_vendor != AcceleratorVendor.NVIDIA or not i.gpu_name:
@@ -102,12 +113,12 @@ def get_gpu_vendor(gpu_name: str | None) -> AcceleratorVendor | None:
 
 def correct_gpu_memory_gib(gpu_name: str, memory_mib: float) -> int:
     """Whole GiB of a GPU whose memory was reported in MiB, snapped to the known size of that GPU
-    when within 7% of it (drivers and clouds report a little less than the marketed size)."""
+    when within `VRAM_TOLERANCE` (7%) of it (drivers and clouds report a little less than the marketed size)."""
     memory_gib = memory_mib / 1024
     known = {a.memory for a in accelerators_named(gpu_name)}
     if known:
         closest = min(known, key=lambda m: abs(m - memory_gib))
-        if closest and abs(closest - memory_gib) / closest < 0.07:
+        if closest and abs(closest - memory_gib) / closest < VRAM_TOLERANCE:
             return closest
     return round(memory_gib)
 
@@ -117,14 +128,73 @@ def is_nvidia_superchip(gpu_name: str) -> bool:
     return re.match(r"^g[bh]\d+", gpu_name.lower()) is not None
 
 
-def parse_compute_capability(value: str | tuple[int, int] | None) -> tuple[int, int] | None:
-    """`"8.0"` or `(8, 0)` -> `(8, 0)`; a clear ValueError otherwise."""
-    if value is None or isinstance(value, tuple):
-        return value
+def parse_version(value: Any, what: str = "version") -> tuple[int, int] | None:
+    """A MAJOR.MINOR version as people write it - `9`, `"9"`, `9.0`, `"9.0"`, `(9, 0)`, `"12.8"` -
+    as a tuple; None stays None. Anything else is a ValueError naming `what` was wrong."""
+    if value is None:
+        return None
+    parts: Any = None
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        parts = value
+    elif isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        text = str(value).strip()
+        parts = text.split(".") if re.fullmatch(r"\d+(\.\d+)?", text) else None
+        if parts is not None and len(parts) == 1:
+            parts = [parts[0], "0"]
+    if parts is not None and all(
+        (isinstance(p, int) and not isinstance(p, bool)) or (isinstance(p, str) and p.isdigit())
+        for p in parts
+    ):
+        major, minor = int(parts[0]), int(parts[1])
+        if 0 <= major < 1000 and 0 <= minor < 1000:
+            return major, minor
+    raise ValueError(f"Invalid {what} {value!r}: expected MAJOR.MINOR such as 9.0, 9 or (9, 0)")
+
+
+def parse_compute_capability(value: Any) -> tuple[int, int] | None:
+    """`8`, `"8.0"`, `8.0` or `(8, 0)` -> `(8, 0)`; a clear ValueError otherwise."""
+    return parse_version(value, "compute capability")
+
+
+# The key under which an offer's `provider_data` says the newest CUDA version its host runs
+# (RunPod: the `minCudaVersion` its prices were quoted for; Vast.ai: the host's `cuda_max_good`).
+CUDA_KEY = "cuda_version"
+
+
+def offer_cuda_version(provider_data: Any) -> tuple[int, int] | None:
+    """The CUDA version an offer's host is known to run, or None when its provider does not say
+    (or says something unreadable): such offers are kept by a `min_cuda` filter."""
+    if not isinstance(provider_data, dict) or CUDA_KEY not in provider_data:
+        return None
     try:
-        major, minor = str(value).split(".")
-        return int(major), int(minor)
+        return parse_version(provider_data[CUDA_KEY])
     except ValueError:
-        raise ValueError(
-            f"Invalid compute capability {value!r}: expected MAJOR.MINOR, e.g. 8.0"
-        ) from None
+        return None
+
+
+@lru_cache(maxsize=256)
+def _location_pattern(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)", re.IGNORECASE)
+
+
+def location_matches(location: str, patterns: Iterable[str]) -> bool:
+    """Whether `location` is one of `patterns`: names or shell-style patterns (`"europe-*"`,
+    `"us-central1-?"`), compared case-insensitively."""
+    wanted = (patterns,) if isinstance(patterns, str) else tuple(patterns)
+    return _location_pattern(wanted).match(location) is not None
+
+
+def gpu_name_wanted(gpu_name: str | None, gpu_memory: float | None, wanted: Iterable[str]) -> bool:
+    """Whether an offer's GPU is one of the names `wanted`. A name is compared as written
+    (case-insensitively); one that also gives the memory ("A100 80GB") matches that GPU with
+    that memory, within `VRAM_TOLERANCE`."""
+    if gpu_name is None:
+        return False
+    name = gpu_name.lower()
+    for w in wanted:
+        if name == w.lower():
+            return True
+        spec = gpu_name_with_memory(w)
+        if spec is not None and name == spec[0].lower() and memory_fits(gpu_memory, spec[1]):
+            return True
+    return False

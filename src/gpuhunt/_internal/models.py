@@ -97,8 +97,13 @@ class QueryFilter:
     """Filters for `Catalog.query`; every field is also a keyword of `Catalog.query`.
 
     Ranges are inclusive and `None` means unbounded. `provider` and `gpu_name` compare
-    case-insensitively. `spot=False` keeps on-demand offers only, `True` spot only.
-    `allowed_flags=None` allows every flag; otherwise each flag of an offer must be allowed.
+    case-insensitively; a GPU name that gives the memory ("A100 80GB") asks for that memory too.
+    `spot=False` keeps on-demand offers only, `True` spot only. `allowed_flags=None` allows every
+    flag; otherwise each flag of an offer must be allowed. `location` holds location names or
+    shell-style patterns (`"europe-*"`), compared case-insensitively. `min_cuda` keeps offers
+    whose host runs that CUDA version or newer, and offers whose provider does not say (as
+    `min/max_disk_size` keep offers of unknown disk size). Memory is in GB, GPU memory in GiB,
+    prices in USD per hour.
     """
 
     provider: list[str] | None = None
@@ -123,6 +128,8 @@ class QueryFilter:
     max_compute_capability: tuple[int, int] | None = None
     spot: bool | None = None
     allowed_flags: Container[str] | None = None
+    location: list[str] | None = None
+    min_cuda: tuple[int, int] | None = None
 
     def __repr__(self) -> str:
         set_fields = ", ".join(

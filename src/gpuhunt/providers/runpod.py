@@ -14,7 +14,8 @@ What is asked, and how it is batched:
    one request as GraphQL aliases (`q0: gpuTypes { ... lowestPrice(input: $q0) }`), and the
    answer under each alias is read together with the `PodQuery` that produced it. Hosts must run
    CUDA `RunpodProvider.MIN_CUDA_VERSION` or newer (`minCudaVersion`), which is also what an
-   orchestrator must ask for when it provisions the pod.
+   orchestrator must ask for when it provisions the pod. GPU pod offers carry it as
+   `provider_data["cuda_version"]`, which `min_cuda` filters read.
 3. CPU pods: `cpuFlavors { specifics(input: {dataCenterId}) }` per listed data center, batched
    the same way (`CpuQuery`).
 
@@ -60,6 +61,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from gpuhunt._internal.accelerators import resolve_gpu
+from gpuhunt._internal.constraints import CUDA_KEY
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -425,6 +427,8 @@ def parse_pod_offers(
                     spot=is_spot,
                     disk_size=None,
                     gpu_vendor=gpu.vendor,
+                    # The hosts quoted run this CUDA or newer; `min_cuda` filters read it.
+                    provider_data={CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION},
                 )
             )
     return offers

@@ -31,6 +31,9 @@ Decisions (why the code looks the way it does):
   $/GB/month) is folded into the hourly price.
 - Interruptible offers: when the host sets `min_bid`, a second offer with `spot=True` is priced at
   the minimum bid plus disk and carries `provider_data["min_bid"]` (what dstack bids).
+- The host's `cuda_max_good` (the newest CUDA its driver runs) is kept as
+  `provider_data["cuda_version"]` (e.g. "12.2") for `min_cuda` filters, and a `min_cuda` query
+  sends `cuda_max_good >= min_cuda`.
 - Offers stay in the API's order (by `score` unless `order=` says otherwise); the two variants of
   one machine are ordered cheaper first.
 - Vendor: the offer's `gpu_arch` when present, else the GPU table; older offers have neither
@@ -45,6 +48,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from gpuhunt._internal.accelerators import canonical_gpu_name, resolve_gpu, vendor_of
+from gpuhunt._internal.constraints import CUDA_KEY, parse_version
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -196,6 +200,9 @@ def make_filters(
         put("compute_cap", "gte", compute_cap(q.min_compute_capability))
     if q.max_compute_capability is not None:
         put("compute_cap", "lte", compute_cap(q.max_compute_capability))
+    min_cuda = parse_version(q.min_cuda, "min_cuda")
+    if min_cuda is not None and min_cuda[1] < 10:  # Vast's value is a float: 12.8
+        put("cuda_max_good", "gte", float(f"{min_cuda[0]}.{min_cuda[1]}"))
     if not community_cloud:
         put("datacenter", "eq", True)
     put("rentable", "eq", True)
@@ -352,12 +359,17 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> lis
             provider_data=provider_data,
         )
 
+    # The newest CUDA the host's driver runs, for `min_cuda` filters (`constraints.CUDA_KEY`).
+    cuda = raw.get("cuda_max_good")
+    data: JSONObject = (
+        {CUDA_KEY: f"{cuda:g}"} if isinstance(cuda, (int, float)) and cuda > 0 else {}
+    )
     variants: list[CatalogItem] = []
     if q.spot is not True:
-        variants.append(item(float(raw["dph_base"]), False, {}))
+        variants.append(item(float(raw["dph_base"]), False, data))
     min_bid = raw.get("min_bid")
     if min_bid and q.spot is not False:
-        variants.append(item(float(min_bid), True, {"min_bid": min_bid}))
+        variants.append(item(float(min_bid), True, {"min_bid": min_bid, **data}))
     variants.sort(key=lambda i: i.price)
     return variants
 

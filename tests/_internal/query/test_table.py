@@ -1,5 +1,7 @@
 """The fast query path must answer exactly what `matches` answers."""
 
+import dataclasses
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +20,17 @@ GPUS = [
     ("v5litepod", AcceleratorVendor.GOOGLE, None),
     ("NewGPU", AcceleratorVendor.NVIDIA, 12.0),
     ("T4", AcceleratorVendor.NVIDIA, None),
+    ("A100", AcceleratorVendor.NVIDIA, 75.0),  # 80 GB within the 7% tolerance
+    ("A100", AcceleratorVendor.NVIDIA, 74.0),  # just outside it
+]
+
+PROVIDER_DATA = [
+    {},
+    {"cuda_version": "12.8"},
+    {"cuda_version": 12.4},
+    {"cuda_version": "13.0"},
+    {"cuda_version": "bad"},
+    {"pod_counts": [2, 4]},
 ]
 
 
@@ -28,7 +41,7 @@ def offers(draw):
     return item(
         provider=draw(st.sampled_from(["aws", "aws", "gcp", "runpod"])),
         instance_name=draw(st.sampled_from(["a", "b", "c"])),
-        location=draw(st.sampled_from(["r1", "r2"])),
+        location=draw(st.sampled_from(["r1", "r2", "R1", "europe-west4", "us-central1-a"])),
         price=draw(st.sampled_from([0.5, 1.0, 1.0, 2.5, 10.0])),
         cpu=draw(st.sampled_from([2, 8, 96])),
         memory=draw(st.sampled_from([4.0, 32.0, 1152.0])),
@@ -40,37 +53,57 @@ def offers(draw):
         disk_size=draw(st.sampled_from([None, 50.0, 200.0])),
         flags=draw(st.sampled_from([[], ["oci-spot"], ["a", "b"]])),
         cpu_arch=draw(st.sampled_from(list(CPUArchitecture))),
+        provider_data=draw(st.sampled_from(PROVIDER_DATA)),
     )
 
 
-def opt(values):
-    return st.one_of(st.none(), st.sampled_from(values))
+# Values tried for each QueryFilter field (fields not chosen stay None): one entry per field, so
+# a new field is one more line here.
+FILTER_VALUES: dict[str, list] = {
+    "cpu_arch": list(CPUArchitecture),
+    "min_cpu": [2, 8],
+    "max_cpu": [8, 96],
+    "min_memory": [32.0],
+    "max_memory": [32.0, 100.0],
+    "min_gpu_count": [0, 1, 2],
+    "max_gpu_count": [0, 1, 8],
+    "gpu_vendor": list(AcceleratorVendor),
+    "gpu_name": [
+        ["a100"],
+        ["H100", "MI300X"],
+        ["newgpu"],
+        [],
+        ["A100 80GB"],
+        ["a100-40g-pcie", "H100"],
+        ["A100 80GB", "t4"],
+    ],
+    "min_gpu_memory": [0, 40, 80],
+    "max_gpu_memory": [0, 80],
+    "min_total_gpu_memory": [0, 80, 320],
+    "max_total_gpu_memory": [80, 640],
+    "min_disk_size": [100],
+    "max_disk_size": [100],
+    "min_price": [1.0],
+    "max_price": [1.0, 2.5],
+    "min_compute_capability": [(8, 0), (9, 0)],
+    "max_compute_capability": [(8, 0), (8, 9)],
+    "spot": [True, False],
+    "allowed_flags": [[], ["oci-spot"], ["a", "b", "oci-spot"]],
+    "location": [["r1"], ["r*"], ["R?", "x"], ["europe-*", "us-central1-?"], []],
+    "min_cuda": [(12, 0), (12, 8), (13, 0)],
+}
 
 
-filters = st.builds(
-    QueryFilter,
-    cpu_arch=opt(list(CPUArchitecture)),
-    min_cpu=opt([2, 8]),
-    max_cpu=opt([8, 96]),
-    min_memory=opt([32.0]),
-    max_memory=opt([32.0, 100.0]),
-    min_gpu_count=opt([0, 1, 2]),
-    max_gpu_count=opt([0, 1, 8]),
-    gpu_vendor=opt(list(AcceleratorVendor)),
-    gpu_name=opt([["a100"], ["H100", "MI300X"], ["newgpu"], []]),
-    min_gpu_memory=opt([0, 40, 80]),
-    max_gpu_memory=opt([0, 80]),
-    min_total_gpu_memory=opt([0, 80, 320]),
-    max_total_gpu_memory=opt([80, 640]),
-    min_disk_size=opt([100]),
-    max_disk_size=opt([100]),
-    min_price=opt([1.0]),
-    max_price=opt([1.0, 2.5]),
-    min_compute_capability=opt([(8, 0), (9, 0)]),
-    max_compute_capability=opt([(8, 0), (8, 9)]),
-    spot=opt([True, False]),
-    allowed_flags=opt([[], ["oci-spot"], ["a", "b", "oci-spot"]]),
-)
+@st.composite
+def filters(draw):
+    """A filter setting up to four fields: with every field set at once almost nothing would
+    match, and the comparison would prove little."""
+    chosen = draw(st.lists(st.sampled_from(sorted(FILTER_VALUES)), max_size=4, unique=True))
+    return QueryFilter(**{name: draw(st.sampled_from(FILTER_VALUES[name])) for name in chosen})
+
+
+def test_every_filter_field_is_tried():
+    assert set(FILTER_VALUES) == {f.name for f in dataclasses.fields(QueryFilter)} - {"provider"}
 
 
 PROVIDER_ORDER = ["aws", "gcp", "runpod"]
@@ -79,7 +112,7 @@ PROVIDER_ORDER = ["aws", "gcp", "runpod"]
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(offers(), max_size=40),
-    filters,
+    filters(),
     st.one_of(st.none(), st.sets(st.sampled_from(PROVIDER_ORDER))),
 )
 def test_select_equals_matches(items, q, providers):

@@ -9,6 +9,8 @@ import json
 import sys
 from typing import Any
 
+from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.errors import GPUHuntError
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.history.diff import Listed
 from gpuhunt._internal.history.remote import catalog_history, catalog_url_of, diff
@@ -79,9 +81,15 @@ def _table(rows: list[list[str]], right: set[int]) -> None:
         )
 
 
-def _cmd_history(args: argparse.Namespace) -> int:
-    from gpuhunt._internal.cli import _check_gpu_names
+def _check_gpu_names(names: list[str] | None) -> None:
+    for name in names or []:
+        if canonical_gpu_name(name) is None:
+            close = closest_gpu_names(name)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise GPUHuntError(f"Unknown GPU name {name!r}{hint}")
 
+
+def _cmd_history(args: argparse.Namespace) -> int:
     _check_gpu_names(args.gpu_name)
     url = catalog_url_of(args.catalog_url)
     got = catalog_history(

@@ -1,13 +1,13 @@
 """`Catalog.query`'s keywords into a `QueryFilter` (pure): values spelled as callers spell them
-(a string or a list, "8.0" or (8, 0), "NVIDIA"), GPU names completed with their canonical
-spelling."""
+(a string or a list, "8.0", 8 or (8, 0), "NVIDIA"), GPU names completed with their canonical
+spelling. Bad values raise ValueError naming the keyword."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpuhunt._internal.accelerators import canonical_gpu_name
-from gpuhunt._internal.constraints import parse_compute_capability
+from gpuhunt._internal.accelerators import canonical_gpu_name, gpu_name_with_memory
+from gpuhunt._internal.constraints import parse_version
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 
 
@@ -18,8 +18,10 @@ def make_filter(**given: Any) -> QueryFilter:
     q.cpu_arch = CPUArchitecture.cast(q.cpu_arch) if q.cpu_arch else None
     q.gpu_vendor = AcceleratorVendor.cast(q.gpu_vendor) if q.gpu_vendor else None
     q.gpu_name = _with_canonical_names(_as_list(q.gpu_name))
-    q.min_compute_capability = parse_compute_capability(q.min_compute_capability)
-    q.max_compute_capability = parse_compute_capability(q.max_compute_capability)
+    q.min_compute_capability = parse_version(q.min_compute_capability, "min_compute_capability")
+    q.max_compute_capability = parse_version(q.max_compute_capability, "max_compute_capability")
+    q.location = _as_list(q.location)
+    q.min_cuda = parse_version(q.min_cuda, "min_cuda")
     return q
 
 
@@ -36,6 +38,8 @@ def _with_canonical_names(names: list[str] | None) -> list[str] | None:
         return None
     out = list(names)
     for n in names:
+        if gpu_name_with_memory(n) is not None:
+            continue  # "A100 80GB": `matches` reads the memory; plain "A100" would match 40 GB too
         c = canonical_gpu_name(n)
         if c is not None and c.lower() not in {x.lower() for x in out}:
             out.append(c)

@@ -1,51 +1,142 @@
 """Asking online providers during a query: every provider at once on the catalog's threads,
 waiting for all of them within one time budget; a provider that fails or is late is left out
-and its error kept, never raised."""
+and its error kept, never raised.
+
+A provider that failed is not asked again until its backoff has passed (30 s after the first
+failure, doubling up to 15 minutes, as catalog reloads are), and is then retried in the
+background, on the query's filter, without the query waiting for it: once it answers, later
+queries ask it again (and find its answer in the live cache). It is warned about once per run of
+failures. Without a network every query would otherwise wait out the budget and log the same
+warnings again."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 
 logger = logging.getLogger(__name__)
 
+RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff after a provider fails: first, cap
+
 Asked = list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]
 
 
+@dataclass
+class _Streak:
+    failures: int
+    retry_at: float  # on the health's clock
+    probing: bool = False  # a background retry is running
+
+
+class Health:
+    """Which online providers failed, why, and when each may be asked again."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.errors: dict[str, str] = {}  # provider -> why its offers were left out last time
+        self._streaks: dict[str, _Streak] = {}
+        self._lock = threading.Lock()
+        self.probes: dict[str, Future[None]] = {}  # the latest background retry of each
+
+    def failing(self, name: str) -> bool:
+        return name in self._streaks
+
+    def start_probe(self, name: str) -> bool:
+        """Whether the caller should retry a failing provider now (its backoff is over and no
+        retry is running); if so, a retry is now running."""
+        with self._lock:
+            streak = self._streaks.get(name)
+            if streak is None or streak.probing or streak.retry_at > self.clock():
+                return False
+            streak.probing = True
+            return True
+
+    def retry_in(self, name: str) -> float | None:
+        """Seconds until a failed provider may be asked again; None if it may be now."""
+        streak = self._streaks.get(name)
+        if streak is None:
+            return None
+        wait = streak.retry_at - self.clock()
+        return wait if wait > 0 else None
+
+    def backoffs(self) -> dict[str, float]:
+        return {n: w for n in list(self._streaks) if (w := self.retry_in(n)) is not None}
+
+    def failed(self, name: str, error: str) -> None:
+        first, cap = RETRY_AFTER_FAILURE
+        with self._lock:
+            streak = self._streaks.get(name)
+            failures = 1 if streak is None else streak.failures + 1  # ends any probe
+            wait = min(cap, first * 2 ** (failures - 1))
+            self._streaks[name] = _Streak(failures, self.clock() + wait)
+            self.errors[name] = error
+        if failures == 1:
+            logger.warning(
+                "Online provider %s left out (%s); not asked again for %gs", name, error, wait
+            )
+        else:
+            logger.debug("Online provider %s failed again (%s); next try in %gs", name, error, wait)
+
+    def succeeded(self, name: str) -> None:
+        with self._lock:
+            self._streaks.pop(name, None)
+            self.errors.pop(name, None)
+
+
 def ask(
-    executor: Executor, providers: list[LiveProvider], q: QueryFilter, balance_resources: bool
+    executor: Executor,
+    providers: list[LiveProvider],
+    q: QueryFilter,
+    balance_resources: bool,
+    health: Health | None = None,
 ) -> Asked:
-    """Start every provider's `get` (the offline part of the query runs meanwhile)."""
-    return [
-        (p, executor.submit(p.get, query_filter=q, balance_resources=balance_resources))
-        for p in providers
-    ]
+    """Start every provider's `get` (the offline part of the query runs meanwhile). Providers
+    that `health` says are failing are left out: retried in the background once their backoff is
+    over, not waited for."""
+    asked: Asked = []
+    for p in providers:
+        if health is None or not health.failing(p.NAME):
+            asked.append(
+                (p, executor.submit(p.get, query_filter=q, balance_resources=balance_resources))
+            )
+        elif health.start_probe(p.NAME):
+            health.probes[p.NAME] = executor.submit(_probe, p, q, balance_resources, health)
+    return asked
+
+
+def _probe(p: LiveProvider, q: QueryFilter, balance_resources: bool, health: Health) -> None:
+    try:
+        p.get(query_filter=q, balance_resources=balance_resources)
+    except Exception as e:
+        health.failed(p.NAME, f"{type(e).__name__}: {e}")
+    else:
+        health.succeeded(p.NAME)
 
 
 def answers(
-    asked: Asked, q: QueryFilter, timeout: float, errors: dict[str, str]
+    asked: Asked, q: QueryFilter, timeout: float, health: Health
 ) -> list[list[CatalogItem]]:
     """Each provider's matching offers, in its own order, from those that answered within
-    `timeout` seconds; `errors` gets why the others are left out (and loses a provider's old
-    error when it answers)."""
+    `timeout` seconds; `health` learns which failed (and forgets those that answered)."""
     deadline = time.monotonic() + timeout
     found = []
     for p, fut in asked:
         try:
             items = fut.result(timeout=max(0.0, deadline - time.monotonic()))
         except FutureTimeout:
-            errors[p.NAME] = f"timed out after {timeout:g}s"
-            logger.warning("Online provider %s timed out; its offers are left out", p.NAME)
+            health.failed(p.NAME, f"timed out after {timeout:g}s")
             continue
         except Exception as e:
-            errors[p.NAME] = f"{type(e).__name__}: {e}"
-            logger.warning("Online provider %s failed; its offers are left out: %s", p.NAME, e)
+            health.failed(p.NAME, f"{type(e).__name__}: {e}")
             continue
-        errors.pop(p.NAME, None)
+        health.succeeded(p.NAME)
         found.append([i for i in items if matches(i, q)])
     return found

@@ -24,7 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal.constraints import get_compute_capability
+from gpuhunt._internal.accelerators import VRAM_TOLERANCE, gpu_name_with_memory
+from gpuhunt._internal.constraints import (
+    CUDA_KEY,
+    get_compute_capability,
+    location_matches,
+    offer_cuda_version,
+    parse_version,
+)
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
@@ -116,6 +123,7 @@ class Table:
         self._objects: np.ndarray | None = None  # dtype=object
         self._built: np.ndarray | None = None
         self._store_lock = threading.Lock()
+        self._cuda: np.ndarray | None = None
 
     def counts(self) -> dict[str, int]:
         """Offers per provider."""
@@ -156,6 +164,14 @@ class Table:
         _range(m, self.price, q.min_price, q.max_price)
         if q.spot is not None:
             m &= self.spot == bool(q.spot)
+        if q.location is not None:
+            m &= _one_of(
+                self.location,
+                [i for i, loc in enumerate(self.locations) if location_matches(loc, q.location)],
+            )
+        if q.min_cuda is not None:
+            cuda = self.cuda_version()
+            m &= (cuda < 0) | (cuda >= _version_code(parse_version(q.min_cuda, "min_cuda")))  # type: ignore[arg-type]
         if q.cpu_arch:
             m &= self.cpu_arch == ARCHS.index(CPUArchitecture.cast(q.cpu_arch))
         _range(m, self.cpu, q.min_cpu, q.max_cpu)
@@ -165,10 +181,7 @@ class Table:
             g &= self.gpu_vendor == VENDORS.index(AcceleratorVendor.cast(q.gpu_vendor))
         _range(g, self.gpu_count, q.min_gpu_count, q.max_gpu_count)
         if q.gpu_name is not None:
-            wanted = {n.lower() for n in q.gpu_name}
-            g &= _one_of(
-                self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
-            )
+            g &= self._gpu_name_mask(q.gpu_name)
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
             low, high = q.min_compute_capability, q.max_compute_capability
             ok = np.array(
@@ -191,6 +204,38 @@ class Table:
             )
             m &= ok[self.flags]
         return np.flatnonzero(m)
+
+    def _gpu_name_mask(self, names: list[str]) -> np.ndarray:
+        """`constraints.gpu_name_wanted` over the table: names as written, plus the GPU and
+        memory of names that give one ("A100 80GB")."""
+        wanted = {n.lower() for n in names}
+        mask = _one_of(
+            self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
+        )
+        for n in names:
+            spec = gpu_name_with_memory(n)
+            if spec is None:
+                continue
+            name, size = spec[0].lower(), spec[1]
+            codes = [i for i, x in enumerate(self.gpu_names_lower) if x == name]
+            if codes:
+                # NaN (unknown memory) compares False, as `memory_fits(None, ...)` is False.
+                fits = np.abs(self.gpu_memory - size) <= VRAM_TOLERANCE * size
+                mask |= _one_of(self.gpu_name, codes) & fits
+        return mask
+
+    def cuda_version(self) -> np.ndarray:
+        """Each offer's CUDA version as MAJOR*1000+MINOR (`constraints.offer_cuda_version`),
+        -1 where its provider does not say; worked out on first use."""
+        found = self._cuda
+        if found is None:
+            codes = [-1] * (len(self.provider_datas) + 1)  # the last answers code -1
+            for k, text in enumerate(self.provider_datas):
+                if CUDA_KEY in text:  # most offers say nothing: skip decoding their JSON
+                    v = offer_cuda_version(json.loads(text))
+                    codes[k] = -1 if v is None else _version_code(v)
+            found = self._cuda = np.array(codes, dtype=np.int64)[self.provider_data]
+        return found
 
     # ------------------------------------------------------------------ materialise
 
@@ -312,6 +357,13 @@ def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
         mask &= column >= low
     if high is not None:
         mask &= column <= high
+
+
+def _version_code(version: tuple[int, int]) -> int:
+    """A (major, minor) version as one integer that sorts like the tuple, for a numpy column;
+    minor is capped so that it can never carry into major (12.10 > 12.8, 13.0 > 12.999999)."""
+    major, minor = int(version[0]), min(int(version[1]), 999_999)
+    return major * 1_000_000 + minor
 
 
 def _cc_within(cc: tuple[int, int] | None, low: Any, high: Any) -> bool:

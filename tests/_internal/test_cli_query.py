@@ -1,0 +1,308 @@
+"""`gpuhunt query` as a person uses it (issue 15): memory in GPU names, locations, CUDA and
+compute capability as written, price columns, every field in --json/--csv, --group-by gpu,
+one-line errors for every bad input, and the collector's help."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from gpuhunt import AcceleratorVendor
+from gpuhunt._internal import cli, cli_format
+from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.registry import ALL_PROVIDERS
+from gpuhunt._version import __version__
+from tests.helpers import item, publish_archive
+
+AWS = [
+    item(
+        price=1.7, instance_name="a100-40", gpu_name="A100", gpu_memory=40.0, location="us-east-1"
+    ),
+    item(price=4.0, instance_name="a100-80x2", gpu_name="A100", gpu_memory=80.0, gpu_count=2),
+    item(
+        price=1.2,
+        instance_name="a100-80-spot",
+        gpu_name="A100",
+        gpu_memory=80.0,
+        spot=True,
+        location="eu-west-1",
+    ),
+    item(price=64, instance_name="p5", gpu_name="H100", gpu_memory=80.0, gpu_count=8),
+    item(price=0.7345, instance_name="cpu", gpu_count=0, location="eu-west-1"),
+]
+GCP = [
+    item(
+        "gcp",
+        price=2.5,
+        instance_name="a2-ultragpu-1g",
+        gpu_name="A100",
+        gpu_memory=80.0,
+        location="europe-west4-a",
+        provider_data={"is_dws_calendar_mode": False},
+    ),
+]
+RUNPOD = [
+    item(
+        "runpod",
+        price=2.0,
+        instance_name="NVIDIA A100 80GB PCIe",
+        gpu_name="A100",
+        gpu_memory=80.0,
+        location="EU-SE-1",
+        provider_data={"cuda_version": "12.8"},
+    ),
+    item(
+        "runpod",
+        price=1.0,
+        instance_name="old-cuda",
+        gpu_name="A100",
+        gpu_memory=80.0,
+        location="US",
+        provider_data={"cuda_version": "12.4"},
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def catalog_dir(tmp_path, monkeypatch):
+    publish_archive(
+        tmp_path,
+        "20261129-1",
+        {"aws": csv_bytes(AWS), "gcp": csv_bytes(GCP), "runpod": csv_bytes(RUNPOD)},
+    )
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("HOTAISLE_API_KEY", "HOTAISLE_TEAM_HANDLE"):
+        monkeypatch.delenv(var, raising=False)
+    return tmp_path
+
+
+def run_json(capsys, *args):
+    assert cli.main(["query", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def instances(capsys, *args):
+    return sorted(d["instance_name"] for d in run_json(capsys, *args))
+
+
+@pytest.mark.parametrize("gpu", ["A100 80GB", "A100-80GB", "a100-80g-pcie", "A100 SXM4 80GB"])
+def test_gpu_names_with_memory(capsys, gpu):
+    assert instances(capsys, "--gpu", gpu, "--min-gpu-count", "1") == [
+        "NVIDIA A100 80GB PCIe",
+        "a100-80-spot",
+        "a100-80x2",
+        "a2-ultragpu-1g",
+        "old-cuda",
+    ]
+    assert instances(capsys, "--gpu", "A100-40GB") == ["a100-40"]
+
+
+def test_location_names_and_patterns_repeatable(capsys):
+    assert instances(capsys, "--location", "eu-west-1") == ["a100-80-spot", "cpu"]
+    assert instances(capsys, "--location", "europe-*", "--location", "EU-SE-?") == [
+        "NVIDIA A100 80GB PCIe",
+        "a2-ultragpu-1g",
+    ]
+
+
+def test_min_cuda_keeps_offers_of_providers_that_do_not_say(capsys):
+    found = instances(capsys, "--min-cuda", "12.8")
+    assert "old-cuda" not in found and "NVIDIA A100 80GB PCIe" in found and "p5" in found
+
+
+@pytest.mark.parametrize("cc", ["9", "9.0"])
+def test_compute_capability_as_written(capsys, cc):
+    assert instances(capsys, "--min-compute-capability", cc) == ["p5"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--min-compute-capability", "abc"], "Invalid --min-compute-capability 'abc'"),
+        (["--max-compute-capability", "9.0.1"], "Invalid --max-compute-capability"),
+        (["--min-cuda", "twelve"], "Invalid --min-cuda 'twelve'"),
+        (["--min-price", "5", "--max-price", "1"], "--min-price 5 is above --max-price 1"),
+        (["--min-gpu-count", "4", "--max-gpu-count", "2"], "--min-gpu-count 4 is above"),
+        (
+            ["--min-compute-capability", "9", "--max-compute-capability", "8.0"],
+            "--min-compute-capability 9.0 is above --max-compute-capability 8.0",
+        ),
+        (["--max-price", "-1"], "--max-price -1 is negative"),
+        (["--min-gpu-count", "-2"], "--min-gpu-count -2 is negative"),
+        (["--limit", "-1"], "--limit -1 is negative"),
+        (["--min-price", "abc"], "argument --min-price: invalid float value: 'abc'"),
+        (["--sort", "cost"], "argument --sort: invalid choice"),
+        (["--provider", "vastai"], "vastai is an online provider, queried live: add --online"),
+        (["--provider", "vastai", "--provider", "cudo"], "are online providers"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys, args, message):
+    assert exit_code(["query", *args]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def exit_code(argv):
+    """`cli.main`'s status, whether it returns it or argparse exits with it."""
+    try:
+        return cli.main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+def test_missing_credential_names_the_variable(capsys):
+    assert cli.main(["query", "--provider", "hotaisle", "--online"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "HOTAISLE_API_KEY" in err and len(err.splitlines()) == 1
+
+
+def test_online_failure_printed_once(capsys, monkeypatch):
+    from gpuhunt.providers.vultr import VultrProvider
+
+    def fail(self, query_filter=None, balance_resources=True, apply_filter=False):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(VultrProvider, "get", fail)
+    assert cli.main(["query", "--provider", "vultr", "--online"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("no route to host") == 1 and "vultr left out" in err
+
+
+def test_unknown_gpu_name_says_the_closest(capsys):
+    assert cli.main(["query", "--gpu", "H1000"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "did you mean H100" in err and len(err.splitlines()) == 1
+
+
+def test_table_shows_price_per_gpu_and_two_decimals(capsys):
+    assert cli.main(["query"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[3:5] == ["PRICE/H", "$/GPU/H"]
+    p5 = next(line for line in lines if line.startswith("aws") and " p5 " in line)
+    assert "$64.00" in p5 and "$8.00" in p5
+    a100 = next(line for line in lines if "a100-40" in line)
+    assert "$1.70" in a100
+    cpu = next(line for line in lines if " cpu " in line)
+    assert "$0.7345" in cpu and cpu.split()[4] == "-"
+
+
+def test_no_per_gpu_column_without_gpus_unless_sorted_by_it(capsys):
+    assert cli.main(["query", "--max-gpu-count", "0", "--min-gpu-count", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "$/GPU/H" not in out.splitlines()[0]
+    assert cli.main(["query", "--max-price", "1", "--sort", "price-per-gpu"]) == 0
+    assert "$/GPU/H" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_price_format():
+    assert [cli_format.price(x) for x in (1.7, 64, 0.7345, 2.49, 0.123456, None)] == [
+        "$1.70",
+        "$64.00",
+        "$0.7345",
+        "$2.49",
+        "$0.1235",
+        "-",
+    ]
+
+
+def test_json_and_csv_carry_every_catalog_item_field(capsys):
+    import dataclasses
+
+    from gpuhunt import CatalogItem
+
+    fields = [f.name for f in dataclasses.fields(CatalogItem)]
+    data = run_json(capsys, "--provider", "gcp")
+    assert set(fields) <= set(data[0]) and data[0]["provider_data"] == {
+        "is_dws_calendar_mode": False
+    }
+    assert data[0]["gpu_vendor"] == AcceleratorVendor.NVIDIA.value
+    assert cli.main(["query", "--provider", "gcp", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert set(fields) <= set(rows[0])
+    assert json.loads(rows[0]["provider_data"]) == {"is_dws_calendar_mode": False}
+
+
+def test_group_by_gpu(capsys):
+    assert cli.main(["query", "--group-by", "gpu", "--json"]) == 0
+    groups = {
+        (g["gpu_name"], g["gpu_memory"], g["gpu_count"]): g
+        for g in json.loads(capsys.readouterr().out)
+    }
+    assert set(groups) == {
+        ("A100", 40.0, 1),
+        ("A100", 80.0, 1),
+        ("A100", 80.0, 2),
+        ("H100", 80.0, 8),
+    }
+    a100 = groups[("A100", 80.0, 1)]
+    assert a100["on_demand"] == {"price": 1.0, "provider": "runpod", "location": "US"}
+    assert a100["spot"] == {"price": 1.2, "provider": "aws", "location": "eu-west-1"}
+    assert a100["offers"] == 4 and a100["providers"] == 3
+    assert groups[("H100", 80.0, 8)]["spot"] is None
+    assert cli.main(["query", "--group-by", "gpu"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["GPU", "COUNT", "ON-DEMAND/H"]
+    row = next(line for line in out if line.startswith("A100 80GB") and line.split()[2] == "1")
+    assert row.split() == [
+        "A100",
+        "80GB",
+        "1",
+        "$1.00",
+        "runpod",
+        "US",
+        "$1.20",
+        "aws",
+        "eu-west-1",
+        "4",
+        "3",
+    ]
+    assert "4 of 4 GPU models and counts, from 7 offers with GPUs" in "\n".join(out)
+    assert cli.main(["query", "--group-by", "gpu", "--csv", "--gpu", "H100"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows == [
+        {
+            "gpu_name": "H100",
+            "gpu_memory": "80.0",
+            "gpu_count": "8",
+            "on_demand_price": "64.0",
+            "on_demand_provider": "aws",
+            "on_demand_location": "us-east-1",
+            "spot_price": "",
+            "spot_provider": "",
+            "spot_location": "",
+            "offers": "1",
+            "providers": "1",
+        }
+    ]
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"gpuhunt {__version__}"
+
+
+def test_help_shows_the_collection_form_and_providers(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "python -m gpuhunt PROVIDER --output FILE" in out
+    assert all(p in out for p in ALL_PROVIDERS)
+    with pytest.raises(SystemExit):
+        cli.main(["query", "--help"])
+    out = capsys.readouterr().out
+    for unit in ("USD per hour", "GiB", "RAM in GB", "disk in GB"):
+        assert unit in out
+
+
+def test_collecting_an_unknown_provider_names_the_providers(capsys):
+    assert cli.main(["nosuch", "--output", "x.csv"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown provider 'nosuch'" in err and "lambdalabs" in err and "vastai" in err
+    assert len(err.splitlines()) == 1
