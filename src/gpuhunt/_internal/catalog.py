@@ -19,13 +19,12 @@ import logging
 import threading
 import time
 from collections.abc import Container
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, GPUHuntError
-from gpuhunt._internal.load import sources
+from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
+from gpuhunt._internal.load import sources, threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, provider_table
@@ -44,6 +43,21 @@ logger = logging.getLogger(__name__)
 
 RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff between failed reloads: first, cap
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
+# A download the load stopped waiting for may go on this many times the load's time limit, so
+# that a slow but working network still brings the next query fresh data.
+BACKGROUND_FACTOR = 6
+
+
+class _Job:
+    """One download of the latest catalog, on its own daemon thread. A load waits for it up to
+    its time limit; when every waiter has given up, the job installs what it got itself."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.raw: sources.RawCatalog | None = None
+        self.error: BaseException | None = None
+        self.waiting = 0  # loads waiting for it now
+        self.taken = False  # its outcome was handled (by a waiting load, or by the job itself)
 
 
 @dataclass(frozen=True)
@@ -89,6 +103,7 @@ class Catalog:
         retries: int = 1,
         online_timeout: float | None = None,
         settings: Settings | None = None,
+        load_timeout: float | None = None,
     ) -> None:
         """
         Args:
@@ -101,6 +116,10 @@ class Catalog:
             retries: retries of a failed catalog download (with backoff).
             online_timeout: how long a query waits for online providers (seconds).
             settings: what the environment would give otherwise (`Settings.from_env()`).
+            load_timeout: seconds one load of the latest catalog may take in all (every
+                request and body read) before it falls back to the disk cache or the bundled
+                snapshot; the download may finish in the background for the next query.
+                Default `GPUHUNT_LOAD_TIMEOUT` or 10; 0 means no whole-load limit.
         """
         self._settings = settings if settings is not None else Settings.from_env()
         self.balance_resources = balance_resources
@@ -115,10 +134,14 @@ class Catalog:
         self._online_timeout = (
             self._settings.online_timeout if online_timeout is None else online_timeout
         )
-        self._executor: ThreadPoolExecutor | None = None
+        self._load_timeout = self._settings.load_timeout if load_timeout is None else load_timeout
+        self._executor: threads.DaemonPool | None = None
         self._executor_lock = threading.Lock()
         self._loaded: _Loaded | None = None
-        self._lock = threading.Lock()  # one load at a time
+        self._lock = threading.Lock()  # one load at a time; queries never take it
+        self._job: _Job | None = None  # the latest catalog's download in progress
+        self._job_lock = threading.Lock()
+        self._reload_lock = threading.Lock()  # guards `_reloading` only
         self._reloading = False
         self._last_error: str | None = None
         self._last_attempt: dt.datetime | None = None
@@ -152,12 +175,12 @@ class Catalog:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _online_executor(self) -> ThreadPoolExecutor:
+    def _online_executor(self) -> threads.DaemonPool:
+        # Daemon threads: a provider still retrying when the answer is out never keeps the
+        # process alive.
         with self._executor_lock:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    max_workers=ONLINE_WORKERS, thread_name_prefix="gpuhunt-online"
-                )
+                self._executor = threads.DaemonPool(ONLINE_WORKERS, "gpuhunt-online")
             return self._executor
 
     def load(self, version: str | None = None) -> None:
@@ -170,14 +193,14 @@ class Catalog:
     def _load(self, version: str | None, may_fall_back: bool) -> None:
         self._last_attempt = dt.datetime.now(dt.timezone.utc)
         try:
-            raw = self._fetch(version)
+            if may_fall_back and self._bounded():
+                raw = self._fetch_bounded()
+            else:
+                raw = self._fetch(version)
         except sources.Unchanged:
-            loaded = self._loaded
-            if loaded is not None:  # keep it, fresh again
-                self._loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
-            self._failures, self._retry_at, self._last_error = 0, 0.0, None
+            self._unchanged()
             return
-        except (GPUHuntError, OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - anything from untrusted bytes is a refusal
             self._note_failure(e)
             if not may_fall_back:
                 if isinstance(e, GPUHuntError):
@@ -190,13 +213,76 @@ class Catalog:
                 return
             self._install(self._last_resort(e), degraded=True)
             return
-        else:
-            self._failures = 0
-            self._retry_at = 0.0
-            self._last_error = None if not raw.problems else "; ".join(raw.problems)
+        self._succeeded(raw)
+
+    def _unchanged(self) -> None:
+        loaded = self._loaded
+        if loaded is not None:  # keep it, fresh again
+            self._loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
+        self._failures, self._retry_at, self._last_error = 0, 0.0, None
+
+    def _succeeded(self, raw: sources.RawCatalog) -> None:
+        self._failures = 0
+        self._retry_at = 0.0
+        self._last_error = None if not raw.problems else "; ".join(raw.problems)
         self._install(raw)
 
-    def _fetch(self, version: str | None) -> sources.RawCatalog:
+    def _bounded(self) -> bool:
+        return self._load_timeout > 0 and not self._settings.catalog_dir
+
+    def _fetch_bounded(self) -> sources.RawCatalog:
+        """The latest catalog, waiting at most the load's time limit for a download (a new one,
+        or the one an earlier load gave up on). Called with `_lock` held."""
+        with self._job_lock:
+            job = self._job
+            if job is None or job.taken:
+                job = self._job = _Job()
+                deadline = time.monotonic() + self._load_timeout * BACKGROUND_FACTOR
+                threading.Thread(
+                    target=self._run_job,
+                    args=(job, deadline),
+                    name="gpuhunt-download",
+                    daemon=True,
+                ).start()
+            job.waiting += 1
+        job.done.wait(self._load_timeout)
+        with self._job_lock:
+            job.waiting -= 1
+            if not job.done.is_set():
+                raise CatalogDownloadError(
+                    f"the catalog download did not finish within {self._load_timeout:g}s "
+                    "(GPUHUNT_LOAD_TIMEOUT); it goes on in the background"
+                )
+            job.taken = True
+        if job.error is not None:
+            raise job.error
+        assert job.raw is not None
+        return job.raw
+
+    def _run_job(self, job: _Job, deadline: float) -> None:
+        try:
+            job.raw = self._fetch(None, deadline)
+        except BaseException as e:  # noqa: BLE001 - handed to the load that waits, or kept
+            job.error = e
+        with self._job_lock:
+            job.done.set()
+            adopt = job.waiting == 0 and not job.taken
+            job.taken = True
+        if not adopt:
+            return
+        # Every load gave up waiting: what arrived late is for the next query.
+        try:
+            with self._lock:
+                if isinstance(job.error, sources.Unchanged):
+                    self._unchanged()
+                elif job.raw is not None:
+                    self._succeeded(job.raw)
+                elif job.error is not None:
+                    self._last_error = str(job.error)
+        except Exception:  # a background thread must not die loudly; status keeps the error
+            logger.exception("Installing the catalog downloaded in the background failed")
+
+    def _fetch(self, version: str | None, deadline: float | None = None) -> sources.RawCatalog:
         if self._settings.catalog_dir:
             return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
         loaded = self._loaded
@@ -214,6 +300,8 @@ class Catalog:
                 if loaded is not None and not loaded.degraded and version is None
                 else None,
                 allow_http=self._settings.allow_http,
+                deadline=deadline,
+                max_bytes=self._settings.max_download_bytes,
             )
         finally:
             self._downloads += sum(f.downloads for f in fetchers)
@@ -258,8 +346,14 @@ class Catalog:
         cached: set[str] = set()
         for provider in registry.OFFLINE_PROVIDERS:
             if provider in raw.csvs:
-                tables.append(provider_table(raw, provider, cache, cached))
-            elif provider in raw.failed and previous is not None:
+                try:
+                    tables.append(provider_table(raw, provider, cache, cached))
+                    continue
+                except Exception as e:  # noqa: BLE001 - a refused object, never an escape
+                    logger.warning("Refusing the %s catalog: %s", provider, e)
+                    raw.problems.append(f"{provider}: {e}")
+                    self._last_error = "; ".join(raw.problems)
+            if (provider in raw.csvs or provider in raw.failed) and previous is not None:
                 # Its new object is broken: keep serving what we had rather than lose it.
                 kept = previous.part(provider)
                 if kept is not None:
@@ -297,7 +391,8 @@ class Catalog:
         return loaded
 
     def _start_background_reload(self) -> None:
-        with self._lock:
+        # Its own small lock: a query must not wait on `_lock`, which a load holds throughout.
+        with self._reload_lock:
             if self._reloading:
                 return
             self._reloading = True

@@ -8,12 +8,15 @@ gpuhunt catalog status
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import difflib
 import json
 import logging
+import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,6 +93,23 @@ def _query_parser(sub: Any) -> None:
         action="store_true",
         help="also query online providers live (those without credentials are skipped)",
     )
+
+
+def run() -> None:
+    """The `gpuhunt` program: `main()`, then exit as soon as the answer is out. Online work
+    nobody waits for any more (a provider sleeping on `Retry-After`, a catalog download going
+    on in the background, a provider's own worker pool) is abandoned rather than waited for."""
+    code = main()
+    lingering = [
+        t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon
+    ]
+    if lingering:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,200 @@
+"""Fault injection, second round (issue 14): bounded time, bounded memory, no bad input that
+escapes, no credential that travels. Real sockets on 127.0.0.1; every wait is bounded, and the
+only time bounds asserted are generous ones that prove "did not hang" (an answer that came long
+before the server's drip could have finished). Counts are summed in the README's reliability
+section."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuhunt import Catalog
+from gpuhunt._internal.load.settings import Settings
+from tests.faults.server import FaultServer, Reply
+from tests.faults.test_faults import GOOD, archive, publish
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("GPUHUNT_CATALOG_URL", "GPUHUNT_CATALOG_DIR", "GPUHUNT_LOAD_TIMEOUT"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def cli(args: list[str], env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
+    full = {**os.environ, "PYTHONPATH": SRC, **env}
+    return subprocess.run(
+        [sys.executable, "-m", "gpuhunt", *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# --------------------------------------------------------------------------- time
+
+
+@pytest.mark.parametrize("how", ["silent", "dripping"])
+def test_cli_answers_within_the_load_deadline(how, tmp_path):
+    """A silent catalog server, and one sending a byte every half second (which never trips a
+    per-read timeout): the CLI answers from the bundled snapshot once the 2 s load deadline
+    passes, long before the drip could have finished (over 3 minutes)."""
+    body = archive()
+    with FaultServer() as srv:
+        if how == "silent":
+            srv.serve("/version", default=Reply(hang=True))
+        else:
+            srv.serve("/version", default=Reply(body=b"v1"))
+            srv.serve("/v1/catalog.zip", default=Reply(body=body, drip=0.5))
+        assert len(body) * 0.5 > 200
+        env = {
+            "GPUHUNT_CATALOG_URL": srv.url,
+            "GPUHUNT_LOAD_TIMEOUT": "2",
+            "GPUHUNT_CACHE_DIR": str(tmp_path / "cache"),
+        }
+        done = cli(["query", "--gpu", "H100", "--limit", "3"], env)
+        srv.release()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "bundled" in done.stdout
+    assert "within 2s" in done.stderr
+
+
+def test_first_query_falls_back_at_the_deadline_and_the_download_lands_later():
+    """Load deadline 1 s; the archive takes a few seconds to trickle in. The first query is
+    answered from the bundled snapshot; the download goes on in the background and a later
+    query serves it, with no second download."""
+    with FaultServer() as srv:
+        srv.serve("/version", default=Reply(body=b"v1"))
+        srv.serve("/v1/catalog.zip", default=Reply(body=archive(), drip=0.005))
+        c = Catalog(catalog_url=srv.url, load_timeout=1)
+        assert len(c.query()) > 0 and c.status().source == "bundled"
+        assert "within 1s" in (c.status().last_error or "")
+        for _ in range(300):
+            if c.status().source == "network":
+                break
+            time.sleep(0.1)
+        assert c.status().source == "network" and len(c.query()) == 10
+        assert srv.hits["/v1/catalog.zip"] == 1
+
+
+def test_silent_server_costs_one_deadline_not_every_timeout():
+    """Default per-request timeouts (5 s connect, 15 s read, retried); load deadline 1 s."""
+    with FaultServer() as srv:
+        srv.serve("/version", default=Reply(hang=True))
+        c = Catalog(catalog_url=srv.url, load_timeout=1)
+        assert len(c.query()) > 0 and c.status().source == "bundled"
+        srv.release()
+
+
+# --------------------------------------------------------------------------- size
+
+
+def test_body_announced_too_large_is_refused_before_reading(caplog):
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 10
+        srv.serve("/version", default=Reply(body=b"v2"))
+        # 2 GiB announced, a few bytes sent: refused from the header, nothing held.
+        srv.serve("/v2/catalog.zip", default=Reply(body=b"PK" * 10, declared_length=2**31))
+        c.load()
+        s = c.status()
+        assert s.version == "v1" and len(c.query()) == 10
+        assert "over the" in (s.last_error or "") and "v2/catalog.zip" in (s.last_error or "")
+
+
+def test_body_without_length_is_cut_at_the_cap():
+    """No Content-Length, 3 MiB streamed against a 1 MiB cap: refused once the cap is passed."""
+    with FaultServer() as srv:
+        publish(srv)
+        settings = Settings(max_download_bytes=2**20)
+        c = Catalog(catalog_url=srv.url, settings=settings)
+        assert len(c.query()) == 10
+        srv.serve("/version", default=Reply(body=b"v2"))
+        srv.serve("/v2/catalog.zip", default=Reply(body=b"\0" * (3 * 2**20), declared_length=-1))
+        c.load()
+        s = c.status()
+        assert s.version == "v1" and "cap" in (s.last_error or "")
+
+
+def test_oversized_version_object_is_refused():
+    with FaultServer() as srv:
+        publish(srv)
+        srv.serve("/version", default=Reply(body=b"v" * 100_000))
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) > 0 and c.status().source == "bundled"
+        assert "cap" in (c.status().last_error or "")
+
+
+# --------------------------------------------------------------------------- locks
+
+
+def test_a_query_never_waits_for_an_explicit_load_in_progress():
+    """`load()` holds the load lock while its download hangs; queries on the stale catalog
+    are answered meanwhile (the load is still running when they return)."""
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url, load_timeout=30)
+        assert len(c.query()) == 10
+        srv.serve("/version", default=Reply(hang=True))
+        c.reload_interval = 0  # every query now finds the catalog stale
+        loader = threading.Thread(target=c.load)
+        loader.start()
+        for _ in range(200):
+            if srv.hits.get("/version", 0) >= 2:
+                break
+            time.sleep(0.05)
+        answers = [len(c.query()) for _ in range(20)]
+        still_loading = loader.is_alive()
+        srv.release()
+        loader.join(60)
+    assert answers == [10] * 20 and still_loading
+
+
+# --------------------------------------------------------------------------- the CLI exits
+
+
+def test_cli_exits_once_answered_while_a_provider_sleeps_on_retry_after(tmp_path):
+    """An online provider answering 429 with `Retry-After: 3600`: the query gives up on it after
+    the online budget and the process exits at once, not after the provider's retries."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys\n"
+        "from gpuhunt._internal import cli\n"
+        "from gpuhunt._internal.load import transport\n"
+        "from gpuhunt.providers import vastai\n"
+        "transport.MAX_RETRY_AFTER = 3600\n"
+        "vastai.BUNDLES_URL = sys.argv[1]\n"
+        "sys.argv = ['gpuhunt', 'query', '--provider', 'vastai', '--online']\n"
+        "cli.run()\n"
+    )
+    (tmp_path / "csvs").mkdir()
+    (tmp_path / "csvs" / "aws.csv").write_bytes(GOOD)
+    with FaultServer() as srv:
+        srv.serve("/bundles/", default=Reply(429, headers={"Retry-After": "3600"}))
+        env = {
+            "GPUHUNT_ONLINE_TIMEOUT": "1",
+            "GPUHUNT_CACHE_DIR": str(tmp_path / "cache"),
+            "GPUHUNT_CATALOG_DIR": str(tmp_path / "csvs"),
+            "PYTHONPATH": SRC + os.pathsep + str(Path(SRC).parent),
+        }
+        done = subprocess.run(
+            [sys.executable, str(script), srv.url + "/bundles/"],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        srv.release()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert srv.hits["/bundles/"] >= 1 and "vastai" in done.stdout + done.stderr
