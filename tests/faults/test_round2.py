@@ -198,3 +198,133 @@ def test_cli_exits_once_answered_while_a_provider_sleeps_on_retry_after(tmp_path
         srv.release()
     assert done.returncode == 0, done.stderr[-2000:]
     assert srv.hits["/bundles/"] >= 1 and "vastai" in done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _zip(members: dict[str, bytes], *, attrs: dict[str, int] | None = None) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            if attrs and name in attrs:
+                info.create_system = 3
+                info.external_attr = attrs[name] << 16
+            z.writestr(info, data)
+    return buf.getvalue()
+
+
+def _unknown_compression(data: bytes) -> bytes:
+    """A stored zip whose members claim compression method 97 (WavPack), which the zip module
+    does not implement: `ZipFile.open` raises NotImplementedError."""
+    import struct
+
+    out = bytearray(data)
+    for sig, off in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        k = out.find(sig)
+        while k >= 0:
+            struct.pack_into("<H", out, k + off, 97)
+            k = out.find(sig, k + 4)
+    return bytes(out)
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param(lambda: _zip({"aws.csv": GOOD, "manifest.json": DEEP}), id="deep-json"),
+        pytest.param(lambda: _unknown_compression(_zip({"aws.csv": GOOD})), id="compression"),
+        pytest.param(
+            lambda: _zip({"aws.csv": b"/etc/passwd"}, attrs={"aws.csv": 0o120777}), id="symlink"
+        ),
+    ],
+)
+def test_undecodable_archives_are_refused_and_the_loaded_version_serves(bad):
+    import stat
+
+    assert stat.S_ISLNK(0o120777)
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 10
+        publish(srv, "v2", bad())
+        c.load()  # no exception escapes
+        s = c.status()
+        assert s.version == "v1" and len(c.query()) == 10
+        assert "v2/catalog.zip" in (s.last_error or "")
+
+
+def test_undecodable_archive_in_the_disk_cache_with_the_network_up(tmp_path):
+    """The cache holds v1 in a form the zip module cannot decode (written with a valid
+    checksum: damaged before it was cached). The network copy is used instead."""
+    from gpuhunt._internal.load.cache import DiskCache
+
+    with FaultServer() as srv:
+        publish(srv)
+        cache = DiskCache(srv.url, tmp_path / "cache")
+        cache.put(_unknown_compression(_zip({"aws.csv": GOOD})), "archive", "v1", "catalog.zip")
+        cache.put_json({"layout": "archive", "version": "v1"}, "latest.json")
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 10 and c.status().source == "network"
+        # and offline, the cache (now holding the good download) serves
+        c2 = Catalog(catalog_url=srv.url)
+        srv.serve("/version", default=Reply(500))
+        assert len(c2.query()) == 10 and c2.status().source == "disk-cache"
+
+
+HEADER = GOOD.split(b"\r\n", 1)[0]
+HOSTILE_ROWS = [
+    b"bad\x00,us-east-1,1.5,4,16,0,,,False,,,,x86,{}",  # NUL
+    b"bad\xff\xfe,us-east-1,1.5,4,16,0,,,False,,,,x86,{}",  # not UTF-8
+    b"big,us-east-1,1.5,4,16,0," + b"%05x" * 20_000 % tuple(range(20_000)) + b",,False,,,,x86,{}",
+    # a million columns (numbered: a zip of a million equal ones would be refused as a bomb)
+    b"wide,us-east-1,1.5,4,16,0,,,False,,,,x86,{}" + b"".join(b",%x" % k for k in range(10**6)),
+    b'deep,us-east-1,1.5,4,16,0,,,False,,,,x86,"' + b'{""a"":' * 10_000 + b'"',  # nested JSON
+]
+
+
+def test_hostile_rows_are_skipped_and_counted_on_every_parse_path():
+    import io
+
+    from gpuhunt._internal import schema
+    from gpuhunt._internal.formats.csv import ReadStats, iter_rows
+    from gpuhunt._internal.formats.csv_table import build_table
+
+    body = GOOD.rstrip(b"\r\n").split(b"\r\n")[1:]
+    data = b"\r\n".join([HEADER, *body[:5], *HOSTILE_ROWS, *body[5:]]) + b"\r\n"
+    text = schema.decode_csv(data)
+    stats = ReadStats()
+    rows = list(iter_rows(io.StringIO(text, newline=""), provider="aws", stats=stats, quiet=True))
+    table = build_table(text, provider="aws")
+    assert len(rows) == len(table) == 10
+    assert stats.skipped == table.skipped["aws"] == len(HOSTILE_ROWS)
+    reasons = ["NUL byte", "invalid UTF-8", "field too large", "fields, the header has", "JSON"]
+    assert all(why in err for why, err in zip(reasons, stats.errors)), stats.errors
+    # Each hostile row on its own, so the fast paths see it in an otherwise clean chunk.
+    for row in HOSTILE_ROWS:
+        one = schema.decode_csv(b"\r\n".join([HEADER, *body, row]) + b"\r\n")
+        assert len(build_table(one, provider="aws")) == 10
+    with FaultServer() as srv:
+        publish(srv, "v1", archive(data))
+        c = Catalog(catalog_url=srv.url)
+        offers = c.query()
+        assert len(offers) == 10 and c.status().skipped_rows == {"aws": len(HOSTILE_ROWS)}
+        assert not any("\ufffd" in i.instance_name or "\x00" in i.instance_name for i in offers)
+
+
+def test_csv_without_required_columns_keeps_the_providers_offers():
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 10
+        no_price = b"instance_name,location,cpu\r\nx,y,4\r\n"
+        publish(srv, "v2", archive(no_price, version="v2"))
+        c.load()
+        s = c.status()
+        assert len(c.query()) == 10 and "price" in (s.last_error or "")

@@ -32,9 +32,11 @@ def build_table(
     a chunk with any bad row is redone row by row so that only the bad rows are skipped."""
     stats = stats if stats is not None else ReadStats()
     data = text if isinstance(text, str) else text.read()
+    # NUL bytes or bytes that were not UTF-8 somewhere: every row goes through the row rules.
+    careful = schema.suspect(data)
     try:
         with gc_paused():  # parsing allocates many short-lived lists; none hold cycles
-            return _build(data, provider, stats, careful=False)
+            return _build(data, provider, stats, careful=careful)
     except csv.Error:
         # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
         # step over the broken rows.
@@ -48,21 +50,27 @@ def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
     reader = csv.reader(io.StringIO(data))
     try:
         header = [h.strip() for h in next(reader)]
-    except (StopIteration, csv.Error):
-        return builder.build()
+    except StopIteration:
+        raise schema.MissingColumns(f"the {provider} catalog is empty (no header)") from None
+    except csv.Error as e:
+        raise schema.MissingColumns(
+            f"the {provider} catalog's header is unreadable ({e})"
+        ) from None
+    pos = schema.check_header(header)  # a file without the required columns is refused whole
     width = len(header)
-    required_present = all(name in header for name in schema.REQUIRED)
 
-    pos = {name: i for i, name in enumerate(header)}
-
-    def fast(chunk: list[list[str]], flat: list[str] | None = None) -> bool:
-        if not required_present:
+    def fast(chunk: list[list[str]], flat: list[str] | None = None, checked: bool = False) -> bool:
+        # `checked`: rows that passed `schema.check_fields` already. Otherwise a suspect file
+        # (careful) takes no fast path, and a field over the size cap sends the chunk back.
+        if careful and not checked:
             return False
         if flat is None:
             if set(map(len, chunk)) != {width}:
                 return False
             # Columns by slicing one flat list: much faster than transposing with zip(*rows).
             flat = list(itertools.chain.from_iterable(chunk))
+        if flat and max(map(len, flat)) > schema.MAX_FIELD_CHARS:
+            return False
         n = len(flat) // width
         columns = {name: flat[i::width] for i, name in enumerate(header)}
         try:
@@ -81,19 +89,16 @@ def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
         good: list[list[str]] = []
         parsed: list[schema.ParsedRow] = []
         for k, row in enumerate(chunk):
-            if len(row) < width:
-                row = row + [""] * (width - len(row))
-            elif len(row) > width:
-                row = row[:width]
             try:
-                if any(len(v) > schema.MAX_FIELD_CHARS for v in row):
-                    raise ValueError("field too large")
+                schema.check_fields(row, width)
+                if len(row) < width:
+                    row = row + [""] * (width - len(row))
                 parsed.append(schema.parse_row(lambda n, _r=row: _r[pos[n]] if n in pos else None))
             except ValueError as e:
                 stats.skip(first_line + k, str(e))
                 continue
             good.append(row)
-        if good and not fast(good):
+        if good and not fast(good, checked=True):
             for p in parsed:
                 builder.add_row(p)
             stats.rows += len(parsed)
@@ -103,7 +108,7 @@ def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
         # line, which repeats across an instance type's offers: converted once per distinct.
         flat = list(itertools.chain.from_iterable(map(_SPLIT_HEAD, part)))
         n = len(part)
-        if len(flat) != 4 * n:
+        if len(flat) != 4 * n or max(map(len, flat)) > schema.MAX_FIELD_CHARS:
             return False
         head = {"instance_name": flat[0::4], "location": flat[1::4], "price": flat[2::4]}
         if quoted and any('"' in "".join(v) for v in head.values()):

@@ -71,7 +71,7 @@ class DiskCache:
             return None
         try:
             return json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
     def put_json(self, value: Any, *parts: str) -> None:

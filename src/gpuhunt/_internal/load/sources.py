@@ -381,7 +381,7 @@ def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
             return None
         raw.version = max(versions.values())
         return raw
-    except (CatalogError, KeyError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - whatever is wrong with it, the cache is only unused
         logger.warning("Ignoring the disk cache: %s", e)
         return None
 

@@ -7,7 +7,6 @@ up to a cap. Error messages never include query strings or headers, where creden
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -179,7 +178,7 @@ def request_json(
     response = request(method, url, provider=provider, credential=credential, **kwargs)
     try:
         return response.json()
-    except (ValueError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
         raise ProviderError(
             f"{provider}: {method.upper()} {safe_url(url)} returned invalid JSON"
         ) from None
