@@ -328,3 +328,87 @@ def test_csv_without_required_columns_keeps_the_providers_offers():
         c.load()
         s = c.status()
         assert len(c.query()) == 10 and "price" in (s.last_error or "")
+
+
+# --------------------------------------------------------------------------- the disk cache
+
+
+def _cache_files(root: Path, folder: str) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.parent.name == folder)
+
+
+def test_bit_flips_in_the_cache_are_never_served(tmp_path):
+    """75 single-bit flips spread over the cached parsed table and 75 over the cached archive,
+    one at a time: each start serves the exact offers, refusing the damaged file (never wrong
+    offers)."""
+    root = tmp_path / "cache"
+    with FaultServer() as srv:
+        publish(srv)
+        url = srv.url
+        Catalog(catalog_url=url).load()
+        expected = [(i.instance_name, i.price, i.cpu) for i in Catalog(catalog_url=url).query()]
+        (parsed,) = _cache_files(root, "parsed")
+        (zipped,) = _cache_files(root, "v1")
+        flips = 0
+        for path in (parsed, zipped):
+            good = path.read_bytes()
+            for bit in range(3, len(good) * 8, len(good) * 8 // 75 + 1):
+                bad = bytearray(good)
+                bad[bit // 8] ^= 1 << (bit % 8)
+                path.write_bytes(bytes(bad))
+                c = Catalog(catalog_url=url)
+                got = [(i.instance_name, i.price, i.cpu) for i in c.query()]
+                assert got == expected, (path.name, bit)
+                flips += 1
+                path.write_bytes(good)
+    # Offline now: a flipped archive is refused, never served as offers.
+    good = zipped.read_bytes()
+    bad = bytearray(good)
+    bad[len(good) // 2] ^= 0x10
+    zipped.write_bytes(bytes(bad))
+    c = Catalog(catalog_url=url, timeout=(1, 1), retries=0)
+    assert c.query() and c.status().source == "bundled"
+    assert flips > 100
+
+
+def test_a_full_disk_never_points_latest_at_a_missing_archive(tmp_path, monkeypatch):
+    import errno
+
+    from gpuhunt._internal.load import cache as cache_module
+
+    real = cache_module._write_durably
+
+    def disk_full_for_v2(path, data):
+        if "v2" in path.parts:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data)
+
+    with FaultServer() as srv:
+        publish(srv)
+        url = srv.url
+        Catalog(catalog_url=url).load()
+        monkeypatch.setattr(cache_module, "_write_durably", disk_full_for_v2)
+        publish(srv, "v2", archive(GOOD[:-60] + b"\r\n", version="v2"))
+        c = Catalog(catalog_url=url)
+        c.load()
+        assert c.status().version == "v2"  # served from memory, not cached
+    monkeypatch.setattr(cache_module, "_write_durably", real)
+    offline = Catalog(catalog_url=url, timeout=(1, 1), retries=0)
+    assert len(offline.query()) == 10
+    assert offline.status().source == "disk-cache" and offline.status().version == "v1"
+
+
+def test_orphaned_temp_files_are_removed_by_the_next_write(tmp_path):
+    root = tmp_path / "cache"
+    with FaultServer() as srv:
+        publish(srv)
+        Catalog(catalog_url=srv.url).load()
+        (folder,) = {p.parent for p in root.rglob("latest.json")}
+        old, fresh = folder / ".tmp-killed", folder / ".tmp-writing"
+        old.write_bytes(b"x" * 1000)
+        fresh.write_bytes(b"y")
+        os.utime(old, (time.time() - 7200, time.time() - 7200))
+        publish(srv, "v2")
+        Catalog(catalog_url=srv.url).load()  # writes latest.json beside them
+        assert (folder / "latest.json").exists()
+    assert not old.exists() and fresh.exists()

@@ -289,8 +289,9 @@ def fetch(
             data = None  # a pinned version may exist only in the per-provider layout
         if data is not None:
             archive = read_archive(data, source=f"{base}/{v}/catalog.zip")
-            if cache:
-                cache.put(data, "archive", v, "catalog.zip")
+            # The pointer names only what is on the disk: if the archive could not be
+            # written (a full disk), it keeps naming the previous, intact version.
+            if cache and cache.put(data, "archive", v, "catalog.zip"):
                 cache.put_json({"layout": "archive", "version": v}, "latest.json")
             return RawCatalog.of(archive, v, source, base)
     return fetch_per_provider(fetcher, providers, version, cache, source)
@@ -353,7 +354,20 @@ def fetch_per_provider(
             f"No catalog published under {transport.safe_url(fetcher.base)}"
         )
     if cache:
-        cache.put_json({"layout": "per-provider", "versions": raw.versions}, "latest.json")
+        # Name only archives on the disk; a provider whose new one could not be written keeps
+        # the version the pointer named before, if that one is still there.
+        before = cache.get_json("latest.json")
+        named = before.get("versions") if isinstance(before, dict) else None
+        versions = {
+            str(p): str(v)
+            for p, v in (named if isinstance(named, dict) else {}).items()
+            if cache.exists(str(p), str(v), "catalog.zip")
+        }
+        versions.update(
+            {p: v for p, v in raw.versions.items() if cache.exists(p, v, "catalog.zip")}
+        )
+        if versions:
+            cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
     raw.version = version or max(raw.versions.values())
     return raw
 
