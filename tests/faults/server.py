@@ -24,6 +24,7 @@ class FaultServer:
         self.routes: dict[str, list[Reply]] = {}
         self.defaults: dict[str, Reply] = {}
         self.hits: dict[str, int] = {}
+        self.headers: list[dict[str, str]] = []  # each request's headers, in arrival order
         self.lock = threading.Lock()
         self._release = threading.Event()
         outer = self
@@ -37,6 +38,7 @@ class FaultServer:
             def do_GET(self) -> None:
                 with outer.lock:
                     outer.hits[self.path] = outer.hits.get(self.path, 0) + 1
+                    outer.headers.append(dict(self.headers.items()))
                     queue = outer.routes.get(self.path)
                     reply = queue.pop(0) if queue else outer.defaults.get(self.path, Reply(404))
                 if reply.hang:

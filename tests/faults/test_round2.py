@@ -412,3 +412,26 @@ def test_orphaned_temp_files_are_removed_by_the_next_write(tmp_path):
         Catalog(catalog_url=srv.url).load()  # writes latest.json beside them
         assert (folder / "latest.json").exists()
     assert not old.exists() and fresh.exists()
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+def test_a_provider_token_does_not_follow_a_redirect_to_another_host():
+    """Seeweb's `X-APITOKEN` (which requests would carry along) on a request to one server that
+    redirects to another (another port: another origin). The token stays home."""
+    from gpuhunt._internal.load import transport
+
+    with FaultServer() as api, FaultServer() as other:
+        other.serve("/plans", default=Reply(body=b'{"plans": []}'))
+        api.serve("/plans", default=Reply(302, headers={"Location": f"{other.url}/plans"}))
+        got = transport.request_json(
+            "GET",
+            f"{api.url}/plans",
+            provider="seeweb",
+            headers={"X-APITOKEN": "planted-token", "Accept": "application/json"},
+        )
+        assert got == {"plans": []}
+        (seen,) = other.headers
+        assert "planted-token" not in str(seen) and "X-APITOKEN" not in seen
+        assert api.headers[0]["X-APITOKEN"] == "planted-token"

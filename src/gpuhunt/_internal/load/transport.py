@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -76,12 +76,59 @@ def make_retry(total: int = 3, backoff_factor: float = 0.5) -> Retry:
     )
 
 
+# Headers that may follow a redirect to another host; every other one may carry a credential
+# (`Authorization`, Seeweb's `X-APITOKEN`, signed-request headers, API keys by any name).
+SAFE_HEADERS = frozenset(
+    {
+        "user-agent",
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "content-type",
+        "content-length",
+        "connection",
+        "cookie",  # requests rebuilds it per host from the session's jar
+    }
+)
+_SECRET_PARAM = re.compile(r"key|token|secret|pass|auth|sig|cred|session|code", re.IGNORECASE)
+
+
+class RedirectRefused(requests.RequestException):
+    """A redirect to another host that would have to carry a request body along."""
+
+
 class _TimeoutSession(requests.Session):
-    """A session that applies its default timeout to calls that do not pass their own."""
+    """A session that applies its default timeout to calls that do not pass their own, and
+    never lets a credential follow a redirect to another host."""
 
     def __init__(self, timeout: tuple[float, float]) -> None:
         super().__init__()
         self.default_timeout = timeout
+
+    def rebuild_auth(self, prepared_request: Any, response: Any) -> None:
+        """requests itself drops only `Authorization` when a redirect leaves the host: drop
+        every header not known to be harmless and every query parameter that looks like a
+        secret, and refuse to carry a body (307/308) to another host at all."""
+        old = response.request.url
+        new = prepared_request.url
+        super().rebuild_auth(prepared_request, response)
+        if not self.should_strip_auth(old, new):
+            return
+        if prepared_request.body:
+            raise RedirectRefused(f"redirect to another host ({safe_url(new)}) with a body")
+        for name in list(prepared_request.headers):
+            if name.lower() not in SAFE_HEADERS:
+                del prepared_request.headers[name]
+        parts = urlsplit(new)
+        if parts.query or parts.username or parts.password:
+            kept = [
+                (k, v)
+                for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                if not _SECRET_PARAM.search(k)
+            ]
+            prepared_request.url = urlunsplit(
+                (parts.scheme, _host(parts), parts.path, urlencode(kept), parts.fragment)
+            )
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("timeout", self.default_timeout)
@@ -123,13 +170,26 @@ def default_timeout(http: requests.Session | None = None) -> tuple[float, float]
     return found if found is not None else Settings.from_env().http_timeout
 
 
+def _host(parts: SplitResult) -> str:
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
+
+
 def safe_url(url: str) -> str:
     """The URL without query string, fragment or user info: safe to log and to show."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if not parts.scheme and not parts.netloc:
+        return url.split("?", 1)[0].split("#", 1)[0]  # a local path
+    return urlunsplit((parts.scheme, _host(parts), parts.path, "", ""))
 
 
 def request(
@@ -154,8 +214,12 @@ def request(
         )
     except requests.Timeout:
         raise ProviderError(f"{provider}: {where} timed out") from None
+    except RedirectRefused:
+        raise ProviderError(f"{provider}: {where} redirected to another host; refused") from None
     except requests.RequestException as e:
         raise ProviderError(f"{provider}: {where} failed: {type(e).__name__}") from None
+    if response.is_redirect:  # the caller asked not to follow (allow_redirects=False)
+        raise ProviderError(f"{provider}: {where} answered with a redirect; not followed")
     if response.status_code in (401, 403):
         hint = f"; check {credential}" if credential else ""
         raise ProviderError(
