@@ -435,3 +435,73 @@ def test_a_provider_token_does_not_follow_a_redirect_to_another_host():
         (seen,) = other.headers
         assert "planted-token" not in str(seen) and "X-APITOKEN" not in seen
         assert api.headers[0]["X-APITOKEN"] == "planted-token"
+
+
+# --------------------------------------------------------------------------- online offers
+
+
+def test_invalid_online_offers_are_skipped_counted_and_the_answer_stays_price_ordered(tmp_path):
+    import dataclasses
+
+    from gpuhunt.providers.base import AbstractProvider
+    from tests.helpers import item
+
+    def raw(provider, price, **kw):
+        # Bypass any checks a constructor might do: what a buggy provider could hand back.
+        good = item(provider, price=1.0, instance_name=f"{provider}-{price!r}")
+        bad = dataclasses.replace(good)
+        object.__setattr__(bad, "price", price)
+        for k, v in kw.items():
+            object.__setattr__(bad, k, v)
+        return bad
+
+    class Vast(AbstractProvider):
+        NAME = "vastai"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [
+                raw("vastai", 0.5),
+                raw("vastai", float("nan")),
+                raw("vastai", 1.5),
+                raw("vastai", float("inf")),
+                raw("vastai", 2.5, cpu=-4),
+            ]
+
+    class DO(AbstractProvider):
+        NAME = "digitalocean"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [
+                raw("digitalocean", -1.0),
+                raw("digitalocean", "0.7"),
+                raw("digitalocean", 0.75),
+                raw("digitalocean", 3.5, memory=float("nan")),
+            ]
+
+    class HotAisle(AbstractProvider):
+        NAME = "hotaisle"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [raw("hotaisle", 0.0), raw("hotaisle", 2.0, gpu_count=10**9)]
+
+    (tmp_path / "csvs").mkdir()
+    (tmp_path / "csvs" / "aws.csv").write_bytes(GOOD)
+    c = Catalog(settings=Settings(catalog_dir=str(tmp_path / "csvs")))
+    for p in (Vast(), DO(), HotAisle()):
+        c.add_provider(p)
+    offers = c.query()
+    prices = [i.price for i in offers]
+    assert prices == sorted(prices)
+    assert all(isinstance(p, float) and p > 0 for p in prices)
+    assert len([i for i in offers if i.provider != "aws"]) == 3  # 0.5, 1.5, 0.75
+    assert c.status().online_skipped == {"vastai": 3, "digitalocean": 3, "hotaisle": 2}
+
+
+def test_online_answer_nested_too_deep_is_a_provider_error_not_an_escape(tmp_path):
+    from gpuhunt._internal.load import transport
+
+    with FaultServer() as srv:
+        srv.serve("/bundles/", default=Reply(body=DEEP))
+        with pytest.raises(Exception) as e:
+            transport.request_json("POST", f"{srv.url}/bundles/", provider="vastai", json={})
+        assert "invalid JSON" in str(e.value) and type(e.value).__name__ == "ProviderError"

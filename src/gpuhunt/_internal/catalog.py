@@ -89,6 +89,7 @@ class CatalogStatus:
     online_errors: dict[str, str] = field(default_factory=dict)
     downloads: int = 0
     data_age_days: int | None = None  # age of the oldest collection, when the manifest says
+    online_skipped: dict[str, int] = field(default_factory=dict)  # invalid offers, last answer
 
 
 class Catalog:
@@ -148,6 +149,7 @@ class Catalog:
         self._failures = 0
         self._retry_at = 0.0
         self._online_errors: dict[str, str] = {}
+        self._online_skipped: dict[str, int] = {}
         self._downloads = 0
 
     # ----------------------------------------------------------------- loading
@@ -431,6 +433,7 @@ class Catalog:
             online_errors=dict(self._online_errors),
             downloads=self._downloads,
             data_age_days=sources.snapshot_age_days(loaded.manifest) if loaded else None,
+            online_skipped=dict(self._online_skipped),
         )
 
     # ----------------------------------------------------------------- querying
@@ -489,7 +492,10 @@ class Catalog:
         if not asked:
             return offers
         return merge_online(
-            offers, online.answers(asked, q, self._online_timeout, self._online_errors)
+            offers,
+            online.answers(
+                asked, q, self._online_timeout, self._online_errors, self._online_skipped
+            ),
         )
 
     def _query_offline(self, providers: list[str], q: QueryFilter) -> Offers:
