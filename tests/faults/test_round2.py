@@ -505,3 +505,32 @@ def test_online_answer_nested_too_deep_is_a_provider_error_not_an_escape(tmp_pat
         with pytest.raises(Exception) as e:
             transport.request_json("POST", f"{srv.url}/bundles/", provider="vastai", json={})
         assert "invalid JSON" in str(e.value) and type(e.value).__name__ == "ProviderError"
+
+
+# --------------------------------------------------------------------------- URLs with user info
+
+
+def test_a_password_in_the_catalog_url_is_never_shown(tmp_path, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    password = "hunter2-PLANTED"
+    with FaultServer() as srv:
+        publish(srv)
+        url = srv.url.replace("http://", f"http://user:{password}@")
+        c = Catalog(catalog_url=url)
+        assert len(c.query()) == 10
+        texts = [repr(c.status())]
+        srv.serve("/version", default=Reply(500))
+        c.load()
+        texts.append(repr(c.status()))
+        env = {"GPUHUNT_CACHE_DIR": str(tmp_path / "cli"), "GPUHUNT_CATALOG_URL": url}
+        for args in (["catalog", "status"], ["catalog", "status", "--json"], ["query"]):
+            done = cli([*args], {**env, "GPUHUNT_LOAD_TIMEOUT": "5"})
+            texts += [done.stdout, done.stderr]
+        srv.serve("/version", default=Reply(body=b"v1"))
+        done = cli(["query", "--limit", "1"], env)
+        texts += [done.stdout, done.stderr]
+        assert "127.0.0.1" in done.stdout  # the URL is shown, without its user info
+    texts.append(caplog.text)
+    assert not [t for t in texts if password in t]

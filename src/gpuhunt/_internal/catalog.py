@@ -24,7 +24,7 @@ from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
-from gpuhunt._internal.load import sources, threads
+from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, provider_table
@@ -78,7 +78,7 @@ class CatalogStatus:
 
     version: str | None
     source: str | None  # network, disk-cache, bundled, directory, or None before any load
-    url: str | None
+    url: str | None  # shown without user info or query string
     loaded_at: dt.datetime | None
     age_seconds: float | None
     offers: dict[str, int] = field(default_factory=dict)
@@ -422,7 +422,8 @@ class Catalog:
         return CatalogStatus(
             version=loaded.version if loaded else None,
             source=loaded.source if loaded else None,
-            url=loaded.url if loaded else self.catalog_url,
+            # Never the user info or query string a URL may carry (a password, a signature).
+            url=transport.safe_url(loaded.url if loaded else self.catalog_url),
             loaded_at=loaded.loaded_wall if loaded else None,
             age_seconds=(time.monotonic() - loaded.loaded_at) if loaded else None,
             offers=loaded.table.counts() if loaded else {},

@@ -43,7 +43,9 @@ def _number(value: Any) -> bool:
 
 
 def _count(value: Any, top: int) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= value <= top
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        return False
+    return 0 <= int(value) <= top
 
 
 def _size(value: Any, top: float, optional: bool = False) -> bool:
@@ -79,7 +81,7 @@ def valid_offers(
     under the provider's name and, when the provider keeps a `last_report`, in it."""
     good: list[CatalogItem] = []
     bad = 0
-    report = getattr(provider, "last_report", None)
+    report: Any = getattr(provider, "last_report", None)
     for item in items:
         problem = offer_problem(item)
         if problem is None:
@@ -88,7 +90,7 @@ def valid_offers(
         bad += 1
         if bad <= 3:
             logger.warning("Online provider %s: skipping an offer: %s", provider.NAME, problem)
-        if hasattr(report, "skip"):
+        if report is not None and hasattr(report, "skip"):
             report.skip(getattr(item, "instance_name", "an offer"), problem)
     if skipped is not None:
         if bad:
