@@ -275,6 +275,8 @@ class Catalog:
         # Every load gave up waiting: what arrived late is for the next query.
         try:
             with self._lock:
+                if self._job is not job:  # a newer download started meanwhile: it decides
+                    return
                 if isinstance(job.error, sources.Unchanged):
                     self._unchanged()
                 elif job.raw is not None:
