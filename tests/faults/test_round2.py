@@ -534,3 +534,18 @@ def test_a_password_in_the_catalog_url_is_never_shown(tmp_path, caplog):
         assert "127.0.0.1" in done.stdout  # the URL is shown, without its user info
     texts.append(caplog.text)
     assert not [t for t in texts if password in t]
+
+
+def test_provider_answers_are_size_capped_too(monkeypatch):
+    from gpuhunt._internal.errors import ProviderError
+    from gpuhunt._internal.load import transport
+
+    monkeypatch.setattr(transport, "MAX_RESPONSE_BYTES", 2**20)
+    with FaultServer() as srv:
+        srv.serve("/huge", default=Reply(body=b"{}", declared_length=2**31))
+        srv.serve("/long", default=Reply(body=b" " * (3 * 2**20) + b"{}", declared_length=-1))
+        srv.serve("/fine", default=Reply(body=b'{"ok": 1}'))
+        for path, why in (("/huge", "announced"), ("/long", "more than")):
+            with pytest.raises(ProviderError, match=why):
+                transport.request_json("GET", f"{srv.url}{path}", provider="vastai")
+        assert transport.request_json("GET", f"{srv.url}/fine", provider="vastai") == {"ok": 1}

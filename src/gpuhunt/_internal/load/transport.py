@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 USER_AGENT = f"gpuhunt/{__version__}"
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 MAX_RETRY_AFTER = 30.0
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024  # a provider API answer held whole (streamed ones aside)
 
 
 _QUERY = re.compile(r"\?[^\s'\")]*")
@@ -208,9 +209,12 @@ def request(
     a 401/403 tells the user what to fix.
     """
     where = f"{method.upper()} {safe_url(url)}"
+    stream = bool(kwargs.pop("stream", False))
     try:
+        # Always streamed: the body is read here, against the size cap, unless the caller
+        # streams it itself.
         response = (http or session()).request(
-            method, url, timeout=timeout or default_timeout(http), **kwargs
+            method, url, timeout=timeout or default_timeout(http), stream=True, **kwargs
         )
     except requests.Timeout:
         raise ProviderError(f"{provider}: {where} timed out") from None
@@ -218,16 +222,44 @@ def request(
         raise ProviderError(f"{provider}: {where} redirected to another host; refused") from None
     except requests.RequestException as e:
         raise ProviderError(f"{provider}: {where} failed: {type(e).__name__}") from None
-    if response.is_redirect:  # the caller asked not to follow (allow_redirects=False)
-        raise ProviderError(f"{provider}: {where} answered with a redirect; not followed")
-    if response.status_code in (401, 403):
-        hint = f"; check {credential}" if credential else ""
-        raise ProviderError(
-            f"{provider}: {where} was refused with HTTP {response.status_code}{hint}"
-        )
-    if response.status_code >= 400:
-        raise ProviderError(f"{provider}: {where} returned HTTP {response.status_code}")
+    try:
+        if response.is_redirect:  # the caller asked not to follow (allow_redirects=False)
+            raise ProviderError(f"{provider}: {where} answered with a redirect; not followed")
+        if response.status_code in (401, 403):
+            hint = f"; check {credential}" if credential else ""
+            raise ProviderError(
+                f"{provider}: {where} was refused with HTTP {response.status_code}{hint}"
+            )
+        if response.status_code >= 400:
+            raise ProviderError(f"{provider}: {where} returned HTTP {response.status_code}")
+        if not stream:
+            _read_capped(response, f"{provider}: {where}")
+    except BaseException:
+        response.close()
+        raise
     return response
+
+
+def _read_capped(response: requests.Response, where: str) -> None:
+    """Read the body into `response` (so `.content`, `.json()` work as usual), refusing one
+    over `MAX_RESPONSE_BYTES` from its Content-Length or as soon as that much arrived."""
+    cap = MAX_RESPONSE_BYTES
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise ProviderError(f"{where} announced {int(declared)} bytes, over the {cap}-byte cap")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_content(64 * 1024):
+            size += len(chunk)
+            if size > cap:
+                raise ProviderError(f"{where} sent more than the {cap}-byte cap")
+            chunks.append(chunk)
+    except requests.RequestException as e:
+        raise ProviderError(f"{where} broke off: {type(e).__name__}") from None
+    response._content = b"".join(chunks)
+    response._content_consumed = True  # type: ignore[attr-defined]
+    response.close()
 
 
 def request_json(
