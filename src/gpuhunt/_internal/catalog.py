@@ -120,6 +120,7 @@ class Catalog:
             load_timeout: seconds one load of the latest catalog may take in all (every
                 request and body read) before it falls back to the disk cache or the bundled
                 snapshot; the download may finish in the background for the next query.
+                A pinned `load(version=...)`, which has no fallback, gets six times as long.
                 Default `GPUHUNT_LOAD_TIMEOUT` or 10; 0 means no whole-load limit.
         """
         self._settings = settings if settings is not None else Settings.from_env()
@@ -197,6 +198,10 @@ class Catalog:
         try:
             if may_fall_back and self._bounded():
                 raw = self._fetch_bounded()
+            elif self._bounded():
+                # No fallback to go to: the download gets the longer, background budget.
+                limit = self._load_timeout * BACKGROUND_FACTOR
+                raw = self._fetch(version, time.monotonic() + limit)
             else:
                 raw = self._fetch(version)
         except sources.Unchanged:
