@@ -76,3 +76,24 @@ def test_same_host_redirects_keep_their_headers():
         )
         assert got == {"ok": True}
         assert rsps.calls[1].request.headers["X-APITOKEN"] == SECRET
+
+
+def test_a_body_is_never_carried_to_another_host():
+    from gpuhunt._internal.errors import ProviderError
+
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        rsps.add(
+            responses.POST,
+            "https://api.example.com/token",
+            status=307,
+            headers={"Location": f"https://{ATTACKER}/token"},
+        )
+        rsps.add(responses.POST, f"https://{ATTACKER}/token", json={})
+        with pytest.raises(ProviderError, match="another host"):
+            transport.request_json(
+                "POST",
+                "https://api.example.com/token",
+                provider="verda",
+                json={"client_secret": SECRET},
+            )
+        assert [c.request.url for c in rsps.calls] == ["https://api.example.com/token"]
