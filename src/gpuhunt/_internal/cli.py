@@ -100,9 +100,9 @@ def run() -> None:
     nobody waits for any more (a provider sleeping on `Retry-After`, a catalog download going
     on in the background, a provider's own worker pool) is abandoned rather than waited for."""
     code = main()
-    lingering = [
-        t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon
-    ]
+    # Any thread still running (daemon or not) is abandoned work. Exit without waiting for it,
+    # and without letting a daemon thread write to a stream the interpreter is tearing down.
+    lingering = [t for t in threading.enumerate() if t is not threading.main_thread()]
     if lingering:
         with contextlib.suppress(Exception):
             sys.stdout.flush()
