@@ -88,7 +88,6 @@ SAFE_HEADERS = frozenset(
         "content-type",
         "content-length",
         "connection",
-        "cookie",  # requests rebuilds it per host from the session's jar
     }
 )
 _SECRET_PARAM = re.compile(r"key|token|secret|pass|auth|sig|cred|session|code", re.IGNORECASE)
