@@ -1,5 +1,3 @@
-import sys
+from gpuhunt._internal.cli import run
 
-from gpuhunt._internal.cli import main
-
-sys.exit(main())
+run()

@@ -15,7 +15,8 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False  # accept and never answer
-    declared_length: int | None = None  # a Content-Length that lies (truncated body)
+    declared_length: int | None = None  # a Content-Length that lies (truncated body); -1: none
+    drip: float = 0.0  # seconds between single bytes of the body (a server that trickles)
 
 
 class FaultServer:
@@ -23,6 +24,7 @@ class FaultServer:
         self.routes: dict[str, list[Reply]] = {}
         self.defaults: dict[str, Reply] = {}
         self.hits: dict[str, int] = {}
+        self.headers: list[dict[str, str]] = []  # each request's headers, in arrival order
         self.lock = threading.Lock()
         self._release = threading.Event()
         outer = self
@@ -36,6 +38,7 @@ class FaultServer:
             def do_GET(self) -> None:
                 with outer.lock:
                     outer.hits[self.path] = outer.hits.get(self.path, 0) + 1
+                    outer.headers.append(dict(self.headers.items()))
                     queue = outer.routes.get(self.path)
                     reply = queue.pop(0) if queue else outer.defaults.get(self.path, Reply(404))
                 if reply.hang:
@@ -47,12 +50,28 @@ class FaultServer:
                 length = (
                     reply.declared_length if reply.declared_length is not None else len(reply.body)
                 )
-                self.send_header("Content-Length", str(length))
+                if length >= 0:
+                    self.send_header("Content-Length", str(length))
+                else:  # the body runs until the connection closes
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
                 with contextlib.suppress(OSError):
-                    self.wfile.write(reply.body)
+                    if reply.drip:
+                        for k in range(len(reply.body)):
+                            if outer._release.wait(reply.drip):
+                                return
+                            self.wfile.write(reply.body[k : k + 1])
+                            self.wfile.flush()
+                    else:
+                        self.wfile.write(reply.body)
                 if reply.declared_length is not None:
                     self.close_connection = True
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                self.do_GET()
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler, False)
         self.httpd.request_queue_size = 128  # the default 5 drops parallel connects (1 s SYN retry)
@@ -69,6 +88,10 @@ class FaultServer:
         self._release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def release(self) -> None:
+        """End every hanging or dripping answer now."""
+        self._release.set()
 
     def serve(self, path: str, *replies: Reply, default: Reply | None = None) -> None:
         with self.lock:

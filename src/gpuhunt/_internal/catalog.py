@@ -19,15 +19,14 @@ import logging
 import threading
 import time
 from collections.abc import Container
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
-from gpuhunt._internal.errors import CatalogError, GPUHuntError
+from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
 from gpuhunt._internal.history.table import PriceHistory
-from gpuhunt._internal.load import sources
+from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, provider_table
@@ -46,6 +45,21 @@ logger = logging.getLogger(__name__)
 
 RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff between failed reloads: first, cap
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
+# A download the load stopped waiting for may go on this many times the load's time limit, so
+# that a slow but working network still brings the next query fresh data.
+BACKGROUND_FACTOR = 6
+
+
+class _Job:
+    """One download of the latest catalog, on its own daemon thread. A load waits for it up to
+    its time limit; when every waiter has given up, the job installs what it got itself."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.raw: sources.RawCatalog | None = None
+        self.error: BaseException | None = None
+        self.waiting = 0  # loads waiting for it now
+        self.taken = False  # its outcome was handled (by a waiting load, or by the job itself)
 
 
 @dataclass(frozen=True)
@@ -66,7 +80,7 @@ class CatalogStatus:
 
     version: str | None
     source: str | None  # network, disk-cache, bundled, directory, or None before any load
-    url: str | None
+    url: str | None  # shown without user info or query string
     loaded_at: dt.datetime | None
     age_seconds: float | None
     offers: dict[str, int] = field(default_factory=dict)
@@ -84,6 +98,7 @@ class CatalogStatus:
     fallback: bool = False
     # Per provider in the manifest: when its data was recorded (None: not known).
     recorded_at: dict[str, dt.datetime | None] = field(default_factory=dict)
+    online_skipped: dict[str, int] = field(default_factory=dict)  # invalid offers, last answer
 
 
 class Catalog:
@@ -98,6 +113,7 @@ class Catalog:
         retries: int = 1,
         online_timeout: float | None = None,
         settings: Settings | None = None,
+        load_timeout: float | None = None,
     ) -> None:
         """
         Args:
@@ -110,6 +126,11 @@ class Catalog:
             retries: retries of a failed catalog download (with backoff).
             online_timeout: how long a query waits for online providers (seconds).
             settings: what the environment would give otherwise (`Settings.from_env()`).
+            load_timeout: seconds one load of the latest catalog may take in all (every
+                request and body read) before it falls back to the disk cache or the bundled
+                snapshot; the download may finish in the background for the next query.
+                A pinned `load(version=...)`, which has no fallback, gets six times as long.
+                Default `GPUHUNT_LOAD_TIMEOUT` or 10; 0 means no whole-load limit.
         """
         self._settings = settings if settings is not None else Settings.from_env()
         self.balance_resources = balance_resources
@@ -124,10 +145,14 @@ class Catalog:
         self._online_timeout = (
             self._settings.online_timeout if online_timeout is None else online_timeout
         )
-        self._executor: ThreadPoolExecutor | None = None
+        self._load_timeout = self._settings.load_timeout if load_timeout is None else load_timeout
+        self._executor: threads.DaemonPool | None = None
         self._executor_lock = threading.Lock()
         self._loaded: _Loaded | None = None
-        self._lock = threading.Lock()  # one load at a time
+        self._lock = threading.Lock()  # one load at a time; queries never take it
+        self._job: _Job | None = None  # the latest catalog's download in progress
+        self._job_lock = threading.Lock()
+        self._reload_lock = threading.Lock()  # guards `_reloading` only
         self._reloading = False
         self._last_error: str | None = None
         self._last_attempt: dt.datetime | None = None
@@ -135,6 +160,7 @@ class Catalog:
         self._retry_at = 0.0
         self._online = online.Health(self._now)
         self._warned_gpu_names: set[str] = set()
+        self._online_skipped: dict[str, int] = {}
         self._downloads = 0
 
     def _now(self) -> float:
@@ -168,12 +194,12 @@ class Catalog:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _online_executor(self) -> ThreadPoolExecutor:
+    def _online_executor(self) -> threads.DaemonPool:
+        # Daemon threads: a provider still retrying when the answer is out never keeps the
+        # process alive.
         with self._executor_lock:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    max_workers=ONLINE_WORKERS, thread_name_prefix="gpuhunt-online"
-                )
+                self._executor = threads.DaemonPool(ONLINE_WORKERS, "gpuhunt-online")
             return self._executor
 
     def load(self, version: str | None = None) -> None:
@@ -186,14 +212,18 @@ class Catalog:
     def _load(self, version: str | None, may_fall_back: bool) -> None:
         self._last_attempt = dt.datetime.now(dt.timezone.utc)
         try:
-            raw = self._fetch(version)
+            if may_fall_back and self._bounded():
+                raw = self._fetch_bounded()
+            elif self._bounded():
+                # No fallback to go to: the download gets the longer, background budget.
+                limit = self._load_timeout * BACKGROUND_FACTOR
+                raw = self._fetch(version, time.monotonic() + limit)
+            else:
+                raw = self._fetch(version)
         except sources.Unchanged:
-            loaded = self._loaded
-            if loaded is not None:  # keep it, fresh again
-                self._loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
-            self._failures, self._retry_at, self._last_error = 0, 0.0, None
+            self._unchanged()
             return
-        except (GPUHuntError, OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - anything from untrusted bytes is a refusal
             self._note_failure(e)
             if not may_fall_back:
                 if isinstance(e, GPUHuntError):
@@ -206,13 +236,78 @@ class Catalog:
                 return
             self._install(self._last_resort(e), degraded=True)
             return
-        else:
-            self._failures = 0
-            self._retry_at = 0.0
-            self._last_error = None if not raw.problems else "; ".join(raw.problems)
+        self._succeeded(raw)
+
+    def _unchanged(self) -> None:
+        loaded = self._loaded
+        if loaded is not None:  # keep it, fresh again
+            self._loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
+        self._failures, self._retry_at, self._last_error = 0, 0.0, None
+
+    def _succeeded(self, raw: sources.RawCatalog) -> None:
+        self._failures = 0
+        self._retry_at = 0.0
+        self._last_error = None if not raw.problems else "; ".join(raw.problems)
         self._install(raw)
 
-    def _fetch(self, version: str | None) -> sources.RawCatalog:
+    def _bounded(self) -> bool:
+        return self._load_timeout > 0 and not self._settings.catalog_dir
+
+    def _fetch_bounded(self) -> sources.RawCatalog:
+        """The latest catalog, waiting at most the load's time limit for a download (a new one,
+        or the one an earlier load gave up on). Called with `_lock` held."""
+        with self._job_lock:
+            job = self._job
+            if job is None or job.taken:
+                job = self._job = _Job()
+                deadline = time.monotonic() + self._load_timeout * BACKGROUND_FACTOR
+                threading.Thread(
+                    target=self._run_job,
+                    args=(job, deadline),
+                    name="gpuhunt-download",
+                    daemon=True,
+                ).start()
+            job.waiting += 1
+        job.done.wait(self._load_timeout)
+        with self._job_lock:
+            job.waiting -= 1
+            if not job.done.is_set():
+                raise CatalogDownloadError(
+                    f"the catalog download did not finish within {self._load_timeout:g}s "
+                    "(GPUHUNT_LOAD_TIMEOUT); it goes on in the background"
+                )
+            job.taken = True
+        if job.error is not None:
+            raise job.error
+        assert job.raw is not None
+        return job.raw
+
+    def _run_job(self, job: _Job, deadline: float) -> None:
+        try:
+            job.raw = self._fetch(None, deadline)
+        except BaseException as e:  # noqa: BLE001 - handed to the load that waits, or kept
+            job.error = e
+        with self._job_lock:
+            job.done.set()
+            adopt = job.waiting == 0 and not job.taken
+            job.taken = True
+        if not adopt:
+            return
+        # Every load gave up waiting: what arrived late is for the next query.
+        try:
+            with self._lock:
+                if self._job is not job:  # a newer download started meanwhile: it decides
+                    return
+                if isinstance(job.error, sources.Unchanged):
+                    self._unchanged()
+                elif job.raw is not None:
+                    self._succeeded(job.raw)
+                elif job.error is not None:
+                    self._last_error = str(job.error)
+        except Exception:  # a background thread must not die loudly; status keeps the error
+            logger.exception("Installing the catalog downloaded in the background failed")
+
+    def _fetch(self, version: str | None, deadline: float | None = None) -> sources.RawCatalog:
         if self._settings.catalog_dir:
             return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
         loaded = self._loaded
@@ -230,6 +325,8 @@ class Catalog:
                 if loaded is not None and not loaded.degraded and version is None
                 else None,
                 allow_http=self._settings.allow_http,
+                deadline=deadline,
+                max_bytes=self._settings.max_download_bytes,
             )
         finally:
             self._downloads += sum(f.downloads for f in fetchers)
@@ -274,8 +371,14 @@ class Catalog:
         cached: set[str] = set()
         for provider in registry.OFFLINE_PROVIDERS:
             if provider in raw.csvs:
-                tables.append(provider_table(raw, provider, cache, cached))
-            elif provider in raw.failed and previous is not None:
+                try:
+                    tables.append(provider_table(raw, provider, cache, cached))
+                    continue
+                except Exception as e:  # noqa: BLE001 - a refused object, never an escape
+                    logger.warning("Refusing the %s catalog: %s", provider, e)
+                    raw.problems.append(f"{provider}: {e}")
+                    self._last_error = "; ".join(raw.problems)
+            if (provider in raw.csvs or provider in raw.failed) and previous is not None:
                 # Its new object is broken: keep serving what we had rather than lose it.
                 kept = previous.part(provider)
                 if kept is not None:
@@ -313,7 +416,8 @@ class Catalog:
         return loaded
 
     def _start_background_reload(self) -> None:
-        with self._lock:
+        # Its own small lock: a query must not wait on `_lock`, which a load holds throughout.
+        with self._reload_lock:
             if self._reloading:
                 return
             self._reloading = True
@@ -341,7 +445,8 @@ class Catalog:
         return CatalogStatus(
             version=loaded.version if loaded else None,
             source=loaded.source if loaded else None,
-            url=loaded.url if loaded else self.catalog_url,
+            # Never the user info or query string a URL may carry (a password, a signature).
+            url=transport.safe_url(loaded.url if loaded else self.catalog_url),
             loaded_at=loaded.loaded_wall if loaded else None,
             age_seconds=(time.monotonic() - loaded.loaded_at) if loaded else None,
             offers=loaded.table.counts() if loaded else {},
@@ -358,6 +463,7 @@ class Catalog:
                 p: freshness.recorded_at(entry)
                 for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
             },
+            online_skipped=dict(self._online_skipped),
         )
 
     # ----------------------------------------------------------------- querying
@@ -435,7 +541,10 @@ class Catalog:
                 logger.warning("%s", problem)
         if not asked:
             return offers
-        return merge_online(offers, online.answers(asked, q, self._online_timeout, self._online))
+        return merge_online(
+            offers,
+            online.answers(asked, q, self._online_timeout, self._online, self._online_skipped),
+        )
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:
         """Why each of `names` can match no offer (no known GPU and no offer in the catalog is

@@ -11,13 +11,16 @@ gpuhunt catalog diff 20261129-1 latest
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import datetime as dt
 import json
 import logging
+import os
 import re
 import sys
+import threading
 from collections.abc import Container, Sequence
 from typing import Any, NoReturn
 
@@ -132,6 +135,23 @@ def _main_help() -> str:
         f"online providers (gpuhunt query --online): {online}\n"
         "`gpuhunt providers` lists them with the credentials each reads."
     )
+
+
+def run() -> None:
+    """The `gpuhunt` program: `main()`, then exit as soon as the answer is out. Online work
+    nobody waits for any more (a provider sleeping on `Retry-After`, a catalog download going
+    on in the background, a provider's own worker pool) is abandoned rather than waited for."""
+    code = main()
+    # Any thread still running (daemon or not) is abandoned work. Exit without waiting for it,
+    # and without letting a daemon thread write to a stream the interpreter is tearing down.
+    lingering = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    if lingering:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

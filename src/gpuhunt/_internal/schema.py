@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,51 @@ FIELDS = [
 ]
 REQUIRED = ("instance_name", "location", "price", "cpu", "memory", "gpu_count", "spot")
 MAX_FIELD_CHARS = 64 * 1024
+MAX_COLUMNS = 256  # the header's; the catalog has 14, later versions may add a few
+
+
+class MissingColumns(ValueError):
+    """A CSV whose header lacks required columns (or has no header): refused as a whole, so
+    the provider keeps the offers it had rather than get an empty table."""
+
+
+def decode_csv(data: bytes) -> str:
+    """A catalog CSV's text. Bytes that are not UTF-8 become lone surrogates, which
+    `check_fields` refuses, so a row with them is skipped rather than served with U+FFFD."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def check_header(header: list[str]) -> dict[str, int]:
+    """Each column's position; raises `MissingColumns` naming what is wrong."""
+    if len(header) > MAX_COLUMNS:
+        raise MissingColumns(f"the header has {len(header)} columns (at most {MAX_COLUMNS})")
+    pos = {name.strip(): i for i, name in enumerate(header)}
+    missing = [name for name in REQUIRED if name not in pos]
+    if missing:
+        raise MissingColumns(f"the header lacks required column(s) {', '.join(missing)}")
+    return pos
+
+
+_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
+
+
+def check_fields(row: list[str], width: int) -> None:
+    """The rules for a row's raw fields, the same on every parse path: no more fields than the
+    header has, no field over `MAX_FIELD_CHARS`, no NUL and nothing that was not UTF-8."""
+    if len(row) > width:
+        raise _Bad(f"{len(row)} fields, the header has {width}")
+    for value in row:
+        if len(value) > MAX_FIELD_CHARS:
+            raise _Bad("field too large")
+        bad = _BAD_CHARS.search(value)
+        if bad is not None:
+            raise _Bad("NUL byte" if bad.group() == "\x00" else "invalid UTF-8")
+
+
+def suspect(text: str) -> bool:
+    """Whether a CSV text has anything `check_fields` refuses by character (the fast paths
+    then leave the file to the row-by-row check)."""
+    return not text.isascii() and _BAD_CHARS.search(text) is not None or "\x00" in text
 
 
 @dataclass
@@ -133,7 +179,7 @@ def check_json(text: str) -> str:
     if ok is None:
         try:
             ok = isinstance(json.loads(text), dict)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to decode
             ok = False
         if len(_json_ok) < 100_000:
             _json_ok[text] = ok

@@ -11,6 +11,7 @@ import io
 import json
 import logging
 import re
+import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ MAX_COMPRESSION_RATIO = 200  # CSVs compress ~10x; bombs compress 1000x
 # for kinds of member later versions may add, which this version does not read.
 _MEMBER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\.[a-z]{1,16}$")
 _READ_SUFFIXES = (".csv", COLUMNS_SUFFIX := ".columns")
+_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 
 def sha256(data: bytes) -> str:
@@ -63,8 +65,21 @@ class Archive:
 def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
     """Open a catalog zip safely and verify it against its manifest, if it has one.
 
-    Raises `CatalogIntegrityError` naming `source` and the member at fault.
+    Raises `CatalogIntegrityError` naming `source` and the member at fault, and only that:
+    whatever decoding these bytes raises (a manifest nested too deep, a codec the zip module
+    lacks) is a refusal of the archive, never an escape.
     """
+    try:
+        return _read_archive(data, source)
+    except CatalogIntegrityError:
+        raise
+    except Exception as e:  # noqa: BLE001 - untrusted bytes: every failure is a refusal
+        raise CatalogIntegrityError(
+            f"{source}: not a readable catalog archive ({type(e).__name__})"
+        ) from None
+
+
+def _read_archive(data: bytes, source: str) -> Archive:
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, EOFError) as e:
@@ -76,6 +91,15 @@ def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
             name = info.filename
             if name != MANIFEST_NAME and not _MEMBER_NAME.match(name):
                 raise CatalogIntegrityError(f"{source}: unexpected member {name[:80]!r}")
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no Unix file type recorded
+            if info.is_dir() or kind not in (0, stat.S_IFREG):
+                # A symlink member would be served as its target's path text.
+                raise CatalogIntegrityError(f"{source}: member {name} is not a regular file")
+            if info.compress_type not in _COMPRESSIONS:
+                raise CatalogIntegrityError(
+                    f"{source}: member {name} uses compression method {info.compress_type}, "
+                    "which catalogs do not use"
+                )
             if info.file_size > MAX_MEMBER_BYTES:
                 raise CatalogIntegrityError(f"{source}: member {name} is too large")
             if info.compress_size and info.file_size / info.compress_size > MAX_COMPRESSION_RATIO:
@@ -104,8 +128,10 @@ def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
             manifest = json.loads(members.pop(MANIFEST_NAME))
             if not isinstance(manifest, dict):
                 raise ValueError("not an object")
-        except ValueError as e:
-            raise CatalogIntegrityError(f"{source}: manifest.json is not valid ({e})") from None
+        except (ValueError, RecursionError) as e:
+            raise CatalogIntegrityError(
+                f"{source}: manifest.json is not valid ({type(e).__name__})"
+            ) from None
     csvs = {n[: -len(".csv")]: data for n, data in members.items() if n.endswith(".csv")}
     columns = {
         n[: -len(COLUMNS_SUFFIX)]: data

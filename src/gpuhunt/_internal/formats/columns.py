@@ -76,8 +76,8 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         raise ValueError("header runs past the end of the file")
     try:
         header = json.loads(data[len(MAGIC) + 4 : start])
-    except (UnicodeDecodeError, ValueError) as e:
-        raise ValueError(f"header is not JSON ({e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ValueError(f"header is not JSON ({type(e).__name__})") from None
     if not isinstance(header, dict):
         raise ValueError("header is not a JSON object")
     if header.get("format") != FORMAT:

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from gpuhunt._internal.models import CatalogItem, CPUArchitecture
-from gpuhunt._internal.schema import FIELDS, MAX_FIELD_CHARS, REQUIRED, ParsedRow, parse_row
+from gpuhunt._internal.schema import (
+    FIELDS,
+    MissingColumns,
+    ParsedRow,
+    check_fields,
+    check_header,
+    parse_row,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -87,20 +94,17 @@ class ReadStats:
 def iter_rows(
     f: IO[str], *, provider: str, stats: ReadStats | None = None, quiet: bool = False
 ) -> Iterator[ParsedRow]:
-    """Validated rows of a provider CSV; bad rows are skipped and counted in `stats`."""
+    """Validated rows of a provider CSV; bad rows are skipped and counted in `stats`. A file
+    without the required columns raises `schema.MissingColumns`."""
     stats = stats if stats is not None else ReadStats()
     reader = csv.reader(f)
     try:
         header = next(reader)
     except StopIteration:
-        return
+        raise MissingColumns(f"the {provider} catalog is empty (no header)") from None
     except csv.Error as e:
-        stats.skip(1, f"unreadable header: {e}")
-        return
-    pos = {name.strip(): i for i, name in enumerate(header)}
-    missing = [name for name in REQUIRED if name not in pos]
-    if missing:
-        logger.warning("%s catalog has no column(s) %s; every row is unusable", provider, missing)
+        raise MissingColumns(f"the {provider} catalog's header is unreadable ({e})") from None
+    pos = check_header(header)  # raises MissingColumns: the file is refused, not emptied
     width = len(header)
     line = 1
     while True:
@@ -123,8 +127,7 @@ def iter_rows(
             return None if i is None else _row[i]
 
         try:
-            if any(len(v) > MAX_FIELD_CHARS for v in row):
-                raise ValueError("field too large")
+            check_fields(row, width)
             parsed = parse_row(get)
         except ValueError as e:
             stats.skip(line, str(e))
@@ -154,5 +157,5 @@ def load(f: IO[str], *, provider: str, stats: ReadStats | None = None) -> Iterat
 
 
 def load_path(path: str, *, provider: str) -> list[CatalogItem]:
-    with open(path, encoding="utf-8", newline="") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
         return list(load(f, provider=provider))

@@ -54,9 +54,15 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     reader = csv.reader(io.StringIO(data))
     try:
         header = [h.strip() for h in next(reader)]
-    except (StopIteration, csv.Error):
-        return TableBuilder(provider).build()
+    except StopIteration:
+        raise schema.MissingColumns(f"the {provider} catalog is empty (no header)") from None
+    except csv.Error as e:
+        raise schema.MissingColumns(
+            f"the {provider} catalog's header is unreadable ({e})"
+        ) from None
     chunks = _Chunks(TableBuilder(provider), header, stats, quoted='"' in data)
+    # NUL bytes or bytes that were not UTF-8 somewhere: every row goes through the row rules.
+    chunks.careful = schema.suspect(data)
     lines = split_lines(data) if strategy in (None, "lines") else None
     if lines is not None:
         read_lines(chunks, lines)
@@ -155,10 +161,11 @@ class _Chunks:
         self.builder = builder
         self.header = header
         self.width = len(header)
-        self.pos = {name: i for i, name in enumerate(header)}
+        # A file without the required columns is refused whole (`MissingColumns`).
+        self.pos = schema.check_header(header)
         self.stats = stats
         self.quoted = quoted  # whether any field of the file is quoted
-        self.required_present = all(name in header for name in schema.REQUIRED)
+        self.careful = False  # rows take the fast paths only after the row rules passed
 
     def flush(self, chunk: list[list[str]], first_line: int, flat: list[str] | None = None) -> None:
         """Add a chunk of rows (or, as `flat`, their fields one after another)."""
@@ -172,25 +179,26 @@ class _Chunks:
         parsed: list[schema.ParsedRow] = []
         pos = self.pos
         for k, row in enumerate(chunk):
-            if len(row) < width:
-                row = row + [""] * (width - len(row))
-            elif len(row) > width:
-                row = row[:width]
             try:
-                if any(len(v) > schema.MAX_FIELD_CHARS for v in row):
-                    raise ValueError("field too large")
+                schema.check_fields(row, width)
+                if len(row) < width:
+                    row = row + [""] * (width - len(row))
                 parsed.append(schema.parse_row(lambda n, _r=row: _r[pos[n]] if n in pos else None))
             except ValueError as e:
                 self.stats.skip(first_line + k, str(e))
                 continue
             good.append(row)
-        if good and not self._fast(good):
+        if good and not self._fast(good, checked=True):
             for p in parsed:
                 self.builder.add_row(p)
             self.stats.rows += len(parsed)
 
-    def _fast(self, chunk: list[list[str]], flat: list[str] | None = None) -> bool:
-        if not self.required_present:
+    def _fast(
+        self, chunk: list[list[str]], flat: list[str] | None = None, checked: bool = False
+    ) -> bool:
+        # `checked`: rows that passed `schema.check_fields` already. Otherwise a suspect file
+        # (careful) takes no fast path, and a field over the size cap sends the chunk back.
+        if self.careful and not checked:
             return False
         width = self.width
         if flat is None:
@@ -198,6 +206,8 @@ class _Chunks:
                 return False
             # Columns by slicing one flat list: much faster than transposing with zip(*rows).
             flat = list(itertools.chain.from_iterable(chunk))
+        if flat and max(map(len, flat)) > schema.MAX_FIELD_CHARS:
+            return False
         n = len(flat) // width
         columns = {name: flat[i::width] for i, name in enumerate(self.header)}
         try:
@@ -213,7 +223,7 @@ class _Chunks:
         distinct rest. False, adding nothing, if the lines do not all fit that shape."""
         flat = list(itertools.chain.from_iterable(map(_SPLIT_HEAD, part)))
         n = len(part)
-        if len(flat) != 4 * n:
+        if self.careful or len(flat) != 4 * n or max(map(len, flat)) > schema.MAX_FIELD_CHARS:
             return False
         head = {"instance_name": flat[0::4], "location": flat[1::4], "price": flat[2::4]}
         if self.quoted and any('"' in "".join(v) for v in head.values()):

@@ -1,8 +1,14 @@
 """The disk cache of downloaded catalogs (one folder per catalog URL, one file per version).
 
-Files are written atomically (temporary file in the same folder, then `os.replace`), so a crash
-or a concurrent writer never leaves a half-written archive where a reader could find it. The
-folder is the user cache dir (platformdirs), or the one `Settings.cache_dir` names.
+A cache file is not trusted because it is ours: each ends with a seal, the sha256 of the bytes
+before it, and a file whose seal does not match (a flipped bit, a torn write, an older format)
+reads as absent and is removed. Files are written to a temporary file in the same folder,
+flushed to the disk, then renamed into place (`os.replace`), so a crash or a concurrent writer
+never leaves a half-written file where a reader could find it; `put` says whether that worked,
+so that a pointer such as `latest.json` is only written once what it names is durable.
+Temporary files of writers killed mid-write are removed by the next write in their folder once
+they are `ORPHAN_AGE` seconds old. The folder is the user cache dir (platformdirs), or the one
+`Settings.cache_dir` names.
 """
 
 from __future__ import annotations
@@ -10,16 +16,60 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
+logger = logging.getLogger(__name__)
+
+SEAL = b"\n#gpuhunt-sha256:"  # then 64 hex digits: the sha256 of every byte before SEAL
+_SEAL_LEN = len(SEAL) + 64
+TMP_PREFIX = ".tmp-"
+ORPHAN_AGE = 3600.0  # seconds: no live writer takes that long to write a catalog file
+
 
 def cache_root(override: Path | None = None) -> Path:
     return override if override is not None else Path(platformdirs.user_cache_dir("gpuhunt"))
+
+
+def seal(data: bytes) -> bytes:
+    return data + SEAL + hashlib.sha256(data).hexdigest().encode()
+
+
+def unseal(raw: bytes) -> bytes | None:
+    """The bytes a sealed file holds, or None if its seal is missing or does not match."""
+    if len(raw) < _SEAL_LEN or raw[-_SEAL_LEN:-64] != SEAL:
+        return None
+    data = raw[:-_SEAL_LEN]
+    if hashlib.sha256(data).hexdigest().encode() != raw[-64:]:
+        return None
+    return data
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    """`data` at `path`, all or nothing, on the disk before this returns."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError, AttributeError):  # the rename itself, where supported
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 class DiskCache:
@@ -35,24 +85,45 @@ class DiskCache:
 
     def get(self, *parts: str) -> bytes | None:
         try:
-            return self._path(*parts).read_bytes()
+            path = self._path(*parts)
+            raw = path.read_bytes()
         except (OSError, ValueError):
             return None
+        data = unseal(raw)
+        if data is None:
+            logger.warning("Discarding the damaged cache file %s", "/".join(parts))
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return data
 
-    def put(self, data: bytes, *parts: str) -> None:
-        path = self._path(*parts)
+    def exists(self, *parts: str) -> bool:
         try:
+            return self._path(*parts).is_file()
+        except ValueError:
+            return False
+
+    def put(self, data: bytes, *parts: str) -> bool:
+        """Store `data` durably; False if it could not be (a read-only or full disk only
+        costs the cache, never the query)."""
+        try:
+            path = self._path(*parts)
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError:
-            pass  # a read-only or full disk only costs the cache, never the query
+            self._remove_orphans(path.parent)
+            _write_durably(path, seal(data))
+            return True
+        except (OSError, ValueError) as e:
+            logger.debug("Could not write the cache file %s: %s", "/".join(parts), e)
+            return False
+
+    @staticmethod
+    def _remove_orphans(folder: Path) -> None:
+        now = time.time()
+        with contextlib.suppress(OSError):
+            for entry in folder.iterdir():
+                if entry.name.startswith(TMP_PREFIX):
+                    with contextlib.suppress(OSError):
+                        if now - entry.stat().st_mtime > ORPHAN_AGE:
+                            entry.unlink()
 
     def prune(self, folder: str, keep: set[str]) -> None:
         """Delete the files in `folder` not named in `keep` (best effort)."""
@@ -61,7 +132,7 @@ class DiskCache:
         except (OSError, ValueError):
             return
         for entry in entries:
-            if entry.name not in keep and not entry.name.startswith(".tmp-"):
+            if entry.name not in keep and not entry.name.startswith(TMP_PREFIX):
                 with contextlib.suppress(OSError):
                     entry.unlink()
 
@@ -71,8 +142,8 @@ class DiskCache:
             return None
         try:
             return json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
-    def put_json(self, value: Any, *parts: str) -> None:
-        self.put(json.dumps(value).encode(), *parts)
+    def put_json(self, value: Any, *parts: str) -> bool:
+        return self.put(json.dumps(value).encode(), *parts)

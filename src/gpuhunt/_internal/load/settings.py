@@ -10,6 +10,9 @@ when a provider's shared HTTP session is first used), never at import time.
     GPUHUNT_CONNECT_TIMEOUT   providers' HTTP connect timeout (default 5)
     GPUHUNT_READ_TIMEOUT      providers' HTTP read timeout (default 30)
     GPUHUNT_LIVE_CACHE_TTL    seconds online providers' answers are kept (default 60)
+    GPUHUNT_LOAD_TIMEOUT      seconds one catalog load may take before it falls back to the disk
+                              cache or the bundled snapshot (default 10; 0: no whole-load limit)
+    GPUHUNT_MAX_DOWNLOAD_MB   largest catalog object downloaded, in MiB (default 256)
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class Settings:
     connect_timeout: float = 5.0
     read_timeout: float = 30.0
     live_cache_ttl: float = 60.0
+    load_timeout: float = 10.0
+    max_download_bytes: int = 256 * 1024 * 1024
 
     @property
     def http_timeout(self) -> tuple[float, float]:
@@ -66,4 +71,8 @@ class Settings:
             connect_timeout=number("GPUHUNT_CONNECT_TIMEOUT", cls.connect_timeout),
             read_timeout=number("GPUHUNT_READ_TIMEOUT", cls.read_timeout),
             live_cache_ttl=number("GPUHUNT_LIVE_CACHE_TTL", cls.live_cache_ttl),
+            load_timeout=number("GPUHUNT_LOAD_TIMEOUT", cls.load_timeout),
+            max_download_bytes=int(
+                number("GPUHUNT_MAX_DOWNLOAD_MB", cls.max_download_bytes / 2**20) * 2**20
+            ),
         )

@@ -7,13 +7,12 @@ up to a cap. Error messages never include query strings or headers, where creden
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -28,6 +27,7 @@ logger = logging.getLogger(__name__)
 USER_AGENT = f"gpuhunt/{__version__}"
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 MAX_RETRY_AFTER = 30.0
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024  # a provider API answer held whole (streamed ones aside)
 
 
 _QUERY = re.compile(r"\?[^\s'\")]*")
@@ -77,12 +77,58 @@ def make_retry(total: int = 3, backoff_factor: float = 0.5) -> Retry:
     )
 
 
+# Headers that may follow a redirect to another host; every other one may carry a credential
+# (`Authorization`, Seeweb's `X-APITOKEN`, signed-request headers, API keys by any name).
+SAFE_HEADERS = frozenset(
+    {
+        "user-agent",
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "content-type",
+        "content-length",
+        "connection",
+    }
+)
+_SECRET_PARAM = re.compile(r"key|token|secret|pass|auth|sig|cred|session|code", re.IGNORECASE)
+
+
+class RedirectRefused(requests.RequestException):
+    """A redirect to another host that would have to carry a request body along."""
+
+
 class _TimeoutSession(requests.Session):
-    """A session that applies its default timeout to calls that do not pass their own."""
+    """A session that applies its default timeout to calls that do not pass their own, and
+    never lets a credential follow a redirect to another host."""
 
     def __init__(self, timeout: tuple[float, float]) -> None:
         super().__init__()
         self.default_timeout = timeout
+
+    def rebuild_auth(self, prepared_request: Any, response: Any) -> None:
+        """requests itself drops only `Authorization` when a redirect leaves the host: drop
+        every header not known to be harmless and every query parameter that looks like a
+        secret, and refuse to carry a body (307/308) to another host at all."""
+        old = response.request.url
+        new = prepared_request.url
+        super().rebuild_auth(prepared_request, response)
+        if not self.should_strip_auth(old, new):
+            return
+        if prepared_request.body:
+            raise RedirectRefused(f"redirect to another host ({safe_url(new)}) with a body")
+        for name in list(prepared_request.headers):
+            if name.lower() not in SAFE_HEADERS:
+                del prepared_request.headers[name]
+        parts = urlsplit(new)
+        if parts.query or parts.username or parts.password:
+            kept = [
+                (k, v)
+                for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                if not _SECRET_PARAM.search(k)
+            ]
+            prepared_request.url = urlunsplit(
+                (parts.scheme, _host(parts), parts.path, urlencode(kept), parts.fragment)
+            )
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("timeout", self.default_timeout)
@@ -124,13 +170,26 @@ def default_timeout(http: requests.Session | None = None) -> tuple[float, float]
     return found if found is not None else Settings.from_env().http_timeout
 
 
+def _host(parts: SplitResult) -> str:
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
+
+
 def safe_url(url: str) -> str:
     """The URL without query string, fragment or user info: safe to log and to show."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if not parts.scheme and not parts.netloc:
+        return url.split("?", 1)[0].split("#", 1)[0]  # a local path
+    return urlunsplit((parts.scheme, _host(parts), parts.path, "", ""))
 
 
 def request(
@@ -149,29 +208,62 @@ def request(
     a 401/403 tells the user what to fix.
     """
     where = f"{method.upper()} {safe_url(url)}"
+    stream = bool(kwargs.pop("stream", False))
     try:
+        # Always streamed: the body is read here, against the size cap, unless the caller
+        # streams it itself.
         response = (http or session()).request(
-            method, url, timeout=timeout or default_timeout(http), **kwargs
+            method, url, timeout=timeout or default_timeout(http), stream=True, **kwargs
         )
     except requests.Timeout:
         raise ProviderError(f"{provider}: {where} timed out") from None
+    except RedirectRefused:
+        raise ProviderError(f"{provider}: {where} redirected to another host; refused") from None
     except requests.RequestException as e:
         raise ProviderError(f"{provider}: {where} failed: {type(e).__name__}") from None
-    if response.status_code in (401, 403):
-        hint = f"; check {credential}" if credential else ""
-        raise ProviderError(
-            f"{provider}: {where} was refused with HTTP {response.status_code}{hint}"
-        )
-    if response.status_code >= 400:
-        raise ProviderError(f"{provider}: {where} returned HTTP {response.status_code}")
-    if response.is_redirect:
-        # Only seen by callers passing allow_redirects=False, so that a credential is never sent
-        # on to wherever the answer points; its body is not the answer that was asked for.
-        raise ProviderError(
-            f"{provider}: {where} answered with a redirect (HTTP {response.status_code}), "
-            "which gpuhunt does not follow for this request"
-        )
+    try:
+        if response.is_redirect:  # the caller asked not to follow (allow_redirects=False)
+            # Only seen by callers passing allow_redirects=False, so that a credential is never
+            # sent on to wherever the answer points; its body is not the answer asked for.
+            raise ProviderError(
+                f"{provider}: {where} answered with a redirect (HTTP {response.status_code}), "
+                "which gpuhunt does not follow for this request"
+            )
+        if response.status_code in (401, 403):
+            hint = f"; check {credential}" if credential else ""
+            raise ProviderError(
+                f"{provider}: {where} was refused with HTTP {response.status_code}{hint}"
+            )
+        if response.status_code >= 400:
+            raise ProviderError(f"{provider}: {where} returned HTTP {response.status_code}")
+        if not stream:
+            _read_capped(response, f"{provider}: {where}")
+    except BaseException:
+        response.close()
+        raise
     return response
+
+
+def _read_capped(response: requests.Response, where: str) -> None:
+    """Read the body into `response` (so `.content`, `.json()` work as usual), refusing one
+    over `MAX_RESPONSE_BYTES` from its Content-Length or as soon as that much arrived."""
+    cap = MAX_RESPONSE_BYTES
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise ProviderError(f"{where} announced {int(declared)} bytes, over the {cap}-byte cap")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_content(64 * 1024):
+            size += len(chunk)
+            if size > cap:
+                raise ProviderError(f"{where} sent more than the {cap}-byte cap")
+            chunks.append(chunk)
+    except requests.RequestException as e:
+        raise ProviderError(f"{where} broke off: {type(e).__name__}") from None
+    response._content = b"".join(chunks)
+    response._content_consumed = True  # type: ignore[attr-defined]
+    response.close()
 
 
 def request_json(
@@ -186,7 +278,7 @@ def request_json(
     response = request(method, url, provider=provider, credential=credential, **kwargs)
     try:
         return response.json()
-    except (ValueError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
         raise ProviderError(
             f"{provider}: {method.upper()} {safe_url(url)} returned invalid JSON"
         ) from None

@@ -102,8 +102,13 @@ def check_csv(data: bytes, provider: str) -> tuple[int, str | None]:
 def count_rows(data: bytes, provider: str) -> int:
     stats = ReadStats()
     text = data.decode("utf-8", "replace")
-    for _ in iter_rows(io.StringIO(text, newline=""), provider=provider, stats=stats, quiet=True):
-        pass
+    try:
+        for _ in iter_rows(
+            io.StringIO(text, newline=""), provider=provider, stats=stats, quiet=True
+        ):
+            pass
+    except schema.MissingColumns:
+        return 0
     return stats.rows
 
 

@@ -1,0 +1,116 @@
+"""Daemon threads for work a caller may stop waiting for.
+
+`concurrent.futures.ThreadPoolExecutor` joins its workers when the interpreter exits, so one
+online provider sleeping on `Retry-After`, or a catalog download still dripping in, would keep
+a finished CLI process alive. The work here runs on daemon threads instead: once the caller has
+its answer, the process can exit and the abandoned work goes with it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def run(fn: Callable[[], T], name: str) -> Future[T]:
+    """`fn` on a new daemon thread; its outcome in the returned future."""
+    fut: Future[T] = Future()
+
+    def target() -> None:
+        if not fut.set_running_or_notify_cancel():
+            return
+        try:
+            fut.set_result(fn())
+        except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
+            fut.set_exception(e)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return fut
+
+
+class DaemonPool(Executor):
+    """A small executor (`submit`, `shutdown`) whose at most `max_workers` threads are daemons,
+    started on demand; a thread idle for `IDLE_SECONDS` ends."""
+
+    IDLE_SECONDS = 30.0
+
+    def __init__(self, max_workers: int, name: str) -> None:
+        self._max = max_workers
+        self._name = name
+        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._lock = threading.Lock()
+        self._workers = 0
+        self._busy = 0
+        self._pending = 0  # submitted, not yet taken by a worker
+        self._shutdown = False
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        fut: Future[T] = Future()
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("cannot submit after shutdown")
+            self._queue.put((fut, lambda: fn(*args, **kwargs)))
+            self._pending += 1
+            if self._workers < self._max and self._busy + self._pending > self._workers:
+                self._workers += 1
+                threading.Thread(
+                    target=self._work, name=f"{self._name}-{self._workers}", daemon=True
+                ).start()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            try:
+                task = self._queue.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:  # submit() counts under this lock: no task slips past
+                    if self._pending:
+                        continue
+                    self._workers -= 1
+                return
+            if task is None:
+                with self._lock:
+                    self._workers -= 1
+                return
+            fut, fn = task
+            with self._lock:
+                self._pending -= 1
+                self._busy += 1
+            try:
+                if fut.set_running_or_notify_cancel():
+                    try:
+                        fut.set_result(fn())
+                    except BaseException as e:  # noqa: BLE001 - handed to whoever waits
+                        fut.set_exception(e)
+            finally:
+                with self._lock:
+                    self._busy -= 1
+
+    def shutdown(self, wait: bool = False, *, cancel_futures: bool = False) -> None:
+        """Stop taking work (queued work is cancelled with `cancel_futures`); never joins."""
+        with self._lock:
+            self._shutdown = True
+            if cancel_futures:
+                while True:
+                    try:
+                        task = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if task is not None:
+                        self._pending -= 1
+                        task[0].cancel()
+            for _ in range(self._workers):
+                self._queue.put(None)
+
+    def __enter__(self) -> DaemonPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
