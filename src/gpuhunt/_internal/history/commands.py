@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.cli_format import price as _money
 from gpuhunt._internal.errors import GPUHuntError
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.history.diff import Listed
@@ -57,14 +58,6 @@ def register_cli(sub: Any, cat_sub: Any) -> None:
     d.add_argument("--limit", type=int, default=20, help="offers listed per section (0: all)")
     d.add_argument("--json", action="store_true", help="JSON output (everything)")
     d.set_defaults(run=_cmd_diff)
-
-
-def _money(x: float | None) -> str:
-    if x is None:
-        return "-"
-    text = f"{x:.4f}".rstrip("0")
-    whole, _, cents = text.partition(".")
-    return f"${whole}.{cents.ljust(2, '0')}"
 
 
 def _pct(x: float | None) -> str:
