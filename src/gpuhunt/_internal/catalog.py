@@ -31,13 +31,14 @@ from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, provider_table
 from gpuhunt._internal.models import (
     AcceleratorVendor,
+    CatalogItem,
     CPUArchitecture,
     LiveProvider,
     QueryFilter,
 )
 from gpuhunt._internal.query import online
 from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.query.offers import Offers, merge_online
+from gpuhunt._internal.query.offers import merge_online
 from gpuhunt._internal.query.table import Table, combine
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class _Loaded:
     loaded_wall: dt.datetime
     manifest: dict[str, Any] | None
     degraded: bool  # the disk cache or the bundled snapshot, served because a download failed
+    cache_key: str | None = None  # which published catalog this is (`sources.cache_key`)
 
 
 @dataclass
@@ -160,15 +162,23 @@ class Catalog:
                 )
             return self._executor
 
-    def load(self, version: str | None = None) -> None:
+    def load(self, version: str | None = None, *, refresh: bool = False) -> None:
         """Load the catalog now: the latest one, or exactly `version` (which raises
         `CatalogError` if it cannot be fetched; it never substitutes another version).
-        Without `version`, failures fall back to the disk cache and the bundled snapshot."""
-        with self._lock:
-            self._load(version, may_fall_back=version is None)
+        Without `version`, failures fall back to the disk cache and the bundled snapshot.
 
-    def _load(self, version: str | None, may_fall_back: bool) -> None:
+        The latest catalog is taken from the disk cache without any request when this or
+        another process learnt from the network less than `reload_interval` ago which one is
+        the latest (so a CLI run seconds after another asks nothing); `refresh=True` asks the
+        network anyway."""
+        with self._lock:
+            self._load(version, may_fall_back=version is None, refresh=refresh)
+
+    def _load(self, version: str | None, may_fall_back: bool, refresh: bool = False) -> None:
         self._last_attempt = dt.datetime.now(dt.timezone.utc)
+        if version is None and not refresh and self._from_fresh_cache():
+            self._failures, self._retry_at, self._last_error = 0, 0.0, None
+            return
         try:
             raw = self._fetch(version)
         except sources.Unchanged:
@@ -218,6 +228,27 @@ class Catalog:
         finally:
             self._downloads += sum(f.downloads for f in fetchers)
 
+    def _from_fresh_cache(self) -> bool:
+        """Serve the latest catalog from the disk cache if the network named it less than
+        `reload_interval` ago; the next reload is due when that check is that old."""
+        if self._settings.catalog_dir or sources.local_path(self._url) is not None:
+            return False
+        cache = self._disk_cache(self._url)
+        fresh = sources.fresh_in_cache(cache, self.reload_interval)
+        if fresh is None:
+            return False
+        key, age = fresh
+        loaded_at = time.monotonic() - age
+        loaded = self._loaded
+        if loaded is not None and not loaded.degraded and loaded.cache_key == key:
+            self._loaded = dataclasses.replace(loaded, loaded_at=loaded_at)
+            return True
+        raw = sources.from_cache(self._url, cache)
+        if raw is None or sources.cache_key(raw) != key:
+            return False
+        self._install(raw, loaded_at=loaded_at)
+        return True
+
     def _disk_cache(self, url: str) -> DiskCache:
         return DiskCache(url, self._settings.cache_dir)
 
@@ -249,7 +280,9 @@ class Catalog:
         first, cap = RETRY_AFTER_FAILURE
         self._retry_at = time.monotonic() + min(cap, first * 2 ** (self._failures - 1))
 
-    def _install(self, raw: sources.RawCatalog, degraded: bool = False) -> None:
+    def _install(
+        self, raw: sources.RawCatalog, degraded: bool = False, loaded_at: float | None = None
+    ) -> None:
         tables = []
         previous = self._loaded.table if self._loaded is not None else None
         # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
@@ -268,15 +301,18 @@ class Catalog:
             cache.prune(PARSED, cached)
         # Built off to the side, then one assignment: queries see the old catalog or the new
         # one, never a mix, and never wait for the build.
+        table = combine(tables)
+        table.prepare()  # so that the first query after a load builds offers as fast as later ones
         self._loaded = _Loaded(
-            table=combine(tables),
+            table=table,
             version=raw.version,
             source=raw.source,
             url=raw.url,
-            loaded_at=time.monotonic(),
+            loaded_at=time.monotonic() if loaded_at is None else loaded_at,
             loaded_wall=dt.datetime.now(dt.timezone.utc),
             manifest=raw.manifest,
             degraded=degraded,
+            cache_key=None if degraded else sources.cache_key(raw),
         )
 
     def _current(self) -> _Loaded | None:
@@ -369,12 +405,16 @@ class Catalog:
         max_compute_capability: str | tuple[int, int] | None = None,
         spot: bool | None = None,
         allowed_flags: Container[str] | None = None,
-    ) -> Offers:
+    ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL").
 
-        Returns a read-only sequence of `CatalogItem`s. Online providers that fail or time out
-        are left out and reported in `status().online_errors`.
+        Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
+        or change its answer without affecting anyone else's. Offers from the catalog share
+        their `flags` and `provider_data` with the other offers of their instance type, so
+        those are read-only (`FrozenList`, `FrozenDict`; copy them to change them). Online
+        providers that fail or time out are left out and reported in
+        `status().online_errors`.
         """
         # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
         q = make_filter(**{k: v for k, v in locals().items() if k != "self"})
@@ -390,19 +430,19 @@ class Catalog:
                 logger.warning("Online provider %s was asked for but not added", name)
         asked = online.ask(self._online_executor(), live, q, self.balance_resources) if live else []
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
-        offers = self._query_offline(offline, q) if offline else Offers.from_items([])
+        offers = self._query_offline(offline, q) if offline else []
         if not asked:
             return offers
         return merge_online(
             offers, online.answers(asked, q, self._online_timeout, self._online_errors)
         )
 
-    def _query_offline(self, providers: list[str], q: QueryFilter) -> Offers:
+    def _query_offline(self, providers: list[str], q: QueryFilter) -> list[CatalogItem]:
         loaded = self._current()
         if loaded is None:
             if not self.auto_reload:
                 logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")
-            return Offers.from_items([])
+            return []
         table = loaded.table
         everyone = set(table.providers) <= set(providers)
-        return Offers(table, table.select(q, None if everyone else providers))
+        return table.items(table.select(q, None if everyone else providers))

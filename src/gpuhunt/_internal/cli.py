@@ -90,6 +90,12 @@ def _query_parser(sub: Any) -> None:
         action="store_true",
         help="also query online providers live (those without credentials are skipped)",
     )
+    p.add_argument(
+        "--refresh",
+        action="store_true",
+        help="ask the network for the latest catalog even if the disk cache was checked "
+        "less than GPUHUNT_RELOAD_INTERVAL ago",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -200,6 +206,8 @@ def _query(args: argparse.Namespace) -> int:
         if args.online and not args.catalog_url
         else Catalog(catalog_url=args.catalog_url)
     )
+    if args.refresh:
+        catalog.load(refresh=True)
     # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))
@@ -229,11 +237,21 @@ def _query(args: argparse.Namespace) -> int:
 def _describe_source(status: Any) -> str:
     where = {
         "network": f"Catalog {status.version} downloaded from {status.url}",
-        "disk-cache": f"Catalog {status.version} from the disk cache (network unavailable)",
+        "disk-cache": f"Catalog {status.version} from the disk cache "
+        + (
+            "(network unavailable)"
+            if status.last_error
+            else f"(checked {_age(status.age_seconds)} ago; --refresh checks now)"
+        ),
         "bundled": f"Catalog snapshot {status.version} bundled with gpuhunt (network unavailable; may be out of date)",
         "directory": f"Catalog from {status.url}",
     }
     return where.get(status.source or "", "No catalog loaded") + "."
+
+
+def _age(seconds: float | None) -> str:
+    s = int(seconds or 0)
+    return f"{s // 3600} h {s % 3600 // 60} min" if s >= 3600 else f"{s // 60} min {s % 60} s"
 
 
 def _as_dict(i: CatalogItem) -> dict[str, Any]:

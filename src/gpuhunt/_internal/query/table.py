@@ -25,7 +25,15 @@ from typing import Any
 import numpy as np
 
 from gpuhunt._internal.constraints import get_compute_capability
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.models import (
+    AcceleratorVendor,
+    CatalogItem,
+    CPUArchitecture,
+    QueryFilter,
+    Shape,
+    build_offers,
+    freeze,
+)
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
@@ -113,12 +121,9 @@ class Table:
         cc = name_cc[self.gpu_name]
         self.compute_capability = np.where(self.gpu_vendor == _NVIDIA, cc, -1).astype(np.int32)
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
-        # Offers built so far, by row: built on first read, then shared by every answer that
-        # includes them (as gpuhunt 0.1.x shared its one list of offers). `_built` says which
-        # rows are filled, so finding the missing ones of an answer is one vectorised step.
-        self._objects: np.ndarray | None = None  # dtype=object
-        self._built: np.ndarray | None = None
-        self._store_lock = threading.Lock()
+        # What offers are built from (see `prepare`): made once, on the first read or at load.
+        self._parts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._parts_lock = threading.Lock()
 
     def counts(self) -> dict[str, int]:
         """Offers per provider."""
@@ -197,104 +202,123 @@ class Table:
     # ------------------------------------------------------------------ materialise
 
     def items(self, rows: np.ndarray) -> list[CatalogItem]:
-        """The offers of `rows`, building those not built before."""
+        """The offers of `rows`, new objects for every call (so no caller sees another's
+        changes). An offer shares the fields of its instance type (one `Shape` for all the
+        offers of a type) and holds its location, price and spot: four stores, built in bulk."""
         if len(rows) == 0:
             return []
-        objects, built = self._store()
-        missing = rows[~built[rows]]
-        if len(missing):
-            # Concurrent readers may build the same row twice; both objects are equal and the
-            # second simply replaces the first.
-            for r, item in zip(missing.tolist(), self._build_items(missing)):
-                objects[r] = item
-            built[missing] = True
-        # Gathering from an object array is a C loop: a few ns an offer.
-        found: list[CatalogItem] = objects[rows].tolist()
-        return found
-
-    def built(self, row: int) -> CatalogItem | None:
-        """The offer of `row` if it has been built, else None."""
-        objects = self._objects
-        return objects[row] if objects is not None else None
-
-    def item(self, row: int) -> CatalogItem:
-        found = self.built(row)
-        return found if found is not None else self.items(np.array([row]))[0]
-
-    def _store(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._objects is None or self._built is None:
-            with self._store_lock:
-                if self._objects is None or self._built is None:
-                    self._built = np.zeros(len(self), dtype=bool)
-                    self._objects = np.full(len(self), None, dtype=object)
-        return self._objects, self._built
-
-    def _build_items(self, rows: np.ndarray) -> list[CatalogItem]:
-        """Build the offers of `rows` (bulk column reads, no per-row validation: the rows were
-        validated when the table was built)."""
-        names, locs, gnames = self.instance_names, self.locations, self.gpu_names
-        fsets, pdatas = self.flag_sets, self.provider_datas
-        gpu_memory = [None if x != x else x for x in self.gpu_memory[rows].tolist()]
-        disk_size = [None if x != x else x for x in self.disk_size[rows].tolist()]
-        columns = zip(
-            self.provider[rows].tolist(),
-            self.instance_name[rows].tolist(),
-            self.location[rows].tolist(),
-            self.price[rows].tolist(),
-            self.cpu[rows].tolist(),
-            self.memory[rows].tolist(),
-            self.gpu_count[rows].tolist(),
-            self.gpu_name[rows].tolist(),
-            gpu_memory,
-            self.spot[rows].tolist(),
-            disk_size,
-            self.gpu_vendor[rows].tolist(),
-            self.flags[rows].tolist(),
-            self.cpu_arch[rows].tolist(),
-            self.provider_data[rows].tolist(),
-        )
-        new = object.__new__
-        providers = self.providers
-        out = []
+        shape_of_row, shapes, locations = self.prepare()
         with gc_paused():
-            for (
-                prov,
-                n,
-                loc,
-                price,
-                cpu,
-                mem,
-                count,
-                gn,
-                gmem,
-                spot,
-                disk,
-                vend,
-                fl,
-                arch,
-                pd,
-            ) in columns:
-                # Bypasses __init__/__post_init__: every row was validated when the table was built.
-                item = new(CatalogItem)
-                # Plain attribute stores, in field order: the fastest way to fill an instance.
-                item.provider = providers[prov]
-                item.instance_name = names[n]
-                item.location = locs[loc]
-                item.price = price
-                item.cpu = cpu
-                item.memory = mem
-                item.gpu_count = count
-                item.gpu_name = gnames[gn] if gn >= 0 else None
-                item.gpu_memory = gmem
-                item.spot = spot
-                item.disk_size = disk
-                item.gpu_vendor = VENDORS[vend] if vend >= 0 else None
-                item.flags = fsets[fl].split()
-                item.cpu_arch = ARCHS[arch]
-                pd_text = pdatas[pd]
-                item.provider_data = {} if pd_text == "{}" else json.loads(pd_text)
-                out.append(item)
+            return build_offers(
+                shapes[shape_of_row[rows]].tolist(),
+                locations[self.location[rows]].tolist(),
+                self.price[rows].tolist(),
+                self.spot[rows].tolist(),
+            )
+
+    def prepare(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What offers are built from: each row's shape code, the `Shape`s, and the locations
+        (both as object arrays, so an answer gathers them in C). Made once; the catalog calls
+        this at load so that the first query does not pay for it."""
+        parts = self._parts
+        if parts is None:
+            with self._parts_lock:
+                parts = self._parts
+                if parts is None:
+                    shape_of_row, firsts = _distinct_rows(
+                        [getattr(self, name) for name in _SHAPE_COLUMNS]
+                    )
+                    shapes = np.empty(len(firsts), dtype=object)
+                    shapes[:] = self._shapes(firsts)
+                    locations = np.empty(len(self.locations), dtype=object)
+                    locations[:] = self.locations
+                    parts = self._parts = (shape_of_row, shapes, locations)
+        return parts
+
+    def _shapes(self, rows: np.ndarray) -> list[Shape]:
+        """One `Shape` for each of `rows`; flags and provider_data read once per distinct text
+        and shared read-only (`freeze`)."""
+        names, gnames, providers = self.instance_names, self.gpu_names, self.providers
+        flag_lists: dict[int, Any] = {}
+        datas: dict[int, Any] = {}
+        out = []
+        for prov, n, cpu, mem, count, gn, gmem, disk, vend, fl, arch, pd in zip(
+            *(getattr(self, name)[rows].tolist() for name in _SHAPE_COLUMNS)
+        ):
+            flags = flag_lists.get(fl)
+            if flags is None:
+                flags = flag_lists[fl] = freeze(self.flag_sets[fl].split())
+            data = datas.get(pd)
+            if data is None:
+                text = self.provider_datas[pd]
+                data = datas[pd] = freeze({} if text == "{}" else json.loads(text))
+            out.append(
+                Shape(
+                    providers[prov],
+                    names[n],
+                    cpu,
+                    mem,
+                    count,
+                    gnames[gn] if gn >= 0 else None,
+                    None if gmem != gmem else gmem,  # NaN: unknown
+                    None if disk != disk else disk,
+                    VENDORS[vend] if vend >= 0 else None,
+                    flags,
+                    ARCHS[arch],
+                    data,
+                )
+            )
         return out
+
+
+# The columns whose values make up an offer's `Shape`, in `SHAPE_FIELDS` order.
+_SHAPE_COLUMNS = (
+    "provider",
+    "instance_name",
+    "cpu",
+    "memory",
+    "gpu_count",
+    "gpu_name",
+    "gpu_memory",
+    "disk_size",
+    "gpu_vendor",
+    "flags",
+    "cpu_arch",
+    "provider_data",
+)
+
+
+def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """For rows given as parallel columns: each row's group number and each group's first row,
+    where a group is the rows equal in every column. Rows are hashed to 64 bits and grouped by
+    hash (one sort of integers); a check that each group's rows really are equal catches a
+    collision, which falls back to an exact grouping."""
+    n = len(columns[0]) if columns else 0
+    if n == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+    bits = [_as_bits(c) for c in columns]
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for b in bits:
+            h ^= b + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+    _, firsts, groups = np.unique(h, return_index=True, return_inverse=True)
+    groups = groups.reshape(-1)
+    if not all(np.array_equal(b[firsts][groups], b) for b in bits):
+        _, firsts, groups = np.unique(
+            np.stack(bits, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        groups = groups.reshape(-1)
+    return groups.astype(np.int32), firsts
+
+
+def _as_bits(column: np.ndarray) -> np.ndarray:
+    """A column's values as 64-bit patterns, equal exactly when the values are (every NaN
+    alike)."""
+    if column.dtype.kind == "f":
+        c = column.astype(np.float64)
+        return np.where(np.isnan(c), np.float64(np.nan), c).view(np.uint64)
+    return column.astype(np.int64).view(np.uint64)
 
 
 def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
