@@ -328,7 +328,7 @@ def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, 
         # A new version of one provider: its old table file is pruned, the other is reused.
         publish_per_provider(root, "v2", {"aws": csv_bytes([item(price=0.5)])})
         third = Catalog(catalog_url=url)
-        third.load(refresh=True)  # the cache was checked moments ago: ask anyway
+        third.load()
         assert sorted(parsed) == ["aws", "aws", "lambdalabs"]
         assert third.query()[0].price == 0.5
         assert len(list(parsed_dir.iterdir())) == 2
@@ -336,7 +336,7 @@ def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, 
         for f in parsed_dir.iterdir():
             f.write_bytes(b"GPUHUNT-COLUMNS\n garbage")
         fourth = Catalog(catalog_url=url)
-        fourth.load(refresh=True)
+        fourth.load()
         assert list(fourth.query()) == list(third.query())
 
 
@@ -447,8 +447,11 @@ def test_a_new_process_within_the_reload_interval_asks_nothing(tmp_path, layout,
         # The refresh was a successful check too: the next process takes v2 from the cache.
         assert Catalog(catalog_url=url).query()[0].price == 0.5
         assert len(requests) == asked
-        # Past the interval, the network is asked again.
-        Catalog(catalog_url=url, reload_interval=0).load()
+        # Past the interval, or with an explicit load(), the network is asked again.
+        Catalog(catalog_url=url, reload_interval=0).query()
+        assert len(requests) > asked
+        asked = len(requests)
+        Catalog(catalog_url=url).load()
         assert len(requests) > asked
 
 
@@ -464,7 +467,7 @@ def test_a_catalog_from_a_fresh_cache_reloads_when_the_check_is_due(tmp_path, mo
         later = sources.time.time() + 3000
         monkeypatch.setattr(sources.time, "time", lambda: later)
         c = Catalog(catalog_url=url, reload_interval=3600)
-        c.load()
+        c.query()
         assert len(requests) == asked
         age = c.status().age_seconds
         assert age is not None and age >= 3000

@@ -162,17 +162,18 @@ class Catalog:
                 )
             return self._executor
 
-    def load(self, version: str | None = None, *, refresh: bool = False) -> None:
-        """Load the catalog now: the latest one, or exactly `version` (which raises
-        `CatalogError` if it cannot be fetched; it never substitutes another version).
-        Without `version`, failures fall back to the disk cache and the bundled snapshot.
+    def load(self, version: str | None = None) -> None:
+        """Load the catalog now: ask the network for the latest one, or for exactly `version`
+        (which raises `CatalogError` if it cannot be fetched; it never substitutes another
+        version). Without `version`, failures fall back to the disk cache and the bundled
+        snapshot.
 
-        The latest catalog is taken from the disk cache without any request when this or
-        another process learnt from the network less than `reload_interval` ago which one is
-        the latest (so a CLI run seconds after another asks nothing); `refresh=True` asks the
-        network anyway."""
+        The loads a query starts (the first, and the reloads every `reload_interval`) ask
+        nothing when this or another process learnt from the network less than
+        `reload_interval` ago which catalog is the latest, and the disk cache holds it: a CLI
+        run seconds after another answers from the disk cache."""
         with self._lock:
-            self._load(version, may_fall_back=version is None, refresh=refresh)
+            self._load(version, may_fall_back=version is None, refresh=True)
 
     def _load(self, version: str | None, may_fall_back: bool, refresh: bool = False) -> None:
         self._last_attempt = dt.datetime.now(dt.timezone.utc)

@@ -207,7 +207,7 @@ def _query(args: argparse.Namespace) -> int:
         else Catalog(catalog_url=args.catalog_url)
     )
     if args.refresh:
-        catalog.load(refresh=True)
+        catalog.load()  # asks the network, whatever the disk cache holds
     # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))

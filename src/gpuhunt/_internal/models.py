@@ -149,7 +149,8 @@ class _Factory:
 
 _NEW: Any = _Factory()
 
-# What every offer of one instance type shares: all fields but location, price and spot.
+# What offers of one instance type share: all fields but location and price (spot too: an
+# object fewer to store per offer, for at most twice as many shapes).
 SHAPE_FIELDS = (
     "provider",
     "instance_name",
@@ -163,6 +164,7 @@ SHAPE_FIELDS = (
     "flags",
     "cpu_arch",
     "provider_data",
+    "spot",
 )
 
 
@@ -185,13 +187,40 @@ class Shape:
     flags: list[str]
     cpu_arch: CPUArchitecture
     provider_data: JSONObject
+    spot: bool
 
-    def __init__(self, *values: Any) -> None:
-        for name, value in zip(SHAPE_FIELDS, values):
-            setattr(self, name, value)
+    def __init__(
+        self,
+        provider: str,
+        instance_name: str,
+        cpu: int,
+        memory: float,
+        gpu_count: int,
+        gpu_name: str | None,
+        gpu_memory: float | None,
+        disk_size: float | None,
+        gpu_vendor: AcceleratorVendor | None,
+        flags: list[str],
+        cpu_arch: CPUArchitecture,
+        provider_data: JSONObject,
+        spot: bool,
+    ) -> None:
+        self.provider = provider
+        self.instance_name = instance_name
+        self.cpu = cpu
+        self.memory = memory
+        self.gpu_count = gpu_count
+        self.gpu_name = gpu_name
+        self.gpu_memory = gpu_memory
+        self.disk_size = disk_size
+        self.gpu_vendor = gpu_vendor
+        self.flags = flags
+        self.cpu_arch = cpu_arch
+        self.provider_data = provider_data
+        self.spot = spot
 
     def replaced(self, name: str, value: Any) -> Shape:
-        new = Shape(*(getattr(self, f) for f in SHAPE_FIELDS))
+        new = Shape(*[getattr(self, f) for f in SHAPE_FIELDS])
         setattr(new, name, value)
         return new
 
@@ -205,12 +234,12 @@ class CatalogItem:
     provider-specific details as JSON-compatible values.
 
     A dataclass whose fields read and write like plain attributes. Offers from the catalog
-    share their instance type's fields (one `Shape`) and hold only location, price and spot of
-    their own, which makes them small and quick to build; their `flags` and `provider_data`
+    share their instance type's fields (one `Shape`) and hold only location and price of their
+    own, which makes them small and quick to build; their `flags` and `provider_data`
     are read-only (`FrozenList`, `FrozenDict`) because other offers share them.
     """
 
-    __slots__ = ("_shape", "location", "price", "spot")
+    __slots__ = ("_shape", "location", "price")
 
     provider: str
     instance_name: str
@@ -259,10 +288,10 @@ class CatalogItem:
             [] if flags is _NEW else flags,
             cpu_arch,
             {} if provider_data is _NEW else provider_data,
+            spot,
         )
         self.location = location
         self.price = price
-        self.spot = spot
         self.__post_init__()
 
     def __post_init__(self) -> None:
@@ -277,8 +306,8 @@ class CatalogItem:
         # Pickles written by gpuhunt 0.1.x hold the instance dict.
         if isinstance(state, tuple):  # (dict, slots) as the default protocol gives
             state = {**(state[0] or {}), **(state[1] or {})}
-        self._shape = Shape(*(state.get(f) for f in SHAPE_FIELDS))
-        self.location, self.price, self.spot = state["location"], state["price"], state["spot"]
+        self._shape = Shape(*[state.get(f) for f in SHAPE_FIELDS])
+        self.location, self.price = state["location"], state["price"]
 
     @property  # type: ignore[misc]
     def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
@@ -313,20 +342,19 @@ del _name
 
 
 def build_offers(
-    shapes: list[Shape], locations: list[str], prices: list[float], spots: list[bool]
+    shapes: list[Shape], locations: list[str], prices: list[float]
 ) -> list[CatalogItem]:
     """Offers from their parts, one per position (no validation: the catalog's rows were
-    validated when it was read). About four attribute stores an offer."""
+    validated when it was read). Three attribute stores an offer."""
     new = object.__new__
     cls = CatalogItem
     out: list[CatalogItem] = []
     append = out.append
-    for shape, location, price, spot in zip(shapes, locations, prices, spots):
+    for shape, location, price in zip(shapes, locations, prices):
         item = new(cls)
         item._shape = shape
         item.location = location
         item.price = price
-        item.spot = spot
         append(item)
     return out
 

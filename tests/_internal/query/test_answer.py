@@ -139,3 +139,17 @@ def test_online_offers_merge_by_price_into_the_list():
         ("vastai", 1.0),
         ("aws", 3.0),
     ]
+
+
+def test_offers_of_one_type_that_differ_keep_their_own_values():
+    """Offers are grouped by provider, instance type and spot; offers of one type that differ
+    in any other field (here provider_data, disk, memory) still come back exactly."""
+    offers = [
+        item(price=1.0, instance_name="n1", provider_data={"fabrics": ["a"]}),
+        item(price=2.0, instance_name="n1", provider_data={"fabrics": ["b"]}),
+        item(price=3.0, instance_name="n1", disk_size=50.0, memory=64.0),
+        item(price=4.0, instance_name="n1", spot=True),
+    ]
+    t = build_table(csv_bytes(offers).decode(), provider="nebius")
+    expected = [dataclasses.replace(o, provider="nebius") for o in offers]
+    assert t.items(t.select(QueryFilter())) == expected
