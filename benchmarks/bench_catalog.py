@@ -44,6 +44,7 @@ import threading
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -231,7 +232,7 @@ for _ in range(runs):
     c = cat
 res.update(offers=n, load_s=med(loads), load_cpu_s=med(load_cpu), loads=loads,
            first_query_s=med(firsts), first_query_cpu_s=med(first_cpu), first_queries=firsts)
-if mode in ("load", "all"):
+if True:
     # A later process's first query: ours finds the disk cache fresh (the archives and what was
     # parsed); the reference has no disk cache and downloads again.
     warm = []
@@ -242,16 +243,17 @@ if mode in ("load", "all"):
 # Memory, traced in a load of its own (tracemalloc slows allocation several-fold): after the
 # load, then while holding the unfiltered answer with every offer read.
 c_kept = c; c = None; gc.collect()
-tracemalloc.start()
-m = fresh_catalog(); m.load(); gc.collect()
-res["bytes_per_offer"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
-held = m.query()
-for item in held: pass
-gc.collect()
-res["bytes_per_offer_after_read"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
-tracemalloc.stop(); del held, m; gc.collect()
+if mode != "queries":  # (memory hardly varies between rounds: measured in the first only)
+    tracemalloc.start()
+    m = fresh_catalog(); m.load(); gc.collect()
+    res["bytes_per_offer"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
+    held = m.query()
+    for item in held: pass
+    gc.collect()
+    res["bytes_per_offer_after_read"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
+    tracemalloc.stop(); del held, m; gc.collect()
 c = c_kept
-if mode == "all":
+if mode in ("all", "queries"):
     res["queries"] = {}
     for name, kw in queries.items():
         full, head10 = [], []
@@ -261,6 +263,7 @@ if mode == "all":
             t = time.perf_counter(); r = c.query(**kw); head = [r[i] for i in range(min(10, len(r)))]; head10.append(time.perf_counter() - t)
             del r, head
         res["queries"][name] = {"full_s": med(full), "first10_s": med(head10), "answer": count}
+if mode == "all":
     # 16 threads query: first with nothing else running, then while a reload runs.
     latencies = []; stop = threading.Event()
     def worker():
@@ -371,11 +374,13 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--offers", type=int, default=180_000)
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--runs", type=int, default=5, help="rounds, each ours then the reference")
+    p.add_argument("--inner", type=int, default=3, help="repetitions inside each round")
     p.add_argument("--reference-version", default="0.1.34")
     p.add_argument("--no-reference", action="store_true")
     p.add_argument("--json", help="also write every figure to this file")
     args = p.parse_args()
+    rounds = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         csvs = generate(args.offers)
@@ -385,97 +390,209 @@ def main() -> int:
         server = _Server(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}"
+        built, csv_url = f"{url}/built", f"{url}/csv-only"
         src = {"PYTHONPATH": str(ROOT / "src")}
-        ours = run_child(sys.executable, f"{url}/built", args.runs, src)
-        csv_only = run_child(sys.executable, f"{url}/csv-only", args.runs, src, mode="load")
-        cli = time_cli(sys.executable, CLI_OURS, f"{url}/csv-only", src, min(args.runs, 3))
-        ref = ref_cli = None
-        if not args.no_reference and (py := reference_python(args.reference_version)):
-            # The reference reads only the CSVs; the CSV-only archives are what it is served.
-            ref = run_child(py, f"{url}/csv-only", args.runs, {})
-            ref_cli = time_cli(py, CLI_REFERENCE, f"{url}/csv-only", {}, min(args.runs, 3))
+        py = None if args.no_reference else reference_python(args.reference_version)
+        # The machine is shared, so its speed drifts: each round measures ours and then the
+        # reference, and ratios are taken within a round.
+        for k in range(args.runs):
+            mode = "all" if k == 0 else "queries"  # the 16-thread figures once
+            one = {
+                "ours": run_child(sys.executable, built, args.inner, src, mode=mode),
+                "csv_only": run_child(sys.executable, csv_url, args.inner, src, mode="load"),
+                "cli": time_cli(sys.executable, CLI_OURS, csv_url, src, 1),
+            }
+            if py:
+                # The reference reads only the CSVs; the CSV-only archives are what it is served.
+                one["reference"] = run_child(py, csv_url, args.inner, {}, mode=mode)
+                one["ref_cli"] = time_cli(py, CLI_REFERENCE, csv_url, {}, 1)
+            rounds.append(one)
+            print(f"round {k + 1} of {args.runs} done", file=sys.stderr)
         server.shutdown()
-    figures = {"ours": ours, "csv_only": csv_only, "cli": cli, "reference": ref, "ref_cli": ref_cli}
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2))
-    report(figures, args)
+        Path(args.json).write_text(json.dumps(rounds, indent=2))
+    report(rounds, args)
     return 0
 
 
-def report(f: dict, args: argparse.Namespace) -> None:
-    ours, csv_only, cli, ref, ref_cli = (
-        f["ours"],
-        f["csv_only"],
-        f["cli"],
-        f["reference"],
-        f["ref_cli"],
-    )
-    print(
-        f"\n{ours['offers']} offers, median of {args.runs} runs; reference gpuhunt "
-        f"{args.reference_version if ref else '(not run)'}; ratio = reference / ours"
-    )
-    print(f"{'':44} {'ours':>10} {'reference':>10} {'':5} {'ratio':>8}")
+def _figures() -> list[tuple[str, str, Any, Any, str, float]]:
+    """(label, what is better, ours, reference, unit, scale) with ours/reference read from one
+    round's results."""
 
-    def row(name: str, a: float | None, b: float | None, unit: str = "ms", scale: float = 1000):
-        if a is None:
-            return
-        ratio = f"{b / a:7.1f}x" if b and a else "       -"
-        bs = f"{b * scale:10.1f}" if b is not None else "         -"
-        print(f"{name:44} {a * scale:10.1f} {bs} {unit:5} {ratio}")
+    def at(*keys: str) -> Any:
+        def get(d: dict | None) -> Any:
+            for k in keys:
+                if d is None:
+                    return None
+                d = d.get(k)
+            return d
 
-    def get(d: dict | None, *keys: str) -> float | None:
-        for k in keys:
-            if d is None:
-                return None
-            d = d.get(k)
-        return d  # type: ignore[return-value]
+        return get
 
-    row("load, column files (wall)", ours["load_s"], get(ref, "load_s"), "s", 1)
-    row("load, CSV-only archives (wall)", csv_only["load_s"], get(ref, "load_s"), "s", 1)
-    row("load, CSV-only archives (CPU)", csv_only["load_cpu_s"], get(ref, "load_cpu_s"), "s", 1)
-    if ref:
-        worst = max(csv_only["loads"]) and min(ref["loads"]) / max(csv_only["loads"])
-        print(f"{'  CSV-only: slowest of ours vs fastest ref':44} {'':27} {worst:7.1f}x")
-    row(
-        "next process: load + first query", csv_only["warm_load_s"], get(ref, "warm_load_s"), "s", 1
-    )
-    row("first query after load, all read (col.)", ours["first_query_s"], get(ref, "first_query_s"))
-    row(
-        "first query after load, all read (CSV)",
-        csv_only["first_query_s"],
-        get(ref, "first_query_s"),
-    )
-    row("  the same, CPU (CSV)", csv_only["first_query_cpu_s"], get(ref, "first_query_cpu_s"))
-    for label, d in (("column files", ours), ("CSV-only", csv_only)):
-        for key, what in (
-            ("bytes_per_offer", "after load"),
-            ("bytes_per_offer_after_read", "all read"),
-        ):
-            b = get(ref, key)
-            ratio = f"{b / d[key]:7.1f}x" if b else "       -"
-            bs = f"{b:10.0f}" if b is not None else "         -"
-            print(
-                f"{'memory/offer ' + what + ' (' + label + ')':44} {d[key]:10.0f} {bs} {'B':5} {ratio}"
-            )
-    total_a = total_b = total_first = 0.0
+    def q(name: str, key: str = "full_s") -> tuple[Any, Any]:
+        return (
+            lambda r: at("ours", "queries", name, key)(r),
+            lambda r: at("reference", "queries", name, "full_s")(r),
+        )
+
+    rows: list[tuple[str, str, Any, Any, str, float]] = [
+        ("load, column files", "time", at("ours", "load_s"), at("reference", "load_s"), "s", 1),
+        (
+            "load, CSV-only archives",
+            "time",
+            at("csv_only", "load_s"),
+            at("reference", "load_s"),
+            "s",
+            1,
+        ),
+        (
+            "  the same, CPU time",
+            "time",
+            at("csv_only", "load_cpu_s"),
+            at("reference", "load_cpu_s"),
+            "s",
+            1,
+        ),
+        (
+            "next process: load + first query",
+            "time",
+            at("csv_only", "warm_load_s"),
+            at("reference", "warm_load_s"),
+            "s",
+            1,
+        ),
+        (
+            "first query after load, all read (col.)",
+            "time",
+            at("ours", "first_query_s"),
+            at("reference", "first_query_s"),
+            "ms",
+            1000,
+        ),
+        (
+            "first query after load, all read (CSV)",
+            "time",
+            at("csv_only", "first_query_s"),
+            at("reference", "first_query_s"),
+            "ms",
+            1000,
+        ),
+        (
+            "  the same, CPU time",
+            "time",
+            at("csv_only", "first_query_cpu_s"),
+            at("reference", "first_query_cpu_s"),
+            "ms",
+            1000,
+        ),
+        (
+            "memory/offer after load (col.)",
+            "size",
+            at("ours", "bytes_per_offer"),
+            at("reference", "bytes_per_offer"),
+            "B",
+            1,
+        ),
+        (
+            "memory/offer all read (col.)",
+            "size",
+            at("ours", "bytes_per_offer_after_read"),
+            at("reference", "bytes_per_offer_after_read"),
+            "B",
+            1,
+        ),
+        (
+            "memory/offer after load (CSV)",
+            "size",
+            at("csv_only", "bytes_per_offer"),
+            at("reference", "bytes_per_offer"),
+            "B",
+            1,
+        ),
+        (
+            "memory/offer all read (CSV)",
+            "size",
+            at("csv_only", "bytes_per_offer_after_read"),
+            at("reference", "bytes_per_offer_after_read"),
+            "B",
+            1,
+        ),
+    ]
     for name in QUERIES:
-        a = ours["queries"][name]
-        b = ref["queries"][name] if ref else None
-        row(f"query: {name}", a["full_s"], b and b["full_s"])
-        total_a += a["full_s"]
-        total_first += a["first10_s"]
-        total_b += b["full_s"] if b else 0
-        if b and a["answer"] != b["answer"]:
-            print(f"  ! answer sizes differ: ours {a['answer']}, reference {b['answer']}")
-    row("query mix (every offer read)", total_a, total_b or None)
-    row("query mix (cheapest 10 read)", total_first, total_b or None)
-    row("CLI: query, cold (empty disk cache)", cli["cold_s"], get(ref_cli, "cold_s"), "s", 1)
-    row("CLI: query, warm (next run)", cli["warm_s"], get(ref_cli, "warm_s"), "s", 1)
+        rows.append((f"query: {name}", "time", *q(name), "ms", 1000))
+
+    def mix(key: str) -> Any:
+        return lambda r: sum(v[key] for v in r["ours"]["queries"].values())
+
+    def ref_mix(r: dict) -> Any:
+        return (
+            sum(v["full_s"] for v in r["reference"]["queries"].values())
+            if r.get("reference")
+            else None
+        )
+
+    rows.append(("query mix, every offer read", "time", mix("full_s"), ref_mix, "ms", 1000))
+    rows.append(("query mix, cheapest 10 read", "time", mix("first10_s"), ref_mix, "ms", 1000))
+    rows.append(
+        (
+            "CLI query, cold (empty disk cache)",
+            "time",
+            at("cli", "cold_s"),
+            at("ref_cli", "cold_s"),
+            "s",
+            1,
+        )
+    )
+    rows.append(
+        (
+            "CLI query, warm (run right after)",
+            "time",
+            at("cli", "warm_s"),
+            at("ref_cli", "warm_s"),
+            "s",
+            1,
+        )
+    )
+    return rows
+
+
+def report(rounds: list[dict], args: argparse.Namespace) -> None:
+    first = rounds[0]
+    n = first["ours"]["offers"]
+    has_ref = "reference" in first
+    print(
+        f"\n{n} offers; {len(rounds)} rounds of ours then gpuhunt "
+        f"{args.reference_version if has_ref else '(reference not run)'}, each a median of "
+        f"{args.inner}; figures are medians over rounds, ratio = reference / ours (medians, "
+        "and the range of per-round ratios)"
+    )
+    print(f"{'':42} {'ours':>10} {'reference':>10} {'':3} {'ratio':>7}  {'per round':>14}")
+    for label, _, ours_of, ref_of, unit, scale in _figures():
+        pairs = [(ours_of(r), ref_of(r) if has_ref else None) for r in rounds]
+        ours = [x for x, _ in pairs if x is not None]
+        refs = [y for x, y in pairs if x is not None and y is not None]
+        if not ours:
+            continue
+        a = statistics.median(ours)
+        line = f"{label:42} {a * scale:10.1f}"
+        if refs:
+            b = statistics.median(refs)
+            each = [y / x for x, y in pairs if x and y is not None]
+            line += f" {b * scale:10.1f} {unit:3} {b / a:6.1f}x  {min(each):5.1f}-{max(each):5.1f}x"
+        else:
+            line += f" {'-':>10} {unit:3}"
+        print(line)
+    for d in ("ours", "csv_only"):
+        loads = [x for r in rounds for x in r[d]["loads"]]
+        print(f"{d} loads (s): {', '.join(f'{x:.2f}' for x in loads)}")
+    if has_ref:
+        loads = [x for r in rounds for x in r["reference"]["loads"]]
+        print(f"reference loads (s): {', '.join(f'{x:.2f}' for x in loads)}")
 
     def ms(x: float | None) -> str:
         return f"{x * 1000:.1f} ms" if x is not None else "-"
 
-    for label, r in (("ours", ours), ("reference", ref)):
+    for label, r in (("ours", first["ours"]), ("reference", first.get("reference"))):
         if r and "reload_s" in r:
             print(
                 f"16 threads, {label:9}: query median {ms(r['median_query_16_threads_s'])}, "

@@ -6,6 +6,7 @@ import enum
 import operator
 from collections.abc import Container
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any, ClassVar, Protocol, Union
 
 JSONType = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
@@ -346,16 +347,12 @@ def build_offers(
 ) -> list[CatalogItem]:
     """Offers from their parts, one per position (no validation: the catalog's rows were
     validated when it was read). Three attribute stores an offer."""
-    new = object.__new__
-    cls = CatalogItem
-    out: list[CatalogItem] = []
-    append = out.append
-    for shape, location, price in zip(shapes, locations, prices):
-        item = new(cls)
+    # The objects are made by a C loop (map), so the Python loop only stores.
+    out: list[CatalogItem] = list(map(object.__new__, repeat(CatalogItem, len(prices))))
+    for item, shape, location, price in zip(out, shapes, locations, prices):
         item._shape = shape
         item.location = location
         item.price = price
-        append(item)
     return out
 
 
