@@ -25,6 +25,10 @@ _SPLIT_HEAD = operator.methodcaller("split", ",", 3)
 _QUOTES = operator.methodcaller("count", '"')
 
 
+def _odd_quotes(lines: list[str]) -> bool:
+    return any(c % 2 for c in set(map(_QUOTES, lines)))
+
+
 def build_table(
     text: str | io.TextIOBase, *, provider: str, stats: ReadStats | None = None
 ) -> Table:
@@ -34,7 +38,12 @@ def build_table(
     data = text if isinstance(text, str) else text.read()
     try:
         with gc_paused():  # parsing allocates many short-lived lists; none hold cycles
-            return _build(data, provider, stats, careful=False)
+            try:
+                return _build(data, provider, stats, careful=False)
+            except _SpansLines:
+                stats.rows = stats.skipped = 0
+                stats.errors.clear()
+                return _build(data, provider, stats, careful=False, split_lines=False)
     except csv.Error:
         # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
         # step over the broken rows.
@@ -43,7 +52,13 @@ def build_table(
         return _build(data, provider, stats, careful=True)
 
 
-def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
+class _SpansLines(Exception):
+    """A quoted field runs over a line break: the text cannot be cut into rows at line breaks."""
+
+
+def _build(
+    data: str, provider: str, stats: ReadStats, careful: bool, split_lines: bool = True
+) -> Table:
     builder = TableBuilder(provider)
     reader = csv.reader(io.StringIO(data))
     try:
@@ -113,7 +128,9 @@ def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
             rows = list(csv.reader(rests)) if quoted else [r.split(",") for r in rests]
         except csv.Error:
             return False
-        if any(len(r) != width - 3 for r in rows):
+        # One record per rest: a rest whose quoted field runs on would have taken in another
+        # (or hit the end), so this also proves that no field of the chunk spans a line.
+        if len(rows) != len(rests) or any(len(r) != width - 3 for r in rows):
             return False
         attributes = {name: [r[i] for r in rows] for i, name in enumerate(header[3:])}
         try:
@@ -126,7 +143,8 @@ def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
     body_start = data.find("\n") + 1
     quoted = '"' in data
     lines: list[str] | None = None
-    if not careful and body_start > 0:
+    published_order = header == schema.FIELDS
+    if not careful and split_lines and body_start > 0:
         body = data[body_start:]
         crs, crlfs = body.count("\r"), body.count("\r\n")
         if crs and crs == crlfs == body.count("\n"):
@@ -134,20 +152,26 @@ def _build(data: str, provider: str, stats: ReadStats, careful: bool) -> Table:
         elif crs == crlfs:
             lines = body.replace("\r\n", "\n").split("\n")
         # A quoted field that runs over a line break leaves an odd number of quotes on its
-        # line; without any, every line is one row and lines can be split apart directly.
-        if lines is not None and quoted and any(c % 2 for c in set(map(_QUOTES, lines))):
+        # line; without any, every line is one row and lines can be split apart directly. In
+        # the published order each chunk proves it while being read (`factored`), so counting
+        # is left to the first chunk that cannot be read that way.
+        if lines is not None and quoted and not published_order and _odd_quotes(lines):
             lines = None
     if lines is not None:
         # Each chunk is cut into fields with C-level splits (csv.reader costs ~2 us a row).
         # Rows with the wrong number of fields, or a chunk that fails, go the careful way.
-        published_order = header == schema.FIELDS
         commas = operator.methodcaller("count", ",")
+        checked = not (quoted and published_order)
         for start in range(0, len(lines), _CHUNK):
             part = lines[start : start + _CHUNK]
             if "" in part:
                 part = [line for line in part if line]
             if not part or (published_order and factored(part)):
                 continue
+            if not checked:
+                if _odd_quotes(lines):
+                    raise _SpansLines
+                checked = True
             if not quoted and set(map(commas, part)) == {width - 1}:
                 flush([], start + 2, ",".join(part).split(","))
             else:
