@@ -79,7 +79,8 @@ class FrozenList(list):  # type: ignore[type-arg]
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
 
     def __reduce__(self) -> Any:
-        return (_frozen_list, (list(self),))
+        # Unpickled as a plain list: a copy nobody shares, readable by any version.
+        return (list, (list(self),))
 
     def __copy__(self) -> FrozenList:
         return self
@@ -111,7 +112,7 @@ class FrozenDict(dict):  # type: ignore[type-arg]
     __ior__ = _refuse  # type: ignore[assignment]
 
     def __reduce__(self) -> Any:
-        return (_frozen_dict, (dict(self),))
+        return (dict, (dict(self),))
 
     def __copy__(self) -> FrozenDict:
         return self
