@@ -15,9 +15,15 @@ disk cache. The load of the same catalog published as CSV only (as gpuhunt 0.1.x
 publishes it) is measured too, which is this package's CSV parser, and again in a process that
 finds the disk cache warm (it keeps what it parsed as column files).
 
-Query figures time `Catalog.query(...)` and then read every offer of the answer, so lazily built
-offers are paid for in full; the "first 10" column times the usual orchestrator pattern of
-reading the cheapest few.
+Query figures time `Catalog.query(...)` and then read every offer of the answer (dstack turns
+each into an offer of its own); "cheapest 10" reads only those. The first unfiltered query after
+each load is timed on its own: a server pays it at start and after every reload. Memory is
+traced after a load and again while holding the unfiltered answer with every offer read. The
+CLI rows time whole processes: `gpuhunt query` with an empty disk cache (cold) and right after
+(warm); 0.1.34 has no query command or disk cache, so its row is a script that queries.
+From 500,000 offers, AWS and GCP are listed in many more zones (see WIDE_ZONES).
+
+    python benchmarks/bench_catalog.py --offers 1000000 --runs 1 --json out.json
 """
 
 from __future__ import annotations
@@ -30,12 +36,15 @@ import io
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -74,6 +83,14 @@ PROVIDERS = {  # share of the catalog, regions, spot?
     "nebius": (0.02, ["eu-north1", "eu-west1", "us-central1"], True),
     "cloudrift": (0.02, ["us-east-nc-nr-1", "eu-north-1"], False),
 }
+# At a million offers, AWS is listed per zone in every region and GCP in every zone, as a
+# catalog that lists each zone would be (region names are made up; only their number matters).
+WIDE_ZONES = {
+    "aws": [f"aws-region-{r}-{z}" for r in range(30) for z in "abcd"],
+    "gcp": [f"gcp-region{r}-{z}" for r in range(42) for z in "abc"],
+}
+WIDE_FROM = 500_000
+
 GPUS = [
     ("T4", 16, 0.35),
     ("L4", 24, 0.8),
@@ -98,6 +115,8 @@ def generate(total: int, seed: int = 7) -> dict[str, bytes]:
     rnd = random.Random(seed)
     out = {}
     for provider, (share, regions, has_spot) in PROVIDERS.items():
+        if total >= WIDE_FROM:
+            regions = WIDE_ZONES.get(provider, regions)
         n = int(total * share)
         types = []
         for k in range(max(20, min(700, n // 60))):
@@ -165,6 +184,12 @@ QUERIES = {
     "compute capability": {"min_compute_capability": "9.0"},
     "total gpu memory": {"min_total_gpu_memory": 640},
     "spot only": {"spot": True},
+    "selective (aws, 8x H100, on-demand)": {
+        "provider": "aws",
+        "gpu_name": "H100",
+        "min_gpu_count": 8,
+        "spot": False,
+    },
     "orchestrator filter": {
         "min_gpu_count": 1,
         "max_gpu_count": 8,
@@ -178,72 +203,101 @@ QUERIES = {
 }
 
 CHILD = r"""
-import json, os, statistics, sys, tempfile, threading, time, tracemalloc
+import gc, json, os, statistics, sys, tempfile, threading, time, tracemalloc
 import gpuhunt
-runs = int(sys.argv[1]); queries = json.loads(sys.argv[2]); load_only = sys.argv[3] == "load"
+runs = int(sys.argv[1]); queries = json.loads(sys.argv[2]); mode = sys.argv[3]
 Catalog = gpuhunt.Catalog  # import outside the measured region
-loads, mems = [], []
-for _ in range(runs):
+med = statistics.median
+
+def clock():
+    return time.perf_counter(), time.process_time()
+
+def since(t):
+    return time.perf_counter() - t[0], time.process_time() - t[1]
+
+def fresh_catalog():
     os.environ["GPUHUNT_CACHE_DIR"] = tempfile.mkdtemp()  # nothing cached: download and parse
-    t = time.perf_counter()
-    c = Catalog(balance_resources=False, auto_reload=False)
-    c.load()
-    loads.append(time.perf_counter() - t)
-if load_only:
-    warm = []  # a later process: the disk cache holds the archives and what was parsed
+    return Catalog(balance_resources=False, auto_reload=False)
+
+res = {"version": getattr(gpuhunt, "__version__", "reference")}
+# Loads, each followed by the first query after it: unfiltered, every offer read (a server
+# that has just started or reloaded, handing out every offer once).
+loads, load_cpu, firsts, first_cpu = [], [], [], []
+c = None
+for _ in range(runs):
+    c = None; gc.collect()
+    cat = fresh_catalog()
+    t = clock(); cat.load(); w, u = since(t); loads.append(w); load_cpu.append(u)
+    # (The answer is freed after the clock stops, as in the query figures below.)
+    t = clock(); a = cat.query(); n = sum(1 for _ in a); w, u = since(t); firsts.append(w); first_cpu.append(u)
+    del a
+    c = cat
+res.update(offers=n, load_s=med(loads), load_cpu_s=med(load_cpu), loads=loads,
+           first_query_s=med(firsts), first_query_cpu_s=med(first_cpu), first_queries=firsts)
+if True:
+    # A later process's first query: ours finds the disk cache fresh (the archives and what was
+    # parsed); the reference has no disk cache and downloads again.
+    warm = []
     for _ in range(runs):
-        t = time.perf_counter()
-        w = Catalog(balance_resources=False, auto_reload=False)
-        w.load()
-        warm.append(time.perf_counter() - t)
-    out = {"load_s": statistics.median(loads), "warm_load_s": statistics.median(warm)}
-    print("RESULT " + json.dumps(out))
-    sys.exit(0)
-# Memory is traced in loads of its own: tracemalloc slows allocation-heavy code several-fold.
-for _ in range(2):
+        t = clock(); w_cat = Catalog(balance_resources=False); w_cat.query(gpu_name="H100")
+        warm.append(since(t)[0]); del w_cat
+    res["warm_load_s"] = med(warm)
+# Memory, traced in a load of its own (tracemalloc slows allocation several-fold): after the
+# load, then while holding the unfiltered answer with every offer read.
+c_kept = c; c = None; gc.collect()
+if mode != "queries":  # (memory hardly varies between rounds: measured in the first only)
     tracemalloc.start()
-    m = Catalog(balance_resources=False, auto_reload=False)
-    m.load()
-    mems.append(tracemalloc.get_traced_memory()[0])
-    tracemalloc.stop()
-    del m
-n = len(c.query())
-tracemalloc.start()
-c2 = Catalog(balance_resources=False, auto_reload=False); c2.load()
-after_load = tracemalloc.get_traced_memory()[0]
-for _ in c2.query(): pass
-after_read = tracemalloc.get_traced_memory()[0]
-tracemalloc.stop(); del c2
-res = {"bytes_per_offer_after_read": after_read / max(n, 1),"version": gpuhunt.__version__ if hasattr(gpuhunt, "__version__") else "reference", "offers": n,
-       "load_s": statistics.median(loads), "bytes_per_offer": statistics.median(mems) / max(n, 1), "queries": {}}
-for name, kw in queries.items():
-    full, first = [], []
-    for _ in range(runs):
-        t = time.perf_counter(); r = c.query(**kw); count = sum(1 for _ in r); full.append(time.perf_counter() - t)
-        t = time.perf_counter(); r = c.query(**kw); head = [r[i] for i in range(min(10, len(r)))]; first.append(time.perf_counter() - t)
-    res["queries"][name] = {"full_s": statistics.median(full), "first10_s": statistics.median(first), "answer": count}
-# 16 threads query: first with nothing else running, then while a reload runs.
-latencies = []; stop = threading.Event()
-def worker():
-    while not stop.is_set():
-        t = time.perf_counter(); c.query(gpu_name="A100", max_price=10); latencies.append(time.perf_counter() - t)
-threads = [threading.Thread(target=worker) for _ in range(16)]
-for th in threads: th.start()
-time.sleep(2.0)
-for _ in range(60):  # the reference may not finish a single query in 2 s under 16 threads
-    if len(latencies) >= 16: break
-    time.sleep(0.5)
-res["max_query_16_threads_s"] = max(latencies) if latencies else None
-res["median_query_16_threads_s"] = statistics.median(latencies) if latencies else None
-latencies.clear()
-t = time.perf_counter(); c.load(); reload_s = time.perf_counter() - t
-stop.set()
-for th in threads: th.join()
-res["reload_s"] = reload_s; res["max_query_during_reload_s"] = max(latencies) if latencies else None
-res["median_query_during_reload_s"] = statistics.median(latencies) if latencies else None
-res["queries_during_reload"] = len(latencies)
+    m = fresh_catalog(); m.load(); gc.collect()
+    res["bytes_per_offer"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
+    held = m.query()
+    for item in held: pass
+    gc.collect()
+    res["bytes_per_offer_after_read"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
+    tracemalloc.stop(); del held, m; gc.collect()
+c = c_kept
+if mode in ("all", "queries"):
+    res["queries"] = {}
+    for name, kw in queries.items():
+        full, head10 = [], []
+        for _ in range(runs):
+            t = time.perf_counter(); r = c.query(**kw); count = sum(1 for _ in r); full.append(time.perf_counter() - t)
+            del r
+            t = time.perf_counter(); r = c.query(**kw); head = [r[i] for i in range(min(10, len(r)))]; head10.append(time.perf_counter() - t)
+            del r, head
+        res["queries"][name] = {"full_s": med(full), "first10_s": med(head10), "answer": count}
+if mode == "all":
+    # 16 threads query: first with nothing else running, then while a reload runs.
+    latencies = []; stop = threading.Event()
+    def worker():
+        while not stop.is_set():
+            t = time.perf_counter(); c.query(gpu_name="A100", max_price=10); latencies.append(time.perf_counter() - t)
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for th in threads: th.start()
+    time.sleep(2.0)
+    for _ in range(60):  # the reference may not finish a single query in 2 s under 16 threads
+        if len(latencies) >= 16: break
+        time.sleep(0.5)
+    res["max_query_16_threads_s"] = max(latencies) if latencies else None
+    res["median_query_16_threads_s"] = med(latencies) if latencies else None
+    latencies.clear()
+    t = time.perf_counter(); c.load(); reload_s = time.perf_counter() - t
+    stop.set()
+    for th in threads: th.join()
+    res["reload_s"] = reload_s; res["max_query_during_reload_s"] = max(latencies) if latencies else None
+    res["median_query_during_reload_s"] = med(latencies) if latencies else None
+    res["queries_during_reload"] = len(latencies)
 print("RESULT " + json.dumps(res))
 """
+
+# What a terminal user runs. gpuhunt 0.1.34 has no query command and no disk cache, so its
+# equivalent is a script that queries the catalog (downloading it) and prints ten offers.
+CLI_OURS = ["-m", "gpuhunt", "query", "--gpu", "H100", "--limit", "10"]
+CLI_REFERENCE = [
+    "-c",
+    "import gpuhunt\n"
+    "c = gpuhunt.Catalog(balance_resources=False)\n"
+    "for i in c.query(gpu_name='H100')[:10]: print(i.instance_name, i.location, i.price)",
+]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -268,7 +322,7 @@ def run_child(
         env=env,
         capture_output=True,
         text=True,
-        timeout=3600,
+        timeout=7200,
     )
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -276,11 +330,33 @@ def run_child(
     raise RuntimeError(f"benchmark child failed:\n{out.stderr[-3000:]}")
 
 
+def time_cli(python: str, args: list[str], url: str, env_extra: dict[str, str], runs: int) -> dict:
+    """Wall time of whole processes: the first with an empty disk cache (cold), the next ones
+    with what the first left (warm)."""
+    cache = tempfile.mkdtemp()
+    env = dict(os.environ, GPUHUNT_CATALOG_URL=url, GPUHUNT_CACHE_DIR=cache, **env_extra)
+    times = []
+    for _ in range(runs + 1):
+        t = time.perf_counter()
+        out = subprocess.run([python, *args], env=env, capture_output=True, text=True, timeout=3600)
+        times.append(time.perf_counter() - t)
+        if out.returncode != 0:
+            raise RuntimeError(f"CLI run failed:\n{out.stderr[-3000:]}")
+    return {"cold_s": times[0], "warm_s": statistics.median(times[1:]), "runs": times}
+
+
 def reference_python(version: str) -> str | None:
     venv = HERE / ".ref-venv"
     py = venv / "bin" / "python"
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    have = subprocess.run(
+        [str(py), "-c", "import importlib.metadata as m; print(m.version('gpuhunt'))"],
+        capture_output=True,
+        text=True,
+    )
+    if have.stdout.strip() == version:
+        return str(py)
     ok = subprocess.run(
         [str(py), "-m", "pip", "install", "-q", f"gpuhunt=={version}"],
         capture_output=True,
@@ -300,10 +376,13 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--offers", type=int, default=180_000)
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--runs", type=int, default=5, help="rounds, each ours then the reference")
+    p.add_argument("--inner", type=int, default=3, help="repetitions inside each round")
     p.add_argument("--reference-version", default="0.1.34")
     p.add_argument("--no-reference", action="store_true")
+    p.add_argument("--json", help="also write every figure to this file")
     args = p.parse_args()
+    rounds = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         csvs = generate(args.offers)
@@ -313,55 +392,209 @@ def main() -> int:
         server = _Server(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}"
+        built, csv_url = f"{url}/built", f"{url}/csv-only"
         src = {"PYTHONPATH": str(ROOT / "src")}
-        ours = run_child(sys.executable, f"{url}/built", args.runs, src)
-        csv_only = run_child(sys.executable, f"{url}/csv-only", args.runs, src, mode="load")
-        ours["csv_only_load_s"] = csv_only["load_s"]
-        ours["csv_only_warm_load_s"] = csv_only["warm_load_s"]
-        ref = None
-        if not args.no_reference and (py := reference_python(args.reference_version)):
-            ref = run_child(py, f"{url}/built", args.runs, {})
+        py = None if args.no_reference else reference_python(args.reference_version)
+        # The machine is shared, so its speed drifts: each round measures ours and then the
+        # reference, and ratios are taken within a round.
+        for k in range(args.runs):
+            mode = "all" if k == 0 else "queries"  # the 16-thread figures once
+            one = {
+                "ours": run_child(sys.executable, built, args.inner, src, mode=mode),
+                "csv_only": run_child(sys.executable, csv_url, args.inner, src, mode="load"),
+                "cli": time_cli(sys.executable, CLI_OURS, csv_url, src, 1),
+            }
+            if py:
+                # The reference reads only the CSVs; the CSV-only archives are what it is served.
+                one["reference"] = run_child(py, csv_url, args.inner, {}, mode=mode)
+                one["ref_cli"] = time_cli(py, CLI_REFERENCE, csv_url, {}, 1)
+            rounds.append(one)
+            print(f"round {k + 1} of {args.runs} done", file=sys.stderr)
         server.shutdown()
-    report(ours, ref, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rounds, indent=2))
+    report(rounds, args)
     return 0
 
 
-def report(ours: dict, ref: dict | None, args: argparse.Namespace) -> None:
-    def row(name: str, a: float, b: float | None, unit: str = "ms", scale: float = 1000) -> None:
-        ratio = f"{b / a:8.1f}x" if b and a else "       -"
-        bs = f"{b * scale:10.2f}" if b is not None else "         -"
-        print(f"{name:28} {a * scale:10.2f} {bs} {unit:5} {ratio}")
+def _figures() -> list[tuple[str, str, Any, Any, str, float]]:
+    """(label, what is better, ours, reference, unit, scale) with ours/reference read from one
+    round's results."""
 
-    print(
-        f"\n{ours['offers']} offers, median of {args.runs} runs; reference gpuhunt {args.reference_version if ref else '(not run)'}"
-    )
-    print(f"{'':28} {'ours':>10} {'reference':>10} {'':5} {'speedup':>9}")
-    row("load", ours["load_s"], ref and ref["load_s"], "s", 1)
-    row("load, CSV-only archives", ours["csv_only_load_s"], ref and ref["load_s"], "s", 1)
-    row("  the same, next process", ours["csv_only_warm_load_s"], ref and ref["load_s"], "s", 1)
-    print(
-        f"{'memory/offer after a read':28} {ours['bytes_per_offer_after_read']:10.0f} {ref['bytes_per_offer_after_read'] if ref else float('nan'):10.0f}"
-    )
-    print(
-        f"{'memory per offer (bytes)':28} {ours['bytes_per_offer']:10.0f} {ref['bytes_per_offer'] if ref else float('nan'):10.0f}       {(ref['bytes_per_offer'] / ours['bytes_per_offer']) if ref else float('nan'):8.1f}x"
-    )
-    total_a = total_b = total_first = 0.0
+    def at(*keys: str) -> Any:
+        def get(d: dict | None) -> Any:
+            for k in keys:
+                if d is None:
+                    return None
+                d = d.get(k)
+            return d
+
+        return get
+
+    def q(name: str, key: str = "full_s") -> tuple[Any, Any]:
+        return (
+            lambda r: at("ours", "queries", name, key)(r),
+            lambda r: at("reference", "queries", name, "full_s")(r),
+        )
+
+    rows: list[tuple[str, str, Any, Any, str, float]] = [
+        ("load, column files", "time", at("ours", "load_s"), at("reference", "load_s"), "s", 1),
+        (
+            "load, CSV-only archives",
+            "time",
+            at("csv_only", "load_s"),
+            at("reference", "load_s"),
+            "s",
+            1,
+        ),
+        (
+            "  the same, CPU time",
+            "time",
+            at("csv_only", "load_cpu_s"),
+            at("reference", "load_cpu_s"),
+            "s",
+            1,
+        ),
+        (
+            "next process: load + first query",
+            "time",
+            at("csv_only", "warm_load_s"),
+            at("reference", "warm_load_s"),
+            "s",
+            1,
+        ),
+        (
+            "first query after load, all read (col.)",
+            "time",
+            at("ours", "first_query_s"),
+            at("reference", "first_query_s"),
+            "ms",
+            1000,
+        ),
+        (
+            "first query after load, all read (CSV)",
+            "time",
+            at("csv_only", "first_query_s"),
+            at("reference", "first_query_s"),
+            "ms",
+            1000,
+        ),
+        (
+            "  the same, CPU time",
+            "time",
+            at("csv_only", "first_query_cpu_s"),
+            at("reference", "first_query_cpu_s"),
+            "ms",
+            1000,
+        ),
+        (
+            "memory/offer after load (col.)",
+            "size",
+            at("ours", "bytes_per_offer"),
+            at("reference", "bytes_per_offer"),
+            "B",
+            1,
+        ),
+        (
+            "memory/offer all read (col.)",
+            "size",
+            at("ours", "bytes_per_offer_after_read"),
+            at("reference", "bytes_per_offer_after_read"),
+            "B",
+            1,
+        ),
+        (
+            "memory/offer after load (CSV)",
+            "size",
+            at("csv_only", "bytes_per_offer"),
+            at("reference", "bytes_per_offer"),
+            "B",
+            1,
+        ),
+        (
+            "memory/offer all read (CSV)",
+            "size",
+            at("csv_only", "bytes_per_offer_after_read"),
+            at("reference", "bytes_per_offer_after_read"),
+            "B",
+            1,
+        ),
+    ]
     for name in QUERIES:
-        a = ours["queries"][name]
-        b = ref["queries"][name] if ref else None
-        row(f"query: {name}", a["full_s"], b and b["full_s"])
-        total_a += a["full_s"]
-        total_first += a["first10_s"]
-        total_b += b["full_s"] if b else 0
-        if b and a["answer"] != b["answer"]:
-            print(f"  ! answer sizes differ: ours {a['answer']}, reference {b['answer']}")
-    row("query mix (read every offer)", total_a, total_b or None)
-    row("query mix (read cheapest 10)", total_first, total_b or None)
+        rows.append((f"query: {name}", "time", *q(name), "ms", 1000))
+
+    def mix(key: str) -> Any:
+        return lambda r: sum(v[key] for v in r["ours"]["queries"].values())
+
+    def ref_mix(r: dict) -> Any:
+        return (
+            sum(v["full_s"] for v in r["reference"]["queries"].values())
+            if r.get("reference")
+            else None
+        )
+
+    rows.append(("query mix, every offer read", "time", mix("full_s"), ref_mix, "ms", 1000))
+    rows.append(("query mix, cheapest 10 read", "time", mix("first10_s"), ref_mix, "ms", 1000))
+    rows.append(
+        (
+            "CLI query, cold (empty disk cache)",
+            "time",
+            at("cli", "cold_s"),
+            at("ref_cli", "cold_s"),
+            "s",
+            1,
+        )
+    )
+    rows.append(
+        (
+            "CLI query, warm (run right after)",
+            "time",
+            at("cli", "warm_s"),
+            at("ref_cli", "warm_s"),
+            "s",
+            1,
+        )
+    )
+    return rows
+
+
+def report(rounds: list[dict], args: argparse.Namespace) -> None:
+    first = rounds[0]
+    n = first["ours"]["offers"]
+    has_ref = "reference" in first
+    print(
+        f"\n{n} offers; {len(rounds)} rounds of ours then gpuhunt "
+        f"{args.reference_version if has_ref else '(reference not run)'}, each a median of "
+        f"{args.inner}; figures are medians over rounds, ratio = reference / ours (medians, "
+        "and the range of per-round ratios)"
+    )
+    print(f"{'':42} {'ours':>10} {'reference':>10} {'':3} {'ratio':>7}  {'per round':>14}")
+    for label, _, ours_of, ref_of, unit, scale in _figures():
+        pairs = [(ours_of(r), ref_of(r) if has_ref else None) for r in rounds]
+        ours = [x for x, _ in pairs if x is not None]
+        refs = [y for x, y in pairs if x is not None and y is not None]
+        if not ours:
+            continue
+        a = statistics.median(ours)
+        line = f"{label:42} {a * scale:10.1f}"
+        if refs:
+            b = statistics.median(refs)
+            each = [y / x for x, y in pairs if x and y is not None]
+            line += f" {b * scale:10.1f} {unit:3} {b / a:6.1f}x  {min(each):5.1f}-{max(each):5.1f}x"
+        else:
+            line += f" {'-':>10} {unit:3}"
+        print(line)
+    for d in ("ours", "csv_only"):
+        loads = [x for r in rounds for x in r[d]["loads"]]
+        print(f"{d} loads (s): {', '.join(f'{x:.2f}' for x in loads)}")
+    if has_ref:
+        loads = [x for r in rounds for x in r["reference"]["loads"]]
+        print(f"reference loads (s): {', '.join(f'{x:.2f}' for x in loads)}")
 
     def ms(x: float | None) -> str:
         return f"{x * 1000:.1f} ms" if x is not None else "-"
 
-    for label, r in (("ours", ours), ("reference", ref)):
+    for label, r in (("ours", first["ours"]), ("reference", first.get("reference"))):
         if r and "reload_s" in r:
             print(
                 f"16 threads, {label:9}: query median {ms(r['median_query_16_threads_s'])}, "

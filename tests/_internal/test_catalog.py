@@ -1,3 +1,5 @@
+import json
+import os
 import subprocess
 import sys
 import threading
@@ -100,13 +102,17 @@ def test_disk_cache_serves_a_new_process_without_network(tmp_path):
     publish_archive(root, "v7", {"aws": AWS})
     with serve_directory(root) as (url, _):
         Catalog(catalog_url=url).load()
-    # The server is gone: a second process must start from the disk cache.
+    # The server is gone: a second process must start from the disk cache (after trying the
+    # network: with no reload interval, the cache is never fresh enough to skip that).
     code = (
         f"import gpuhunt; c = gpuhunt.Catalog(catalog_url={url!r}, timeout=(1, 1));"
-        "o = c.query(); s = c.status(); print(len(o), s.source, s.version)"
+        "o = c.query(); s = c.status(); print(len(o), s.source, s.version, bool(s.last_error))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.stdout.split() == ["2", "disk-cache", "v7"], out.stderr
+    env = {**os.environ, "GPUHUNT_RELOAD_INTERVAL": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.split() == ["2", "disk-cache", "v7", "True"], out.stderr
 
 
 def test_falls_back_to_bundled_snapshot(tmp_path, caplog):
@@ -398,3 +404,87 @@ def test_a_provider_bug_is_not_skipped_as_a_missing_credential(monkeypatch):
             gpuhunt.default_catalog()
     finally:
         default._catalog = None
+
+
+@pytest.mark.parametrize("layout", ["archive", "per-provider"])
+def test_a_new_process_within_the_reload_interval_asks_nothing(tmp_path, layout, capsys):
+    """The disk cache holds across processes for the reload interval: a CLI run seconds after
+    another answers without a request, and `--refresh` asks anyway."""
+    from gpuhunt._internal.cli import main
+
+    root = tmp_path / "bucket"
+    publish = publish_archive if layout == "archive" else publish_per_provider
+    publish(root, "v1", {"aws": AWS, "lambdalabs": LAMBDA})
+    with serve_directory(root) as (url, requests):
+        first = Catalog(catalog_url=url)
+        first.load()
+        asked = len(requests)
+        assert asked > 0
+        second = Catalog(catalog_url=url)  # as a new process starts
+        assert second.query() == first.query()
+        s = second.status()
+        assert (s.source, s.version, s.last_error) == ("disk-cache", "v1", None)
+        assert len(requests) == asked
+        # A CLI run in this process and one in a process of its own: no request either.
+        assert main(["query", "--catalog-url", url, "--json"]) == 0
+        assert len(json.loads(capsys.readouterr().out)) == 3
+        out = subprocess.run(
+            [sys.executable, "-m", "gpuhunt", "query", "--catalog-url", url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        assert "3 of 3 offers" in out.stdout and "--refresh" in out.stdout
+        assert len(requests) == asked
+        # A new version is not seen until the interval has passed, or with --refresh.
+        publish(root, "v2", {"aws": csv_bytes([item(price=0.5)])})
+        assert Catalog(catalog_url=url).query()[0].price == 1.0
+        assert main(["query", "--catalog-url", url, "--refresh", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)[0]["price"] == 0.5
+        assert len(requests) > asked
+        asked = len(requests)
+        # The refresh was a successful check too: the next process takes v2 from the cache.
+        assert Catalog(catalog_url=url).query()[0].price == 0.5
+        assert len(requests) == asked
+        # Past the interval, or with an explicit load(), the network is asked again.
+        Catalog(catalog_url=url, reload_interval=0).query()
+        assert len(requests) > asked
+        asked = len(requests)
+        Catalog(catalog_url=url).load()
+        assert len(requests) > asked
+
+
+def test_a_catalog_from_a_fresh_cache_reloads_when_the_check_is_due(tmp_path, monkeypatch):
+    """The reload interval counts from the network check, not from this process's start."""
+    from gpuhunt._internal.load import sources
+
+    root = tmp_path / "bucket"
+    publish_archive(root, "v1", {"aws": AWS})
+    with serve_directory(root) as (url, requests):
+        Catalog(catalog_url=url).load()
+        asked = len(requests)
+        later = sources.time.time() + 3000
+        monkeypatch.setattr(sources.time, "time", lambda: later)
+        c = Catalog(catalog_url=url, reload_interval=3600)
+        c.query()
+        assert len(requests) == asked
+        age = c.status().age_seconds
+        assert age is not None and age >= 3000
+        # A pinned version is not the latest: loading one marks nothing fresh.
+        publish_archive(root, "v0", {"aws": csv_bytes([item(price=7.0)])}, latest=False)
+        Catalog(catalog_url=url).load(version="v0")
+        assert Catalog(catalog_url=url).query()[-1].price == 2.0  # still v1, from the cache
+
+
+def test_a_fresh_cache_that_lost_its_archive_asks_the_network(tmp_path):
+    root = tmp_path / "bucket"
+    publish_archive(root, "v1", {"aws": AWS})
+    with serve_directory(root) as (url, requests):
+        Catalog(catalog_url=url).load()
+        asked = len(requests)
+        for f in (tmp_path / "cache").rglob("catalog.zip"):
+            f.unlink()
+        c = Catalog(catalog_url=url)
+        assert len(c.query()) == 2 and c.status().source == "network"
+        assert len(requests) > asked

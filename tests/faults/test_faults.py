@@ -57,7 +57,9 @@ def test_connection_refused_uses_disk_cache(tmp_path):
         publish(srv)
         url = srv.url
         Catalog(catalog_url=url).load()
-    c = Catalog(catalog_url=url, timeout=(1, 1), retries=0)  # the server is gone now
+    # The server is gone now. (reload_interval=0: the cache checked moments ago would
+    # otherwise be used without asking the network at all.)
+    c = Catalog(catalog_url=url, timeout=(1, 1), retries=0, reload_interval=0)
     assert [i.price for i in c.query()][:2] == [1.0, 2.0]
     assert c.status().source == "disk-cache" and c.status().last_error
 

@@ -32,13 +32,14 @@ from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, provider_table
 from gpuhunt._internal.models import (
     AcceleratorVendor,
+    CatalogItem,
     CPUArchitecture,
     LiveProvider,
     QueryFilter,
 )
 from gpuhunt._internal.query import online
 from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.query.offers import Offers, merge_online
+from gpuhunt._internal.query.offers import merge_online
 from gpuhunt._internal.query.table import Table, combine
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,10 @@ class _Loaded:
     loaded_wall: dt.datetime
     manifest: dict[str, Any] | None
     degraded: bool  # the disk cache or the bundled snapshot, served because a download failed
+    cache_key: str | None = None  # which published catalog this is (`sources.cache_key`)
+    # Taken from the disk cache without a request, because the network named it as the latest
+    # less than the reload interval ago (in this process or another).
+    unchecked: bool = False
 
 
 @dataclass
@@ -91,6 +96,9 @@ class CatalogStatus:
     online_errors: dict[str, str] = field(default_factory=dict)
     online_retry_in: dict[str, float] = field(default_factory=dict)  # failed, not asked until then
     downloads: int = 0
+    # Served from the disk cache without a request: the network named this version as the
+    # latest `age_seconds` ago, within the reload interval.
+    unchecked: bool = False
     data_age_days: int | None = None  # age of the oldest collection, when the manifest says
     # Served from the disk cache or the bundled snapshot because loading failed (`last_error`
     # says why); False when the network answered, even if the archive came from the disk cache
@@ -203,14 +211,23 @@ class Catalog:
             return self._executor
 
     def load(self, version: str | None = None) -> None:
-        """Load the catalog now: the latest one, or exactly `version` (which raises
-        `CatalogError` if it cannot be fetched; it never substitutes another version).
-        Without `version`, failures fall back to the disk cache and the bundled snapshot."""
-        with self._lock:
-            self._load(version, may_fall_back=version is None)
+        """Load the catalog now: ask the network for the latest one, or for exactly `version`
+        (which raises `CatalogError` if it cannot be fetched; it never substitutes another
+        version). Without `version`, failures fall back to the disk cache and the bundled
+        snapshot.
 
-    def _load(self, version: str | None, may_fall_back: bool) -> None:
+        The loads a query starts (the first, and the reloads every `reload_interval`) ask
+        nothing when this or another process learnt from the network less than
+        `reload_interval` ago which catalog is the latest, and the disk cache holds it: a CLI
+        run seconds after another answers from the disk cache."""
+        with self._lock:
+            self._load(version, may_fall_back=version is None, refresh=True)
+
+    def _load(self, version: str | None, may_fall_back: bool, refresh: bool = False) -> None:
         self._last_attempt = dt.datetime.now(dt.timezone.utc)
+        if version is None and not refresh and self._from_fresh_cache():
+            self._failures, self._retry_at, self._last_error = 0, 0.0, None
+            return
         try:
             if may_fall_back and self._bounded():
                 raw = self._fetch_bounded()
@@ -331,6 +348,29 @@ class Catalog:
         finally:
             self._downloads += sum(f.downloads for f in fetchers)
 
+    def _from_fresh_cache(self) -> bool:
+        """Serve the latest catalog from the disk cache if the network named it less than
+        `reload_interval` ago; the next reload is due when that check is that old."""
+        if self._settings.catalog_dir or sources.local_path(self._url) is not None:
+            return False
+        cache = self._disk_cache(self._url)
+        fresh = sources.fresh_in_cache(cache, self.reload_interval)
+        if fresh is None:
+            return False
+        key, age = fresh
+        loaded_at = time.monotonic() - age
+        loaded = self._loaded
+        if loaded is not None and not loaded.degraded and loaded.cache_key == key:
+            self._loaded = dataclasses.replace(loaded, loaded_at=loaded_at, unchecked=True)
+            return True
+        raw = sources.from_cache(self._url, cache)
+        if raw is None or sources.cache_key(raw) != key:
+            return False
+        self._install(raw, loaded_at=loaded_at)
+        if self._loaded is not None:
+            self._loaded = dataclasses.replace(self._loaded, unchecked=True)
+        return True
+
     def _disk_cache(self, url: str) -> DiskCache:
         return DiskCache(url, self._settings.cache_dir)
 
@@ -362,7 +402,9 @@ class Catalog:
         first, cap = RETRY_AFTER_FAILURE
         self._retry_at = time.monotonic() + min(cap, first * 2 ** (self._failures - 1))
 
-    def _install(self, raw: sources.RawCatalog, degraded: bool = False) -> None:
+    def _install(
+        self, raw: sources.RawCatalog, degraded: bool = False, loaded_at: float | None = None
+    ) -> None:
         tables = []
         previous = self._loaded.table if self._loaded is not None else None
         # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
@@ -387,15 +429,18 @@ class Catalog:
             cache.prune(PARSED, cached)
         # Built off to the side, then one assignment: queries see the old catalog or the new
         # one, never a mix, and never wait for the build.
+        table = combine(tables)
+        table.prepare()  # so that the first query after a load builds offers as fast as later ones
         self._loaded = _Loaded(
-            table=combine(tables),
+            table=table,
             version=raw.version,
             source=raw.source,
             url=raw.url,
-            loaded_at=time.monotonic(),
+            loaded_at=time.monotonic() if loaded_at is None else loaded_at,
             loaded_wall=dt.datetime.now(dt.timezone.utc),
             manifest=raw.manifest,
             degraded=degraded,
+            cache_key=None if degraded else sources.cache_key(raw),
         )
 
     def _current(self) -> _Loaded | None:
@@ -449,6 +494,7 @@ class Catalog:
             url=transport.safe_url(loaded.url if loaded else self.catalog_url),
             loaded_at=loaded.loaded_wall if loaded else None,
             age_seconds=(time.monotonic() - loaded.loaded_at) if loaded else None,
+            unchecked=loaded.unchecked if loaded else False,
             offers=loaded.table.counts() if loaded else {},
             skipped_rows=dict(loaded.table.skipped) if loaded else {},
             last_error=self._last_error,
@@ -499,7 +545,7 @@ class Catalog:
         allowed_flags: Container[str] | None = None,
         location: str | list[str] | None = None,
         min_cuda: str | float | tuple[int, int] | None = None,
-    ) -> Offers:
+    ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
         may give the memory ("A100 80GB"); a name no offer has is logged once with the closest
@@ -507,8 +553,12 @@ class Catalog:
         `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
         `"12.8"`, `9`, `9.0` or `(9, 0)`. Memory is in GB, GPU memory in GiB, prices in USD/hour.
 
-        Returns a read-only sequence of `CatalogItem`s. Online providers that fail or time out
-        are left out, reported in `status().online_errors` and not asked again until their
+        Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
+        or change its answer without affecting anyone else's. Offers from the catalog share
+        their `flags` and `provider_data` with the other offers of their instance type, so
+        those are read-only (`FrozenList`, `FrozenDict`; copy them to change them). Online
+        providers that fail or time out are left out and reported in
+        `status().online_errors`, and not asked again until their
         backoff (30 s, doubling to 15 min; `status().online_retry_in`) has passed.
         Raises ValueError for a value that cannot be read (a compute capability of "abc").
         """
@@ -533,7 +583,7 @@ class Catalog:
             else []
         )
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
-        offers = self._query_offline(offline, q) if offline else Offers.from_items([])
+        offers = self._query_offline(offline, q) if offline else []
         if gpu_name is not None:
             for problem in self._gpu_name_problems(
                 [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=self._warned_gpu_names
@@ -606,12 +656,12 @@ class Catalog:
             retries=self._retries,
         )
 
-    def _query_offline(self, providers: list[str], q: QueryFilter) -> Offers:
+    def _query_offline(self, providers: list[str], q: QueryFilter) -> list[CatalogItem]:
         loaded = self._current()
         if loaded is None:
             if not self.auto_reload:
                 logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")
-            return Offers.from_items([])
+            return []
         table = loaded.table
         everyone = set(table.providers) <= set(providers)
-        return Offers(table, table.select(q, None if everyone else providers))
+        return table.items(table.select(q, None if everyone else providers))

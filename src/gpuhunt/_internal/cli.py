@@ -123,6 +123,12 @@ def _query_parser(sub: Any) -> None:
         action="store_true",
         help="also query online providers live (those without credentials are skipped)",
     )
+    p.add_argument(
+        "--refresh",
+        action="store_true",
+        help="ask the network for the latest catalog even if the disk cache was checked "
+        "less than GPUHUNT_RELOAD_INTERVAL ago",
+    )
 
 
 def _main_help() -> str:
@@ -354,6 +360,8 @@ def _query(args: argparse.Namespace) -> int:
     catalog = Catalog(catalog_url=args.catalog_url)
     for provider in live:
         catalog.add_provider(provider)
+    if args.refresh:
+        catalog.load()  # asks the network, whatever the disk cache holds
     if args.gpu_name:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:
@@ -429,6 +437,11 @@ def _origin(status: Any) -> str:
     if status.source == "network":
         return f"Catalog {v} downloaded from {url}"
     if status.source == "disk-cache" and not status.fallback:
+        if status.unchecked:
+            return (
+                f"Catalog {v} from the disk cache: {url} named it as the latest version "
+                f"{_ago(status.age_seconds)} ago (--refresh checks now)"
+            )
         return f"Catalog {v} from the disk cache: {url} lists it as the latest version"
     # After a failure the status's url is the fallback's; the error names what failed.
     if status.source == "disk-cache":
@@ -441,6 +454,11 @@ def _origin(status: Any) -> str:
     if status.source == "directory":
         return f"Catalog from {url} (version {v})"
     return "No catalog loaded"
+
+
+def _ago(seconds: float | None) -> str:
+    s = int(seconds or 0)
+    return f"{s // 3600}h {s % 3600 // 60}min" if s >= 3600 else f"{s // 60}min {s % 60}s"
 
 
 def _data_ages(status: Any, providers: Container[str] | None = None) -> dict[str, str]:

@@ -9,7 +9,7 @@ from typing import Any
 from gpuhunt._internal import registry
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.errors import GPUHuntError, MissingCredsError
-from gpuhunt._internal.query.offers import Offers
+from gpuhunt._internal.models import CatalogItem
 
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -38,6 +38,6 @@ def default_catalog() -> Catalog:
         return _catalog
 
 
-def query(**filters: Any) -> Offers:
+def query(**filters: Any) -> list[CatalogItem]:
     """`default_catalog().query(**filters)`; see `Catalog.query` for the filters."""
     return default_catalog().query(**filters)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Container
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any, ClassVar, Protocol, Union
 
 JSONType = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
@@ -53,14 +55,193 @@ class AMDArchitecture(enum.Enum):
         return cls(value.upper())
 
 
-@dataclass
+class FrozenList(list):  # type: ignore[type-arg]
+    """A read-only list: what offers built from the catalog share (flags, lists inside
+    `provider_data`), so that one caller cannot change another caller's offers.
+
+    It is a `list` (`isinstance`, `==`, `json.dumps` and `dataclasses.asdict` treat it as one);
+    every method that would change it raises `TypeError`. `FrozenList(x)`, which is what
+    `dataclasses.asdict` and `copy` call on a list's type, gives an ordinary mutable `list`.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, iterable: Any = ()) -> Any:
+        return list(iterable)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "this list is shared by offers from the catalog and is read-only; "
+            "change a copy (list(...)) instead"
+        )
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:
+        # Unpickled as a plain list: a copy nobody shares, readable by any version.
+        return (list, (list(self),))
+
+    def __copy__(self) -> FrozenList:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> FrozenList:
+        return self  # everything inside is immutable too
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A read-only dict: what offers built from the catalog share as `provider_data`.
+
+    It is a `dict` (`isinstance`, `==`, `json.dumps` and `dataclasses.asdict` treat it as one);
+    every method that would change it raises `TypeError`. `FrozenDict(x)` gives an ordinary
+    mutable `dict`, so `dataclasses.asdict(item)` hands back plain, mutable dicts.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        return dict(*args, **kwargs)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "this provider_data is shared by offers from the catalog and is read-only; "
+            "change a copy (dict(...)) instead"
+        )
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> FrozenDict:
+        return self
+
+
+def freeze(value: Any) -> Any:
+    """`value` with every list and dict in it (at any depth) made read-only."""
+    if isinstance(value, dict):
+        return _frozen_dict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return _frozen_list([freeze(v) for v in value])
+    return value
+
+
+def _frozen_list(values: list[Any]) -> FrozenList:
+    obj = list.__new__(FrozenList)
+    list.extend(obj, values)
+    return obj
+
+
+def _frozen_dict(values: dict[Any, Any]) -> FrozenDict:
+    obj = dict.__new__(FrozenDict)
+    dict.update(obj, values)
+    return obj
+
+
+class _Factory:
+    """Default of `flags` and `provider_data`: a new empty list/dict for each offer."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_NEW: Any = _Factory()
+
+# What offers of one instance type share: all fields but location and price (spot too: an
+# object fewer to store per offer, for at most twice as many shapes).
+SHAPE_FIELDS = (
+    "provider",
+    "instance_name",
+    "cpu",
+    "memory",
+    "gpu_count",
+    "gpu_name",
+    "gpu_memory",
+    "disk_size",
+    "gpu_vendor",
+    "flags",
+    "cpu_arch",
+    "provider_data",
+    "spot",
+)
+
+
+class Shape:
+    """The fields an offer shares with the other offers of its instance type (in the catalog,
+    one object for all of them). Never changed once an offer holds it: setting one of these
+    fields on an offer gives that offer a changed copy."""
+
+    __slots__ = SHAPE_FIELDS
+
+    provider: str
+    instance_name: str
+    cpu: int
+    memory: float
+    gpu_count: int
+    gpu_name: str | None
+    gpu_memory: float | None
+    disk_size: float | None
+    gpu_vendor: AcceleratorVendor | None
+    flags: list[str]
+    cpu_arch: CPUArchitecture
+    provider_data: JSONObject
+    spot: bool
+
+    def __init__(
+        self,
+        provider: str,
+        instance_name: str,
+        cpu: int,
+        memory: float,
+        gpu_count: int,
+        gpu_name: str | None,
+        gpu_memory: float | None,
+        disk_size: float | None,
+        gpu_vendor: AcceleratorVendor | None,
+        flags: list[str],
+        cpu_arch: CPUArchitecture,
+        provider_data: JSONObject,
+        spot: bool,
+    ) -> None:
+        self.provider = provider
+        self.instance_name = instance_name
+        self.cpu = cpu
+        self.memory = memory
+        self.gpu_count = gpu_count
+        self.gpu_name = gpu_name
+        self.gpu_memory = gpu_memory
+        self.disk_size = disk_size
+        self.gpu_vendor = gpu_vendor
+        self.flags = flags
+        self.cpu_arch = cpu_arch
+        self.provider_data = provider_data
+        self.spot = spot
+
+    def replaced(self, name: str, value: Any) -> Shape:
+        new = Shape(*[getattr(self, f) for f in SHAPE_FIELDS])
+        setattr(new, name, value)
+        return new
+
+
+@dataclass  # keeps the __init__ below (dataclass never replaces one the class defines)
 class CatalogItem:
     """One offer: an instance type in a location at an hourly price.
 
     `memory`, `gpu_memory` and `disk_size` are in GB (GiB for accelerators), `price` in USD/hour.
     `flags` hide offers from consumers that cannot handle them; `provider_data` carries
     provider-specific details as JSON-compatible values.
+
+    A dataclass whose fields read and write like plain attributes. Offers from the catalog
+    share their instance type's fields (one `Shape`) and hold only location and price of their
+    own, which makes them small and quick to build; their `flags` and `provider_data`
+    are read-only (`FrozenList`, `FrozenDict`) because other offers share them.
     """
+
+    __slots__ = ("_shape", "location", "price")
 
     provider: str
     instance_name: str
@@ -78,9 +259,63 @@ class CatalogItem:
     cpu_arch: CPUArchitecture = CPUArchitecture.X86
     provider_data: JSONObject = field(default_factory=dict)
 
+    def __init__(
+        self,
+        provider: str,
+        instance_name: str,
+        location: str,
+        price: float,
+        cpu: int,
+        memory: float,
+        gpu_count: int,
+        gpu_name: str | None,
+        gpu_memory: float | None,
+        spot: bool,
+        disk_size: float | None,
+        gpu_vendor: AcceleratorVendor | None = None,
+        flags: list[str] = _NEW,
+        cpu_arch: CPUArchitecture = CPUArchitecture.X86,
+        provider_data: JSONObject = _NEW,
+    ) -> None:
+        self._shape = Shape(
+            provider,
+            instance_name,
+            cpu,
+            memory,
+            gpu_count,
+            gpu_name,
+            gpu_memory,
+            disk_size,
+            gpu_vendor,
+            [] if flags is _NEW else flags,
+            cpu_arch,
+            {} if provider_data is _NEW else provider_data,
+            spot,
+        )
+        self.location = location
+        self.price = price
+        self.__post_init__()
+
     def __post_init__(self) -> None:
         if self.gpu_count and self.gpu_vendor is None:
             raise ValueError(f"gpu_vendor is required when gpu_count is non-zero: {self}")
+
+    def __reduce__(self) -> Any:
+        # Pickled as a constructor call: readable by any version with these fields.
+        return (CatalogItem, tuple(getattr(self, f) for f in _FIELD_NAMES))
+
+    def __setstate__(self, state: Any) -> None:
+        # Pickles written by gpuhunt 0.1.x hold the instance dict.
+        if isinstance(state, tuple):  # (dict, slots) as the default protocol gives
+            state = {**(state[0] or {}), **(state[1] or {})}
+        self._shape = Shape(*[state.get(f) for f in SHAPE_FIELDS])
+        self.location, self.price = state["location"], state["price"]
+
+    @property  # type: ignore[misc]
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        """The fields by name, for code written when offers had an instance dict (`vars(item)`,
+        `item.__dict__`). A snapshot: changing it does not change the offer."""
+        return {f: getattr(self, f) for f in _FIELD_NAMES}
 
     @property
     def price_per_gpu(self) -> float | None:
@@ -90,6 +325,36 @@ class CatalogItem:
     @property
     def total_gpu_memory(self) -> float:
         return self.gpu_count * self.gpu_memory if self.gpu_count and self.gpu_memory else 0.0
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(CatalogItem))
+
+
+def _shape_property(name: str) -> property:
+    def set_field(item: CatalogItem, value: Any) -> None:
+        item._shape = item._shape.replaced(name, value)
+
+    # attrgetter reads through the shape in C: as quick as a plain attribute, nearly.
+    return property(operator.attrgetter(f"_shape.{name}"), set_field)
+
+
+for _name in SHAPE_FIELDS:
+    setattr(CatalogItem, _name, _shape_property(_name))
+del _name
+
+
+def build_offers(
+    shapes: list[Shape], locations: list[str], prices: list[float]
+) -> list[CatalogItem]:
+    """Offers from their parts, one per position (no validation: the catalog's rows were
+    validated when it was read). Three attribute stores an offer."""
+    # The objects are made by a C loop (map), so the Python loop only stores.
+    out: list[CatalogItem] = list(map(object.__new__, repeat(CatalogItem, len(prices))))
+    for item, shape, location, price in zip(out, shapes, locations, prices):
+        item._shape = shape
+        item.location = location
+        item.price = price
+    return out
 
 
 @dataclass

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
-from gpuhunt._internal.query.offers import Offers
 from gpuhunt._internal.query.table import combine
 from tests.helpers import item
 
@@ -129,7 +128,6 @@ def test_select_equals_matches(items, q, providers):
         key=lambda i: (i.price, PROVIDER_ORDER.index(i.provider)),
     )  # stable: file order within a provider
     assert got == expected
-    assert list(Offers(table, table.select(q, providers))) == expected
 
 
 def test_combined_tables_order_by_price_then_provider():
@@ -138,14 +136,14 @@ def test_combined_tables_order_by_price_then_provider():
         csv_bytes([item("gcp", price=1.0), item("gcp", price=2.0)]).decode(), provider="gcp"
     )
     both = combine([a, g])
-    result = Offers(both, both.select(QueryFilter()))
+    result = both.items(both.select(QueryFilter()))
     assert [(i.provider, i.price) for i in result] == [
         ("aws", 1.0),
         ("gcp", 1.0),
         ("gcp", 2.0),
         ("aws", 3.0),
     ]
-    assert [i.provider for i in Offers(both, both.select(QueryFilter(), ["gcp"]))] == [
+    assert [i.provider for i in both.items(both.select(QueryFilter(), ["gcp"]))] == [
         "gcp",
         "gcp",
     ]

@@ -39,7 +39,12 @@ def build_table(
     data = text if isinstance(text, str) else text.read()
     try:
         with gc_paused():  # parsing allocates many short-lived lists; none hold cycles
-            return read(data, provider, stats)
+            try:
+                return read(data, provider, stats)
+            except _SpansLines:
+                stats.rows = stats.skipped = 0
+                stats.errors.clear()
+                return read(data, provider, stats, strategy="chunks")
     except csv.Error:
         # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
         # step over the broken rows.
@@ -63,7 +68,13 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     chunks = _Chunks(TableBuilder(provider), header, stats, quoted='"' in data)
     # NUL bytes or bytes that were not UTF-8 somewhere: every row goes through the row rules.
     chunks.careful = schema.suspect(data)
-    lines = split_lines(data) if strategy in (None, "lines") else None
+    # In the published column order each chunk of lines proves that no quoted field spans a
+    # line while it is read (`factored`), so counting quotes is left to the first chunk that
+    # cannot be read that way.
+    published_order = header == schema.FIELDS
+    lines = (
+        split_lines(data, check_quotes=not published_order) if strategy in (None, "lines") else None
+    )
     if lines is not None:
         read_lines(chunks, lines)
     elif strategy == "careful":
@@ -81,9 +92,18 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     return chunks.builder.build()
 
 
-def split_lines(data: str) -> list[str] | None:
+class _SpansLines(Exception):
+    """A quoted field runs over a line break: the text cannot be cut into rows at line breaks."""
+
+
+def _odd_quotes(lines: list[str]) -> bool:
+    return any(c % 2 for c in set(map(_QUOTES, lines)))
+
+
+def split_lines(data: str, check_quotes: bool = True) -> list[str] | None:
     """The body's lines, if every line is one row (LF or CRLF endings, not mixed; no quoted
-    field running over a line break); else None."""
+    field running over a line break, unless `check_quotes` is off: the caller checks); else
+    None."""
     body_start = data.find("\n") + 1
     if body_start == 0:
         return None
@@ -97,7 +117,7 @@ def split_lines(data: str) -> list[str] | None:
         return None
     # A quoted field that runs over a line break leaves an odd number of quotes on its line;
     # without any, every line is one row and lines can be split apart directly.
-    if '"' in body and any(c % 2 for c in set(map(_QUOTES, lines))):
+    if check_quotes and '"' in body and _odd_quotes(lines):
         return None
     return lines
 
@@ -107,12 +127,17 @@ def read_lines(chunks: _Chunks, lines: list[str]) -> None:
     with C-level splits (`csv.reader` costs ~2 us a row), or factored in the published order."""
     published_order = chunks.header == schema.FIELDS
     commas = operator.methodcaller("count", ",")
+    checked = not (chunks.quoted and published_order)  # split_lines counted the quotes
     for start in range(0, len(lines), _CHUNK):
         part = lines[start : start + _CHUNK]
         if "" in part:
             part = [line for line in part if line]
         if not part or (published_order and chunks.factored(part)):
             continue
+        if not checked:
+            if _odd_quotes(lines):
+                raise _SpansLines
+            checked = True
         if not chunks.quoted and set(map(commas, part)) == {chunks.width - 1}:
             chunks.flush([], start + 2, ",".join(part).split(","))
         else:
@@ -233,7 +258,9 @@ class _Chunks:
             rows = list(csv.reader(rests)) if self.quoted else [r.split(",") for r in rests]
         except csv.Error:
             return False
-        if any(len(r) != self.width - 3 for r in rows):
+        # One record per rest: a rest whose quoted field runs on would have taken in another
+        # (or hit the end), so this also proves that no field of the chunk spans a line.
+        if len(rows) != len(rests) or any(len(r) != self.width - 3 for r in rows):
             return False
         attributes = {name: [r[i] for r in rows] for i, name in enumerate(self.header[3:])}
         try:

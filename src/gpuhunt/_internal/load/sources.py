@@ -272,12 +272,16 @@ def fetch(
     except NotFound:
         v = None
     if v is not None and v == current:
+        if cache:
+            _checked(cache, {"layout": "archive", "version": v})
         raise Unchanged(v)
     if v is not None:
         cached = cache.get("archive", v, "catalog.zip") if cache else None
         if cached is not None:
             try:
                 archive = read_archive(cached, source=f"cached {v}/catalog.zip")
+                if cache and version is None:
+                    _checked(cache, {"layout": "archive", "version": v})
                 return RawCatalog.of(archive, v, "disk-cache", base)
             except CatalogIntegrityError:
                 pass
@@ -290,9 +294,10 @@ def fetch(
         if data is not None:
             archive = read_archive(data, source=f"{base}/{v}/catalog.zip")
             # The pointer names only what is on the disk: if the archive could not be
-            # written (a full disk), it keeps naming the previous, intact version.
-            if cache and cache.put(data, "archive", v, "catalog.zip"):
-                cache.put_json({"layout": "archive", "version": v}, "latest.json")
+            # written (a full disk), it keeps naming the previous, intact version. A pinned
+            # version is not the latest, so it moves no pointer.
+            if cache and cache.put(data, "archive", v, "catalog.zip") and version is None:
+                _checked(cache, {"layout": "archive", "version": v})
             return RawCatalog.of(archive, v, source, base)
     return fetch_per_provider(fetcher, providers, version, cache, source)
 
@@ -353,7 +358,7 @@ def fetch_per_provider(
         raise first_error or NotFound(
             f"No catalog published under {transport.safe_url(fetcher.base)}"
         )
-    if cache:
+    if cache and version is None:
         # Name only archives on the disk; a provider whose new one could not be written keeps
         # the version the pointer named before, if that one is still there.
         before = cache.get_json("latest.json")
@@ -366,10 +371,45 @@ def fetch_per_provider(
         versions.update(
             {p: v for p, v in raw.versions.items() if cache.exists(p, v, "catalog.zip")}
         )
-        if versions:
+        if versions == raw.versions:
+            _checked(cache, {"layout": "per-provider", "versions": versions})
+        elif versions:  # on disk, but not what the network named: no fresh check to record
             cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
     raw.version = version or max(raw.versions.values())
     return raw
+
+
+def _checked(cache: DiskCache, latest: dict[str, Any]) -> None:
+    """Record in the disk cache which catalog is the latest, and that the network said so now
+    (so that other processes may use it without asking again, see `fresh_in_cache`)."""
+    cache.put_json({**latest, "checked_at": time.time()}, "latest.json")
+
+
+def cache_key(raw: RawCatalog) -> str:
+    """What `fresh_in_cache` names the catalog `raw` by: its version(s)."""
+    if raw.versions:
+        return "per-provider " + ",".join(f"{p}={v}" for p, v in sorted(raw.versions.items()))
+    return f"archive {raw.version}"
+
+
+def fresh_in_cache(cache: DiskCache, max_age: float) -> tuple[str, float] | None:
+    """If the network named the latest catalog less than `max_age` seconds ago (in this
+    process or another), and the disk cache holds it: its `cache_key` and that age."""
+    latest = cache.get_json("latest.json")
+    if not isinstance(latest, dict):
+        return None
+    checked = latest.get("checked_at")
+    if not isinstance(checked, (int, float)) or isinstance(checked, bool):
+        return None
+    age = time.time() - checked
+    if not 0 <= age < max_age:  # a clock set back makes a negative age: ask the network
+        return None
+    if latest.get("layout") == "archive":
+        return f"archive {latest.get('version')}", age
+    versions = latest.get("versions")
+    if latest.get("layout") != "per-provider" or not isinstance(versions, dict):
+        return None
+    return "per-provider " + ",".join(f"{p}={v}" for p, v in sorted(versions.items())), age
 
 
 def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:

@@ -32,7 +32,15 @@ from gpuhunt._internal.constraints import (
     offer_cuda_version,
     parse_version,
 )
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.models import (
+    AcceleratorVendor,
+    CatalogItem,
+    CPUArchitecture,
+    QueryFilter,
+    Shape,
+    build_offers,
+    freeze,
+)
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
@@ -45,13 +53,19 @@ _gc_we_disabled = False
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(promote: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector while building many offers at once.
 
     Offers hold no reference cycles, so the collector has nothing to find in them, yet each
     burst of allocations triggers collections that rescan everything alive: building 180k offers
     took 2-3x longer with it running. Nested and concurrent pauses are counted; the collector is
     re-enabled only if it was enabled before the first pause.
+
+    With `promote`, what was allocated meanwhile is moved to the oldest generation when the
+    collector is re-enabled (`gc.freeze()` + `gc.unfreeze()`, a constant-time move), instead of
+    being traced by the young collection that the next allocation would start: that one trace
+    of a large answer cost a third of building it. Skipped when the process has frozen objects
+    of its own (a pre-fork server), whose freeze must stay as it is.
     """
     global _gc_pauses, _gc_we_disabled
     with _gc_lock:
@@ -66,6 +80,9 @@ def gc_paused() -> Iterator[None]:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_we_disabled:
                 _gc_we_disabled = False
+                if promote and gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
 
 
@@ -117,12 +134,9 @@ class Table:
         # Per GPU name (None: not a known NVIDIA model); compared as tuples, as `matches` does.
         self.gpu_name_ccs = [get_compute_capability(n) for n in self.gpu_names]
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
-        # Offers built so far, by row: built on first read, then shared by every answer that
-        # includes them (as gpuhunt 0.1.x shared its one list of offers). `_built` says which
-        # rows are filled, so finding the missing ones of an answer is one vectorised step.
-        self._objects: np.ndarray | None = None  # dtype=object
-        self._built: np.ndarray | None = None
-        self._store_lock = threading.Lock()
+        # What offers are built from (see `prepare`): made once, on the first read or at load.
+        self._parts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._parts_lock = threading.Lock()
         self._cuda: np.ndarray | None = None
 
     def counts(self) -> dict[str, int]:
@@ -240,104 +254,149 @@ class Table:
     # ------------------------------------------------------------------ materialise
 
     def items(self, rows: np.ndarray) -> list[CatalogItem]:
-        """The offers of `rows`, building those not built before."""
+        """The offers of `rows`, new objects for every call (so no caller sees another's
+        changes). An offer shares the fields of its instance type (one `Shape` for all the
+        offers of a type, spot or not) and holds its location and price: three stores."""
         if len(rows) == 0:
             return []
-        objects, built = self._store()
-        missing = rows[~built[rows]]
-        if len(missing):
-            # Concurrent readers may build the same row twice; both objects are equal and the
-            # second simply replaces the first.
-            for r, item in zip(missing.tolist(), self._build_items(missing)):
-                objects[r] = item
-            built[missing] = True
-        # Gathering from an object array is a C loop: a few ns an offer.
-        found: list[CatalogItem] = objects[rows].tolist()
-        return found
+        shape_of_row, shapes, locations, prices = self.prepare()
+        with gc_paused(promote=True):
+            return build_offers(
+                shapes[shape_of_row[rows]].tolist(),
+                locations[self.location[rows]].tolist(),
+                prices[rows].tolist(),
+            )
 
-    def built(self, row: int) -> CatalogItem | None:
-        """The offer of `row` if it has been built, else None."""
-        objects = self._objects
-        return objects[row] if objects is not None else None
+    def prepare(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What offers are built from: each row's shape code, the `Shape`s, the locations and
+        the prices as Python objects (in object arrays, so an answer gathers them in C, and
+        floats are made once rather than for every answer). Made once; the catalog calls this
+        at load so that the first query does not pay for it."""
+        parts = self._parts
+        if parts is None:
+            with self._parts_lock:
+                parts = self._parts
+                if parts is None:
+                    shape_of_row, firsts = self._shape_groups()
+                    shapes = np.empty(len(firsts), dtype=object)
+                    shapes[:] = self._shapes(firsts)
+                    locations = np.empty(len(self.locations), dtype=object)
+                    locations[:] = self.locations
+                    prices = np.empty(len(self), dtype=object)
+                    prices[:] = self.price.tolist()
+                    parts = self._parts = (shape_of_row, shapes, locations, prices)
+        return parts
 
-    def item(self, row: int) -> CatalogItem:
-        found = self.built(row)
-        return found if found is not None else self.items(np.array([row]))[0]
+    def _shape_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's shape number and a row of each shape. Offers of one provider, instance
+        type and spot-ness nearly always agree on every other shape field: group by those
+        three (counting, no sort), check the rest, and group exactly only if that fails."""
+        n = len(self)
+        key = (self.instance_name.astype(np.int64) * len(self.providers) + self.provider) * 2
+        key += self.spot
+        if n == 0:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+        present = np.zeros(int(key.max()) + 1, dtype=bool)
+        present[key] = True
+        groups = (np.cumsum(present) - 1)[key]
+        firsts = np.empty(int(groups.max()) + 1, dtype=np.int64)
+        firsts[groups] = np.arange(n)  # some row of each group: all are checked below
+        rest = [getattr(self, c) for c in _SHAPE_COLUMNS if c not in _GROUPED]
+        for column in rest:
+            bits = _as_bits(column)
+            if not np.array_equal(bits[firsts][groups], bits):
+                return _distinct_rows([getattr(self, c) for c in _SHAPE_COLUMNS])
+        return groups.astype(np.int32), firsts
 
-    def _store(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._objects is None or self._built is None:
-            with self._store_lock:
-                if self._objects is None or self._built is None:
-                    self._built = np.zeros(len(self), dtype=bool)
-                    self._objects = np.full(len(self), None, dtype=object)
-        return self._objects, self._built
-
-    def _build_items(self, rows: np.ndarray) -> list[CatalogItem]:
-        """Build the offers of `rows` (bulk column reads, no per-row validation: the rows were
-        validated when the table was built)."""
-        names, locs, gnames = self.instance_names, self.locations, self.gpu_names
-        fsets, pdatas = self.flag_sets, self.provider_datas
-        gpu_memory = [None if x != x else x for x in self.gpu_memory[rows].tolist()]
-        disk_size = [None if x != x else x for x in self.disk_size[rows].tolist()]
-        columns = zip(
-            self.provider[rows].tolist(),
-            self.instance_name[rows].tolist(),
-            self.location[rows].tolist(),
-            self.price[rows].tolist(),
-            self.cpu[rows].tolist(),
-            self.memory[rows].tolist(),
-            self.gpu_count[rows].tolist(),
-            self.gpu_name[rows].tolist(),
-            gpu_memory,
-            self.spot[rows].tolist(),
-            disk_size,
-            self.gpu_vendor[rows].tolist(),
-            self.flags[rows].tolist(),
-            self.cpu_arch[rows].tolist(),
-            self.provider_data[rows].tolist(),
-        )
-        new = object.__new__
-        providers = self.providers
+    def _shapes(self, rows: np.ndarray) -> list[Shape]:
+        """One `Shape` for each of `rows`; flags and provider_data read once per distinct text
+        and shared read-only (`freeze`)."""
+        names, gnames, providers = self.instance_names, self.gpu_names, self.providers
+        flag_lists: dict[int, Any] = {}
+        datas: dict[int, Any] = {}
         out = []
-        with gc_paused():
-            for (
-                prov,
-                n,
-                loc,
-                price,
-                cpu,
-                mem,
-                count,
-                gn,
-                gmem,
-                spot,
-                disk,
-                vend,
-                fl,
-                arch,
-                pd,
-            ) in columns:
-                # Bypasses __init__/__post_init__: every row was validated when the table was built.
-                item = new(CatalogItem)
-                # Plain attribute stores, in field order: the fastest way to fill an instance.
-                item.provider = providers[prov]
-                item.instance_name = names[n]
-                item.location = locs[loc]
-                item.price = price
-                item.cpu = cpu
-                item.memory = mem
-                item.gpu_count = count
-                item.gpu_name = gnames[gn] if gn >= 0 else None
-                item.gpu_memory = gmem
-                item.spot = spot
-                item.disk_size = disk
-                item.gpu_vendor = VENDORS[vend] if vend >= 0 else None
-                item.flags = fsets[fl].split()
-                item.cpu_arch = ARCHS[arch]
-                pd_text = pdatas[pd]
-                item.provider_data = {} if pd_text == "{}" else json.loads(pd_text)
-                out.append(item)
+        for prov, n, cpu, mem, count, gn, gmem, disk, vend, fl, arch, pd, spot in zip(
+            *(getattr(self, name)[rows].tolist() for name in _SHAPE_COLUMNS)
+        ):
+            flags = flag_lists.get(fl)
+            if flags is None:
+                flags = flag_lists[fl] = freeze(self.flag_sets[fl].split())
+            data = datas.get(pd)
+            if data is None:
+                text = self.provider_datas[pd]
+                data = datas[pd] = freeze({} if text == "{}" else json.loads(text))
+            out.append(
+                Shape(
+                    providers[prov],
+                    names[n],
+                    cpu,
+                    mem,
+                    count,
+                    gnames[gn] if gn >= 0 else None,
+                    None if gmem != gmem else gmem,  # NaN: unknown
+                    None if disk != disk else disk,
+                    VENDORS[vend] if vend >= 0 else None,
+                    flags,
+                    ARCHS[arch],
+                    data,
+                    spot,
+                )
+            )
         return out
+
+
+# The columns whose values make up an offer's `Shape`, in `SHAPE_FIELDS` order.
+_SHAPE_COLUMNS = (
+    "provider",
+    "instance_name",
+    "cpu",
+    "memory",
+    "gpu_count",
+    "gpu_name",
+    "gpu_memory",
+    "disk_size",
+    "gpu_vendor",
+    "flags",
+    "cpu_arch",
+    "provider_data",
+    "spot",
+)
+
+
+_GROUPED = ("provider", "instance_name", "spot")
+
+
+def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """For rows given as parallel columns: each row's group number and each group's first row,
+    where a group is the rows equal in every column. Rows are hashed to 64 bits and grouped by
+    hash (one sort of integers); a check that each group's rows really are equal catches a
+    collision, which falls back to an exact grouping."""
+    n = len(columns[0]) if columns else 0
+    if n == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+    bits = [_as_bits(c) for c in columns]
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for b in bits:
+            h ^= b + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+    _, firsts, groups = np.unique(h, return_index=True, return_inverse=True)
+    groups = groups.reshape(-1)
+    if not all(np.array_equal(b[firsts][groups], b) for b in bits):
+        _, firsts, groups = np.unique(
+            np.stack(bits, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        groups = groups.reshape(-1)
+    return groups.astype(np.int32), firsts
+
+
+def _as_bits(column: np.ndarray) -> np.ndarray:
+    """A column's values as 64-bit patterns, equal exactly when the values are (every NaN
+    alike)."""
+    if column.dtype.kind == "f":
+        c = column.astype(np.float64)
+        return np.where(np.isnan(c), np.float64(np.nan), c).view(np.uint64)
+    return column.astype(np.int64).view(np.uint64)
 
 
 def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
