@@ -10,7 +10,7 @@ ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
     {"models", "schema", "accelerators", "constraints", "errors", "registry", "freshness"},
     {"query"},
-    {"formats", "history.table", "history.diff"},
+    {"formats", "history.table", "history.daily", "history.diff"},
     {"load"},
     {"catalog", "default", "publish.build", "history.remote", "history.plot"},
     {"publish"},

@@ -25,7 +25,7 @@ from typing import Any
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
-from gpuhunt._internal.history.table import PriceHistory
+from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings

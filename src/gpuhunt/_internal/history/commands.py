@@ -11,7 +11,7 @@ from typing import Any
 
 from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.errors import GPUHuntError
-from gpuhunt._internal.history import table as history
+from gpuhunt._internal.history.daily import sparkline
 from gpuhunt._internal.history.diff import Listed
 from gpuhunt._internal.history.remote import catalog_history, catalog_url_of, diff
 from gpuhunt._internal.load import transport
@@ -143,7 +143,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
                     _money(min(known)),
                     _money(max(known)),
                     _pct(change),
-                    history.sparkline(s.prices),
+                    sparkline(s.prices),
                     next((w for w in reversed(s.where) if w), "-"),
                 ]
             )
