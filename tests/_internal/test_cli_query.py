@@ -174,6 +174,21 @@ def test_online_failure_printed_once(capsys, monkeypatch):
     assert err.count("no route to host") == 1 and "vultr left out" in err
 
 
+def test_online_only_query_footer_names_whom_it_asked(capsys, monkeypatch):
+    """A query of online providers only does not read the catalog: its footer names the
+    providers asked and which failed, not why the bundled snapshot was loaded."""
+    from gpuhunt.providers.vultr import VultrProvider
+
+    def fail(self, query_filter=None, balance_resources=True, apply_filter=False):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(VultrProvider, "get", fail)
+    assert cli.main(["query", "--provider", "vultr", "--online"]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 0 offers. Asked live: vultr (failed, see below)." in out
+    assert "snapshot" not in out and "catalog" not in out.lower()
+
+
 def test_unknown_gpu_name_says_the_closest(capsys):
     assert cli.main(["query", "--gpu", "H1000"]) == 1
     err = capsys.readouterr().err.strip()

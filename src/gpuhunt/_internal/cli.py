@@ -389,7 +389,7 @@ def _print_offers(args: argparse.Namespace, offers: list[CatalogItem], status: A
     else:
         print(cli_format.offers_table(shown, per_gpu=args.sort == "price-per-gpu"))
         offline = {i.provider for i in shown} & set(registry.OFFLINE_PROVIDERS)
-        print(f"\n{len(shown)} of {len(offers)} offers. {_describe_source(status, offline)}")
+        print(f"\n{len(shown)} of {len(offers)} offers. {_footer(args, status, offline)}")
 
 
 def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
@@ -408,8 +408,20 @@ def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: A
         n = sum(g.offers for g in groups)
         print(
             f"\n{len(shown)} of {len(groups)} GPU models and counts, from {n} offers with GPUs. "
-            f"{_describe_source(status)}"
+            f"{_footer(args, status)}"
         )
+
+
+def _footer(args: argparse.Namespace, status: Any, providers: Container[str] | None = None) -> str:
+    """The footer's source part. A query of online providers only never reads the catalog, so
+    where the catalog came from is beside the point: it names whom it asked (and who failed)."""
+    if args.provider and all(registry.spec(p).online for p in args.provider):
+        failed = set(status.online_errors)
+        asked = ", ".join(
+            p + (" (failed, see below)" if p in failed else "") for p in args.provider
+        )
+        return f"Asked live: {asked}."
+    return _describe_source(status, providers)
 
 
 def _describe_source(status: Any, providers: Container[str] | None = None) -> str:
