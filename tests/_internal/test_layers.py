@@ -14,7 +14,7 @@ LAYERS = [
     {"load"},
     {"catalog", "default", "publish.build", "history.remote", "history.plot"},
     {"publish"},
-    {"cli", "cli_format", "history.commands"},
+    {"cli", "cli_query", "cli_format", "history.commands"},
 ]
 
 
