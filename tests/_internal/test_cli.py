@@ -118,3 +118,10 @@ def test_every_query_filter_field_is_a_query_option():
     cli_query.add_parser(parser.add_subparsers())
     args = parser.parse_args(["query"])
     assert {f.name for f in dataclasses.fields(QueryFilter)} <= set(vars(args))
+
+
+def test_catalog_alone_shows_the_catalog_subcommands(capsys):
+    assert cli.main(["catalog"]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: gpuhunt catalog")
+    assert all(name in out for name in ("status", "build", "publish", "verify", "diff"))

@@ -128,7 +128,8 @@ def _main(argv: list[str]) -> int:
         return _guard(lambda: _status(args))
     if args.command in ("catalog", "history") and getattr(args, "run", None):
         return _guard(lambda: args.run(args))
-    parser.print_help()
+    # `gpuhunt catalog` alone: what `catalog` can do, not the top-level help.
+    (cat if args.command == "catalog" else parser).print_help()
     return 2
 
 
