@@ -241,6 +241,19 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert set(fields) <= set(rows[0])
     assert json.loads(rows[0]["provider_data"]) == {"is_dws_calendar_mode": False}
+    assert list(rows[0]) == list(data[0])  # the same columns in the same order
+
+
+def test_csv_without_matches_still_has_every_column(capsys):
+    assert cli.main(["query", "--provider", "gcp", "--location", "nowhere-*", "--csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].split(",")[:4] == [
+        "provider",
+        "instance_name",
+        "location",
+        "price",
+    ]
+    assert out[0].endswith(",cpu_arch,provider_data") and "price_per_gpu" in out[0]
 
 
 def test_group_by_gpu(capsys):

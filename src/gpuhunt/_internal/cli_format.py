@@ -49,6 +49,12 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
     return out
 
 
+def csv_header() -> list[str]:
+    """The columns of `--csv`: `as_dict`'s keys, also when no offer matched."""
+    names = [f.name for f in dataclasses.fields(CatalogItem)]
+    return [*names[: names.index("price") + 1], "price_per_gpu", *names[names.index("price") + 1 :]]
+
+
 def csv_cell(value: Any) -> Any:
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True) if value else ""

@@ -209,8 +209,7 @@ def _print_offers(args: argparse.Namespace, offers: list[CatalogItem], status: A
         print()
     elif args.csv:
         w = csv.writer(sys.stdout)
-        header = list(cli_format.as_dict(shown[0]) if shown else ["provider"])
-        w.writerow(header)
+        w.writerow(cli_format.csv_header())
         for i in shown:
             w.writerow([cli_format.csv_cell(v) for v in cli_format.as_dict(i).values()])
     else:
