@@ -18,6 +18,7 @@ import random
 import time
 import zlib
 
+from gpuhunt._internal.history import daily
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.history.table import Offer
 
@@ -62,9 +63,9 @@ def main() -> None:
     t1 = time.perf_counter()
     parsed = history.loads(data)
     t2 = time.perf_counter()
-    history.query({"aws": parsed})
+    daily.query({"aws": parsed})
     t3 = time.perf_counter()
-    history.query({"aws": parsed}, by="instance")
+    daily.query({"aws": parsed}, by="instance")
     t4 = time.perf_counter()
     print(
         f"{args.offers} offers, {args.nights} nights, churn {args.churn:g}: {len(spans)} rows, "

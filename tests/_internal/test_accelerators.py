@@ -32,6 +32,11 @@ from gpuhunt._internal.models import AcceleratorVendor
         ("gb200", "GB200"),
         ("NVIDIA GH200 480GB", "GH200"),
         ("l40s", "L40S"),
+        # Lium's spellings, once cleaned in lium.py, now read by the shared resolver
+        ("Tesla V100 Tensor Core GPU", "V100"),
+        ("B300 SXM6 AC", "B300"),
+        ("B300 PC", "B300"),
+        ("H100 PCIe", "H100"),  # ends in "pcie": the suffix rule does not touch it
     ],
 )
 def test_aliases(spelling, canonical):

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from gpuhunt._internal import cli, registry
+from gpuhunt._internal import cli, cli_query, registry
 from gpuhunt._internal.formats.csv import csv_bytes
 from tests.helpers import item, publish_archive
 
@@ -115,6 +115,13 @@ def test_every_query_filter_field_is_a_query_option():
     from gpuhunt import QueryFilter
 
     parser = argparse.ArgumentParser()
-    cli._query_parser(parser.add_subparsers())
+    cli_query.add_parser(parser.add_subparsers())
     args = parser.parse_args(["query"])
     assert {f.name for f in dataclasses.fields(QueryFilter)} <= set(vars(args))
+
+
+def test_catalog_alone_shows_the_catalog_subcommands(capsys):
+    assert cli.main(["catalog"]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: gpuhunt catalog")
+    assert all(name in out for name in ("status", "build", "publish", "verify", "diff"))

@@ -174,6 +174,21 @@ def test_online_failure_printed_once(capsys, monkeypatch):
     assert err.count("no route to host") == 1 and "vultr left out" in err
 
 
+def test_online_only_query_footer_names_whom_it_asked(capsys, monkeypatch):
+    """A query of online providers only does not read the catalog: its footer names the
+    providers asked and which failed, not why the bundled snapshot was loaded."""
+    from gpuhunt.providers.vultr import VultrProvider
+
+    def fail(self, query_filter=None, balance_resources=True, apply_filter=False):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(VultrProvider, "get", fail)
+    assert cli.main(["query", "--provider", "vultr", "--online"]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 0 offers. Asked live: vultr (failed, see below)." in out
+    assert "snapshot" not in out and "catalog" not in out.lower()
+
+
 def test_unknown_gpu_name_says_the_closest(capsys):
     assert cli.main(["query", "--gpu", "H1000"]) == 1
     err = capsys.readouterr().err.strip()
@@ -226,6 +241,19 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert set(fields) <= set(rows[0])
     assert json.loads(rows[0]["provider_data"]) == {"is_dws_calendar_mode": False}
+    assert list(rows[0]) == list(data[0])  # the same columns in the same order
+
+
+def test_csv_without_matches_still_has_every_column(capsys):
+    assert cli.main(["query", "--provider", "gcp", "--location", "nowhere-*", "--csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].split(",")[:4] == [
+        "provider",
+        "instance_name",
+        "location",
+        "price",
+    ]
+    assert out[0].endswith(",cpu_arch,provider_data") and "price_per_gpu" in out[0]
 
 
 def test_group_by_gpu(capsys):

@@ -1,5 +1,7 @@
 """Each layer of `_internal` imports only from the layers below it (see docs/design.md), and
-nothing in it imports `gpuhunt.providers` (the registry imports provider modules by name)."""
+nothing in it imports `gpuhunt.providers` (the registry imports provider modules by name);
+nothing under src/ or scripts/ imports `tests`; no `_internal` module reads the environment
+when it is imported."""
 
 import ast
 from pathlib import Path
@@ -10,11 +12,11 @@ ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
     {"models", "schema", "accelerators", "constraints", "errors", "registry", "freshness"},
     {"query"},
-    {"formats", "history.table", "history.diff"},
+    {"formats", "history.table", "history.daily", "history.diff"},
     {"load"},
     {"catalog", "default", "publish.build", "history.remote", "history.plot"},
     {"publish"},
-    {"cli", "cli_format", "history.commands"},
+    {"cli", "cli_query", "cli_format", "history.commands"},
 ]
 
 
@@ -56,4 +58,49 @@ def test_layers_import_only_downwards():
                 continue  # `from gpuhunt._internal import query`: the named module is checked
             if _layer(target) > _layer(module):
                 wrong.append(f"{module} -> {target}")
+    assert not wrong
+
+
+REPO = ROOT.parents[2]  # src/gpuhunt/_internal -> the repository
+
+
+def test_nothing_shipped_or_scripted_imports_tests():
+    """`src/` ships to users and `scripts/` builds what ships: neither may need the tests."""
+    wrong = [
+        f"{path.relative_to(REPO)} imports {name}"
+        for folder in (REPO / "src", REPO / "scripts")
+        for path in folder.rglob("*.py")
+        for name in _imports(path)
+        if name == "tests" or name.startswith("tests.")
+    ]
+    assert (REPO / "scripts").is_dir() and not wrong
+
+
+def _runs_at_import(tree: ast.Module) -> list[ast.AST]:
+    """The nodes Python evaluates when the module is imported: module and class bodies,
+    decorators and default values, but not function bodies."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo += [*node.decorator_list, *node.args.defaults]
+            todo += [d for d in node.args.kw_defaults if d is not None]
+        elif isinstance(node, ast.Lambda):
+            todo += node.args.defaults
+        elif isinstance(node, ast.ClassDef):
+            todo += [*node.decorator_list, *node.bases, *node.body]
+        else:
+            out.append(node)
+            todo += list(ast.iter_child_nodes(node))
+    return out
+
+
+def test_no_environment_read_at_import_time():
+    """Settings are read per `Catalog` (load/settings.py), never when a module is imported."""
+    wrong = []
+    for path in ROOT.rglob("*.py"):
+        for node in _runs_at_import(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in {"getenv", "environ"}:
+                wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not wrong

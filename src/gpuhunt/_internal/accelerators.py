@@ -255,7 +255,8 @@ _EXTRA_ALIASES: dict[str, str] = {
 _NOISE_WORDS = re.compile(
     r"\b(nvidia|geforce|tesla|quadro|amd|radeon|instinct|intel|habana|google|cloud|tpu|"
     r"tenstorrent|gpu|graphics|accelerator|hgx|dgx|sxm\d*|pcie|pci-e|pci|hbm\d*e?|nvlink|"
-    r"server|workstation|edition|max-q|maxq|blackwell|generation|gen|sff|oam|card)\b"
+    r"server|workstation|edition|max-q|maxq|blackwell|generation|gen|sff|oam|card|"
+    r"tensor\s+core)\b"
 )
 _MEMORY = re.compile(r"\b(\d+(?:\.\d+)?)\s*(gb|gib|g)\b")
 
@@ -297,6 +298,10 @@ def _candidates(key: str) -> list[str]:
         out.append("gtx" + key)
     if key.startswith("v") and key[1:2].isdigit():
         out.append(key.removesuffix("pod"))
+    # A trailing board-variant suffix after the model number: Lium's "B300 SXM6 AC" (cooling
+    # variant), Vast.ai's "B300 PC". Tried last, so a name that really ends so still wins.
+    if m := re.fullmatch(r"(.*\d)(ac|pc)", key):
+        out.append(m.group(1))
     return out
 
 

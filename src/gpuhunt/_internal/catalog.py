@@ -24,10 +24,11 @@ from typing import Any
 
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
-from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
-from gpuhunt._internal.history.table import PriceHistory
+from gpuhunt._internal.errors import CatalogError, GPUHuntError
+from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, provider_table
 from gpuhunt._internal.models import (
@@ -46,21 +47,6 @@ logger = logging.getLogger(__name__)
 
 RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff between failed reloads: first, cap
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
-# A download the load stopped waiting for may go on this many times the load's time limit, so
-# that a slow but working network still brings the next query fresh data.
-BACKGROUND_FACTOR = 6
-
-
-class _Job:
-    """One download of the latest catalog, on its own daemon thread. A load waits for it up to
-    its time limit; when every waiter has given up, the job installs what it got itself."""
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.raw: sources.RawCatalog | None = None
-        self.error: BaseException | None = None
-        self.waiting = 0  # loads waiting for it now
-        self.taken = False  # its outcome was handled (by a waiting load, or by the job itself)
 
 
 @dataclass(frozen=True)
@@ -158,8 +144,8 @@ class Catalog:
         self._executor_lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self._lock = threading.Lock()  # one load at a time; queries never take it
-        self._job: _Job | None = None  # the latest catalog's download in progress
-        self._job_lock = threading.Lock()
+        # The latest catalog's download, which a bounded load waits for only so long.
+        self._download = Downloads(lambda deadline: self._fetch(None, deadline), self._adopt)
         self._reload_lock = threading.Lock()  # guards `_reloading` only
         self._reloading = False
         self._last_error: str | None = None
@@ -230,7 +216,7 @@ class Catalog:
             return
         try:
             if may_fall_back and self._bounded():
-                raw = self._fetch_bounded()
+                raw = self._download.wait(self._load_timeout)
             elif self._bounded():
                 # No fallback to go to: the download gets the longer, background budget.
                 limit = self._load_timeout * BACKGROUND_FACTOR
@@ -270,50 +256,11 @@ class Catalog:
     def _bounded(self) -> bool:
         return self._load_timeout > 0 and not self._settings.catalog_dir
 
-    def _fetch_bounded(self) -> sources.RawCatalog:
-        """The latest catalog, waiting at most the load's time limit for a download (a new one,
-        or the one an earlier load gave up on). Called with `_lock` held."""
-        with self._job_lock:
-            job = self._job
-            if job is None or job.taken:
-                job = self._job = _Job()
-                deadline = time.monotonic() + self._load_timeout * BACKGROUND_FACTOR
-                threading.Thread(
-                    target=self._run_job,
-                    args=(job, deadline),
-                    name="gpuhunt-download",
-                    daemon=True,
-                ).start()
-            job.waiting += 1
-        job.done.wait(self._load_timeout)
-        with self._job_lock:
-            job.waiting -= 1
-            if not job.done.is_set():
-                raise CatalogDownloadError(
-                    f"the catalog download did not finish within {self._load_timeout:g}s "
-                    "(GPUHUNT_LOAD_TIMEOUT); it goes on in the background"
-                )
-            job.taken = True
-        if job.error is not None:
-            raise job.error
-        assert job.raw is not None
-        return job.raw
-
-    def _run_job(self, job: _Job, deadline: float) -> None:
-        try:
-            job.raw = self._fetch(None, deadline)
-        except BaseException as e:  # noqa: BLE001 - handed to the load that waits, or kept
-            job.error = e
-        with self._job_lock:
-            job.done.set()
-            adopt = job.waiting == 0 and not job.taken
-            job.taken = True
-        if not adopt:
-            return
-        # Every load gave up waiting: what arrived late is for the next query.
+    def _adopt(self, job: Download) -> None:
+        """A download every load gave up waiting for: install what it got for the next query."""
         try:
             with self._lock:
-                if self._job is not job:  # a newer download started meanwhile: it decides
+                if self._download.current is not job:  # a newer download started: it decides
                     return
                 if isinstance(job.error, sources.Unchanged):
                     self._unchanged()

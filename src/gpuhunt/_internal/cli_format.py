@@ -1,4 +1,6 @@
-"""What `gpuhunt query` prints (pure: lists of offers in, text or JSON-ready values out).
+"""What `gpuhunt query` prints (pure: lists of offers and the catalog's status in, text or
+JSON-ready values out): the tables, the grouped view and the footer saying where the answer
+came from and how old each provider's data is.
 
 Prices are USD per hour and shown with at least two decimals (`$1.70`, `$0.7345`); memory is
 GB and GPU memory GiB, as in `CatalogItem`.
@@ -7,12 +9,14 @@ GB and GPU memory GiB, as in `CatalogItem`.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import enum
 import json
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuhunt._internal import freshness
 from gpuhunt._internal.models import CatalogItem
 
 
@@ -43,6 +47,12 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
         if f.name == "price":
             out["price_per_gpu"] = round(i.price / i.gpu_count, 6) if i.gpu_count else None
     return out
+
+
+def csv_header() -> list[str]:
+    """The columns of `--csv`: `as_dict`'s keys, also when no offer matched."""
+    names = [f.name for f in dataclasses.fields(CatalogItem)]
+    return [*names[: names.index("price") + 1], "price_per_gpu", *names[names.index("price") + 1 :]]
 
 
 def csv_cell(value: Any) -> Any:
@@ -197,3 +207,62 @@ def groups_table(groups: list[GpuGroup]) -> str:
         for g in groups
     ]
     return render(header, rows, {1, 2, 4, 6, 7})
+
+
+# The footer: where the catalog came from, why, and how old each provider's data is.
+
+
+def describe_source(status: Any, providers: Container[str] | None = None) -> str:
+    """Where the catalog came from and why, then how old each provider's data is (of
+    `providers`, default all): the footer of `gpuhunt query`."""
+    text = origin(status) + "."
+    ages = data_ages(status, providers)
+    if ages:
+        text += " Data age: " + ", ".join(f"{p} {age}" for p, age in ages.items()) + "."
+    return text
+
+
+def origin(status: Any) -> str:
+    v, url = status.version, status.url
+    error = " ".join(str(status.last_error or "").split())
+    why = f" ({error[:157] + '...' if len(error) > 160 else error})" if error else ""
+    if status.source == "network":
+        return f"Catalog {v} downloaded from {url}"
+    if status.source == "disk-cache" and not status.fallback:
+        if status.unchecked:
+            return (
+                f"Catalog {v} from the disk cache: {url} named it as the latest version "
+                f"{_ago(status.age_seconds)} ago (--refresh checks now)"
+            )
+        return f"Catalog {v} from the disk cache: {url} lists it as the latest version"
+    # After a failure the status's url is the fallback's; the error names what failed.
+    if status.source == "disk-cache":
+        return f"Catalog {v} from the disk cache, because the catalog could not be loaded{why}"
+    if status.source == "bundled":
+        return (
+            f"The snapshot bundled with gpuhunt ({v}), because the catalog could not be "
+            f"loaded{why} and no copy was cached"
+        )
+    if status.source == "directory":
+        return f"Catalog from {url} (version {v})"
+    return "No catalog loaded"
+
+
+def _ago(seconds: float | None) -> str:
+    s = int(seconds or 0)
+    return f"{s // 3600}h {s % 3600 // 60}min" if s >= 3600 else f"{s // 60}min {s % 60}s"
+
+
+def data_ages(status: Any, providers: Container[str] | None = None) -> dict[str, str]:
+    """provider -> age of its data (`3h`, `314d`, `unknown`), from the manifest's recording
+    dates; empty when the manifest has none (a bucket without manifests)."""
+    if not any(status.recorded_at.values()):
+        return {}
+    recorded = {
+        p: when for p, when in status.recorded_at.items() if providers is None or p in providers
+    }
+    now = dt.datetime.now(dt.timezone.utc)
+    return {
+        p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
+        for p, when in sorted(recorded.items())
+    }

@@ -58,7 +58,7 @@ from urllib.parse import quote, urlsplit
 
 from typing_extensions import Self
 
-from gpuhunt._internal.accelerators import accelerators_named, canonical_gpu_name, vendor_of
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
@@ -303,9 +303,10 @@ def _gpu_type(entry: Any, index: int, report: ParseReport) -> GpuType | None:
     if gpu_type in NOT_CREATABLE:
         logger.debug("%s: %s: sandboxes cannot have it yet", NAME, what)
         return None
-    name = canonical_gpu_name(gpu_type)
-    vendor = vendor_of(name)
-    if name is None or vendor is None:
+    # The rate card names a type without memory: the shared rule (the smallest size the
+    # table lists) applies; every type on the card today has one size.
+    resolved = resolve_gpu(gpu_type)
+    if resolved is None:
         report.unknown_gpu(gpu_type, "the rate card")
         return None
     prices = {}
@@ -320,8 +321,13 @@ def _gpu_type(entry: Any, index: int, report: ParseReport) -> GpuType | None:
             )
     if not prices:
         return None
-    memory = float(max(a.memory for a in accelerators_named(name)))
-    return GpuType(type=gpu_type, name=name, vendor=vendor, memory=memory, prices=prices)
+    return GpuType(
+        type=gpu_type,
+        name=resolved.name,
+        vendor=resolved.vendor,
+        memory=resolved.memory,
+        prices=prices,
+    )
 
 
 def parse_organization_id(payload: Any) -> str:

@@ -33,14 +33,12 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from typing_extensions import Self
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, vendor_of
-from gpuhunt._internal.constraints import correct_gpu_memory_gib
+from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
@@ -69,10 +67,6 @@ MAX_RAM_GB = 64 * 1024
 MAX_DISK_GB = 10 * 1024 * 1024
 MAX_GPU_MEMORY_GB = 1024
 MAX_PRICE_PER_GPU_HOUR = 1000.0
-
-# Lium's spellings carry words the shared resolver does not drop: "Tesla V100 Tensor Core GPU",
-# "B300 SXM6 AC" (the board's cooling variant).
-_LIUM_NOISE = re.compile(r"\btensor\s+core\b|\b(ac|pc)\s*$", re.IGNORECASE)
 
 
 @dataclass
@@ -238,16 +232,13 @@ def node_offers(raw: Any, report: ParseReport, what: str = "node") -> list[Catal
 
 
 def gpu_identity(model: str, memory_gb: float) -> tuple[str, AcceleratorVendor | None, float]:
-    """(name, vendor, memory GB) of a Lium `gpu_model`; an unknown model keeps Lium's spelling,
-    vendor None and the feed's memory."""
-    canonical = canonical_gpu_name(model) or canonical_gpu_name(_LIUM_NOISE.sub(" ", model))
-    if canonical is None:
+    """(name, vendor, memory GB) of a Lium `gpu_model` through the shared resolver (which also
+    reads Lium's spellings "Tesla V100 Tensor Core GPU" and "B300 SXM6 AC"); an unknown model
+    keeps Lium's spelling, vendor None and the feed's memory."""
+    resolved = resolve_gpu(model, float(memory_gb))
+    if resolved is None:
         return model, None, float(memory_gb)
-    return (
-        canonical,
-        vendor_of(canonical),
-        float(correct_gpu_memory_gib(canonical, memory_gb * 1024)),
-    )
+    return resolved.name, resolved.vendor, resolved.memory
 
 
 def _location(country_code: Any, region: Any) -> str:

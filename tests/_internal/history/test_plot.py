@@ -10,7 +10,7 @@ pytest.importorskip("matplotlib")
 
 from gpuhunt._internal.errors import GPUHuntError  # noqa: E402
 from gpuhunt._internal.history import plot  # noqa: E402
-from gpuhunt._internal.history.table import PriceHistory, Series  # noqa: E402
+from gpuhunt._internal.history.daily import PriceHistory, Series  # noqa: E402
 
 
 def test_one_line_per_series_over_many_days(tmp_path):

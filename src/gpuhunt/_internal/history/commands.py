@@ -10,9 +10,10 @@ import sys
 from typing import Any
 
 from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
-from gpuhunt._internal.cli_format import price as _money
+from gpuhunt._internal.cli_format import price as _price
+from gpuhunt._internal.cli_format import render
 from gpuhunt._internal.errors import GPUHuntError
-from gpuhunt._internal.history import table as history
+from gpuhunt._internal.history.daily import sparkline
 from gpuhunt._internal.history.diff import Listed
 from gpuhunt._internal.history.remote import catalog_history, catalog_url_of, diff
 from gpuhunt._internal.load import transport
@@ -65,13 +66,8 @@ def _pct(x: float | None) -> str:
 
 
 def _table(rows: list[list[str]], right: set[int]) -> None:
-    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    for r in rows:
-        print(
-            "  ".join(
-                c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))
-            ).rstrip()
-        )
+    """Print rows[0] as the header over the rest, aligned as `gpuhunt query` aligns."""
+    print(render(rows[0], rows[1:], right))
 
 
 def _check_gpu_names(names: list[str] | None) -> None:
@@ -131,12 +127,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
             rows.append(
                 [
                     s.name,
-                    _money(known[0]),
-                    _money(known[-1]),
-                    _money(min(known)),
-                    _money(max(known)),
+                    _price(known[0]),
+                    _price(known[-1]),
+                    _price(min(known)),
+                    _price(max(known)),
                     _pct(change),
-                    history.sparkline(s.prices),
+                    sparkline(s.prices),
                     next((w for w in reversed(s.where) if w), "-"),
                 ]
             )
@@ -145,7 +141,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
             print()
             daily = [["DATE", *(s.name for s in shown)]]
             for i, d in enumerate(got.days):
-                daily.append([d.isoformat(), *(_money(s.prices[i]) for s in shown)])
+                daily.append([d.isoformat(), *(_price(s.prices[i]) for s in shown)])
             _table(daily, set(range(1, len(daily[0]))))
         print(
             f"\n{len(shown)} of {len(got.series)} lines, {unit}, {got.days[0]} to {got.days[-1]}, "
@@ -203,9 +199,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             rows.append(
                 [
                     *_offer_cells(c.offer),
-                    _money(c.old_price),
-                    _money(c.new_price),
-                    sign + _money(abs(c.change)),
+                    _price(c.old_price),
+                    _price(c.new_price),
+                    sign + _price(abs(c.change)),
                     _pct(c.percent),
                 ]
             )
@@ -214,6 +210,6 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         if offers:
             print(f"\n{title}:")
             rows = [["PROVIDER", "INSTANCE", "LOCATION", "SPOT", "GPU", "PRICE"]]
-            rows += [[*_offer_cells(o), _money(o.price)] for o in cut(offers)]
+            rows += [[*_offer_cells(o), _price(o.price)] for o in cut(offers)]
             _table(rows, {5})
     return 0

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal.history.table import Offer, _norm_gpu, offers_of
+from gpuhunt._internal.history.daily import norm_gpu
+from gpuhunt._internal.history.table import Offer, offers_of
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def compare(
     groups: dict[tuple[str, str], GroupSummary] = {}
 
     def group(o: Listed) -> GroupSummary:
-        gpu = _norm_gpu(o.gpu_name) if o.gpu_count else None
+        gpu = norm_gpu(o.gpu_name) if o.gpu_count else None
         k = (o.provider, gpu or "-")
         if k not in groups:
             groups[k] = GroupSummary(*k)

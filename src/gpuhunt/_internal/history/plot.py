@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuhunt._internal.errors import GPUHuntError
-from gpuhunt._internal.history.table import PriceHistory
+from gpuhunt._internal.history.daily import PriceHistory
 
 FORMATS = ("png", "svg")
 

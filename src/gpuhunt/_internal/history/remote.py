@@ -24,6 +24,7 @@ from typing import Any
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
 from gpuhunt._internal.formats import archive as storage
+from gpuhunt._internal.history import daily
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.history.diff import CatalogDiff, compare
 from gpuhunt._internal.load import sources, transport
@@ -365,7 +366,7 @@ def catalog_history(
     version: str | None = None,
     timeout: tuple[float, float] = TIMEOUT,
     retries: int = 1,
-) -> history.PriceHistory:
+) -> daily.PriceHistory:
     if Settings.from_env().catalog_dir:
         raise HistoryUnavailable(
             "GPUHUNT_CATALOG_DIR serves plain CSVs, which have no price history"
@@ -391,7 +392,7 @@ def catalog_history(
         retries=retries,
         providers=providers,
     )
-    result = history.query(
+    result = daily.query(
         got.spans(),
         gpu_name=_as_list(gpu_name),
         provider=providers,

@@ -1,0 +1,90 @@
+"""The latest catalog's download, on its own daemon thread, that loads wait for only so long.
+
+A load waits for the download up to its time limit and then falls back; the download goes on
+(up to `BACKGROUND_FACTOR` times that limit) so that a slow but working network still brings
+fresh data: when every load has given up waiting, what arrives is handed to `adopt` for the
+next query. A later load joins the download in progress rather than starting another.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from gpuhunt._internal.errors import CatalogDownloadError
+from gpuhunt._internal.load.sources import RawCatalog
+
+# A download the load stopped waiting for may go on this many times the load's time limit.
+BACKGROUND_FACTOR = 6
+
+
+class Download:
+    """One download of the latest catalog and its outcome."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.raw: RawCatalog | None = None
+        self.error: BaseException | None = None
+        self.waiting = 0  # loads waiting for it now
+        self.taken = False  # its outcome was handled (by a waiting load, or by `adopt`)
+
+
+class Downloads:
+    """A catalog's downloads of its latest version, at most one in progress.
+
+    `fetch(deadline)` downloads (a `time.monotonic()` deadline); `adopt(download)` is called on
+    the download's thread with an outcome no load waited for (it must check that the download
+    is still `current`: a newer one started meanwhile decides instead)."""
+
+    def __init__(
+        self,
+        fetch: Callable[[float], RawCatalog],
+        adopt: Callable[[Download], None],
+    ) -> None:
+        self._fetch = fetch
+        self._adopt = adopt
+        self._lock = threading.Lock()
+        self.current: Download | None = None
+
+    def wait(self, limit: float) -> RawCatalog:
+        """The latest catalog, waiting at most `limit` seconds for a download (a new one, or
+        the one an earlier load gave up on); raises what the download raised, or
+        `CatalogDownloadError` when it did not finish in time."""
+        with self._lock:
+            job = self.current
+            if job is None or job.taken:
+                job = self.current = Download()
+                deadline = time.monotonic() + limit * BACKGROUND_FACTOR
+                threading.Thread(
+                    target=self._run,
+                    args=(job, deadline),
+                    name="gpuhunt-download",
+                    daemon=True,
+                ).start()
+            job.waiting += 1
+        job.done.wait(limit)
+        with self._lock:
+            job.waiting -= 1
+            if not job.done.is_set():
+                raise CatalogDownloadError(
+                    f"the catalog download did not finish within {limit:g}s "
+                    "(GPUHUNT_LOAD_TIMEOUT); it goes on in the background"
+                )
+            job.taken = True
+        if job.error is not None:
+            raise job.error
+        assert job.raw is not None
+        return job.raw
+
+    def _run(self, job: Download, deadline: float) -> None:
+        try:
+            job.raw = self._fetch(deadline)
+        except BaseException as e:  # noqa: BLE001 - handed to the load that waits, or adopted
+            job.error = e
+        with self._lock:
+            job.done.set()
+            adopt = job.waiting == 0 and not job.taken
+            job.taken = True
+        if adopt:  # every load gave up waiting: what arrived late is for the next query
+            self._adopt(job)
