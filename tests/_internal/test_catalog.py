@@ -488,3 +488,18 @@ def test_a_fresh_cache_that_lost_its_archive_asks_the_network(tmp_path):
         c = Catalog(catalog_url=url)
         assert len(c.query()) == 2 and c.status().source == "network"
         assert len(requests) > asked
+
+
+@pytest.mark.parametrize("layout", ["archive", "per-provider"])
+def test_a_load_keeps_no_downloaded_bytes(tmp_path, layout):
+    """What a download fetched (every CSV and column file) is handed to the load and dropped:
+    a server holding it until the next reload would carry the whole catalog twice."""
+    root = tmp_path / "bucket"
+    publish = publish_archive if layout == "archive" else publish_per_provider
+    publish(root, "v1", {"aws": AWS, "lambdalabs": LAMBDA})
+    with serve_directory(root) as (url, _requests):
+        catalog = Catalog(catalog_url=url)
+        assert len(catalog.query()) == 3
+        job = catalog._download.current
+        assert job is not None and job.taken
+        assert job.raw is None

@@ -72,10 +72,15 @@ class Downloads:
                     "(GPUHUNT_LOAD_TIMEOUT); it goes on in the background"
                 )
             job.taken = True
-        if job.error is not None:
-            raise job.error
-        assert job.raw is not None
-        return job.raw
+            raw, error = job.raw, job.error
+            if job.waiting == 0:
+                # Handed over: the installed tables keep what they need of it, and holding the
+                # downloaded bytes here would double a server's memory until the next reload.
+                job.raw = None
+        if error is not None:
+            raise error
+        assert raw is not None
+        return raw
 
     def _run(self, job: Download, deadline: float) -> None:
         try:
@@ -88,3 +93,4 @@ class Downloads:
             job.taken = True
         if adopt:  # every load gave up waiting: what arrived late is for the next query
             self._adopt(job)
+            job.raw = None
