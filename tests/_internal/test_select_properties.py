@@ -54,7 +54,10 @@ def test_select_equals_matches_on_selective_filters(seed, size, n_shapes, rnd, p
     event(
         "answer: empty" if not got else "answer: all" if len(got) == len(pool) else "answer: some"
     )
+    event(f"non-empty answer: {'yes' if got else 'no'}")
     event(f"fields set: {len(fields)}")
+    for name in fields:
+        event(f"field drawn: {name}")
     target(1.0 if got else 0.0, label="non-empty answer")
 
 
@@ -83,6 +86,7 @@ def test_most_drawn_filters_select_something_and_every_field_bites():
                     bites[f.name].add("keeps")
                 if len(got) < len(items):
                     bites[f.name].add("drops")
+    print(f"non-empty answers: {non_empty}/{answers}, partial: {selective}/{answers}")
     assert non_empty / answers > 0.5, (non_empty, answers)
     assert selective / answers > 0.5, (selective, answers)
     assert all(b == {"keeps", "drops"} for b in bites.values()), bites
