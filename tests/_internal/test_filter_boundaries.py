@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
-from gpuhunt._internal.constraints import parse_version
+from gpuhunt._internal.constraints import gpu_name_wanted, parse_version
 from tests._internal.fastpath import select, table_of
 from tests.helpers import item
 
@@ -443,6 +444,8 @@ MIN_CUDA = [
     ("12.10, min just below", cuda("12.10"), (12, 9), True),
     ("12.10, min just above", cuda("12.10"), (12, 11), False),
     ("13.0, min 12.999", cuda("13.0"), (12, 999), True),
+    ("12.999, min 13", cuda("12.999"), 13, False),
+    ("12.999, min 12.999", cuda("12.999"), "12.999", True),
     ("13.0, min 13.1", cuda("13.0"), (13, 1), False),
     ("0.0, min 0.1", cuda("0.0"), (0, 1), False),
     ("0.0, min 0.0", cuda("0.0"), (0, 0), True),
@@ -474,6 +477,8 @@ def test_min_cuda(offer, min_cuda, expected, path):
 GOOD_VERSIONS = [
     ((0, 0), (0, 0)),
     ((999, 999), (999, 999)),
+    ("12", (12, 0)),
+    ("99", (99, 0)),
     ("999.999", (999, 999)),
     (" 12.8 ", (12, 8)),
     (("12", "8"), (12, 8)),
@@ -500,6 +505,7 @@ BAD_VERSIONS = [
     (12, 8, 0),
     12.5e3,
     {"12": 8},
+    Decimal("12.8"),  # a number, but not one of the types a version is written as
 ]
 
 
@@ -567,6 +573,11 @@ GPU_NAMES_WITH_MEMORY = [
     ("A100 74.3, just outside", dict(gpu_memory=74.3), ["A100 80GB"], False),
     ("A100 85.6, at the upper edge", dict(gpu_memory=85.6), ["A100 80GB"], True),
     ("A100 85.7, just outside", dict(gpu_memory=85.7), ["A100 80GB"], False),
+    # 7% of 125 is 8.75, and 125 +/- 8.75 lands on it exactly in floating point.
+    ("A100 133.75, exactly at the upper edge", dict(gpu_memory=133.75), ["A100 125GB"], True),
+    ("A100 116.25, exactly at the lower edge", dict(gpu_memory=116.25), ["A100 125GB"], True),
+    ("A100 133.76, past the upper edge", dict(gpu_memory=133.76), ["A100 125GB"], False),
+    ("A100 116.24, past the lower edge", dict(gpu_memory=116.24), ["A100 125GB"], False),
     ("A100 unknown memory", dict(gpu_memory=None), ["A100 80GB"], False),
     ("A100 unknown memory, plain name", dict(gpu_memory=None), ["A100"], True),
     ("H100 80, A100 80GB", dict(gpu_name="H100"), ["A100 80GB"], False),
@@ -591,6 +602,20 @@ GPU_NAMES_WITH_MEMORY = [
 )
 def test_gpu_names_with_memory(offer, names, expected, path):
     check(item(instance_name="target", **offer), QueryFilter(gpu_name=names), expected, path)
+
+
+def test_gpu_name_wanted_answers_a_bool():
+    assert gpu_name_wanted("A100", 80.0, ["A100 80GB"]) is True
+    assert gpu_name_wanted("A100", 80.0, ["H100", "A100 40GB"]) is False
+    assert gpu_name_wanted(None, None, ["A100"]) is False
+
+
+def test_cuda_versions_are_read_once_per_table():
+    offers = [item(instance_name=f"o{k}", **cuda(v)) for k, v in enumerate(["12.8", "new", 13])]
+    table = table_of([*offers, item(instance_name="silent")], ["aws"])
+    first = table.cuda_version()
+    assert table.cuda_version() is first
+    assert sorted(first.tolist()) == sorted([12008, -1, 13000, -1])
 
 
 def test_an_empty_table_answers_nothing_to_any_filter():
