@@ -333,10 +333,16 @@ GPU_FIELDS = {
 
 
 def draw_filter(
-    rnd: random.Random, offers: Sequence[CatalogItem], fields: Sequence[Field] = FIELDS
+    rnd: random.Random,
+    offers: Sequence[CatalogItem],
+    fields: Sequence[Field] = FIELDS,
+    *,
+    chosen: Sequence[Field] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """`QueryFilter` keywords setting one to three fields, and the names of those fields."""
-    chosen = rnd.sample(list(fields), min(len(fields), rnd.choice([1, 2, 2, 3])))
+    """`QueryFilter` keywords setting one to three fields (or the `chosen` ones), and the names
+    of those fields."""
+    if chosen is None:
+        chosen = rnd.sample(list(fields), min(len(fields), rnd.choice([1, 2, 2, 3])))
     ref = rnd.choice(list(offers))
     kw: dict[str, Any] = {}
     for f in chosen:
