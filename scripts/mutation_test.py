@@ -41,21 +41,42 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# target name -> (its module: the first of these that exists, functions by qualified name).
+# target name -> (its module: the first of these that exists, functions by qualified name; a
+# function of another module is written "module:qualname").
 TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
     "matches": (
         ("gpuhunt._internal.constraints",),
-        ["matches", "_between", "get_compute_capability"],
+        [
+            "matches",
+            "_between",
+            "get_compute_capability",
+            "location_matches",
+            "_location_pattern",
+            "offer_cuda_version",
+            "parse_version",
+            "gpu_name_wanted",
+            "gpuhunt._internal.accelerators:memory_fits",
+        ],
     ),
     "select": (
         ("gpuhunt._internal.query.table",),
-        ["Table.select", "Table.__post_init__", "_one_of", "_range", "_cc_within"],
+        [
+            "Table.select",
+            "Table.__post_init__",
+            "Table._gpu_name_mask",
+            "Table.cuda_version",
+            "_one_of",
+            "_range",
+            "_version_code",
+            "_cc_within",
+        ],
     ),
 }
 # The fast tests of the filter code, quickest killers first (those that exist are run).
 TESTS = [
     "tests/_internal/test_filter_boundaries.py",
     "tests/_internal/test_constraints.py",
+    "tests/_internal/query/test_filters.py",
     "tests/_internal/test_select_properties.py",
     "tests/_internal/query/test_table.py",
     "tests/_internal/test_catalog_differential.py",
@@ -230,12 +251,10 @@ def _show(node: ast.AST) -> str:
 
 
 def mutants_of(target: str) -> list[Mutant]:
-    module_name, functions = _module_of(target), TARGETS[target][1]
-    path = _module_path(module_name)
-    tree = ast.parse(path.read_text())
     out: list[Mutant] = []
-    for qualname in functions:
-        fn = _function_node(tree, qualname)
+    for entry in TARGETS[target][1]:
+        module_name, qualname = _where(target, entry)
+        fn = _function_node(ast.parse(_module_path(module_name).read_text()), qualname)
         seen: dict[str, int] = {}
         site = 0
         for node in _body_nodes(fn):
@@ -247,7 +266,7 @@ def mutants_of(target: str) -> list[Mutant]:
                     seen[key] = seen.get(key, 0) + 1
                     if seen[key] > 1:
                         key += f" (#{seen[key]})"
-                    out.append(Mutant(target, qualname, line, before, after, site, key))
+                    out.append(Mutant(target, entry, line, before, after, site, key))
                 site += 1
     return out
 
@@ -294,6 +313,12 @@ def _module_of(target: str) -> str:
     raise SystemExit(f"mutation_test: none of {', '.join(candidates)} exists (update TARGETS)")
 
 
+def _where(target: str, entry: str) -> tuple[str, str]:
+    """The module and qualified name of a `TARGETS` function entry."""
+    module_name, _, qualname = entry.rpartition(":")
+    return module_name or _module_of(target), qualname
+
+
 def _tests() -> list[str]:
     return [t for t in TESTS if (ROOT / t).exists()]
 
@@ -309,15 +334,16 @@ def _live_function(module_name: str, qualname: str):
     obj = importlib.import_module(module_name)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    return obj
+    return getattr(obj, "__wrapped__", obj)  # the function under a cache such as lru_cache
 
 
 def mutated_code(m: Mutant):
-    module_name = _module_of(m.target)
+    module_name, qualname = _where(m.target, m.function)
     path = _module_path(module_name)
-    fn = _function_node(ast.parse(path.read_text()), m.function)
+    fn = _function_node(ast.parse(path.read_text()), qualname)
     mutated = _mutated(fn, m.site)
     assert mutated is not None
+    mutated[0].decorator_list = []  # the live function under any decorator gets the code
     tree = ast.Module(body=[mutated[0]], type_ignores=[])
     ast.fix_missing_locations(tree)
     code = compile(
@@ -346,7 +372,7 @@ def _child(m: Mutant | None, verbose: bool) -> None:
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
         if m is not None:
-            live = _live_function(_module_of(m.target), m.function)
+            live = _live_function(*_where(m.target, m.function))
             live.__code__ = mutated_code(m)
         import pytest
 
@@ -399,8 +425,9 @@ def _preload() -> None:
         "mutation", derandomize=True, database=None, deadline=None, print_blob=False
     )
     hypothesis.settings.load_profile("mutation")
-    for target in TARGETS:
-        importlib.import_module(_module_of(target))
+    for target, (_, functions) in TARGETS.items():
+        for entry in functions:
+            importlib.import_module(_where(target, entry)[0])
 
 
 def main() -> int:
@@ -478,9 +505,9 @@ def main() -> int:
 
 
 def _print_diff(m: Mutant) -> None:
-    module_name = _module_of(m.target)
+    module_name, qualname = _where(m.target, m.function)
     path = _module_path(module_name)
-    fn = _function_node(ast.parse(path.read_text()), m.function)
+    fn = _function_node(ast.parse(path.read_text()), qualname)
     mutated = _mutated(fn, m.site)
     assert mutated is not None
     before = ast.unparse(fn).splitlines(keepends=True)

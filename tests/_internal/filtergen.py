@@ -4,8 +4,9 @@ Every filter field is one entry of `FIELDS`: how to read its value off an offer 
 a setting for it. A drawn filter sets one to three fields, with thresholds taken from the
 catalog's own values - mostly from one reference offer, so answers tend to be non-empty and the
 boundaries are hit exactly - using both bounds of each range, lists of one and several names, and
-flag sets that do and do not cover an offer. A new filter field (say `location` or `min_cuda`)
-joins every test by adding one entry to `FIELDS`.
+flag sets that do and do not cover an offer, location names and shell-style patterns in any
+case, GPU names with the memory ("A100 80GB"), and CUDA versions spelled as people write them.
+A new filter field joins every test by adding one entry to `FIELDS`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture
-from gpuhunt._internal.constraints import get_compute_capability
+from gpuhunt._internal.constraints import get_compute_capability, offer_cuda_version
 
 NV, AMD, GOOGLE, INTEL = (
     AcceleratorVendor.NVIDIA,
@@ -29,6 +30,7 @@ NV, AMD, GOOGLE, INTEL = (
 GPUS: list[tuple[str, AcceleratorVendor, float | None]] = [
     ("A100", NV, 40.0),
     ("A100", NV, 80.0),
+    ("A100", NV, 75.0),  # an 80 GB A100 as a driver reports it: within the 7% tolerance
     ("H100", NV, 80.0),
     ("H100", NV, None),
     ("L4", NV, 24.0),
@@ -42,7 +44,15 @@ GPUS: list[tuple[str, AcceleratorVendor, float | None]] = [
     ("Gaudi2", INTEL, 96.0),
 ]
 FLAG_SETS: list[list[str]] = [[], [], [], ["oci-spot"], ["runpod-cluster"], ["gcp-a4", "gcp-g4"]]
-REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "europe-west4", "FIN-01"]
+REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "europe-west4", "us-central1-a", "FIN-01"]
+# What hosts say of their CUDA version (provider_data["cuda_version"]), as providers write it:
+# 12.10 is newer than 12.8, and a version that cannot be read counts as not given.
+CUDA_VERSIONS: list[Any] = ["12.8", "12.10", 12.4, "13.0", 12, "12.2", "bad"]
+
+
+def random_provider_data(rnd: random.Random) -> dict[str, Any]:
+    """Half the offers say which CUDA version their host runs (as RunPod and Vast.ai do)."""
+    return {"cuda_version": rnd.choice(CUDA_VERSIONS)} if rnd.random() < 0.5 else {}
 
 
 def random_shape(rnd: random.Random) -> dict[str, Any]:
@@ -92,7 +102,7 @@ def random_offers(
                 location=rnd.choice(REGIONS),
                 price=rnd.choice(list(prices)),
                 spot=rnd.random() < 0.3,
-                provider_data={"row": k} if rnd.random() < 0.1 else {},
+                provider_data={**random_provider_data(rnd), **({"row": k} if k % 10 == 0 else {})},
                 **shape,
             )
         )
@@ -115,6 +125,10 @@ def compute_capability_of(o: CatalogItem) -> tuple[int, int] | None:
     if o.gpu_vendor != NV or not o.gpu_name:
         return None
     return get_compute_capability(o.gpu_name)
+
+
+def cuda_of(o: CatalogItem) -> tuple[int, int] | None:
+    return offer_cuda_version(o.provider_data)
 
 
 def above(v: Any) -> Any:
@@ -201,6 +215,62 @@ def names_field(
     return Field(name, draw)
 
 
+def _draw_location(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+    """Locations as names or shell-style patterns that hit the reference offer's (`"us-*"`,
+    `"europe-west?"`, `"[eu]*"`), in any case, alone or with others, or a name nothing has."""
+    pool = sorted({o.location for o in offers})
+    loc = ref.location
+    mode = rnd.choice(["name", "name", "prefix", "one char", "class", "case", "unknown"])
+    if mode == "prefix":
+        first = loc[: rnd.randint(1, max(1, len(loc) - 1))] + "*"
+    elif mode == "one char":
+        k = rnd.randrange(len(loc))
+        first = loc[:k] + "?" + loc[k + 1 :]
+    elif mode == "class":
+        first = f"[{loc[0]}x]{loc[1:]}"
+    elif mode == "case":
+        first = loc.swapcase()
+    elif mode == "unknown":
+        first = "mars-1"
+    else:
+        first = loc
+    names = [first] + rnd.sample(pool, min(len(pool), rnd.choice([0, 0, 0, 1, 2])))
+    return {"location": names}
+
+
+def _draw_min_cuda(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+    """A minimum CUDA version at, just above or just below a host's, or any host's; spelled as a
+    tuple, "12.8", 12.0 or 12. Offers that do not say their version are kept."""
+    known = sorted({v for v in map(cuda_of, offers) if v is not None})
+    if not known:
+        return {"min_cuda": (12, 0)}
+    v = cuda_of(ref) or rnd.choice(known)
+    v = rnd.choice([v, v, above(v), below(v) if v[1] > 0 else v, rnd.choice(known)])
+    spelled: Any = v
+    if rnd.random() < 0.5:
+        spelled = f"{v[0]}.{v[1]}"
+    elif v[1] == 0 and rnd.random() < 0.5:
+        spelled = rnd.choice([v[0], float(v[0])])
+    return {"min_cuda": spelled}
+
+
+def _draw_gpu_name(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+    """GPU names as `names_field` draws them, or with the memory of some offer's GPU
+    ("A100 80GB", "a100-40gb"), which matches that GPU within the tolerance only."""
+    kw = _names_gpu.draw(rnd, ref, offers)
+    if rnd.random() < 0.35:
+        sized = [o for o in offers if o.gpu_name and o.gpu_memory]
+        if sized:
+            o = ref if ref.gpu_name and ref.gpu_memory else rnd.choice(sized)
+            size = round(o.gpu_memory)  # type: ignore[arg-type]
+            if rnd.random() < 0.3:  # another known size of a GPU with two
+                size = {40: 80, 80: 40, 75: 40}.get(size, size)
+            sep = rnd.choice([" ", "-"])
+            named = f"{o.gpu_name}{sep}{size}GB"
+            kw["gpu_name"] = [rnd.choice([named, named.lower()])] + kw["gpu_name"][1:]
+    return kw
+
+
 def equals_field(name: str, value: Callable[[CatalogItem], Any], domain: Sequence[Any]) -> Field:
     """One value: the reference's, or any of `domain`."""
 
@@ -225,6 +295,8 @@ def _draw_flags(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogIt
     return {"allowed_flags": kind(sorted(allowed))}
 
 
+_names_gpu = names_field("gpu_name", lambda o: o.gpu_name, unknown="NewGPU9")
+
 FIELDS: list[Field] = [
     names_field("provider", lambda o: o.provider, unknown=None),
     equals_field("spot", lambda o: o.spot, [True, False]),
@@ -234,7 +306,7 @@ FIELDS: list[Field] = [
     range_field("memory", "min_memory", "max_memory", lambda o: o.memory),
     range_field("gpu_count", "min_gpu_count", "max_gpu_count", lambda o: o.gpu_count),
     equals_field("gpu_vendor", lambda o: o.gpu_vendor, list(AcceleratorVendor)),
-    names_field("gpu_name", lambda o: o.gpu_name, unknown="NewGPU9"),
+    Field("gpu_name", _draw_gpu_name),
     range_field("gpu_memory", "min_gpu_memory", "max_gpu_memory", gpu_memory_of),
     range_field(
         "total_gpu_memory", "min_total_gpu_memory", "max_total_gpu_memory", total_gpu_memory_of
@@ -247,6 +319,8 @@ FIELDS: list[Field] = [
         compute_capability_of,
     ),
     Field("allowed_flags", _draw_flags),
+    Field("location", _draw_location),
+    Field("min_cuda", _draw_min_cuda),
 ]
 GPU_FIELDS = {
     "gpu_count",
@@ -259,10 +333,16 @@ GPU_FIELDS = {
 
 
 def draw_filter(
-    rnd: random.Random, offers: Sequence[CatalogItem], fields: Sequence[Field] = FIELDS
+    rnd: random.Random,
+    offers: Sequence[CatalogItem],
+    fields: Sequence[Field] = FIELDS,
+    *,
+    chosen: Sequence[Field] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """`QueryFilter` keywords setting one to three fields, and the names of those fields."""
-    chosen = rnd.sample(list(fields), min(len(fields), rnd.choice([1, 2, 2, 3])))
+    """`QueryFilter` keywords setting one to three fields (or the `chosen` ones), and the names
+    of those fields."""
+    if chosen is None:
+        chosen = rnd.sample(list(fields), min(len(fields), rnd.choice([1, 2, 2, 3])))
     ref = rnd.choice(list(offers))
     kw: dict[str, Any] = {}
     for f in chosen:

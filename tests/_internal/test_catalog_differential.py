@@ -12,13 +12,24 @@ import pytest
 
 from gpuhunt import Catalog, QueryFilter, canonical_gpu_name, matches
 from gpuhunt._internal import registry
+from gpuhunt._internal.accelerators import gpu_name_with_memory
 from gpuhunt._internal.models import CatalogItem
 from tests._internal.fastpath import csv_bytes, read_csv
-from tests._internal.filtergen import draw_filter, random_shape
+from tests._internal.filtergen import FIELDS, draw_filter, random_provider_data, random_shape
 from tests.helpers import publish_archive
 
 PROVIDERS = ["aws", "azure", "gcp", "oci", "lambdalabs", "runpod", "verda"]
-REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "europe-west4", "ap-south-1", "FIN-01"]
+REGIONS = [
+    "us-east-1",
+    "us-west-2",
+    "eu-west-1",
+    "europe-west4",
+    "us-central1-a",
+    "ap-south-1",
+    "FIN-01",
+]
+# Providers whose offers say the CUDA version of their host (half of them, as drawn).
+SAY_CUDA = {"runpod", "lambdalabs", "verda"}
 # How people spell GPU names; the catalog holds the canonical ones (see Catalog.query).
 SPELLINGS = {"RTX4090": ["RTX 4090", "NVIDIA GeForce RTX 4090"], "H100": ["NVIDIA H100"]}
 
@@ -41,6 +52,7 @@ def generated_offers(rnd: random.Random, provider: str) -> list[CatalogItem]:
                         location=region,
                         price=price,
                         spot=spot,
+                        provider_data=random_provider_data(rnd) if provider in SAY_CUDA else {},
                         **shape,
                     )
                 )
@@ -78,14 +90,25 @@ def as_users_spell(rnd: random.Random, kw: dict) -> tuple[dict, QueryFilter]:
         for n in kw["gpu_name"]:
             names.append(rnd.choice([n, *SPELLINGS.get(n, [])]))
         spelled["gpu_name"] = names[0] if len(names) == 1 and rnd.random() < 0.5 else names
-        canonical = [c for c in map(canonical_gpu_name, names) if c is not None]
+        # A name that gives the memory ("A100 80GB") is not widened to its plain GPU name.
+        canonical = [
+            c
+            for n in names
+            if gpu_name_with_memory(n) is None and (c := canonical_gpu_name(n)) is not None
+        ]
         meant["gpu_name"] = names + canonical
     for key in ("gpu_vendor", "cpu_arch"):
         if key in kw and rnd.random() < 0.5:
             spelled[key] = rnd.choice([kw[key].value, kw[key].value.upper()])
+    if "location" in kw and len(kw["location"]) == 1 and rnd.random() < 0.5:
+        spelled["location"] = kw["location"][0]
     for key in ("min_compute_capability", "max_compute_capability"):
+        if key in kw and kw[key][1] < 0:
+            # Just below (9, 0) is (9, -1) to `matches`; users write it (8, 999), which the
+            # catalog accepts (minor numbers are 0..999) and which selects the same offers.
+            spelled[key] = meant[key] = (kw[key][0] - 1, 999)
         if key in kw and rnd.random() < 0.5:
-            spelled[key] = "{}.{}".format(*kw[key])
+            spelled[key] = "{}.{}".format(*meant[key])
     return spelled, QueryFilter(**meant)
 
 
@@ -100,8 +123,11 @@ def test_query_answers_what_matches_answers(loaded):
     catalog, everything = loaded
     rnd = random.Random(19)
     answers = non_empty = selective = 0
+    drawn: dict[str, int] = {}
     for _ in range(300):
-        kw, _ = draw_filter(rnd, everything)
+        kw, fields = draw_filter(rnd, everything)
+        for name in fields:
+            drawn[name] = drawn.get(name, 0) + 1
         spelled, q = as_users_spell(rnd, kw)
         got = list(catalog.query(**spelled))
         expected = [o for o in everything if matches(o, q)]
@@ -109,5 +135,7 @@ def test_query_answers_what_matches_answers(loaded):
         answers += 1
         non_empty += bool(got)
         selective += 0 < len(got) < len(everything)
+    print(f"non-empty answers: {non_empty}/{answers}, partial: {selective}/{answers}")
+    assert min(drawn.values()) >= 20 and len(drawn) == len(FIELDS), drawn
     assert non_empty / answers > 0.5, (non_empty, answers)
     assert selective / answers > 0.5, (selective, answers)

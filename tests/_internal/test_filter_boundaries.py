@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
+from gpuhunt._internal.constraints import gpu_name_wanted, parse_version
 from tests._internal.fastpath import select, table_of
 from tests.helpers import item
 
@@ -137,6 +139,43 @@ BACKGROUND = [
     item(instance_name="spot-arm", spot=True, cpu_arch=ARM, gpu_name="T4", gpu_memory=16.0),
     item(instance_name="flagged", flags=["oci-spot"], gpu_name="L4", gpu_memory=24.0, cpu=96),
     item(instance_name="two-flags", flags=["a", "b"], gpu_count=8, gpu_memory=80.0, price=30.0),
+    # Locations patterns hit or miss, hosts that say their CUDA version (or say it unreadably),
+    # and A100s whose memory is just inside and just outside the 80 GB tolerance.
+    item(
+        "gcp",
+        instance_name="europe-cuda-12.8",
+        location="europe-west4",
+        gpu_memory=40.0,
+        provider_data={"cuda_version": "12.8"},
+    ),
+    item(
+        instance_name="us-west-cuda-12.10",
+        location="US-WEST-2",
+        gpu_memory=75.0,
+        provider_data={"cuda_version": "12.10"},
+        price=1.5,
+    ),
+    item(
+        "gcp",
+        instance_name="central-cuda-13",
+        location="us-central1-a",
+        gpu_name="H100",
+        provider_data={"cuda_version": 13},
+        price=4.0,
+    ),
+    item(
+        instance_name="cuda-12.4",
+        location="FIN-01",
+        gpu_memory=74.0,
+        provider_data={"cuda_version": 12.4},
+    ),
+    item(instance_name="cuda-garbled", location="eu-west-1", provider_data={"cuda_version": "new"}),
+    item(
+        instance_name="cuda-list",
+        gpu_name="T4",
+        gpu_memory=16.0,
+        provider_data={"cuda_version": [11, 8]},
+    ),
 ]
 
 
@@ -387,6 +426,198 @@ def test_choices(offer, q, expected, path):
     check(item(instance_name="target", **offer), QueryFilter(**q), expected, path)
 
 
+def cuda(version: Any) -> dict[str, Any]:
+    return dict(provider_data={"cuda_version": version})
+
+
+MIN_CUDA = [
+    # At the host's version, just inside, just outside; minor numbers compare as numbers.
+    ("12.8, min at", cuda("12.8"), (12, 8), True),
+    ("12.8, min just below", cuda("12.8"), (12, 7), True),
+    ("12.8, min just above", cuda("12.8"), (12, 9), False),
+    ("12.8, min 12.10 is newer", cuda("12.8"), "12.10", False),
+    ("12.8, min 12.1", cuda("12.8"), "12.1", True),
+    ("12.8, min next major", cuda("12.8"), 13, False),
+    ("12.8, min last major", cuda("12.8"), (11, 999), True),
+    ("12.10, min at", cuda("12.10"), (12, 10), True),
+    ("12.10, min 12.8 is older", cuda("12.10"), "12.8", True),
+    ("12.10, min just below", cuda("12.10"), (12, 9), True),
+    ("12.10, min just above", cuda("12.10"), (12, 11), False),
+    ("13.0, min 12.999", cuda("13.0"), (12, 999), True),
+    ("12.999, min 13", cuda("12.999"), 13, False),
+    ("12.999, min 12.999", cuda("12.999"), "12.999", True),
+    ("13.0, min 13.1", cuda("13.0"), (13, 1), False),
+    ("0.0, min 0.1", cuda("0.0"), (0, 1), False),
+    ("0.0, min 0.0", cuda("0.0"), (0, 0), True),
+    # Versions as people write them, on both sides.
+    *[(f"12.0, min {v!r}", cuda(12), v, True) for v in [12, "12", 12.0, "12.0", (12, 0), [12, 0]]],
+    *[(f"12.0, min {v!r}", cuda("12.0"), v, False) for v in ["12.1", (12, 1), 12.1, 13]],
+    ("float 12.4, min 12.4", cuda(12.4), 12.4, True),
+    ("float 12.4, min 12.5", cuda(12.4), "12.5", False),
+    ("list [11, 8], min 11.8", cuda([11, 8]), (11, 8), True),
+    ("list [11, 8], min 11.9", cuda([11, 8]), (11, 9), False),
+    # Not applicable: a host that does not say (or says something unreadable) is kept.
+    ("no provider data", {}, (99, 0), True),
+    ("other provider data", dict(provider_data={"pod_counts": [2]}), (99, 0), True),
+    ("cuda_version None", cuda(None), (99, 0), True),
+    ("cuda_version unreadable", cuda("new"), (99, 0), True),
+    ("cuda_version 12.8.1", cuda("12.8.1"), (1, 0), True),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "offer, min_cuda, expected", [pytest.param(o, v, e, id=label) for label, o, v, e in MIN_CUDA]
+)
+def test_min_cuda(offer, min_cuda, expected, path):
+    check(item(instance_name="target", **offer), QueryFilter(min_cuda=min_cuda), expected, path)
+
+
+# MAJOR and MINOR are whole numbers 0..999; anything else is a ValueError naming the field.
+GOOD_VERSIONS = [
+    ((0, 0), (0, 0)),
+    ((999, 999), (999, 999)),
+    ("12", (12, 0)),
+    ("99", (99, 0)),
+    ("999.999", (999, 999)),
+    (" 12.8 ", (12, 8)),
+    (("12", "8"), (12, 8)),
+    ([12, 8], (12, 8)),
+    (7, (7, 0)),
+]
+BAD_VERSIONS = [
+    (1000, 0),
+    (0, 1000),
+    (-1, 0),
+    (0, -1),
+    "1000",
+    "12.1000",
+    "-12",
+    "12.",
+    ".8",
+    "12.8.1",
+    "",
+    True,
+    (True, 0),
+    (12, False),
+    ("12", "x"),
+    (12,),
+    (12, 8, 0),
+    12.5e3,
+    {"12": 8},
+    Decimal("12.8"),  # a number, but not one of the types a version is written as
+]
+
+
+@pytest.mark.parametrize("value, expected", GOOD_VERSIONS)
+def test_versions_within_the_limits(value, expected):
+    assert parse_version(value, "min_cuda") == expected
+    offer = item(instance_name="target", **cuda("12.8"))
+    q = QueryFilter(min_cuda=value)
+    assert matches(offer, q) is (expected <= (12, 8))
+    assert (offer in select(table_of([offer], ["aws"]), q)) is (expected <= (12, 8))
+
+
+@pytest.mark.parametrize("value", BAD_VERSIONS, ids=repr)
+def test_versions_outside_the_limits_are_value_errors(value):
+    with pytest.raises(ValueError, match="Invalid min_cuda"):
+        parse_version(value, "min_cuda")
+    offer = item(instance_name="target", **cuda("12.8"))
+    with pytest.raises(ValueError, match="Invalid min_cuda"):
+        matches(offer, QueryFilter(min_cuda=value))
+    with pytest.raises(ValueError, match="Invalid min_cuda"):
+        select(table_of([offer], ["aws"]), QueryFilter(min_cuda=value))
+
+
+LOCATIONS = [
+    ("exact", ["europe-west4"], True),
+    ("other case", ["EUROPE-West4"], True),
+    ("a prefix is not the name", ["europe-west"], False),
+    ("longer name", ["europe-west41"], False),
+    ("pattern *", ["europe-*"], True),
+    ("pattern * at the start", ["*-west4"], True),
+    ("pattern * matching nothing", ["europe-west4*"], True),
+    ("pattern ?", ["europe-west?"], True),
+    ("pattern ? in other case", ["EUROPE-WES?4"], True),
+    ("pattern ? wants one character", ["europe-west4?"], False),
+    ("pattern [seq]", ["[ef]urope-west4"], True),
+    ("pattern [seq] missing", ["europe-west[5-9]"], False),
+    ("pattern missing", ["us-*"], False),
+    ("one of several", ["us-*", "europe-west4"], True),
+    ("pattern one of several", ["us-east-1", "Europe-*"], True),
+    ("none of several", ["us-east-1", "eu-west-?"], False),
+    ("empty list", [], False),
+    ("a plain string is one pattern", "europe-*", True),
+    ("a plain string missing", "europe-west", False),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "location, expected", [pytest.param(v, e, id=label) for label, v, e in LOCATIONS]
+)
+def test_location(location, expected, path):
+    offer = item(instance_name="target", location="europe-west4")
+    check(offer, QueryFilter(location=location), expected, path)
+
+
+# VRAM_TOLERANCE is 7%: an "80GB" name matches 74.4 to 85.6 GB.
+GPU_NAMES_WITH_MEMORY = [
+    ("A100 80, A100 80GB", dict(gpu_memory=80.0), ["A100 80GB"], True),
+    ("A100 80, other spelling", dict(gpu_memory=80.0), ["a100-80gb"], True),
+    ("A100 80, A100 40GB", dict(gpu_memory=80.0), ["A100 40GB"], False),
+    ("A100 40, A100 80GB", dict(gpu_memory=40.0), ["A100 80GB"], False),
+    ("A100 40, one of two sizes", dict(gpu_memory=40.0), ["A100 80GB", "A100 40GB"], True),
+    ("A100 75, just inside", dict(gpu_memory=75.0), ["A100 80GB"], True),
+    ("A100 74.4, at the lower edge", dict(gpu_memory=74.4), ["A100 80GB"], True),
+    ("A100 74.3, just outside", dict(gpu_memory=74.3), ["A100 80GB"], False),
+    ("A100 85.6, at the upper edge", dict(gpu_memory=85.6), ["A100 80GB"], True),
+    ("A100 85.7, just outside", dict(gpu_memory=85.7), ["A100 80GB"], False),
+    # 7% of 125 is 8.75, and 125 +/- 8.75 lands on it exactly in floating point.
+    ("A100 133.75, exactly at the upper edge", dict(gpu_memory=133.75), ["A100 125GB"], True),
+    ("A100 116.25, exactly at the lower edge", dict(gpu_memory=116.25), ["A100 125GB"], True),
+    ("A100 133.76, past the upper edge", dict(gpu_memory=133.76), ["A100 125GB"], False),
+    ("A100 116.24, past the lower edge", dict(gpu_memory=116.24), ["A100 125GB"], False),
+    ("A100 unknown memory", dict(gpu_memory=None), ["A100 80GB"], False),
+    ("A100 unknown memory, plain name", dict(gpu_memory=None), ["A100"], True),
+    ("H100 80, A100 80GB", dict(gpu_name="H100"), ["A100 80GB"], False),
+    ("H100 80, with a plain name", dict(gpu_name="H100"), ["A100 80GB", "h100"], True),
+    ("H100 80, H100 80GB", dict(gpu_name="H100"), ["H100 80GB"], True),
+    ("unknown GPU with memory", dict(gpu_name="NewGPU", gpu_memory=12.0), ["NewGPU 12GB"], False),
+    ("a name that holds the memory", dict(gpu_name="A100 80GB"), ["a100 80gb"], True),
+    (
+        "GPU-less row naming the GPU",
+        dict(gpu_count=0, gpu_name="A100", gpu_memory=80.0),
+        ["A100 80GB"],
+        True,
+    ),
+    ("no GPU", dict(gpu_count=0), ["A100 80GB"], False),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "offer, names, expected",
+    [pytest.param(o, n, e, id=label) for label, o, n, e in GPU_NAMES_WITH_MEMORY],
+)
+def test_gpu_names_with_memory(offer, names, expected, path):
+    check(item(instance_name="target", **offer), QueryFilter(gpu_name=names), expected, path)
+
+
+def test_gpu_name_wanted_answers_a_bool():
+    assert gpu_name_wanted("A100", 80.0, ["A100 80GB"]) is True
+    assert gpu_name_wanted("A100", 80.0, ["H100", "A100 40GB"]) is False
+    assert gpu_name_wanted(None, None, ["A100"]) is False
+
+
+def test_cuda_versions_are_read_once_per_table():
+    offers = [item(instance_name=f"o{k}", **cuda(v)) for k, v in enumerate(["12.8", "new", 13])]
+    table = table_of([*offers, item(instance_name="silent")], ["aws"])
+    first = table.cuda_version()
+    assert table.cuda_version() is first
+    assert sorted(first.tolist()) == sorted([12008, -1, 13000, -1])
+
+
 def test_an_empty_table_answers_nothing_to_any_filter():
     table = table_of([], ["aws"])
     assert len(table) == 0
@@ -395,5 +626,6 @@ def test_an_empty_table_answers_nothing_to_any_filter():
         QueryFilter(allowed_flags=[]),
         QueryFilter(gpu_name=["A100", "H100"], min_gpu_count=0),
         QueryFilter(max_compute_capability=(9, 0), min_disk_size=1, provider=["aws"]),
+        QueryFilter(location=["*"], min_cuda=(1, 0), gpu_name=["A100 80GB"]),
     ]:
         assert select(table, q) == []

@@ -140,7 +140,7 @@ def parse_version(value: Any, what: str = "version") -> tuple[int, int] | None:
         text = str(value).strip()
         parts = text.split(".") if re.fullmatch(r"\d+(\.\d+)?", text) else None
         if parts is not None and len(parts) == 1:
-            parts = [parts[0], "0"]
+            parts.append("0")
     if parts is not None and all(
         (isinstance(p, int) and not isinstance(p, bool)) or (isinstance(p, str) and p.isdigit())
         for p in parts

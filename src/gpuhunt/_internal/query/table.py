@@ -45,6 +45,7 @@ from gpuhunt._internal.models import (
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
 _NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
+_NO_CUDA = -1  # in `Table.cuda_version`: the offer's provider does not say
 
 
 _gc_lock = threading.Lock()
@@ -185,7 +186,8 @@ class Table:
             )
         if q.min_cuda is not None:
             cuda = self.cuda_version()
-            m &= (cuda < 0) | (cuda >= _version_code(parse_version(q.min_cuda, "min_cuda")))  # type: ignore[arg-type]
+            wanted = _version_code(parse_version(q.min_cuda, "min_cuda"))  # type: ignore[arg-type]
+            m &= (cuda == _NO_CUDA) | (cuda >= wanted)
         if q.cpu_arch:
             m &= self.cpu_arch == ARCHS.index(CPUArchitecture.cast(q.cpu_arch))
         _range(m, self.cpu, q.min_cpu, q.max_cpu)
@@ -232,22 +234,21 @@ class Table:
                 continue
             name, size = spec[0].lower(), spec[1]
             codes = [i for i, x in enumerate(self.gpu_names_lower) if x == name]
-            if codes:
-                # NaN (unknown memory) compares False, as `memory_fits(None, ...)` is False.
-                fits = np.abs(self.gpu_memory - size) <= VRAM_TOLERANCE * size
-                mask |= _one_of(self.gpu_name, codes) & fits
+            # NaN (unknown memory) compares False, as `memory_fits(None, ...)` is False.
+            fits = np.abs(self.gpu_memory - size) <= VRAM_TOLERANCE * size
+            mask |= _one_of(self.gpu_name, codes) & fits
         return mask
 
     def cuda_version(self) -> np.ndarray:
-        """Each offer's CUDA version as MAJOR*1000+MINOR (`constraints.offer_cuda_version`),
-        -1 where its provider does not say; worked out on first use."""
+        """Each offer's CUDA version (`constraints.offer_cuda_version`) as MAJOR * 1000 + MINOR
+        (`_version_code`), `_NO_CUDA` where its provider does not say; worked out on first use."""
         found = self._cuda
         if found is None:
-            codes = [-1] * (len(self.provider_datas) + 1)  # the last answers code -1
+            codes = [_NO_CUDA] * len(self.provider_datas)  # every offer has a provider_data code
             for k, text in enumerate(self.provider_datas):
                 if CUDA_KEY in text:  # most offers say nothing: skip decoding their JSON
                     v = offer_cuda_version(json.loads(text))
-                    codes[k] = -1 if v is None else _version_code(v)
+                    codes[k] = _NO_CUDA if v is None else _version_code(v)
             found = self._cuda = np.array(codes, dtype=np.int64)[self.provider_data]
         return found
 
@@ -419,10 +420,9 @@ def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
 
 
 def _version_code(version: tuple[int, int]) -> int:
-    """A (major, minor) version as one integer that sorts like the tuple, for a numpy column;
-    minor is capped so that it can never carry into major (12.10 > 12.8, 13.0 > 12.999999)."""
-    major, minor = int(version[0]), min(int(version[1]), 999_999)
-    return major * 1_000_000 + minor
+    """A (major, minor) version as one integer that sorts like the tuple, for a numpy column
+    (12.10 > 12.8, 13.0 > 12.999): `parse_version` keeps both numbers within 0..999."""
+    return int(version[0]) * 1000 + int(version[1])
 
 
 def _cc_within(cc: tuple[int, int] | None, low: Any, high: Any) -> bool:
