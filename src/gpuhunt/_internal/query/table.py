@@ -33,6 +33,7 @@ from gpuhunt._internal.constraints import (
     parse_version,
 )
 from gpuhunt._internal.models import (
+    SHAPE_FIELDS,
     AcceleratorVendor,
     CatalogItem,
     CPUArchitecture,
@@ -346,22 +347,8 @@ class Table:
         return out
 
 
-# The columns whose values make up an offer's `Shape`, in `SHAPE_FIELDS` order.
-_SHAPE_COLUMNS = (
-    "provider",
-    "instance_name",
-    "cpu",
-    "memory",
-    "gpu_count",
-    "gpu_name",
-    "gpu_memory",
-    "disk_size",
-    "gpu_vendor",
-    "flags",
-    "cpu_arch",
-    "provider_data",
-    "spot",
-)
+# The columns whose values make up an offer's `Shape`: the table has a column of each name.
+_SHAPE_COLUMNS = SHAPE_FIELDS
 
 
 _GROUPED = ("provider", "instance_name", "spot")
