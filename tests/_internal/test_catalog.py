@@ -500,6 +500,6 @@ def test_a_load_keeps_no_downloaded_bytes(tmp_path, layout):
     with serve_directory(root) as (url, _requests):
         catalog = Catalog(catalog_url=url)
         assert len(catalog.query()) == 3
-        job = catalog._download.current
+        job = catalog._loader.download.current
         assert job is not None and job.taken
         assert job.raw is None

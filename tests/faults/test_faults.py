@@ -251,7 +251,7 @@ def test_queries_never_wait_for_a_reload_in_progress():
         assert not any(t.is_alive() for t in threads)
         assert answers == [5] * (16 * 50)
         # All of that happened while the reload was still waiting for its download.
-        assert c._reloading and srv.hits["/v2/catalog.zip"] == 1
+        assert c._loader.reloading and srv.hits["/v2/catalog.zip"] == 1
         assert c.status().version == "v1"
 
 

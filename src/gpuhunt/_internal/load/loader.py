@@ -1,0 +1,307 @@
+"""`Loader`: how a `Catalog` gets its offline offers and keeps them fresh - the loading order,
+the fallbacks, the backoff after a failure, the reload in the background - and what it has
+loaded. `Catalog` owns one and asks it for the current table; queries never take its lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gpuhunt._internal import registry
+from gpuhunt._internal.errors import CatalogError, GPUHuntError
+from gpuhunt._internal.load import sources
+from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
+from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.load.tables import PARSED, provider_table
+from gpuhunt._internal.query.table import Table, combine
+
+# The catalog's records, so that its log messages keep the logger name they always had.
+logger = logging.getLogger("gpuhunt._internal.catalog")
+
+RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff between failed reloads: first, cap
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a catalog serves: built off to the side, then swapped in by one assignment."""
+
+    table: Table  # every offline provider's offers, by price
+    version: str
+    source: str
+    url: str
+    loaded_at: float  # monotonic
+    loaded_wall: dt.datetime
+    manifest: dict[str, Any] | None
+    degraded: bool  # the disk cache or the bundled snapshot, served because a download failed
+    cache_key: str | None = None  # which published catalog this is (`sources.cache_key`)
+    # Taken from the disk cache without a request, because the network named it as the latest
+    # less than the reload interval ago (in this process or another).
+    unchecked: bool = False
+
+
+class Loader:
+    """The catalog's loading policy and the state it keeps; see `Catalog.load`."""
+
+    def __init__(
+        self,
+        url: str,
+        settings: Settings,
+        *,
+        reload_interval: float,
+        auto_reload: bool,
+        timeout: tuple[float, float],
+        retries: int,
+        load_timeout: float,
+    ) -> None:
+        self.url = url
+        self.reload_interval = reload_interval
+        self.auto_reload = auto_reload
+        self._settings = settings
+        self._timeout = timeout
+        self._retries = retries
+        self._load_timeout = load_timeout
+        self.loaded: Loaded | None = None
+        self._lock = threading.Lock()  # one load at a time; queries never take it
+        # The latest catalog's download, which a bounded load waits for only so long.
+        self.download = Downloads(lambda deadline: self._fetch(None, deadline), self._adopt)
+        self._reload_lock = threading.Lock()  # guards `reloading` only
+        self.reloading = False
+        self.last_error: str | None = None
+        self.last_attempt: dt.datetime | None = None
+        self._failures = 0
+        self.retry_at = 0.0
+        self.downloads = 0  # requests that fetched a body, over the catalog's life
+
+    def load(self, version: str | None = None) -> None:
+        """`Catalog.load`: the network is asked even if the disk cache is fresh."""
+        with self._lock:
+            self._load(version, may_fall_back=version is None, refresh=True)
+
+    def _load(self, version: str | None, may_fall_back: bool, refresh: bool = False) -> None:
+        self.last_attempt = dt.datetime.now(dt.timezone.utc)
+        if version is None and not refresh and self._from_fresh_cache():
+            self._failures, self.retry_at, self.last_error = 0, 0.0, None
+            return
+        try:
+            if may_fall_back and self._bounded():
+                raw = self.download.wait(self._load_timeout)
+            elif self._bounded():
+                # No fallback to go to: the download gets the longer, background budget.
+                limit = self._load_timeout * BACKGROUND_FACTOR
+                raw = self._fetch(version, time.monotonic() + limit)
+            else:
+                raw = self._fetch(version)
+        except sources.Unchanged:
+            self._unchanged()
+            return
+        except Exception as e:  # noqa: BLE001 - anything from untrusted bytes is a refusal
+            self._note_failure(e)
+            if not may_fall_back:
+                if isinstance(e, GPUHuntError):
+                    raise
+                raise CatalogError(f"Could not load catalog version {version}: {e}") from e
+            if self.loaded is not None:
+                logger.warning(
+                    "Catalog reload failed, serving version %s still: %s", self.loaded.version, e
+                )
+                return
+            self._install(self._last_resort(e), degraded=True)
+            return
+        self._succeeded(raw)
+
+    def _unchanged(self) -> None:
+        loaded = self.loaded
+        if loaded is not None:  # keep it, fresh again
+            self.loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
+        self._failures, self.retry_at, self.last_error = 0, 0.0, None
+
+    def _succeeded(self, raw: sources.RawCatalog) -> None:
+        self._failures = 0
+        self.retry_at = 0.0
+        self.last_error = None if not raw.problems else "; ".join(raw.problems)
+        self._install(raw)
+
+    def _bounded(self) -> bool:
+        return self._load_timeout > 0 and not self._settings.catalog_dir
+
+    def _adopt(self, job: Download) -> None:
+        """A download every load gave up waiting for: install what it got for the next query."""
+        try:
+            with self._lock:
+                if self.download.current is not job:  # a newer download started: it decides
+                    return
+                if isinstance(job.error, sources.Unchanged):
+                    self._unchanged()
+                elif job.raw is not None:
+                    self._succeeded(job.raw)
+                elif job.error is not None:
+                    self.last_error = str(job.error)
+        except Exception:  # a background thread must not die loudly; status keeps the error
+            logger.exception("Installing the catalog downloaded in the background failed")
+
+    def _fetch(self, version: str | None, deadline: float | None = None) -> sources.RawCatalog:
+        if self._settings.catalog_dir:
+            return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
+        loaded = self.loaded
+        fetchers: list[sources.Fetcher] = []
+        try:
+            return sources.fetch(
+                self.url,
+                registry.OFFLINE_PROVIDERS,
+                version=version,
+                cache=self._disk_cache(self.url),
+                timeout=self._timeout,
+                retries=self._retries,
+                on_fetcher=fetchers.append,
+                current=loaded.version
+                if loaded is not None and not loaded.degraded and version is None
+                else None,
+                allow_http=self._settings.allow_http,
+                deadline=deadline,
+                max_bytes=self._settings.max_download_bytes,
+            )
+        finally:
+            self.downloads += sum(f.downloads for f in fetchers)
+
+    def _from_fresh_cache(self) -> bool:
+        """Serve the latest catalog from the disk cache if the network named it less than
+        `reload_interval` ago; the next reload is due when that check is that old."""
+        if self._settings.catalog_dir or sources.local_path(self.url) is not None:
+            return False
+        cache = self._disk_cache(self.url)
+        fresh = sources.fresh_in_cache(cache, self.reload_interval)
+        if fresh is None:
+            return False
+        key, age = fresh
+        loaded_at = time.monotonic() - age
+        loaded = self.loaded
+        if loaded is not None and not loaded.degraded and loaded.cache_key == key:
+            self.loaded = dataclasses.replace(loaded, loaded_at=loaded_at, unchecked=True)
+            return True
+        raw = sources.from_cache(self.url, cache)
+        if raw is None or sources.cache_key(raw) != key:
+            return False
+        self._install(raw, loaded_at=loaded_at)
+        if self.loaded is not None:
+            self.loaded = dataclasses.replace(self.loaded, unchecked=True)
+        return True
+
+    def _disk_cache(self, url: str) -> DiskCache:
+        return DiskCache(url, self._settings.cache_dir)
+
+    def _last_resort(self, error: Exception) -> sources.RawCatalog:
+        """The newest catalog in the disk cache, else the snapshot bundled in the package."""
+        url = self.url
+        if sources.local_path(url) is None:
+            cached = sources.from_cache(url, self._disk_cache(url))
+            if cached is not None:
+                logger.warning(
+                    "Could not download the catalog (%s); using version %s from the disk cache",
+                    error,
+                    cached.version,
+                )
+                return cached
+        snapshot = sources.bundled()
+        age = sources.snapshot_age_days(snapshot.manifest)
+        logger.warning(
+            "Could not load the catalog (%s); using the snapshot bundled with gpuhunt%s. "
+            "Prices and availability may be out of date.",
+            error,
+            f", its oldest data recorded {age} days ago" if age is not None else "",
+        )
+        return snapshot
+
+    def _note_failure(self, e: Exception) -> None:
+        self._failures += 1
+        self.last_error = str(e)
+        first, cap = RETRY_AFTER_FAILURE
+        self.retry_at = time.monotonic() + min(cap, first * 2 ** (self._failures - 1))
+
+    def _install(
+        self, raw: sources.RawCatalog, degraded: bool = False, loaded_at: float | None = None
+    ) -> None:
+        tables = []
+        previous = self.loaded.table if self.loaded is not None else None
+        # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
+        # (a restart, every CLI run) loads them as column files instead of parsing again.
+        cache = self._disk_cache(raw.url) if raw.source in ("network", "disk-cache") else None
+        cached: set[str] = set()
+        for provider in registry.OFFLINE_PROVIDERS:
+            if provider in raw.csvs:
+                try:
+                    tables.append(provider_table(raw, provider, cache, cached))
+                    continue
+                except Exception as e:  # noqa: BLE001 - a refused object, never an escape
+                    logger.warning("Refusing the %s catalog: %s", provider, e)
+                    raw.problems.append(f"{provider}: {e}")
+                    self.last_error = "; ".join(raw.problems)
+            if (provider in raw.csvs or provider in raw.failed) and previous is not None:
+                # Its new object is broken: keep serving what we had rather than lose it.
+                kept = previous.part(provider)
+                if kept is not None:
+                    tables.append(kept)
+        if cache is not None:
+            cache.prune(PARSED, cached)
+        # Built off to the side, then one assignment: queries see the old catalog or the new
+        # one, never a mix, and never wait for the build.
+        table = combine(tables)
+        table.prepare()  # so that the first query after a load builds offers as fast as later ones
+        self.loaded = Loaded(
+            table=table,
+            version=raw.version,
+            source=raw.source,
+            url=raw.url,
+            loaded_at=time.monotonic() if loaded_at is None else loaded_at,
+            loaded_wall=dt.datetime.now(dt.timezone.utc),
+            manifest=raw.manifest,
+            degraded=degraded,
+            cache_key=None if degraded else sources.cache_key(raw),
+        )
+
+    def current(self) -> Loaded | None:
+        loaded = self.loaded
+        if not self.auto_reload:
+            return loaded
+        now = time.monotonic()
+        if loaded is None:
+            if now < self.retry_at:  # failed moments ago; the caller gets the last resort's data
+                return self.loaded
+            with self._lock:
+                if self.loaded is None and time.monotonic() >= self.retry_at:
+                    self._load(None, may_fall_back=True)
+            return self.loaded
+        stale = loaded.degraded or now - loaded.loaded_at > self.reload_interval
+        if stale and now >= self.retry_at and not self.reloading:
+            self._start_background_reload()
+        return loaded
+
+    def _start_background_reload(self) -> None:
+        # Its own small lock: a query must not wait on `_lock`, which a load holds throughout.
+        with self._reload_lock:
+            if self.reloading:
+                return
+            self.reloading = True
+
+        def run() -> None:
+            try:
+                with self._lock:
+                    loaded = self.loaded
+                    if (
+                        loaded is None
+                        or loaded.degraded
+                        or time.monotonic() - loaded.loaded_at > self.reload_interval
+                    ):
+                        self._load(None, may_fall_back=True)
+            except Exception:  # never let a reload thread die loudly; the status keeps the error
+                logger.exception("Catalog reload failed")
+            finally:
+                self.reloading = False
+
+        threading.Thread(target=run, name="gpuhunt-reload", daemon=True).start()
