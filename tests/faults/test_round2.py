@@ -376,7 +376,7 @@ def test_a_full_disk_never_points_latest_at_a_missing_archive(tmp_path, monkeypa
 
     from gpuhunt._internal.load import cache as cache_module
 
-    real = cache_module._write_durably
+    real = cache_module._write_atomically
 
     def disk_full_for_v2(path, data):
         if "v2" in path.parts:
@@ -387,12 +387,12 @@ def test_a_full_disk_never_points_latest_at_a_missing_archive(tmp_path, monkeypa
         publish(srv)
         url = srv.url
         Catalog(catalog_url=url).load()
-        monkeypatch.setattr(cache_module, "_write_durably", disk_full_for_v2)
+        monkeypatch.setattr(cache_module, "_write_atomically", disk_full_for_v2)
         publish(srv, "v2", archive(GOOD[:-60] + b"\r\n", version="v2"))
         c = Catalog(catalog_url=url)
         c.load()
         assert c.status().version == "v2"  # served from memory, not cached
-    monkeypatch.setattr(cache_module, "_write_durably", real)
+    monkeypatch.setattr(cache_module, "_write_atomically", real)
     offline = Catalog(catalog_url=url, timeout=(1, 1), retries=0)
     assert len(offline.query()) == 10
     assert offline.status().source == "disk-cache" and offline.status().version == "v1"

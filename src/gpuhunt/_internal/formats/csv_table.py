@@ -17,6 +17,7 @@ import io
 import itertools
 import logging
 import operator
+from collections.abc import Iterator
 from typing import Any
 
 from gpuhunt._internal import schema
@@ -56,7 +57,7 @@ def build_table(
 def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None) -> Table:
     """The table of `data` read by `strategy` ("lines", "chunks" or "careful"), or by the
     fastest one that can read it."""
-    reader = csv.reader(io.StringIO(data))
+    reader = csv.reader(_lines(data))
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
@@ -92,6 +93,17 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     return chunks.builder.build()
 
 
+def _lines(data: str) -> Iterator[str]:
+    """The lines of `data` as `io.StringIO(data)` gives them (split after each LF), made one at
+    a time: StringIO copies the whole text first (4 bytes a character), which cost more than
+    the header it is mostly used for."""
+    start, end = 0, len(data)
+    while start < end:
+        stop = data.find("\n", start) + 1 or end
+        yield data[start:stop]
+        start = stop
+
+
 class _SpansLines(Exception):
     """A quoted field runs over a line break: the text cannot be cut into rows at line breaks."""
 
@@ -101,23 +113,32 @@ def _odd_quotes(lines: list[str]) -> bool:
 
 
 def split_lines(data: str, check_quotes: bool = True) -> list[str] | None:
-    """The body's lines, if every line is one row (LF or CRLF endings, not mixed; no quoted
-    field running over a line break, unless `check_quotes` is off: the caller checks); else
-    None."""
+    """The body's lines, if every line is one row (LF or CRLF endings, or both; no lone CR;
+    no quoted field running over a line break, unless `check_quotes` is off: the caller
+    checks); else None."""
     body_start = data.find("\n") + 1
     if body_start == 0:
         return None
-    body = data[body_start:]
-    crs, crlfs = body.count("\r"), body.count("\r\n")
-    if crs and crs == crlfs == body.count("\n"):
-        lines = body.split("\r\n")  # what csv.writer writes: saves a copy of the text
-    elif crs == crlfs:
-        lines = body.replace("\r\n", "\n").split("\n")
+    crs = data.count("\r", body_start)
+    if not crs:
+        lines = data[body_start:].split("\n")
+    elif crs == (lfs := data.count("\n", body_start)):
+        # What csv.writer writes. As many pieces as there are line breaks means each CR sits
+        # in a CRLF: one split and two one-character counts instead of three counts.
+        if data[body_start - 2 : body_start] == "\r\n":  # the header's too: split it off
+            lines = data.split("\r\n")  # (no copy of the body first)
+            del lines[0]
+        else:
+            lines = data[body_start:].split("\r\n")
+        if len(lines) - 1 != lfs:
+            return None
+    elif crs == data.count("\r\n", body_start):  # LF and CRLF mixed, no lone CR
+        lines = data[body_start:].replace("\r\n", "\n").split("\n")
     else:
         return None
     # A quoted field that runs over a line break leaves an odd number of quotes on its line;
     # without any, every line is one row and lines can be split apart directly.
-    if check_quotes and '"' in body and _odd_quotes(lines):
+    if check_quotes and data.find('"', body_start) >= 0 and _odd_quotes(lines):
         return None
     return lines
 
@@ -127,6 +148,8 @@ def read_lines(chunks: _Chunks, lines: list[str]) -> None:
     with C-level splits (`csv.reader` costs ~2 us a row), or factored in the published order."""
     published_order = chunks.header == schema.FIELDS
     commas = operator.methodcaller("count", ",")
+    # No line over the cap means no field over it: one pass per file instead of one a field.
+    chunks.short = bool(lines) and max(map(len, lines)) <= schema.MAX_FIELD_CHARS
     checked = not (chunks.quoted and published_order)  # split_lines counted the quotes
     for start in range(0, len(lines), _CHUNK):
         part = lines[start : start + _CHUNK]
@@ -191,6 +214,7 @@ class _Chunks:
         self.stats = stats
         self.quoted = quoted  # whether any field of the file is quoted
         self.careful = False  # rows take the fast paths only after the row rules passed
+        self.short = False  # every line is known to be within schema.MAX_FIELD_CHARS
 
     def flush(self, chunk: list[list[str]], first_line: int, flat: list[str] | None = None) -> None:
         """Add a chunk of rows (or, as `flat`, their fields one after another)."""
@@ -231,7 +255,7 @@ class _Chunks:
                 return False
             # Columns by slicing one flat list: much faster than transposing with zip(*rows).
             flat = list(itertools.chain.from_iterable(chunk))
-        if flat and max(map(len, flat)) > schema.MAX_FIELD_CHARS:
+        if flat and not self.short and max(map(len, flat)) > schema.MAX_FIELD_CHARS:
             return False
         n = len(flat) // width
         columns = {name: flat[i::width] for i, name in enumerate(self.header)}
@@ -248,7 +272,9 @@ class _Chunks:
         distinct rest. False, adding nothing, if the lines do not all fit that shape."""
         flat = list(itertools.chain.from_iterable(map(_SPLIT_HEAD, part)))
         n = len(part)
-        if self.careful or len(flat) != 4 * n or max(map(len, flat)) > schema.MAX_FIELD_CHARS:
+        if self.careful or len(flat) != 4 * n:
+            return False
+        if not self.short and max(map(len, flat)) > schema.MAX_FIELD_CHARS:
             return False
         head = {"instance_name": flat[0::4], "location": flat[1::4], "price": flat[2::4]}
         if self.quoted and any('"' in "".join(v) for v in head.values()):

@@ -137,7 +137,7 @@ class Table:
         self.gpu_name_ccs = [get_compute_capability(n) for n in self.gpu_names]
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
         # What offers are built from (see `prepare`): made once, on the first read or at load.
-        self._parts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._parts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._parts_lock = threading.Lock()
         self._cuda: np.ndarray | None = None
 
@@ -261,19 +261,17 @@ class Table:
         offers of a type, spot or not) and holds its location and price: three stores."""
         if len(rows) == 0:
             return []
-        shape_of_row, shapes, locations, prices = self.prepare()
+        shapes, locations, prices = self.prepare()
+        if len(rows) != len(self):  # else every offer, in order (rows are distinct and sorted)
+            shapes, locations, prices = shapes[rows], locations[rows], prices[rows]
         with gc_paused(promote=True):
-            return build_offers(
-                shapes[shape_of_row[rows]].tolist(),
-                locations[self.location[rows]].tolist(),
-                prices[rows].tolist(),
-            )
+            return build_offers(shapes.tolist(), locations.tolist(), prices.tolist())
 
-    def prepare(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """What offers are built from: each row's shape code, the `Shape`s, the locations and
-        the prices as Python objects (in object arrays, so an answer gathers them in C, and
-        floats are made once rather than for every answer). Made once; the catalog calls this
-        at load so that the first query does not pay for it."""
+    def prepare(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What offers are built from, row by row: the `Shape`, the location and the price as
+        Python objects, in object arrays (so an answer gathers them in C, and a whole-table
+        answer only lists them; floats are made once rather than for every answer). Made once;
+        the catalog calls this at load so that the first query does not pay for it."""
         parts = self._parts
         if parts is None:
             with self._parts_lock:
@@ -286,7 +284,7 @@ class Table:
                     locations[:] = self.locations
                     prices = np.empty(len(self), dtype=object)
                     prices[:] = self.price.tolist()
-                    parts = self._parts = (shape_of_row, shapes, locations, prices)
+                    parts = self._parts = (shapes[shape_of_row], locations[self.location], prices)
         return parts
 
     def _shape_groups(self) -> tuple[np.ndarray, np.ndarray]:
