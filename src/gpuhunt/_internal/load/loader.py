@@ -19,7 +19,7 @@ from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.tables import PARSED, provider_table
+from gpuhunt._internal.load.tables import PARSED, SideWork, provider_table
 from gpuhunt._internal.query.table import Table, combine
 
 # The catalog's records, so that its log messages keep the logger name they always had.
@@ -233,26 +233,33 @@ class Loader:
         # (a restart, every CLI run) loads them as column files instead of parsing again.
         cache = self._disk_cache(raw.url) if raw.source in ("network", "disk-cache") else None
         cached: set[str] = set()
-        for provider in registry.OFFLINE_PROVIDERS:
-            if provider in raw.csvs:
-                try:
-                    tables.append(provider_table(raw, provider, cache, cached))
-                    continue
-                except Exception as e:  # noqa: BLE001 - a refused object, never an escape
-                    logger.warning("Refusing the %s catalog: %s", provider, e)
-                    raw.problems.append(f"{provider}: {e}")
-                    self.last_error = "; ".join(raw.problems)
-            if (provider in raw.csvs or provider in raw.failed) and previous is not None:
-                # Its new object is broken: keep serving what we had rather than lose it.
-                kept = previous.part(provider)
-                if kept is not None:
-                    tables.append(kept)
-        if cache is not None:
-            cache.prune(PARSED, cached)
-        # Built off to the side, then one assignment: queries see the old catalog or the new
-        # one, never a mix, and never wait for the build.
-        table = combine(tables)
-        table.prepare()  # so that the first query after a load builds offers as fast as later ones
+        side = SideWork()
+        try:
+            if cache is not None:
+                side.hash_ahead(raw, registry.OFFLINE_PROVIDERS)
+            for provider in registry.OFFLINE_PROVIDERS:
+                if provider in raw.csvs:
+                    try:
+                        tables.append(provider_table(raw, provider, cache, cached, side))
+                        continue
+                    except Exception as e:  # noqa: BLE001 - a refused object, never an escape
+                        logger.warning("Refusing the %s catalog: %s", provider, e)
+                        raw.problems.append(f"{provider}: {e}")
+                        self.last_error = "; ".join(raw.problems)
+                if (provider in raw.csvs or provider in raw.failed) and previous is not None:
+                    # Its new object is broken: keep serving what we had rather than lose it.
+                    kept = previous.part(provider)
+                    if kept is not None:
+                        tables.append(kept)
+            if cache is not None:
+                cache.prune(PARSED, cached)
+            # Built off to the side, then one assignment: queries see the old catalog or the new
+            # one, never a mix, and never wait for the build.
+            table = combine(tables)
+            # So that the first query after a load builds offers as fast as later ones:
+            table.prepare()
+        finally:
+            side.finish()  # the cache writes are done when the load returns
         self.loaded = Loaded(
             table=table,
             version=raw.version,

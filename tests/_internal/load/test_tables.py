@@ -1,0 +1,57 @@
+import threading
+import time
+
+from gpuhunt._internal.formats.archive import sha256
+from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.sources import RawCatalog
+from gpuhunt._internal.load.tables import PARSED, SideWork, provider_table
+from tests.helpers import item
+
+
+def _raw(**csvs: bytes) -> RawCatalog:
+    return RawCatalog(dict(csvs), "v1", "network", "http://example.invalid/catalog")
+
+
+def test_side_work_hashes_each_csv_off_the_loading_thread():
+    raw = _raw(aws=b"aws,csv\n", gcp=b"gcp,csv\n")
+    raw.sha256["gcp"] = "from-the-manifest"  # known hashes are not worked out again
+    side = SideWork()
+    seen = []
+    real = side._pool.submit
+
+    def submit(fn, *args):
+        seen.append(args[0])
+        return real(fn, *args)
+
+    side._pool.submit = submit  # type: ignore[method-assign]
+    side.hash_ahead(raw, ["aws", "gcp", "lambdalabs"])
+    assert seen == [b"aws,csv\n"]
+    assert side.csv_sha256(raw, "aws") == sha256(b"aws,csv\n")
+    assert side.csv_sha256(raw, "gcp") == "from-the-manifest"
+    side.finish()
+
+
+def test_a_load_has_written_its_parsed_tables_when_it_returns(tmp_path, monkeypatch):
+    """The cache writes run beside the parse, and `finish` waits for them: the next process
+    finds the parsed table even if the write was slow."""
+    cache = DiskCache("http://example.invalid/catalog", tmp_path)
+    real_put = DiskCache.put
+    threads_used = set()
+
+    def slow_put(self, data, *parts):
+        threads_used.add(threading.current_thread().name)
+        time.sleep(0.3)
+        return real_put(self, data, *parts)
+
+    monkeypatch.setattr(DiskCache, "put", slow_put)
+    raw = _raw(aws=csv_bytes([item(price=1.0), item(price=2.0)]))
+    side = SideWork()
+    side.hash_ahead(raw, ["aws"])
+    cached: set[str] = set()
+    table = provider_table(raw, "aws", cache, cached, side)
+    assert len(table) == 2
+    side.finish()
+    (name,) = cached
+    assert cache.get(PARSED, name) is not None
+    assert [n.startswith("gpuhunt-load-side") for n in threads_used] == [True]  # not the loader
