@@ -104,7 +104,7 @@ _LAZY = {
     "Catalog": "gpuhunt._internal.catalog",
     "default_catalog": "gpuhunt._internal.default",
     "query": "gpuhunt._internal.default",
-    "Offers": "gpuhunt._internal.query.offers",
+    "Offers": "gpuhunt._internal.query.answers",
     "diff": "gpuhunt._internal.history.remote",
 }
 

@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterable, Sequence
 from gpuhunt._internal.formats.csv import load, write_csv
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table, combine
 
 
@@ -39,4 +40,4 @@ def table_of(items: Sequence[CatalogItem], providers: Sequence[str]) -> Table:
 
 def select(table: Table, q: QueryFilter, providers: Collection[str] | None = None) -> list:
     """The offers `table.select` answers, in its order."""
-    return table.items(table.select(q, providers))
+    return answers.items(table, table.select(q, providers))

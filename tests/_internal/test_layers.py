@@ -10,7 +10,17 @@ import gpuhunt._internal
 
 ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
-    {"models", "schema", "accelerators", "constraints", "errors", "registry", "freshness"},
+    {
+        "models",
+        "frozen",
+        "schema",
+        "accelerators",
+        "constraints",
+        "errors",
+        "registry",
+        "freshness",
+        "gcpause",
+    },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},
     {"load"},

@@ -10,6 +10,7 @@ from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
 from gpuhunt._internal import schema
 from gpuhunt._internal.formats.csv import ReadStats, item_to_row, load
 from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.query import answers
 from tests.helpers import item
 
 
@@ -61,7 +62,7 @@ def test_both_readers_apply_the_same_rules_to_awkward_spellings():
     row_stats, table_stats = ReadStats(), ReadStats()
     by_row = list(load(io.StringIO(text), provider="aws", stats=row_stats))
     table = build_table(text, provider="aws", stats=table_stats)
-    assert table.items(table.select(QueryFilter())) == by_row
+    assert answers.items(table, table.select(QueryFilter())) == by_row
     assert row_stats.skipped == table_stats.skipped == 1
     assert [i.gpu_vendor for i in by_row] == [
         AcceleratorVendor.NVIDIA,

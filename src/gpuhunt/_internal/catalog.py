@@ -33,9 +33,9 @@ from gpuhunt._internal.models import (
     LiveProvider,
     QueryFilter,
 )
-from gpuhunt._internal.query import online
+from gpuhunt._internal.query import answers, online
+from gpuhunt._internal.query.answers import merge_online
 from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.query.offers import merge_online
 
 logger = logging.getLogger(__name__)
 
@@ -381,4 +381,4 @@ class Catalog:
             return []
         table = loaded.table
         everyone = set(table.providers) <= set(providers)
-        return table.items(table.select(q, None if everyone else providers))
+        return answers.items(table, table.select(q, None if everyone else providers))

@@ -12,6 +12,7 @@ from gpuhunt._internal.formats import columns
 from gpuhunt._internal.formats.archive import sha256
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, VENDORS, Table
 from tests.helpers import item
 
@@ -59,9 +60,11 @@ def test_round_trip_gives_the_offers_the_csv_parses_to():
         parsed = build_table(csv.decode(), provider="aws")
         packed = columns.encode(parsed, sha256(csv))
         loaded = columns.decode(packed, provider="aws", csv_sha256=sha256(csv))
-        assert loaded.items(loaded.select(EVERYTHING)) == parsed.items(parsed.select(EVERYTHING))
+        assert answers.items(loaded, loaded.select(EVERYTHING)) == answers.items(
+            parsed, parsed.select(EVERYTHING)
+        )
         q = QueryFilter(min_gpu_count=1, max_price=20, gpu_vendor=AcceleratorVendor.NVIDIA)
-        assert loaded.items(loaded.select(q)) == parsed.items(parsed.select(q))
+        assert answers.items(loaded, loaded.select(q)) == answers.items(parsed, parsed.select(q))
         assert columns.encode(parsed, sha256(csv)) == packed  # deterministic
 
 
@@ -157,7 +160,8 @@ def test_codes_are_mapped_by_vendor_name_not_position():
     swapped = columns.decode(reordered, provider="aws", csv_sha256=sha)
     names = [v.value for v in VENDORS]
     for a, b in zip(
-        table.items(table.select(EVERYTHING)), swapped.items(swapped.select(EVERYTHING))
+        answers.items(table, table.select(EVERYTHING)),
+        answers.items(swapped, swapped.select(EVERYTHING)),
     ):
         if a.gpu_vendor is None:
             assert b.gpu_vendor is None
@@ -181,5 +185,5 @@ def test_random_damage_is_only_ever_a_value_error_or_a_valid_table():
         except ValueError:
             continue
         # Survived the checks: then every offer must build and be a well-formed offer.
-        for offer in table.items(table.select(EVERYTHING)):
+        for offer in answers.items(table, table.select(EVERYTHING)):
             assert offer.price == offer.price and offer.gpu_count >= 0

@@ -8,6 +8,7 @@ import pytest
 from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter
 from gpuhunt._internal.formats.csv import ReadStats, csv_bytes, load
 from gpuhunt._internal.formats.csv_table import build_table, read, split_lines
+from gpuhunt._internal.query import answers
 from tests.helpers import item
 
 
@@ -46,7 +47,7 @@ def test_fast_line_splitting_reads_like_csv_reader():
         expected = sorted(
             load(io.StringIO(text, newline=""), provider="aws"), key=lambda i: i.price
         )
-        assert table.items(table.select(QueryFilter())) == expected
+        assert answers.items(table, table.select(QueryFilter())) == expected
 
 
 def test_rows_sharing_their_attributes_read_like_row_by_row_parsing():
@@ -87,7 +88,7 @@ def test_rows_sharing_their_attributes_read_like_row_by_row_parsing():
             load(io.StringIO(text, newline=""), provider="aws", stats=reference_stats),
             key=lambda i: i.price,
         )
-        assert table.items(table.select(QueryFilter())) == expected
+        assert answers.items(table, table.select(QueryFilter())) == expected
         assert stats.skipped == reference_stats.skipped
         damaged += stats.skipped
     assert damaged > 10  # the damage did make bad rows
@@ -125,7 +126,7 @@ def test_each_strategy_reads_like_the_row_by_row_reader(strategy):
             load(io.StringIO(text, newline=""), provider="aws", stats=reference_stats),
             key=lambda i: i.price,
         )
-        assert table.items(table.select(QueryFilter())) == expected
+        assert answers.items(table, table.select(QueryFilter())) == expected
         assert (stats.rows, stats.skipped) == (reference_stats.rows, reference_stats.skipped)
 
 
@@ -133,7 +134,7 @@ def test_text_with_a_line_break_inside_a_field_is_not_split_into_lines():
     text = csv_bytes([item(instance_name="two\nlines"), item(price=2.0)]).decode()
     assert split_lines(text) is None
     table = build_table(text, provider="aws")
-    assert [i.instance_name for i in table.items(table.select(QueryFilter()))] == [
+    assert [i.instance_name for i in answers.items(table, table.select(QueryFilter()))] == [
         "two\nlines",
         "x1",
     ]

@@ -15,8 +15,9 @@ from gpuhunt import CatalogItem, QueryFilter, matches
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
-from gpuhunt._internal.models import FrozenDict, FrozenList
-from gpuhunt._internal.query.offers import merge_online
+from gpuhunt._internal.frozen import FrozenDict, FrozenList
+from gpuhunt._internal.query import answers
+from gpuhunt._internal.query.answers import merge_online
 from tests.helpers import item
 
 OFFERS = [
@@ -116,7 +117,7 @@ def test_frozen_containers():
     frozen = FrozenDict  # calling the type gives a plain, mutable copy (what asdict does)
     assert type(frozen({"a": 1})) is dict and type(FrozenList([1])) is list
     t = build_table(csv_bytes(OFFERS).decode(), provider="aws")
-    offers = t.items(t.select(QueryFilter()))
+    offers = answers.items(t, t.select(QueryFilter()))
     p5 = offers[-1]
     assert type(p5.provider_data) is FrozenDict
     assert type(p5.provider_data["fabrics"]) is FrozenList
@@ -125,7 +126,7 @@ def test_frozen_containers():
     # Offers of one instance type share one set of values; each answer has new offers.
     p4s = [o for o in offers if o.instance_name == "p4"]
     assert p4s[0].flags is p4s[1].flags
-    assert t.items(t.select(QueryFilter()))[0] is not offers[0]
+    assert answers.items(t, t.select(QueryFilter()))[0] is not offers[0]
 
 
 def test_online_offers_merge_by_price_into_the_list():
@@ -152,4 +153,4 @@ def test_offers_of_one_type_that_differ_keep_their_own_values():
     ]
     t = build_table(csv_bytes(offers).decode(), provider="nebius")
     expected = [dataclasses.replace(o, provider="nebius") for o in offers]
-    assert t.items(t.select(QueryFilter())) == expected
+    assert answers.items(t, t.select(QueryFilter())) == expected

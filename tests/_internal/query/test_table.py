@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
+from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import combine
 from tests.helpers import item
 
@@ -122,7 +123,7 @@ def test_select_equals_matches(items, q, providers):
         for p in PROVIDER_ORDER
     ]
     table = combine(tables)
-    got = table.items(table.select(q, providers))
+    got = answers.items(table, table.select(q, providers))
     expected = sorted(
         (i for i in items if matches(i, q) and (providers is None or i.provider in providers)),
         key=lambda i: (i.price, PROVIDER_ORDER.index(i.provider)),
@@ -136,20 +137,20 @@ def test_combined_tables_order_by_price_then_provider():
         csv_bytes([item("gcp", price=1.0), item("gcp", price=2.0)]).decode(), provider="gcp"
     )
     both = combine([a, g])
-    result = both.items(both.select(QueryFilter()))
+    result = answers.items(both, both.select(QueryFilter()))
     assert [(i.provider, i.price) for i in result] == [
         ("aws", 1.0),
         ("gcp", 1.0),
         ("gcp", 2.0),
         ("aws", 3.0),
     ]
-    assert [i.provider for i in both.items(both.select(QueryFilter(), ["gcp"]))] == [
+    assert [i.provider for i in answers.items(both, both.select(QueryFilter(), ["gcp"]))] == [
         "gcp",
         "gcp",
     ]
     assert both.counts() == {"aws": 2, "gcp": 2}
     part = both.part("gcp")
-    assert part is not None and part.items(part.select(QueryFilter())) == [
+    assert part is not None and answers.items(part, part.select(QueryFilter())) == [
         item("gcp", price=1.0),
         item("gcp", price=2.0),
     ]

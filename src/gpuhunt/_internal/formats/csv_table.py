@@ -23,7 +23,8 @@ from typing import Any
 from gpuhunt._internal import schema
 from gpuhunt._internal.formats.csv import ReadStats
 from gpuhunt._internal.formats.table_builder import TableBuilder, distinct
-from gpuhunt._internal.query.table import Table, gc_paused
+from gpuhunt._internal.gcpause import gc_paused
+from gpuhunt._internal.query.table import Table
 
 logger = logging.getLogger(__name__)
 _CHUNK = 16384

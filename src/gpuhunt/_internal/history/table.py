@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import iter_rows
-from gpuhunt._internal.query.table import gc_paused as _gc_paused
+from gpuhunt._internal.gcpause import gc_paused as _gc_paused
 
 HEADER = [
     "instance_name",

@@ -20,6 +20,7 @@ from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, SideWork, provider_table
+from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table, combine
 
 # The catalog's records, so that its log messages keep the logger name they always had.
@@ -257,7 +258,7 @@ class Loader:
             # one, never a mix, and never wait for the build.
             table = combine(tables)
             # So that the first query after a load builds offers as fast as later ones:
-            table.prepare()
+            answers.prepare(table)
         finally:
             side.finish()  # the cache writes are done when the load returns
         self.loaded = Loaded(

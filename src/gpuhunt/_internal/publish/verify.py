@@ -18,6 +18,7 @@ from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._internal.publish.build import CARRIED_OVER, FRESH, Build, count_rows
 from gpuhunt._internal.publish.files import DOWNLOAD_TIMEOUT
+from gpuhunt._internal.query import answers
 
 
 @dataclass
@@ -114,7 +115,9 @@ def _verify_column_file(raw: RawCatalog, provider: str, where: str) -> None:
         raise CatalogIntegrityError(f"{where}: {provider}{archive.COLUMNS_SUFFIX}: {e}") from None
     parsed = build_table(csv.decode("utf-8", "replace"), provider=provider)
     everything = QueryFilter()
-    if packed.items(packed.select(everything)) != parsed.items(parsed.select(everything)):
+    if answers.items(packed, packed.select(everything)) != answers.items(
+        parsed, parsed.select(everything)
+    ):
         raise CatalogIntegrityError(
             f"{where}: {provider}{archive.COLUMNS_SUFFIX} holds other offers than {provider}.csv"
         )

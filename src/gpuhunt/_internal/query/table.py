@@ -5,8 +5,8 @@ and referenced by integer codes, and derived columns precomputed (effective GPU 
 GPU memory, compute capability). Each provider's CSV is read into a table of its own
 (`formats.csv_table`), and the catalog `combine`s them into one, so an answer across providers
 is already in price order. A query evaluates `matches` as vectorised masks over the columns, so
-its cost is a few passes of machine code over the rows plus handing back the offers it returns -
-and those are built lazily, when the caller reads them, then kept for later answers.
+its cost is a few passes of machine code over the rows plus building the offers it returns
+(`query.answers`).
 
 `constraints.matches` stays the one definition of what matches; `tests/_internal/query/test_table.py`
 checks this module against it over random catalogs and filters.
@@ -14,13 +14,11 @@ checks this module against it over random catalogs and filters.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -32,60 +30,12 @@ from gpuhunt._internal.constraints import (
     offer_cuda_version,
     parse_version,
 )
-from gpuhunt._internal.models import (
-    SHAPE_FIELDS,
-    AcceleratorVendor,
-    CatalogItem,
-    CPUArchitecture,
-    QueryFilter,
-    Shape,
-    build_offers,
-    freeze,
-)
+from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
 _NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
 _NO_CUDA = -1  # in `Table.cuda_version`: the offer's provider does not say
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = 0
-_gc_we_disabled = False
-
-
-@contextlib.contextmanager
-def gc_paused(promote: bool = False) -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many offers at once.
-
-    Offers hold no reference cycles, so the collector has nothing to find in them, yet each
-    burst of allocations triggers collections that rescan everything alive: building 180k offers
-    took 2-3x longer with it running. Nested and concurrent pauses are counted; the collector is
-    re-enabled only if it was enabled before the first pause.
-
-    With `promote`, what was allocated meanwhile is moved to the oldest generation when the
-    collector is re-enabled (`gc.freeze()` + `gc.unfreeze()`, a constant-time move), instead of
-    being traced by the young collection that the next allocation would start: that one trace
-    of a large answer cost a third of building it. Skipped when the process has frozen objects
-    of its own (a pre-fork server), whose freeze must stay as it is.
-    """
-    global _gc_pauses, _gc_we_disabled
-    with _gc_lock:
-        if _gc_pauses == 0 and gc.isenabled():
-            gc.disable()
-            _gc_we_disabled = True
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_we_disabled:
-                _gc_we_disabled = False
-                if promote and gc.get_freeze_count() == 0:
-                    gc.freeze()
-                    gc.unfreeze()
-                gc.enable()
 
 
 class Interner:
@@ -99,16 +49,6 @@ class Interner:
             c = self.codes[value] = len(self.values)
             self.values.append(value)
         return c
-
-
-class OfferParts(NamedTuple):
-    """Each row's `Shape`, location and price as Python objects (floats made once, not for
-    every answer). In object arrays, from which an answer gathers its rows in C; and in lists,
-    which an answer of every offer uses as they are (24 bytes an offer, for a fifth of the
-    time such an answer takes)."""
-
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray]
-    lists: tuple[list[Shape], list[str], list[float]]
 
 
 @dataclass
@@ -146,8 +86,8 @@ class Table:
         # Per GPU name (None: not a known NVIDIA model); compared as tuples, as `matches` does.
         self.gpu_name_ccs = [get_compute_capability(n) for n in self.gpu_names]
         self.gpu_names_lower = [n.lower() for n in self.gpu_names]
-        # What offers are built from (see `prepare`): made once, on the first read or at load.
-        self._parts: OfferParts | None = None
+        # What offers are built from (`answers.prepare`): made once, at load or on first use.
+        self._parts: Any = None
         self._parts_lock = threading.Lock()
         self._cuda: np.ndarray | None = None
 
@@ -262,139 +202,6 @@ class Table:
                     codes[k] = _NO_CUDA if v is None else _version_code(v)
             found = self._cuda = np.array(codes, dtype=np.int64)[self.provider_data]
         return found
-
-    # ------------------------------------------------------------------ materialise
-
-    def items(self, rows: np.ndarray) -> list[CatalogItem]:
-        """The offers of `rows`, new objects for every call (so no caller sees another's
-        changes). An offer shares the fields of its instance type (one `Shape` for all the
-        offers of a type, spot or not) and holds its location and price: three stores."""
-        if len(rows) == 0:
-            return []
-        parts = self.prepare()
-        if len(rows) == len(self):  # every offer, in order (rows are distinct and sorted)
-            shapes, locations, prices = parts.lists
-        else:
-            shapes, locations, prices = (a[rows].tolist() for a in parts.arrays)
-        with gc_paused(promote=True):
-            return build_offers(shapes, locations, prices)
-
-    def prepare(self) -> OfferParts:
-        """What offers are built from (`OfferParts`). Made once; the catalog calls this at load
-        so that the first query does not pay for it."""
-        parts = self._parts
-        if parts is None:
-            with self._parts_lock:
-                parts = self._parts
-                if parts is None:
-                    shape_of_row, firsts = self._shape_groups()
-                    shapes = np.empty(len(firsts), dtype=object)
-                    shapes[:] = self._shapes(firsts)
-                    locations = np.empty(len(self.locations), dtype=object)
-                    locations[:] = self.locations
-                    prices = np.empty(len(self), dtype=object)
-                    prices[:] = self.price.tolist()
-                    arrays = (shapes[shape_of_row], locations[self.location], prices)
-                    lists = tuple(a.tolist() for a in arrays)
-                    parts = self._parts = OfferParts(arrays, lists)  # type: ignore[arg-type]
-        return parts
-
-    def _shape_groups(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's shape number and a row of each shape. Offers of one provider, instance
-        type and spot-ness nearly always agree on every other shape field: group by those
-        three (counting, no sort), check the rest, and group exactly only if that fails."""
-        n = len(self)
-        key = (self.instance_name.astype(np.int64) * len(self.providers) + self.provider) * 2
-        key += self.spot
-        if n == 0:
-            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
-        present = np.zeros(int(key.max()) + 1, dtype=bool)
-        present[key] = True
-        groups = (np.cumsum(present) - 1)[key]
-        firsts = np.empty(int(groups.max()) + 1, dtype=np.int64)
-        firsts[groups] = np.arange(n)  # some row of each group: all are checked below
-        rest = [getattr(self, c) for c in _SHAPE_COLUMNS if c not in _GROUPED]
-        for column in rest:
-            bits = _as_bits(column)
-            if not np.array_equal(bits[firsts][groups], bits):
-                return _distinct_rows([getattr(self, c) for c in _SHAPE_COLUMNS])
-        return groups.astype(np.int32), firsts
-
-    def _shapes(self, rows: np.ndarray) -> list[Shape]:
-        """One `Shape` for each of `rows`; flags and provider_data read once per distinct text
-        and shared read-only (`freeze`)."""
-        names, gnames, providers = self.instance_names, self.gpu_names, self.providers
-        flag_lists: dict[int, Any] = {}
-        datas: dict[int, Any] = {}
-        out = []
-        for prov, n, cpu, mem, count, gn, gmem, disk, vend, fl, arch, pd, spot in zip(
-            *(getattr(self, name)[rows].tolist() for name in _SHAPE_COLUMNS)
-        ):
-            flags = flag_lists.get(fl)
-            if flags is None:
-                flags = flag_lists[fl] = freeze(self.flag_sets[fl].split())
-            data = datas.get(pd)
-            if data is None:
-                text = self.provider_datas[pd]
-                data = datas[pd] = freeze({} if text == "{}" else json.loads(text))
-            out.append(
-                Shape(
-                    providers[prov],
-                    names[n],
-                    cpu,
-                    mem,
-                    count,
-                    gnames[gn] if gn >= 0 else None,
-                    None if gmem != gmem else gmem,  # NaN: unknown
-                    None if disk != disk else disk,
-                    VENDORS[vend] if vend >= 0 else None,
-                    flags,
-                    ARCHS[arch],
-                    data,
-                    spot,
-                )
-            )
-        return out
-
-
-# The columns whose values make up an offer's `Shape`: the table has a column of each name.
-_SHAPE_COLUMNS = SHAPE_FIELDS
-
-
-_GROUPED = ("provider", "instance_name", "spot")
-
-
-def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """For rows given as parallel columns: each row's group number and each group's first row,
-    where a group is the rows equal in every column. Rows are hashed to 64 bits and grouped by
-    hash (one sort of integers); a check that each group's rows really are equal catches a
-    collision, which falls back to an exact grouping."""
-    n = len(columns[0]) if columns else 0
-    if n == 0:
-        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
-    bits = [_as_bits(c) for c in columns]
-    h = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for b in bits:
-            h ^= b + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
-            h *= np.uint64(0xBF58476D1CE4E5B9)
-    _, firsts, groups = np.unique(h, return_index=True, return_inverse=True)
-    groups = groups.reshape(-1)
-    if not all(np.array_equal(b[firsts][groups], b) for b in bits):
-        _, firsts, groups = np.unique(
-            np.stack(bits, axis=1), axis=0, return_index=True, return_inverse=True
-        )
-        groups = groups.reshape(-1)
-    return groups.astype(np.int32), firsts
-
-
-def _as_bits(column: np.ndarray) -> np.ndarray:
-    """A column's values as 64-bit patterns, equal exactly when the values are (every NaN
-    alike)."""
-    if column.dtype.kind == "f":
-        c = column.astype(np.float64)
-        return np.where(np.isnan(c), np.float64(np.nan), c).view(np.uint64)
-    return column.astype(np.int64).view(np.uint64)
 
 
 def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:

@@ -1,0 +1,184 @@
+"""An answer: its offers built from a table's rows, and merged with online providers' offers
+(pure: no I/O).
+
+Every answer is a new list of new `CatalogItem`s, so no caller sees another's changes. An offer
+holds its location and its price, and shares everything else with the other offers of its
+instance type (one `Shape`). What offers are built from is made once per table, at load
+(`prepare`): each row's `Shape`, location and price as Python objects, so that building an
+offer is an allocation and three stores.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import operator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gpuhunt._internal.frozen import freeze
+from gpuhunt._internal.gcpause import gc_paused
+from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, build_offers
+from gpuhunt._internal.query.table import ARCHS, VENDORS, Table
+
+# The answer's type. gpuhunt 0.1.x returned a plain list, and so does this version again (an
+# earlier development version returned a lazy sequence under this name).
+Offers = list
+
+_PRICE = operator.attrgetter("price")
+
+
+def merge_online(
+    offline: list[CatalogItem], online_lists: list[list[CatalogItem]]
+) -> list[CatalogItem]:
+    """Merge by price like `heapq.merge`: each list keeps its own order (Vast.ai's score order,
+    say), and on equal prices offline offers come first, then online in provider order."""
+    if not any(online_lists):
+        return offline
+    return list(heapq.merge(offline, *online_lists, key=_PRICE))
+
+
+class OfferParts(NamedTuple):
+    """Each row's `Shape`, location and price as Python objects (floats made once, not for
+    every answer). In object arrays, from which an answer gathers its rows in C; and in lists,
+    which an answer of every offer uses as they are (24 bytes an offer, for a fifth of the
+    time such an answer takes)."""
+
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray]
+    lists: tuple[list[Shape], list[str], list[float]]
+
+
+def items(table: Table, rows: np.ndarray) -> list[CatalogItem]:
+    """The offers of `rows`, new objects for every call (so no caller sees another's
+    changes). An offer shares the fields of its instance type (one `Shape` for all the
+    offers of a type, spot or not) and holds its location and price: three stores."""
+    if len(rows) == 0:
+        return []
+    parts = prepare(table)
+    if len(rows) == len(table):  # every offer, in order (rows are distinct and sorted)
+        shapes, locations, prices = parts.lists
+    else:
+        shapes, locations, prices = (a[rows].tolist() for a in parts.arrays)
+    with gc_paused(promote=True):
+        return build_offers(shapes, locations, prices)
+
+
+def prepare(table: Table) -> OfferParts:
+    """What offers are built from (`OfferParts`). Made once; the catalog calls this at load
+    so that the first query does not pay for it."""
+    parts = table._parts
+    if parts is None:
+        with table._parts_lock:
+            parts = table._parts
+            if parts is None:
+                shape_of_row, firsts = _shape_groups(table)
+                shapes = np.empty(len(firsts), dtype=object)
+                shapes[:] = _shapes(table, firsts)
+                locations = np.empty(len(table.locations), dtype=object)
+                locations[:] = table.locations
+                prices = np.empty(len(table), dtype=object)
+                prices[:] = table.price.tolist()
+                arrays = (shapes[shape_of_row], locations[table.location], prices)
+                lists = tuple(a.tolist() for a in arrays)
+                parts = table._parts = OfferParts(arrays, lists)  # type: ignore[arg-type]
+    return parts
+
+
+def _shape_groups(table: Table) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's shape number and a row of each shape. Offers of one provider, instance
+    type and spot-ness nearly always agree on every other shape field: group by those
+    three (counting, no sort), check the rest, and group exactly only if that fails."""
+    n = len(table)
+    key = (table.instance_name.astype(np.int64) * len(table.providers) + table.provider) * 2
+    key += table.spot
+    if n == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+    present = np.zeros(int(key.max()) + 1, dtype=bool)
+    present[key] = True
+    groups = (np.cumsum(present) - 1)[key]
+    firsts = np.empty(int(groups.max()) + 1, dtype=np.int64)
+    firsts[groups] = np.arange(n)  # some row of each group: all are checked below
+    rest = [getattr(table, c) for c in _SHAPE_COLUMNS if c not in _GROUPED]
+    for column in rest:
+        bits = _as_bits(column)
+        if not np.array_equal(bits[firsts][groups], bits):
+            return _distinct_rows([getattr(table, c) for c in _SHAPE_COLUMNS])
+    return groups.astype(np.int32), firsts
+
+
+def _shapes(table: Table, rows: np.ndarray) -> list[Shape]:
+    """One `Shape` for each of `rows`; flags and provider_data read once per distinct text
+    and shared read-only (`freeze`)."""
+    names, gnames, providers = table.instance_names, table.gpu_names, table.providers
+    flag_lists: dict[int, Any] = {}
+    datas: dict[int, Any] = {}
+    out = []
+    for prov, n, cpu, mem, count, gn, gmem, disk, vend, fl, arch, pd, spot in zip(
+        *(getattr(table, name)[rows].tolist() for name in _SHAPE_COLUMNS)
+    ):
+        flags = flag_lists.get(fl)
+        if flags is None:
+            flags = flag_lists[fl] = freeze(table.flag_sets[fl].split())
+        data = datas.get(pd)
+        if data is None:
+            text = table.provider_datas[pd]
+            data = datas[pd] = freeze({} if text == "{}" else json.loads(text))
+        out.append(
+            Shape(
+                providers[prov],
+                names[n],
+                cpu,
+                mem,
+                count,
+                gnames[gn] if gn >= 0 else None,
+                None if gmem != gmem else gmem,  # NaN: unknown
+                None if disk != disk else disk,
+                VENDORS[vend] if vend >= 0 else None,
+                flags,
+                ARCHS[arch],
+                data,
+                spot,
+            )
+        )
+    return out
+
+
+# The columns whose values make up an offer's `Shape`: the table has a column of each name.
+_SHAPE_COLUMNS = SHAPE_FIELDS
+
+
+_GROUPED = ("provider", "instance_name", "spot")
+
+
+def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """For rows given as parallel columns: each row's group number and each group's first row,
+    where a group is the rows equal in every column. Rows are hashed to 64 bits and grouped by
+    hash (one sort of integers); a check that each group's rows really are equal catches a
+    collision, which falls back to an exact grouping."""
+    n = len(columns[0]) if columns else 0
+    if n == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+    bits = [_as_bits(c) for c in columns]
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for b in bits:
+            h ^= b + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+    _, firsts, groups = np.unique(h, return_index=True, return_inverse=True)
+    groups = groups.reshape(-1)
+    if not all(np.array_equal(b[firsts][groups], b) for b in bits):
+        _, firsts, groups = np.unique(
+            np.stack(bits, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        groups = groups.reshape(-1)
+    return groups.astype(np.int32), firsts
+
+
+def _as_bits(column: np.ndarray) -> np.ndarray:
+    """A column's values as 64-bit patterns, equal exactly when the values are (every NaN
+    alike)."""
+    if column.dtype.kind == "f":
+        c = column.astype(np.float64)
+        return np.where(np.isnan(c), np.float64(np.nan), c).view(np.uint64)
+    return column.astype(np.int64).view(np.uint64)
