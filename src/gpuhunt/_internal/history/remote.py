@@ -27,7 +27,7 @@ from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.history import daily
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.history.diff import CatalogDiff, compare
-from gpuhunt._internal.load import sources, transport
+from gpuhunt._internal.load import fetch, sources, transport
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings
 
@@ -82,7 +82,7 @@ def _read_tables(data: bytes, entries: dict[str, dict[str, Any]], where: str) ->
 
 
 def _history_object(
-    fetcher: sources.Fetcher | None,
+    fetcher: fetch.Fetcher | None,
     cache: DiskCache | None,
     rel: str,
     cache_parts: tuple[str, ...],
@@ -123,11 +123,11 @@ def fetch_history(
     """The history published with a version (the latest, or `version`) under `base`."""
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
     base = base.rstrip("/")
-    fetcher: sources.Fetcher | None = sources.Fetcher(base, timeout, retries)
+    fetcher: fetch.Fetcher | None = fetch.Fetcher(base, timeout, retries)
     if sources.local_path(base) is not None:
         cache = None
     try:
-        raw = sources.fetch(
+        raw = fetch.fetch(
             base, providers, version=version, cache=cache, timeout=timeout, retries=retries
         )
     except CatalogError as e:
@@ -231,7 +231,7 @@ def verify_history(
     kept = {p: e for p, e in entries.items() if e.get("history_sha256")}
     if not kept:
         return HistoryCheck(0, 0)
-    fetcher = sources.Fetcher(base, TIMEOUT, 2)
+    fetcher = fetch.Fetcher(base, TIMEOUT, 2)
     where = f"{transport.safe_url(base)}/{version}/{history.OBJECT}"
     tables = _read_tables(fetcher.get(f"{version}/{history.OBJECT}"), kept, where)
     rows = 0
@@ -293,13 +293,13 @@ def load_side(
             (path / p / "version").is_file() for p in providers
         )
         if published:
-            raw = sources.fetch(
+            raw = fetch.fetch(
                 str(path), providers, version=None, cache=None, timeout=timeout, retries=retries
             )
             return f"{raw.version} ({path})", _complete(raw, str(path))
         return str(path), sources.from_directory(str(path), providers).csvs
     if "://" in spec:
-        raw = sources.fetch(
+        raw = fetch.fetch(
             spec,
             providers,
             version=None,
@@ -312,7 +312,7 @@ def load_side(
         raise CatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
     base = catalog_url_of(catalog_url)
     try:
-        raw = sources.fetch(
+        raw = fetch.fetch(
             base,
             providers,
             version=None if spec == "latest" else spec,
