@@ -24,9 +24,6 @@ from gpuhunt._internal.accelerators import (
 from gpuhunt._internal.accelerators import (
     KNOWN_TPUS as KNOWN_TPUS,
 )
-from gpuhunt._internal.accelerators import (
-    canonical_gpu_name as canonical_gpu_name,
-)
 from gpuhunt._internal.constraints import (
     correct_gpu_memory_gib as correct_gpu_memory_gib,
 )
@@ -59,6 +56,9 @@ from gpuhunt._internal.errors import (
 )
 from gpuhunt._internal.errors import (
     UnknownProviderError as UnknownProviderError,
+)
+from gpuhunt._internal.gpu_names import (
+    canonical_gpu_name as canonical_gpu_name,
 )
 from gpuhunt._internal.models import (
     AcceleratorInfo as AcceleratorInfo,

@@ -10,7 +10,16 @@ import gpuhunt._internal
 
 ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
-    {"models", "schema", "accelerators", "constraints", "errors", "registry", "freshness"},
+    {
+        "models",
+        "schema",
+        "accelerators",
+        "gpu_names",
+        "constraints",
+        "errors",
+        "registry",
+        "freshness",
+    },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},
     {"load"},

@@ -21,7 +21,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from gpuhunt._internal import freshness, registry
-from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.loader import Loaded, Loader

@@ -9,10 +9,10 @@ import json
 import sys
 from typing import Any
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.cli_format import price as _price
 from gpuhunt._internal.cli_format import render
 from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.daily import sparkline
 from gpuhunt._internal.history.diff import Listed
 from gpuhunt._internal.history.remote import catalog_history, catalog_url_of, diff

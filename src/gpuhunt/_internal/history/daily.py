@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal.accelerators import canonical_gpu_name
+from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.history.table import Span
 from gpuhunt._internal.query.table import gc_paused as _gc_paused
 
