@@ -23,7 +23,7 @@ LAYERS = [
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},
     {"load"},
-    {"catalog", "default", "publish.build", "history.remote", "history.plot"},
+    {"catalog", "default", "publish.build", "history.remote", "history.api", "history.plot"},
     {"publish"},
     {"cli", "cli_query", "cli_format", "history.commands"},
 ]

@@ -358,9 +358,9 @@ class Catalog:
         catalog in the cache. Raises `CatalogError` (`HistoryUnavailable` when the catalog has
         no history) with a message saying why.
         """
-        from gpuhunt._internal.history import remote
+        from gpuhunt._internal.history import api
 
-        return remote.catalog_history(
+        return api.catalog_history(
             self.catalog_url,
             gpu_name=gpu_name,
             provider=provider,
