@@ -31,7 +31,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 from gpuhunt._internal import registry  # noqa: E402
 from gpuhunt._internal.formats.archive import FORMAT_VERSION, sha256, write_archive  # noqa: E402
 from gpuhunt._internal.formats.csv import csv_bytes  # noqa: E402
-from gpuhunt._internal.load.sources import fetch  # noqa: E402
+from gpuhunt._internal.load.fetch import fetch  # noqa: E402
 from gpuhunt._internal.models import CatalogItem  # noqa: E402
 from gpuhunt._internal.publish.build import column_file  # noqa: E402
 from gpuhunt._version import __version__  # noqa: E402

@@ -55,7 +55,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
             "offer_cuda_version",
             "parse_version",
             "gpu_name_wanted",
-            "gpuhunt._internal.accelerators:memory_fits",
+            "gpuhunt._internal.gpu_names:memory_fits",
         ],
     ),
     "select": (

@@ -24,9 +24,6 @@ from gpuhunt._internal.accelerators import (
 from gpuhunt._internal.accelerators import (
     KNOWN_TPUS as KNOWN_TPUS,
 )
-from gpuhunt._internal.accelerators import (
-    canonical_gpu_name as canonical_gpu_name,
-)
 from gpuhunt._internal.constraints import (
     correct_gpu_memory_gib as correct_gpu_memory_gib,
 )
@@ -59,6 +56,9 @@ from gpuhunt._internal.errors import (
 )
 from gpuhunt._internal.errors import (
     UnknownProviderError as UnknownProviderError,
+)
+from gpuhunt._internal.gpu_names import (
+    canonical_gpu_name as canonical_gpu_name,
 )
 from gpuhunt._internal.models import (
     AcceleratorInfo as AcceleratorInfo,
@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog as Catalog
     from gpuhunt._internal.default import default_catalog as default_catalog
     from gpuhunt._internal.default import query as query
-    from gpuhunt._internal.tracking import diff as diff
+    from gpuhunt._internal.history.api import diff as diff
 
 # The catalog pulls in numpy and the HTTP stack; importing them only when used keeps
 # `import gpuhunt` (and every provider collector) light.
@@ -105,7 +105,7 @@ _LAZY = {
     "default_catalog": "gpuhunt._internal.default",
     "query": "gpuhunt._internal.default",
     "Offers": "gpuhunt._internal.query.answers",
-    "diff": "gpuhunt._internal.history.remote",
+    "diff": "gpuhunt._internal.history.api",
 }
 
 

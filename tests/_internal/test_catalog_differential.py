@@ -12,7 +12,7 @@ import pytest
 
 from gpuhunt import Catalog, QueryFilter, canonical_gpu_name, matches
 from gpuhunt._internal import registry
-from gpuhunt._internal.accelerators import gpu_name_with_memory
+from gpuhunt._internal.gpu_names import gpu_name_with_memory
 from gpuhunt._internal.models import CatalogItem
 from tests._internal.fastpath import csv_bytes, read_csv
 from tests._internal.filtergen import FIELDS, draw_filter, random_provider_data, random_shape

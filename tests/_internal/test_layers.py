@@ -15,6 +15,7 @@ LAYERS = [
         "frozen",
         "schema",
         "accelerators",
+        "gpu_names",
         "constraints",
         "errors",
         "registry",
@@ -24,7 +25,7 @@ LAYERS = [
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},
     {"load"},
-    {"catalog", "default", "publish.build", "history.remote", "history.plot"},
+    {"catalog", "default", "publish.build", "history.remote", "history.api", "history.plot"},
     {"publish"},
     {"cli", "cli_query", "cli_format", "history.commands"},
 ]

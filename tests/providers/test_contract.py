@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from gpuhunt._internal.accelerators import resolve_gpu
+from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.models import AcceleratorVendor
 from gpuhunt._internal.registry import PROVIDERS
 from gpuhunt.providers import (

@@ -14,8 +14,8 @@ import pytest
 from scripts.replay import replay_nebius
 from scripts.replay.replay_nebius import FakeNebiusClient
 
-from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt.providers import nebius
 from gpuhunt.providers.nebius import (

@@ -11,8 +11,8 @@ import pytest
 import responses
 from scripts.replay import replay_runpod
 
-from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import runpod
 from gpuhunt.providers.runpod import (

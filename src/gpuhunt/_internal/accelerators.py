@@ -1,4 +1,8 @@
-"""Known accelerators and the spelling of their names (pure data and lookups, no I/O).
+"""Known accelerators: the tables of every GPU, TPU and other accelerator gpuhunt knows by name,
+and lookups by canonical name (pure data, no I/O).
+
+How clouds, drivers and people spell these names, and turning a spelling into a canonical name,
+is `gpu_names`' job: a new chip adds a row here, a new cloud's spelling an alias there.
 
 Order matters to callers that build dicts keyed by name from these lists: when a name is listed
 more than once (A100 40 GB and 80 GB), the larger memory comes last. Where gpuhunt 0.1.x already
@@ -7,12 +11,6 @@ answers the same for the same offer and filter.
 """
 
 from __future__ import annotations
-
-import difflib
-import re
-from collections.abc import Iterable
-from functools import lru_cache
-from typing import NamedTuple
 
 from gpuhunt._internal.models import (
     AcceleratorInfo,
@@ -188,216 +186,8 @@ def accelerators_named(name: str) -> list[AcceleratorInfo]:
     return _BY_NAME.get(name.lower(), [])
 
 
-# ---------------------------------------------------------------------------------------------
-# Name aliases: how clouds, drivers and people spell GPU names -> our canonical names.
-
-
-def _key(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-_CANONICAL_BY_KEY: dict[str, str] = {_key(a.name): a.name for a in KNOWN_ACCELERATORS}
-
-# Spellings that the generic normalisation below cannot derive.
-_EXTRA_ALIASES: dict[str, str] = {
-    "gracehopper": "GH200",
-    "gracehopper200": "GH200",
-    "gracehoppersuperchip": "GH200",
-    "v5e": "v5litepod",
-    "v5lite": "v5litepod",
-    "trillium": "v6e",
-    "hl205": "Gaudi",
-    "hl225": "Gaudi2",
-    "hl225h": "Gaudi2",
-    "hl325": "Gaudi3",
-    "hl325l": "Gaudi3",
-    "gaudi1": "Gaudi",
-    "titanrtx": "TITANRTX",
-    "mi300": "MI300X",
-    "t4g": "T4",  # AWS DescribeInstanceTypes: the T4 of Graviton g5g instances
-    "gaudihl205": "Gaudi",  # AWS DescribeInstanceTypes: "Gaudi HL-205" (dl1)
-    "gb200nvl": "GB200",  # Crusoe's "GB200-NVL-186GB": a GB200 NVL72 slice
-    "v100fhhl": "V100",  # RunPod's "Tesla V100-FHHL-16GB" (full-height half-length board)
-    "wormholen150": "n150",
-    "wormholen300": "n300",
-    "blackholep100a": "p100a",
-    "blackholep150": "p150",
-    "blackholep300": "p300",
-    "n150s": "n150",
-    "n150d": "n150",
-    "n300s": "n300",
-    "n300d": "n300",
-    "p150a": "p150",
-    "p150b": "p150",
-    # Vast.ai's spellings (its gpulist): "Q RTX" is Quadro RTX, a trailing "S" is SUPER,
-    # "B300 PC" is a B300 on another board SKU, "RTX PRO 6000 S/WS" are its server and
-    # workstation editions.
-    "qrtx4000": "RTX4000",
-    "qrtx5000": "RTX5000",
-    "qrtx6000": "RTX6000",
-    "qrtx8000": "RTX8000",
-    "rtx2060s": "RTX2060SUPER",
-    "rtx2070s": "RTX2070SUPER",
-    "rtx2080s": "RTX2080SUPER",
-    "rtx4070s": "RTX4070SUPER",
-    "rtx4070sti": "RTX4070TiSUPER",
-    "rtx4080s": "RTX4080SUPER",
-    "b300pc": "B300",
-    "rtxpro6000s": "RTXPRO6000",
-    "rtxpro6000ws": "RTXPRO6000",
-    "rtxpro6000maxq": "RTXPRO6000",
-    "instinctmi100": "MI100",
-    "instinctmi210": "MI210",
-    "instinctmi250x": "MI250X",
-}
-
-# Words that name a vendor, a brand or a form factor rather than the chip.
-_NOISE_WORDS = re.compile(
-    r"\b(nvidia|geforce|tesla|quadro|amd|radeon|instinct|intel|habana|google|cloud|tpu|"
-    r"tenstorrent|gpu|graphics|accelerator|hgx|dgx|sxm\d*|pcie|pci-e|pci|hbm\d*e?|nvlink|"
-    r"server|workstation|edition|max-q|maxq|blackwell|generation|gen|sff|oam|card|"
-    r"tensor\s+core)\b"
-)
-_MEMORY = re.compile(r"\b(\d+(?:\.\d+)?)\s*(gb|gib|g)\b")
-
-
-@lru_cache(maxsize=4096)
-def canonical_gpu_name(name: str) -> str | None:
-    """The canonical name of a GPU spelled as a cloud, a driver or a person would spell it.
-
-    `"NVIDIA GeForce RTX 4090"`, `"RTX 4090"` and `"4090"` all give `"RTX4090"`;
-    `"A100-SXM4-80GB"` gives `"A100"`, `"H100 NVL"` gives `"H100NVL"`. Unknown names give None.
-    """
-    if not name or not name.strip():
-        return None
-    if (direct := _CANONICAL_BY_KEY.get(_key(name))) is not None:
-        return direct
-    text = name.lower().replace("_", " ")
-    text = re.sub(r"(?<=[a-z0-9])-(?=[a-z])", " ", text)  # "A100-SXM4" -> "A100 SXM4"
-    text = _MEMORY.sub(" ", text)
-    text = _NOISE_WORDS.sub(" ", text)
-    key = _key(text)
-    for candidate in _candidates(key):
-        if candidate in _CANONICAL_BY_KEY:
-            return _CANONICAL_BY_KEY[candidate]
-        if candidate in _EXTRA_ALIASES:
-            return _EXTRA_ALIASES[candidate]
-    return None
-
-
-def _candidates(key: str) -> list[str]:
-    out = [key]
-    if m := re.fullmatch(r"rtxa(\d{4})", key):  # "RTX A6000" is sold as "A6000"
-        out.append("a" + m.group(1))
-    if m := re.fullmatch(r"(rtx\d{4})ada(?:lovelace)?", key):
-        out.append(m.group(1) + "ada")
-    if m := re.fullmatch(r"tpuv?(.+)", key):
-        out.append(m.group(1))
-    if re.fullmatch(r"\d{4}(ti|super|tisuper)?", key):  # "4090" -> "RTX4090"
-        out.append("rtx" + key)
-        out.append("gtx" + key)
-    if key.startswith("v") and key[1:2].isdigit():
-        out.append(key.removesuffix("pod"))
-    # A trailing board-variant suffix after the model number: Lium's "B300 SXM6 AC" (cooling
-    # variant), Vast.ai's "B300 PC". Tried last, so a name that really ends so still wins.
-    if m := re.fullmatch(r"(.*\d)(ac|pc)", key):
-        out.append(m.group(1))
-    return out
-
-
-def gpu_memory_from_name(name: str) -> float | None:
-    """The memory size written into a GPU's name ("A100-SXM4-80GB" -> 80.0), if any."""
-    if m := _MEMORY.search(name.lower()):
-        return float(m.group(1))
-    return None
-
-
 def vendor_of(name: str | None) -> AcceleratorVendor | None:
     if name is None:
         return None
     found = accelerators_named(name)
     return found[0].vendor if found else None
-
-
-# Relative difference under which a reported memory size is the known size of that GPU: clouds
-# and drivers report a little less than the marketed size (79.6 GiB for an 80 GB H100). The
-# same tolerance as a query's "A100 80GB" uses (`VRAM_TOLERANCE` below).
-MEMORY_TOLERANCE = 0.07
-
-
-class ResolvedGPU(NamedTuple):
-    name: str  # canonical
-    vendor: AcceleratorVendor
-    memory: float  # GiB per GPU
-
-
-def resolve_gpu(spelling: str, memory: float | None = None) -> ResolvedGPU | None:
-    """A provider's GPU name (and the memory per GPU it reports, in GiB) -> canonical name,
-    vendor and memory; None when the accelerator tables do not know the name.
-
-    Every provider resolves GPUs with this function, so that the same GPU gets the same name
-    and memory whichever cloud sells it. The rule for memory:
-
-    1. The memory the provider reports (`memory`, else a size written in the name, as in
-       "A100-SXM4-80GB") is used when given. Within `MEMORY_TOLERANCE` of a size the table
-       lists for that GPU, it becomes that size (79.6 -> 80); otherwise it is kept as reported
-       (a board or slice the table does not list).
-    2. Nothing reported: the smallest size the table lists for that name (A100 -> 40, V100 ->
-       16): never promise more memory than the offer may have. A provider that knows better
-       (a price list naming the 80 GB board) passes that memory.
-
-    A name the tables do not know gives None: the provider counts it with
-    `ParseReport.unknown_gpu` and keeps the offer under its own spelling or skips it, as its
-    module documents.
-    """
-    name = canonical_gpu_name(spelling)
-    if name is None:
-        return None
-    known = accelerators_named(name)
-    reported = memory if memory else gpu_memory_from_name(spelling)
-    sizes = sorted({a.memory for a in known if a.memory})
-    if reported:
-        close = [m for m in sizes if abs(m - reported) / m <= MEMORY_TOLERANCE]
-        resolved = float(min(close, key=lambda m: abs(m - reported))) if close else reported
-    else:
-        resolved = float(sizes[0]) if sizes else 0.0
-    return ResolvedGPU(name, known[0].vendor, resolved)
-
-
-# ---------------------------------------------------------------------------------------------
-# Query side: a GPU name as a person writes it in a filter ("A100 80GB", "a100-80g-pcie").
-
-# How far an offer's GPU memory may be from the size a name asks for, as a fraction of that
-# size: clouds and drivers report a little less than the marketed size (80 GB -> 79.6 GiB).
-VRAM_TOLERANCE = MEMORY_TOLERANCE
-
-_MIG_SLICE = re.compile(r"\d+g\.\d+gb", re.IGNORECASE)  # "B300 1g.34gb": a slice, not memory
-
-
-@lru_cache(maxsize=1024)
-def gpu_name_with_memory(name: str) -> tuple[str, float] | None:
-    """(canonical name, GiB) for a filter's GPU name that also gives the memory: `"A100 80GB"`,
-    `"A100-80GB"`, `"a100-80g-pcie"`, `"H100 NVL 94GB"`, `"RTX PRO 6000 96GB"`. None when the
-    name gives no memory or names no known GPU (it is then compared as written)."""
-    if _MIG_SLICE.search(name):
-        return None
-    memory = gpu_memory_from_name(name)
-    canonical = canonical_gpu_name(name) if memory else None
-    if canonical is None or memory is None:
-        return None
-    return canonical, memory
-
-
-def memory_fits(actual: float | None, wanted: float) -> bool:
-    """Whether a GPU with `actual` GiB is the `wanted`-GB model (within `VRAM_TOLERANCE`)."""
-    return actual is not None and abs(actual - wanted) <= VRAM_TOLERANCE * wanted
-
-
-def closest_gpu_names(name: str, also: Iterable[str] = (), n: int = 3) -> list[str]:
-    """Known GPU names (and `also`, e.g. names only a catalog uses) that look most like `name`,
-    best first, for "did you mean" hints."""
-    by_key: dict[str, str] = {_key(a.name): a.name for a in KNOWN_ACCELERATORS}
-    for other in also:
-        by_key.setdefault(_key(other), other)
-    found = difflib.get_close_matches(_key(name), list(by_key), n=n, cutoff=0.5)
-    return [by_key[k] for k in found]

@@ -21,7 +21,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from gpuhunt._internal import freshness, registry
-from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.loader import Loaded, Loader
@@ -358,9 +358,9 @@ class Catalog:
         catalog in the cache. Raises `CatalogError` (`HistoryUnavailable` when the catalog has
         no history) with a message saying why.
         """
-        from gpuhunt._internal.history import remote
+        from gpuhunt._internal.history import api
 
-        return remote.catalog_history(
+        return api.catalog_history(
             self.catalog_url,
             gpu_name=gpu_name,
             provider=provider,

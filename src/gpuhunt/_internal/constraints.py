@@ -12,13 +12,8 @@ from collections.abc import Container, Iterable
 from functools import lru_cache
 from typing import Any
 
-from gpuhunt._internal.accelerators import (
-    KNOWN_ACCELERATORS,
-    VRAM_TOLERANCE,
-    accelerators_named,
-    gpu_name_with_memory,
-    memory_fits,
-)
+from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
+from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_with_memory, memory_fits
 from gpuhunt._internal.models import (
     AcceleratorInfo,
     AcceleratorVendor,

@@ -71,8 +71,8 @@ from typing import Any, NamedTuple
 
 import requests
 
-from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,

@@ -48,10 +48,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from gpuhunt._internal.accelerators import (
-    resolve_gpu,
-)
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,

@@ -31,12 +31,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal.accelerators import (
-    accelerators_named,
-    canonical_gpu_name,
-    resolve_gpu,
-)
+from gpuhunt._internal.accelerators import accelerators_named
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report

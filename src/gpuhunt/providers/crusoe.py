@@ -40,13 +40,9 @@ from typing import Any
 
 from typing_extensions import Self
 
-from gpuhunt._internal.accelerators import (
-    canonical_gpu_name,
-    gpu_memory_from_name,
-    resolve_gpu,
-    vendor_of,
-)
+from gpuhunt._internal.accelerators import vendor_of
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
 from gpuhunt.providers._report import ParseReport

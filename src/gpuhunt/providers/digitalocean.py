@@ -28,7 +28,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from gpuhunt._internal.accelerators import resolve_gpu
+from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers._report import ParseReport

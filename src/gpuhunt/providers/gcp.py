@@ -76,11 +76,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import requests
 
-from gpuhunt._internal.accelerators import (
-    gpu_memory_from_name,
-    resolve_gpu,
-)
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
 from gpuhunt._internal.registry import sdk_imports

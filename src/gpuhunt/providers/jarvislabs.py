@@ -29,10 +29,8 @@ import logging
 import os
 from typing import Any
 
-from gpuhunt._internal.accelerators import (
-    resolve_gpu,
-)
 from gpuhunt._internal.errors import MissingCredsError
+from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers._report import ParseReport

@@ -38,8 +38,8 @@ from typing import Any
 
 from typing_extensions import Self
 
-from gpuhunt._internal.accelerators import resolve_gpu
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers import _report

@@ -26,11 +26,8 @@ from typing import Any
 
 from typing_extensions import Self
 
-from gpuhunt._internal.accelerators import (
-    gpu_memory_from_name,
-    resolve_gpu,
-)
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count

@@ -47,8 +47,9 @@ import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, resolve_gpu, vendor_of
+from gpuhunt._internal.accelerators import vendor_of
 from gpuhunt._internal.constraints import CUDA_KEY, parse_version
+from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,

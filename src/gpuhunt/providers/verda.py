@@ -35,11 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal.accelerators import (
-    gpu_memory_from_name,
-    resolve_gpu,
-)
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report

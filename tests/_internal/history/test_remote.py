@@ -17,6 +17,7 @@ import pytest
 from gpuhunt import Catalog, CatalogIntegrityError
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import csv_bytes, write_csv_file
+from gpuhunt._internal.history import api
 from gpuhunt._internal.history import remote as tracking
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.models import CatalogItem
@@ -371,7 +372,7 @@ def test_history_of_some_providers_downloads_only_theirs(tmp_path, replayed, cap
 def test_diff_of_a_zip_and_a_csv_folder_and_a_partial_catalog(tmp_path, replayed, capsys):
     one = _lambda_build(tmp_path, replayed, V1, None, "one")
     later = _collect(tmp_path / "csvs", replayed["lambdalabs"], V2)
-    d = tracking.diff(str(one / V1 / "catalog.zip"), str(later))
+    d = api.diff(str(one / V1 / "catalog.zip"), str(later))
     assert d.old == f"{V1} ({one / V1 / 'catalog.zip'})" and d.new == str(later)
     assert [(c.offer.location, c.old_price, c.new_price) for c in d.changed] == [CUT[1:]]
     assert [o.location for o in d.removed] == [REMOVED[1]] and d.added == []

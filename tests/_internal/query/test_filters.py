@@ -10,9 +10,9 @@ from concurrent import futures
 import pytest
 
 from gpuhunt import Catalog, QueryFilter, matches
-from gpuhunt._internal.accelerators import closest_gpu_names, gpu_name_with_memory
 from gpuhunt._internal.constraints import location_matches, offer_cuda_version, parse_version
 from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.gpu_names import closest_gpu_names, gpu_name_with_memory
 from gpuhunt._internal.query import online
 from gpuhunt._internal.query.filters import make_filter
 from gpuhunt.providers.base import AbstractProvider

@@ -1,5 +1,5 @@
 """The `gpuhunt history` and `gpuhunt catalog diff` commands (argparse and output); the data
-comes from `history.remote`."""
+comes from `history.api`."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import json
 import sys
 from typing import Any
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.cli_format import price as _price
 from gpuhunt._internal.cli_format import render
 from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.history.api import catalog_history, catalog_url_of, diff
 from gpuhunt._internal.history.daily import sparkline
 from gpuhunt._internal.history.diff import Listed
-from gpuhunt._internal.history.remote import catalog_history, catalog_url_of, diff
 from gpuhunt._internal.load import transport
 
 

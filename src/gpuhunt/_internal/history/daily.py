@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal.accelerators import canonical_gpu_name
 from gpuhunt._internal.gcpause import gc_paused as _gc_paused
+from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.history.table import Span
 
 SPARKS = "▁▂▃▄▅▆▇█"

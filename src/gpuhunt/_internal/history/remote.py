@@ -1,7 +1,8 @@
-"""Price history and catalog diffs against published catalogs (the I/O around `history` and
-`diff`): fetching a version's history (both layouts, over HTTP or from a folder, through the
-disk cache), loading the two sides of a diff, and the `gpuhunt history` and
-`gpuhunt catalog diff` commands.
+"""Price history of published catalogs (the I/O around `history.table`): fetching a version's
+history (both layouts, over HTTP or from a folder, through the disk cache), the history a build
+carries forward, and checking a published version's history. The nightly build, `catalog
+verify` and the user-facing calls (`history.api`) all read history through here, so it is
+checked against the catalog manifest the same way for each.
 
 Published history (docs/catalog-format.md): `{base}/V/history.zip` beside `V/catalog.zip`, and
 `{base}/{provider}/V/history.zip` beside each per-provider archive. Each holds `{provider}.csv`
@@ -15,21 +16,16 @@ catalog in the disk cache; a catalog without history, or no history anywhere, is
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, GPUHuntError
+from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError
 from gpuhunt._internal.formats import archive as storage
-from gpuhunt._internal.history import daily
 from gpuhunt._internal.history import table as history
-from gpuhunt._internal.history.diff import CatalogDiff, compare
-from gpuhunt._internal.load import sources, transport
+from gpuhunt._internal.load import fetch, sources, transport
 from gpuhunt._internal.load.cache import DiskCache
-from gpuhunt._internal.load.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +78,7 @@ def _read_tables(data: bytes, entries: dict[str, dict[str, Any]], where: str) ->
 
 
 def _history_object(
-    fetcher: sources.Fetcher | None,
+    fetcher: fetch.Fetcher | None,
     cache: DiskCache | None,
     rel: str,
     cache_parts: tuple[str, ...],
@@ -123,11 +119,11 @@ def fetch_history(
     """The history published with a version (the latest, or `version`) under `base`."""
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
     base = base.rstrip("/")
-    fetcher: sources.Fetcher | None = sources.Fetcher(base, timeout, retries)
+    fetcher: fetch.Fetcher | None = fetch.Fetcher(base, timeout, retries)
     if sources.local_path(base) is not None:
         cache = None
     try:
-        raw = sources.fetch(
+        raw = fetch.fetch(
             base, providers, version=version, cache=cache, timeout=timeout, retries=retries
         )
     except CatalogError as e:
@@ -231,7 +227,7 @@ def verify_history(
     kept = {p: e for p, e in entries.items() if e.get("history_sha256")}
     if not kept:
         return HistoryCheck(0, 0)
-    fetcher = sources.Fetcher(base, TIMEOUT, 2)
+    fetcher = fetch.Fetcher(base, TIMEOUT, 2)
     where = f"{transport.safe_url(base)}/{version}/{history.OBJECT}"
     tables = _read_tables(fetcher.get(f"{version}/{history.OBJECT}"), kept, where)
     rows = 0
@@ -256,150 +252,3 @@ def verify_history(
         if copy[p] != table:
             raise CatalogIntegrityError(f"{transport.safe_url(base)}/{rel}: differs from {where}")
     return HistoryCheck(len(kept), rows)
-
-
-# --------------------------------------------------------------------------- diff
-
-
-def catalog_url_of(catalog_url: str | None) -> str:
-    return (catalog_url or Settings.from_env().catalog_url).rstrip("/")
-
-
-def _complete(raw: sources.RawCatalog, what: str) -> dict[str, bytes]:
-    # A provider that failed to load would show up as every one of its offers removed.
-    if raw.problems:
-        raise CatalogError(f"Cannot compare {what}: {'; '.join(raw.problems)}")
-    return raw.csvs
-
-
-def load_side(
-    spec: str,
-    *,
-    catalog_url: str | None = None,
-    timeout: tuple[float, float] = TIMEOUT,
-    retries: int = 1,
-) -> tuple[str, dict[str, bytes]]:
-    """One side of a diff: (a name for it, provider -> catalog CSV). `spec` is a local build
-    folder, a folder of `{provider}.csv`, a catalog zip, a base URL (its latest version), or a
-    version name (or `latest`) at `catalog_url`."""
-    providers = list(registry.OFFLINE_PROVIDERS)
-    path = Path(spec)
-    if "://" not in spec and path.exists():
-        if path.is_file():
-            archive = storage.read_archive(path.read_bytes(), source=str(path))
-            name = str((archive.manifest or {}).get("version") or path.name)
-            return f"{name} ({path})", archive.csvs
-        published = (path / "version").is_file() or any(
-            (path / p / "version").is_file() for p in providers
-        )
-        if published:
-            raw = sources.fetch(
-                str(path), providers, version=None, cache=None, timeout=timeout, retries=retries
-            )
-            return f"{raw.version} ({path})", _complete(raw, str(path))
-        return str(path), sources.from_directory(str(path), providers).csvs
-    if "://" in spec:
-        raw = sources.fetch(
-            spec,
-            providers,
-            version=None,
-            cache=DiskCache(spec.rstrip("/"), Settings.from_env().cache_dir),
-            timeout=timeout,
-            retries=retries,
-        )
-        return f"{raw.version} ({transport.safe_url(spec)})", _complete(raw, spec)
-    if spec != "latest" and not sources.is_version(spec):
-        raise CatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
-    base = catalog_url_of(catalog_url)
-    try:
-        raw = sources.fetch(
-            base,
-            providers,
-            version=None if spec == "latest" else spec,
-            cache=DiskCache(base, Settings.from_env().cache_dir),
-            timeout=timeout,
-            retries=retries,
-        )
-    except CatalogError as e:
-        raise CatalogError(f"{e} (and there is no folder or file named {spec!r} here)") from e
-    return raw.version, _complete(raw, f"version {spec}")
-
-
-def diff(old: str, new: str, *, catalog_url: str | None = None) -> CatalogDiff:
-    """What changed from catalog `old` to `new`: offers added, removed and repriced.
-
-    Each side is a catalog version name (or `"latest"`) published at `catalog_url` (default
-    `GPUHUNT_CATALOG_URL` or the public bucket), a base URL (its latest version), a local
-    build folder, a folder of `{provider}.csv` files, or a catalog zip."""
-    old_name, old_csvs = load_side(old, catalog_url=catalog_url)
-    new_name, new_csvs = load_side(new, catalog_url=catalog_url)
-    return compare(old_csvs, new_csvs, old_name=old_name, new_name=new_name)
-
-
-# --------------------------------------------------------------------------- Catalog.history
-
-
-def parse_day(text: str | dt.date | None) -> dt.date | None:
-    if text is None or isinstance(text, dt.date):
-        return text
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise GPUHuntError(f"Not a date: {text[:20]!r} (use YYYY-MM-DD)") from None
-
-
-def _as_list(value: str | list[str] | None) -> list[str] | None:
-    if value is None:
-        return None
-    return [value] if isinstance(value, str) else list(value)
-
-
-def catalog_history(
-    url: str,
-    *,
-    gpu_name: str | list[str] | None = None,
-    provider: str | list[str] | None = None,
-    location: str | list[str] | None = None,
-    spot: bool | None = None,
-    since: str | dt.date | None = None,
-    by: str = "gpu",
-    version: str | None = None,
-    timeout: tuple[float, float] = TIMEOUT,
-    retries: int = 1,
-) -> daily.PriceHistory:
-    if Settings.from_env().catalog_dir:
-        raise HistoryUnavailable(
-            "GPUHUNT_CATALOG_DIR serves plain CSVs, which have no price history"
-        )
-    if by not in ("gpu", "instance"):
-        raise GPUHuntError(f"by must be 'gpu' or 'instance', not {by!r}")
-    providers = _as_list(provider)
-    if providers is not None:
-        names = [registry.spec(p).name for p in providers]  # raises on unknown names
-        providers = [p for p in names if p in registry.OFFLINE_PROVIDERS]
-        if not providers:
-            raise HistoryUnavailable(
-                f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} queried live, not "
-                "kept in the catalog, so there is no price history for it"
-            )
-    start = parse_day(since)
-    local = sources.local_path(url) is not None
-    got = fetch_history(
-        url,
-        version=version,
-        cache=None if local else DiskCache(url, Settings.from_env().cache_dir),
-        timeout=timeout,
-        retries=retries,
-        providers=providers,
-    )
-    result = daily.query(
-        got.spans(),
-        gpu_name=_as_list(gpu_name),
-        provider=providers,
-        location=_as_list(location),
-        spot=spot,
-        since=start,
-        by=by,
-    )
-    result.version, result.url, result.missing = got.version, got.url, got.missing
-    return result

@@ -1,2 +1,3 @@
 """Getting data in (I/O): settings from the environment, HTTP (`transport`, `livecache`), the disk
-cache, where a published catalog comes from (`sources`) and its providers' tables (`tables`)."""
+cache, downloading a published catalog (`fetch`), the sources that need no network (`sources`)
+and each provider's table (`tables`)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
-from gpuhunt._internal.load import sources
+from gpuhunt._internal.load import fetch, sources
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.settings import Settings
@@ -151,9 +151,9 @@ class Loader:
         if self._settings.catalog_dir:
             return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
         loaded = self.loaded
-        fetchers: list[sources.Fetcher] = []
+        fetchers: list[fetch.Fetcher] = []
         try:
-            return sources.fetch(
+            return fetch.fetch(
                 self.url,
                 registry.OFFLINE_PROVIDERS,
                 version=version,

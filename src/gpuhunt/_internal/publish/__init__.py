@@ -14,7 +14,7 @@ to S3, and check what was published (docs/pipeline.md says the same for humans).
   first, the archive's `{base}/version` last. An interrupted publish leaves the previous
   version in force; running it again skips objects already uploaded intact and finishes. An
   object already in the bucket with different content is an error (unless `--overwrite`).
-- `verify`: downloads a published version through the loader's own code (`load.sources`) and
+- `verify`: downloads a published version through the loader's own code (`load.fetch`) and
   checks it against its manifest: every CSV's sha256 and row count, each column file against
   its CSV, the per-provider layout's copies and, for the latest version, that every pointer
   names it.

@@ -1,5 +1,5 @@
 """The build itself, pure: which CSV each provider publishes in a new version (fresh or carried
-over from the previous one) and the objects of both published layouts (see `load.sources`):
+over from the previous one) and the objects of both published layouts (see `load.fetch`):
 
     {version}/catalog.zip + version                      (archive: every CSV + manifest.json)
     {provider}/{version}/catalog.zip + {provider}/version (per provider: what gpuhunt 0.1.x reads)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import GPUHuntError, PipelineError
-from gpuhunt._internal.load import sources
+from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish.build import Build, Collected
@@ -45,7 +45,7 @@ def load_previous(
 ) -> tuple[RawCatalog | None, str | None]:
     """The latest published catalog under `url` (either layout), or why it could not be read."""
     try:
-        raw = sources.fetch(
+        raw = fetch.fetch(
             url,
             list(registry.OFFLINE_PROVIDERS if providers is None else providers),
             version=None,

@@ -12,7 +12,7 @@ from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, Pipeli
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.history import table as history
-from gpuhunt._internal.load import sources
+from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
@@ -35,7 +35,7 @@ def verify(url: str, *, version: str | None = None) -> Verified:
     base = url.rstrip("/")
     providers = list(registry.OFFLINE_PROVIDERS)
     allow_http = Settings.from_env().allow_http
-    raw = sources.fetch(
+    raw = fetch.fetch(
         base,
         providers,
         version=version,
@@ -79,10 +79,10 @@ def verify(url: str, *, version: str | None = None) -> Verified:
             )
         if entry.get("columns_sha256"):
             _verify_column_file(raw, p, where)
-    fetcher = sources.Fetcher(base, DOWNLOAD_TIMEOUT, 2, allow_http=allow_http)
+    fetcher = fetch.Fetcher(base, DOWNLOAD_TIMEOUT, 2, allow_http=allow_http)
     # The per-provider copies, through the loader's own code (sha256 checked against each
     # copy's manifest), then against the archive's manifest.
-    per_provider = sources.fetch_per_provider(fetcher, list(entries), v, None, "network")
+    per_provider = fetch.fetch_per_provider(fetcher, list(entries), v, None, "network")
     for p, entry in entries.items():
         if archive.sha256(per_provider.csvs[p]) != entry["sha256"]:
             raise CatalogIntegrityError(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuhunt._internal.accelerators import canonical_gpu_name, gpu_name_with_memory
 from gpuhunt._internal.constraints import parse_version
+from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_with_memory
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal.accelerators import VRAM_TOLERANCE, gpu_name_with_memory
 from gpuhunt._internal.constraints import (
     CUDA_KEY,
     get_compute_capability,
@@ -30,6 +29,7 @@ from gpuhunt._internal.constraints import (
     offer_cuda_version,
     parse_version,
 )
+from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_with_memory
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)

@@ -1,7 +1,7 @@
 import pytest
 
 from gpuhunt import KNOWN_ACCELERATORS, canonical_gpu_name
-from gpuhunt._internal.accelerators import MEMORY_TOLERANCE, resolve_gpu
+from gpuhunt._internal.gpu_names import MEMORY_TOLERANCE, resolve_gpu
 from gpuhunt._internal.models import AcceleratorVendor
 
 

@@ -1,0 +1,306 @@
+"""Downloading a published catalog: the network half of loading, kept apart from the local
+sources (`load.sources`) because it is the only half that must bound time, size and retries and
+that knows how the nightly build lays a catalog out under a base URL.
+
+Published layouts under a base URL (see docs/catalog-format.md):
+- archive: `{base}/version` names V; `{base}/V/catalog.zip` holds every `{provider}.csv`, its
+  `{provider}.columns` (the parsed table, see `formats.columns`) and a `manifest.json` with
+  their sha256;
+- per provider (what gpuhunt 0.1.x reads): `{base}/{provider}/version` and
+  `{base}/{provider}/V/catalog.zip` holding `{provider}.csv`.
+The loader tries the archive layout first and falls back to the per-provider one when the base
+has no `version` object. A `file://` base or a plain path is read the same way, so a published
+folder on disk goes through the same checks as the bucket it mirrors.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
+from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, CatalogIntegrityError
+from gpuhunt._internal.formats.archive import Archive, read_archive
+from gpuhunt._internal.load import threads, transport
+from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.sources import (
+    NotFound,
+    RawCatalog,
+    Unchanged,
+    check_url_allowed,
+    is_version,
+    local_path,
+)
+
+# The records keep the logger name they had before the download code left `sources`, so that
+# logging set up for them still applies.
+logger = logging.getLogger("gpuhunt._internal.load.sources")
+
+MAX_SMALL_OBJECT = 4096  # a `version` object is a line of text
+_READ_CHUNK = 64 * 1024
+
+
+class Fetcher:
+    """Reads objects under a base URL or folder, with timeouts and bounded retries.
+
+    Every download is bounded in time and size: each request's timeouts are cut to what is left
+    before `deadline` (a `time.monotonic()` value, or None), the body is streamed and checked
+    against the deadline between reads (a server dripping one byte at a time cannot stretch a
+    load), and a body larger than `max_bytes` is refused from its Content-Length or as soon as
+    that many bytes arrived, before it is held whole in memory.
+    """
+
+    def __init__(
+        self,
+        base: str,
+        timeout: tuple[float, float],
+        retries: int,
+        *,
+        allow_http: bool = False,
+        deadline: float | None = None,
+        max_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
+        self.base = base.rstrip("/")
+        check_url_allowed(self.base, allow_http=allow_http)
+        self.local = local_path(self.base)
+        self.timeout = timeout
+        self.deadline = deadline
+        self.max_bytes = max_bytes
+        self.http = (
+            transport.new_session(retries=retries, backoff_factor=0.3)
+            if self.local is None
+            else None
+        )
+        self.downloads = 0  # objects fetched over the network, for tests and stats
+
+    def _left(self, where: str) -> float | None:
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise CatalogDownloadError(f"{where}: timed out (the load's time limit passed)")
+        return left
+
+    def get(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        where = f"{transport.safe_url(self.base)}/{path}"
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        if self.local is not None:
+            try:
+                f = (self.local / path).open("rb")
+            except FileNotFoundError:
+                raise NotFound(f"{where}: not found") from None
+            except OSError as e:
+                raise CatalogDownloadError(f"{where}: {e.strerror}") from None
+            with f:
+                data = f.read(limit + 1)
+            if len(data) > limit:
+                raise CatalogIntegrityError(f"{where}: larger than {limit} bytes")
+            return data
+        assert self.http is not None
+        self.downloads += 1
+        left = self._left(where)
+        connect, read = self.timeout
+        if left is not None:
+            connect, read = min(connect, left), min(read, left)
+        try:
+            r = self.http.get(f"{self.base}/{path}", timeout=(connect, read), stream=True)
+        except requests.Timeout:
+            raise CatalogDownloadError(f"{where}: timed out") from None
+        except requests.RequestException as e:
+            raise CatalogDownloadError(f"{where}: {type(e).__name__}") from None
+        with r:
+            if r.status_code in (403, 404):  # S3 answers 403 for a missing key without list rights
+                raise NotFound(f"{where}: HTTP {r.status_code}")
+            if r.status_code != 200:
+                raise CatalogDownloadError(f"{where}: HTTP {r.status_code}")
+            expected = r.headers.get("Content-Length", "")
+            # With a Content-Encoding the header counts encoded bytes, not what is read here.
+            encoded = r.headers.get("Content-Encoding", "identity").lower() != "identity"
+            if expected.isdigit() and int(expected) > limit:
+                raise CatalogIntegrityError(
+                    f"{where}: {int(expected)} bytes announced, over the {limit}-byte cap"
+                )
+            data = self._read_body(r, where, limit)
+        if not encoded and expected.isdigit() and int(expected) != len(data):
+            raise CatalogIntegrityError(f"{where}: truncated download")
+        return data
+
+    def _read_body(self, r: requests.Response, where: str, limit: int) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            while True:
+                self._left(where)
+                # read1: whatever has arrived (at most a chunk), so a slow drip still comes
+                # back here between bytes and the deadline is checked.
+                chunk = r.raw.read1(_READ_CHUNK, decode_content=True)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > limit:
+                    raise CatalogIntegrityError(f"{where}: larger than the {limit}-byte cap")
+                chunks.append(chunk)
+        except CatalogError:
+            raise
+        except Exception as e:  # noqa: BLE001 - socket, protocol and decoding errors alike
+            if "timed out" in str(e).lower() or isinstance(e, TimeoutError):
+                raise CatalogDownloadError(f"{where}: timed out") from None
+            raise CatalogIntegrityError(
+                f"{where}: truncated download ({type(e).__name__})"
+            ) from None
+        return b"".join(chunks)
+
+
+def _check_version(text: str, where: str) -> str:
+    v = text.strip()
+    if not is_version(v):
+        raise CatalogIntegrityError(f"{where}: not a catalog version: {v[:40]!r}")
+    return v
+
+
+def fetch(
+    base: str,
+    providers: list[str],
+    *,
+    version: str | None,
+    cache: DiskCache | None,
+    timeout: tuple[float, float],
+    retries: int,
+    on_fetcher: Callable[[Fetcher], None] | None = None,
+    current: str | None = None,
+    allow_http: bool = False,
+    deadline: float | None = None,
+    max_bytes: int = 256 * 1024 * 1024,
+) -> RawCatalog:
+    """The catalog published under `base` (latest, or `version`). Verified archives are stored
+    in `cache`; a pinned version already in the cache is not downloaded again. Raises
+    `Unchanged` when the latest archive version is `current` (nothing to download or parse)."""
+    fetcher = Fetcher(
+        base, timeout, retries, allow_http=allow_http, deadline=deadline, max_bytes=max_bytes
+    )
+    if on_fetcher:
+        on_fetcher(fetcher)
+    source = "directory" if fetcher.local is not None else "network"
+    cache = cache if fetcher.local is None else None
+    try:
+        v = version or _check_version(
+            fetcher.get("version", max_bytes=MAX_SMALL_OBJECT).decode("utf-8", "replace"),
+            f"{base}/version",
+        )
+    except NotFound:
+        v = None
+    if v is not None and v == current:
+        if cache:
+            _checked(cache, {"layout": "archive", "version": v})
+        raise Unchanged(v)
+    if v is not None:
+        cached = cache.get("archive", v, "catalog.zip") if cache else None
+        if cached is not None:
+            try:
+                archive = read_archive(cached, source=f"cached {v}/catalog.zip")
+                if cache and version is None:
+                    _checked(cache, {"layout": "archive", "version": v})
+                return RawCatalog.of(archive, v, "disk-cache", base)
+            except CatalogIntegrityError:
+                pass
+        try:
+            data = fetcher.get(f"{v}/catalog.zip")
+        except NotFound:
+            if version is None:
+                raise
+            data = None  # a pinned version may exist only in the per-provider layout
+        if data is not None:
+            archive = read_archive(data, source=f"{base}/{v}/catalog.zip")
+            # The pointer names only what is on the disk: if the archive could not be
+            # written (a full disk), it keeps naming the previous, intact version. A pinned
+            # version is not the latest, so it moves no pointer.
+            if cache and cache.put(data, "archive", v, "catalog.zip") and version is None:
+                _checked(cache, {"layout": "archive", "version": v})
+            return RawCatalog.of(archive, v, source, base)
+    return fetch_per_provider(fetcher, providers, version, cache, source)
+
+
+def fetch_per_provider(
+    fetcher: Fetcher,
+    providers: list[str],
+    version: str | None,
+    cache: DiskCache | None,
+    source: str,
+) -> RawCatalog:
+    def one(provider: str) -> tuple[str, Archive]:
+        v = version or _check_version(
+            fetcher.get(f"{provider}/version", max_bytes=MAX_SMALL_OBJECT).decode(
+                "utf-8", "replace"
+            ),
+            f"{provider}/version",
+        )
+        cached = cache.get(provider, v, "catalog.zip") if cache else None
+        if cached is not None:
+            try:
+                archive = read_archive(cached, source=f"cached {provider}/{v}")
+                if provider in archive.csvs:
+                    return v, archive
+            except CatalogIntegrityError:
+                pass
+        data = fetcher.get(f"{provider}/{v}/catalog.zip")
+        archive = read_archive(data, source=f"{provider}/{v}/catalog.zip")
+        if provider not in archive.csvs:
+            raise CatalogIntegrityError(f"{provider}/{v}/catalog.zip has no {provider}.csv")
+        if cache:
+            cache.put(data, provider, v, "catalog.zip")
+        return v, archive
+
+    # Daemon threads: a download abandoned at the load's deadline never holds the process up.
+    with threads.DaemonPool(8, "gpuhunt-fetch") as pool:
+        futures = {p: pool.submit(one, p) for p in providers}
+    raw = RawCatalog({}, version or "", source, fetcher.base)
+    first_error: Exception | None = None
+    for p, fut in futures.items():
+        try:
+            raw.versions[p], archive = fut.result()
+            raw.take(p, archive)
+        except NotFound as e:
+            if version is not None:
+                raise CatalogDownloadError(
+                    f"Catalog version {version} is not published for {p}"
+                ) from e
+            logger.debug("No %s catalog under %s", p, transport.safe_url(fetcher.base))
+        except CatalogError as e:
+            if version is not None:
+                raise
+            logger.warning("Could not load the %s catalog: %s", p, e)
+            raw.problems.append(f"{p}: {e}")
+            raw.failed.append(p)
+            first_error = first_error or e
+    if not raw.csvs:
+        raise first_error or NotFound(
+            f"No catalog published under {transport.safe_url(fetcher.base)}"
+        )
+    if cache and version is None:
+        # Name only archives on the disk; a provider whose new one could not be written keeps
+        # the version the pointer named before, if that one is still there.
+        before = cache.get_json("latest.json")
+        named = before.get("versions") if isinstance(before, dict) else None
+        versions = {
+            str(p): str(v)
+            for p, v in (named if isinstance(named, dict) else {}).items()
+            if cache.exists(str(p), str(v), "catalog.zip")
+        }
+        versions.update(
+            {p: v for p, v in raw.versions.items() if cache.exists(p, v, "catalog.zip")}
+        )
+        if versions == raw.versions:
+            _checked(cache, {"layout": "per-provider", "versions": versions})
+        elif versions:  # on disk, but not what the network named: no fresh check to record
+            cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
+    raw.version = version or max(raw.versions.values())
+    return raw
+
+
+def _checked(cache: DiskCache, latest: dict[str, Any]) -> None:
+    """Record in the disk cache which catalog is the latest, and that the network said so now
+    (so that other processes may use it without asking again, see `sources.fresh_in_cache`)."""
+    cache.put_json({**latest, "checked_at": time.time()}, "latest.json")
