@@ -576,11 +576,13 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
         if not ours:
             continue
         a = statistics.median(ours)
-        line = f"{label:42} {a * scale:10.1f}"
+        digits = 2 if unit == "s" else 1  # a 0.27 s load is not "0.3"
+        line = f"{label:42} {a * scale:10.{digits}f}"
         if refs:
             b = statistics.median(refs)
             each = [y / x for x, y in pairs if x and y is not None]
-            line += f" {b * scale:10.1f} {unit:3} {b / a:6.1f}x  {min(each):5.1f}-{max(each):5.1f}x"
+            line += f" {b * scale:10.{digits}f} {unit:3} {b / a:6.1f}x"
+            line += f"  {min(each):5.1f}-{max(each):5.1f}x"
         else:
             line += f" {'-':>10} {unit:3}"
         print(line)
