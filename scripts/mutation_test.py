@@ -18,7 +18,7 @@ swaps the mutated function's code object into the live function (so every refere
 wherever imported, runs the mutant) and calls `pytest.main`. Needs `os.fork` (Linux, macOS).
 Hypothesis runs derandomized and without its example database, so a run is repeatable.
 
-TARGETS and TESTS list the module and test paths of both layouts (before and after the
+TARGETS and TESTS (TESTS_OF for a target with tests of its own) list the module and test paths of both layouts (before and after the
 `_internal` subpackage move); the first that exists is used.
 """
 
@@ -71,6 +71,19 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
             "_cc_within",
         ],
     ),
+    "answers": (
+        ("gpuhunt._internal.query.answers",),
+        [
+            "items",
+            "prepare",
+            "_shape_groups",
+            "_shapes",
+            "_distinct_rows",
+            "_as_bits",
+            "merge_online",
+            "gpuhunt._internal.models:build_offers",
+        ],
+    ),
 }
 # The fast tests of the filter code, quickest killers first (those that exist are run).
 TESTS = [
@@ -81,6 +94,17 @@ TESTS = [
     "tests/_internal/query/test_table.py",
     "tests/_internal/test_catalog_differential.py",
 ]
+# Targets whose code other tests exercise: building answers is checked against the row-by-row
+# reader and `matches` by these.
+TESTS_OF = {
+    "answers": [
+        "tests/_internal/query/test_answer.py",
+        "tests/_internal/query/test_table.py",
+        "tests/_internal/formats/test_columns.py",
+        "tests/_internal/formats/test_csv_table.py",
+        "tests/_internal/test_catalog_differential.py",
+    ],
+}
 DOC = ROOT / "docs" / "mutation-testing.md"
 
 _COMPARE: dict[type, list[type]] = {
@@ -319,8 +343,14 @@ def _where(target: str, entry: str) -> tuple[str, str]:
     return module_name or _module_of(target), qualname
 
 
-def _tests() -> list[str]:
-    return [t for t in TESTS if (ROOT / t).exists()]
+def _tests(targets: list[str]) -> list[str]:
+    """The test files of `targets` (each target's own, else `TESTS`) that exist."""
+    found: list[str] = []
+    for target in targets:
+        for t in TESTS_OF.get(target, TESTS):
+            if t not in found and (ROOT / t).exists():
+                found.append(t)
+    return found
 
 
 def _module_path(module_name: str) -> Path:
@@ -358,12 +388,12 @@ def mutated_code(m: Mutant):
     return namespace[mutated[0].name].__code__
 
 
-def _pytest_args(verbose: bool) -> list[str]:
-    args = [*_tests(), "-x", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header"]
+def _pytest_args(verbose: bool, targets: list[str]) -> list[str]:
+    args = [*_tests(targets), "-x", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header"]
     return args + (["-q"] if verbose else ["-qq", "--tb=no", "-p", "no:warnings"])
 
 
-def _child(m: Mutant | None, verbose: bool) -> None:
+def _child(m: Mutant | None, verbose: bool, targets: list[str]) -> None:
     """In a forked child: apply the mutant, run the tests, exit with pytest's code."""
     code = 3
     try:
@@ -376,14 +406,14 @@ def _child(m: Mutant | None, verbose: bool) -> None:
             live.__code__ = mutated_code(m)
         import pytest
 
-        code = int(pytest.main(_pytest_args(verbose)))
+        code = int(pytest.main(_pytest_args(verbose, [m.target] if m else targets)))
     except BaseException:
         code = 3
     finally:
         os._exit(code)
 
 
-def run(mutants: list[Mutant | None], jobs: int, timeout: float, verbose: bool):
+def run(mutants: list[Mutant | None], jobs: int, timeout: float, verbose: bool, targets: list[str]):
     """Yield (mutant, outcome, seconds); outcome is pytest's exit code or "timeout"."""
     pending = list(mutants)
     running: dict[int, tuple[Mutant | None, float]] = {}
@@ -393,7 +423,7 @@ def run(mutants: list[Mutant | None], jobs: int, timeout: float, verbose: bool):
             sys.stdout.flush()
             pid = os.fork()
             if pid == 0:
-                _child(m, verbose)
+                _child(m, verbose, targets)
             running[pid] = (m, time.monotonic())
         time.sleep(0.02)
         for pid, (m, started) in list(running.items()):
@@ -460,8 +490,8 @@ def main() -> int:
         _print_diff(m)
         return 0
 
-    print(f"baseline: {' '.join(_tests())}")
-    ((_, code, seconds),) = list(run([None], 1, 3600, args.verbose))
+    print(f"baseline: {' '.join(_tests(targets))}")
+    ((_, code, seconds),) = list(run([None], 1, 3600, args.verbose, targets))
     if code != 0:
         print(f"the tests fail without any mutation (pytest exit code {code}); fix that first")
         return 2
@@ -473,7 +503,7 @@ def main() -> int:
     total: dict[str, int] = dict.fromkeys(targets, 0)
     survivors: list[Mutant] = []
     errors: list[tuple[Mutant, object]] = []
-    for m, outcome, seconds in run(mutants, args.jobs, timeout, args.verbose):
+    for m, outcome, seconds in run(mutants, args.jobs, timeout, args.verbose, targets):
         assert m is not None
         total[m.target] += 1
         if outcome in (1, 2, "timeout"):  # tests failed, or errored while collecting, or hung

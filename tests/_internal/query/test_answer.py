@@ -9,6 +9,7 @@ import dataclasses
 import json
 import pickle
 
+import numpy as np
 import pytest
 
 from gpuhunt import CatalogItem, QueryFilter, matches
@@ -142,15 +143,82 @@ def test_online_offers_merge_by_price_into_the_list():
     ]
 
 
+# Offers of one instance type that differ in fields other than location and price: each
+# needs a shape of its own (fractions matter: 64.0 and 64.5 GB are different shapes).
+DIFFERING = [
+    item(price=1.0, instance_name="n1", provider_data={"fabrics": ["a"]}),
+    item(price=2.0, instance_name="n1", provider_data={"fabrics": ["b"]}),
+    item(price=3.0, instance_name="n1", disk_size=50.0, memory=64.0),
+    item(price=3.5, instance_name="n1", disk_size=50.5, memory=64.5),
+    item(price=4.0, instance_name="n1", spot=True),
+    item(price=5.0, instance_name="n1", gpu_memory=80.5),
+]
+
+
+def _differing_answers() -> tuple[list[CatalogItem], list[CatalogItem], list[CatalogItem]]:
+    t = build_table(csv_bytes(DIFFERING).decode(), provider="nebius")
+    expected = [dataclasses.replace(o, provider="nebius") for o in DIFFERING]
+    every = answers.items(t, t.select(QueryFilter()))
+    some = answers.items(t, t.select(QueryFilter(min_price=2.5)))  # gathered, not listed
+    return expected, every, some
+
+
 def test_offers_of_one_type_that_differ_keep_their_own_values():
     """Offers are grouped by provider, instance type and spot; offers of one type that differ
-    in any other field (here provider_data, disk, memory) still come back exactly."""
-    offers = [
-        item(price=1.0, instance_name="n1", provider_data={"fabrics": ["a"]}),
-        item(price=2.0, instance_name="n1", provider_data={"fabrics": ["b"]}),
-        item(price=3.0, instance_name="n1", disk_size=50.0, memory=64.0),
-        item(price=4.0, instance_name="n1", spot=True),
+    in any other field (provider_data, disk, memory, GPU memory) still come back exactly."""
+    expected, every, some = _differing_answers()
+    assert every == expected
+    assert some == expected[2:]
+
+
+def test_grouping_rows_is_exact_even_when_every_hash_collides(monkeypatch):
+    """Shapes are grouped by a 64-bit hash of the rows and checked; when the check finds rows
+    of one hash that differ, the exact grouping takes over."""
+    monkeypatch.setattr(answers, "_row_hashes", lambda bits: np.zeros(len(bits[0]), np.uint64))
+    expected, every, some = _differing_answers()
+    assert every == expected
+    assert some == expected[2:]
+
+
+def test_offers_of_two_providers_with_one_instance_name_keep_their_provider_and_spot():
+    """Across providers an instance name is one string code: grouping must still tell aws's
+    spot "x" from azure's on-demand "x" (and each from the other's counterpart)."""
+    from gpuhunt._internal.query.table import combine
+
+    aws = [item(price=1.0, instance_name="x", spot=True), item(price=3.0, instance_name="x")]
+    azure = [item(price=2.0, instance_name="x"), item(price=4.0, instance_name="x", spot=True)]
+    t = combine(
+        [
+            build_table(csv_bytes(aws).decode(), provider="aws"),
+            build_table(csv_bytes(azure).decode(), provider="azure"),
+        ]
+    )
+    got = answers.items(t, t.select(QueryFilter()))
+    assert [(o.provider, o.spot, o.price) for o in got] == [
+        ("aws", True, 1.0),
+        ("azure", False, 2.0),
+        ("aws", False, 3.0),
+        ("azure", True, 4.0),
     ]
-    t = build_table(csv_bytes(offers).decode(), provider="nebius")
-    expected = [dataclasses.replace(o, provider="nebius") for o in offers]
-    assert answers.items(t, t.select(QueryFilter())) == expected
+
+
+def test_an_empty_table_gives_empty_answers():
+    t = build_table(csv_bytes([]).decode(), provider="aws")
+    parts = answers.prepare(t)
+    assert all(len(a) == 0 for a in parts.arrays) and parts.lists == ([], [], [])
+    assert answers.items(t, t.select(QueryFilter())) == []
+
+
+def test_shapes_share_one_provider_data_and_flags_per_distinct_text():
+    """Each distinct provider_data or flags text is read once and shared, read-only, by every
+    shape that has it (what keeps a catalog's memory per offer small)."""
+    offers = [
+        item(price=1.0, instance_name="a", provider_data={"k": [1]}, flags=["f"]),
+        item(price=2.0, instance_name="b", provider_data={"k": [1]}, flags=["f"]),
+        item(price=3.0, instance_name="a", location="eu-west-1", provider_data={"k": [1]}),
+    ]
+    t = build_table(csv_bytes(offers).decode(), provider="aws")
+    a1, b, a2 = answers.items(t, t.select(QueryFilter()))
+    assert a1.provider_data is b.provider_data and a1.flags is b.flags
+    assert isinstance(a1.provider_data, FrozenDict) and isinstance(a1.flags, FrozenList)
+    assert a2.provider_data is a1.provider_data and a2.flags == []

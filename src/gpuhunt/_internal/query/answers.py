@@ -156,16 +156,8 @@ def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     where a group is the rows equal in every column. Rows are hashed to 64 bits and grouped by
     hash (one sort of integers); a check that each group's rows really are equal catches a
     collision, which falls back to an exact grouping."""
-    n = len(columns[0]) if columns else 0
-    if n == 0:
-        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
     bits = [_as_bits(c) for c in columns]
-    h = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for b in bits:
-            h ^= b + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
-            h *= np.uint64(0xBF58476D1CE4E5B9)
-    _, firsts, groups = np.unique(h, return_index=True, return_inverse=True)
+    _, firsts, groups = np.unique(_row_hashes(bits), return_index=True, return_inverse=True)
     groups = groups.reshape(-1)
     if not all(np.array_equal(b[firsts][groups], b) for b in bits):
         _, firsts, groups = np.unique(
@@ -173,6 +165,17 @@ def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         )
         groups = groups.reshape(-1)
     return groups.astype(np.int32), firsts
+
+
+def _row_hashes(bits: list[np.ndarray]) -> np.ndarray:
+    """A 64-bit hash of each row of parallel columns of 64-bit patterns. Only its speed
+    depends on its quality: `_distinct_rows` checks the groups it gives."""
+    h = np.zeros(len(bits[0]), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for b in bits:
+            h ^= b + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (h >> np.uint64(2))
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+    return h
 
 
 def _as_bits(column: np.ndarray) -> np.ndarray:
