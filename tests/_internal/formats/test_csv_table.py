@@ -138,3 +138,42 @@ def test_text_with_a_line_break_inside_a_field_is_not_split_into_lines():
         "two\nlines",
         "x1",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a",
+        "a\n",
+        "a\nb",
+        "a\r\nb\r\n",
+        "\n\n",
+        "a\rb\nc",
+        "\r\r\n\n\r",
+        'x,"y\nz"\n',
+        "é\n\x00\n",
+    ],
+)
+def test_lines_are_cut_as_stringio_cuts_them(text):
+    """The csv reader is fed `_lines` instead of `io.StringIO` (which copies the whole text);
+    line numbers in skip reports depend on both cutting the same way."""
+    from gpuhunt._internal.formats.csv_table import _lines
+
+    assert list(_lines(text)) == list(io.StringIO(text, newline=""))
+
+
+def test_mixed_line_endings_are_read_as_the_row_reader_reads_them():
+    lines = csv_bytes([item(price=1.0), item(price=2.0), item(price=3.0)]).decode().split("\r\n")
+    for text in (
+        "\r\n".join(lines[:2]) + "\n" + "\n".join(lines[2:]),  # CRLF, then LF
+        "\n".join(lines[:2]) + "\r\n" + "\r\n".join(lines[2:]),  # LF header, CRLF rows
+        "\r\n".join(lines[:3]) + "\r" + "\r\n".join(lines[3:]),  # a lone CR: not by lines
+    ):
+        split = split_lines(text)
+        assert (split is None) == ("\r" in text.replace("\r\n", ""))
+        table = build_table(text, provider="aws")
+        expected = sorted(
+            load(io.StringIO(text, newline=""), provider="aws"), key=lambda i: i.price
+        )
+        assert answers.items(table, table.select(QueryFilter())) == expected

@@ -17,6 +17,7 @@ import io
 import itertools
 import logging
 import operator
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -95,14 +96,15 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
 
 
 def _lines(data: str) -> Iterator[str]:
-    """The lines of `data` as `io.StringIO(data)` gives them (split after each LF), made one at
-    a time: StringIO copies the whole text first (4 bytes a character), which cost more than
-    the header it is mostly used for."""
-    start, end = 0, len(data)
-    while start < end:
-        stop = data.find("\n", start) + 1 or end
-        yield data[start:stop]
-        start = stop
+    """The lines of `data` as `io.StringIO(data, newline="")` gives them - cut after LF, CRLF
+    or a lone CR, as the csv module wants its input - made one at a time: StringIO copies the
+    whole text first (4 bytes a character), which cost more than the header it is mostly
+    used for."""
+    for m in _LINE.finditer(data):
+        yield m.group()
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 class _SpansLines(Exception):
