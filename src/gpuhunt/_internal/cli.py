@@ -118,6 +118,9 @@ def _main(argv: list[str]) -> int:
     from gpuhunt._internal.history import commands as history_commands
 
     history_commands.register_cli(sub, cat_sub)  # `gpuhunt history`, `gpuhunt catalog diff`
+    from gpuhunt._internal.site import commands as site_commands
+
+    site_commands.register(cat_sub)  # `gpuhunt catalog site`
     sub.add_parser("providers", help="list providers")
     args = parser.parse_args(argv)
     if args.command == "query":

@@ -226,3 +226,9 @@ def closest_gpu_names(name: str, also: Iterable[str] = (), n: int = 3) -> list[s
         by_key.setdefault(_key(other), other)
     found = difflib.get_close_matches(_key(name), list(by_key), n=n, cutoff=0.5)
     return [by_key[k] for k in found]
+
+
+def aliases_of(name: str) -> list[str]:
+    """The extra spellings the alias table maps to canonical `name` (normalised keys), for
+    lists of the spellings a name accepts (the catalog page's GPU filter)."""
+    return sorted(k for k, v in _EXTRA_ALIASES.items() if v == name)

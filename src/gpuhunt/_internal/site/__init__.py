@@ -1,0 +1,1 @@
+"""The catalog web page: `gpuhunt catalog site OUT` (`build`), over the page's data (`data`)."""

@@ -1,0 +1,158 @@
+"""`gpuhunt catalog site OUT`: a static web page of a catalog (the I/O around `site.data`).
+
+What it writes into OUT:
+
+- `offers.json`: the page's data (`site.data`), for anyone who wants it without the page;
+- `offers.js`: the same document as a script (`window.GPUHUNT_SITE = JSON.parse("...")`), which is what the
+  page loads: browsers refuse `fetch()` of a file next to a page opened from `file://`, but
+  not a `<script src>`, so the page works from a folder as well as from any static host;
+- `index.html`: the page, every script and style inside it (no CDN, no request elsewhere),
+  written last, so that a host serving OUT while it is written never pairs a new page with old
+  data (the nightly job uploads it last for the same reason).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gpuhunt._internal import registry
+from gpuhunt._internal.errors import CatalogError
+from gpuhunt._internal.formats import archive as storage
+from gpuhunt._internal.formats import csv as catalog_csv
+from gpuhunt._internal.load import fetch, sources
+from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.site import data, facts
+
+TIMEOUT = (10.0, 60.0)
+BUNDLED = "bundled"
+
+
+@dataclass
+class Written:
+    out: Path
+    version: str | None
+    offers: int
+    rows: int  # distinct offers (the page's rows)
+    history: bool
+    bytes: int  # size of offers.json
+
+
+def load_catalog(spec: str | None, settings: Settings | None = None) -> sources.RawCatalog:
+    """The catalog `spec` names: `bundled` (the snapshot in the package), a catalog zip, a
+    folder of `{provider}.csv`, a build folder or published base URL (its latest version);
+    None: the published catalog (`GPUHUNT_CATALOG_URL` or the public bucket)."""
+    settings = settings or Settings.from_env()
+    providers = list(registry.OFFLINE_PROVIDERS)
+    if spec == BUNDLED:
+        return sources.bundled()
+    base = (spec or settings.catalog_url).rstrip("/")
+    path = Path(base)
+    if "://" not in base and path.is_file():
+        archive = storage.read_archive(path.read_bytes(), source=str(path))
+        version = str((archive.manifest or {}).get("version") or path.stem)
+        return sources.RawCatalog.of(archive, version, "directory", str(path))
+    if "://" not in base and path.is_dir():
+        published = (path / "version").is_file() or any(
+            (path / p / "version").is_file() for p in providers
+        )
+        if not published:
+            return sources.from_directory(str(path), providers)
+    sources.check_url_allowed(base, allow_http=settings.allow_http)
+    return fetch.fetch(
+        base,
+        providers,
+        version=None,
+        cache=None,
+        timeout=TIMEOUT,
+        retries=1,
+        allow_http=settings.allow_http,
+        max_bytes=settings.max_download_bytes,
+    )
+
+
+def offers_of(raw: sources.RawCatalog) -> list[CatalogItem]:
+    items: list[CatalogItem] = []
+    for provider, body in sorted(raw.csvs.items()):
+        text = body.decode("utf-8", "surrogateescape")
+        items.extend(catalog_csv.load(io.StringIO(text, newline=""), provider=provider))
+    return items
+
+
+def history_of(raw: sources.RawCatalog) -> dict[str, Any] | None:
+    """The cheapest price per GPU-hour per day per GPU model, if the catalog publishes a
+    history (a build folder or a published URL); None otherwise."""
+    if raw.source not in ("network", "directory") or raw.version in ("local", None):
+        return None
+    from gpuhunt._internal.history import daily
+    from gpuhunt._internal.history.remote import fetch_history
+
+    try:
+        got = fetch_history(raw.url, version=raw.version, timeout=TIMEOUT)
+        result = daily.query(got.spans(), by="gpu")
+    except CatalogError:
+        return None
+    if not result.days:
+        return None
+    return {
+        "days": [d.isoformat() for d in result.days],
+        "series": [{"name": s.name, "prices": s.prices} for s in result.series],
+    }
+
+
+def _write(path: Path, body: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(body)
+    os.replace(tmp, path)
+
+
+def page_template() -> str:
+    return resources.files("gpuhunt._internal.site").joinpath("page.html").read_text("utf-8")
+
+
+def write_site(
+    out: str | os.PathLike[str],
+    raw: sources.RawCatalog,
+    *,
+    now: dt.datetime | None = None,
+    with_history: bool = True,
+) -> Written:
+    """Write the page of catalog `raw` into folder `out` (created if missing)."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    items = offers_of(raw)
+    doc = data.build(
+        items,
+        facts.library_facts(),
+        version=raw.version,
+        manifest=raw.manifest,
+        history=history_of(raw) if with_history else None,
+        now=now,
+    )
+    body = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
+    digest = hashlib.sha256(body).hexdigest()[:12]
+    _write(folder / "offers.json", body)
+    # JSON.parse of a string literal: browsers parse that much faster than the same document
+    # written as an object literal (a full JavaScript parse), which matters at a million offers.
+    literal = json.dumps(body.decode("utf-8")).encode()
+    _write(folder / "offers.js", b"window.GPUHUNT_SITE=JSON.parse(" + literal + b");\n")
+    # The data's hash in its URL: a browser or CDN holding yesterday's offers.js never shows
+    # it under today's page.
+    page = page_template().replace("__DATA_URL__", f"offers.js?v={digest}")
+    _write(folder / "index.html", page.encode())
+    return Written(
+        folder,
+        raw.version,
+        len(items),
+        len(doc["shapes"]["instance"]),
+        doc["history"] is not None,
+        len(body),
+    )

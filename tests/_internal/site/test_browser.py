@@ -1,0 +1,326 @@
+"""The catalog page in a real headless Chromium (Debian's `chromium` and `chromium-driver`, which
+`.ci/run` installs where missing; nothing is downloaded at run time), driven with Selenium.
+
+The page is built by `gpuhunt catalog site` from two catalog versions made by `gpuhunt catalog
+build` (so it has a price history), and served both from `file://` and over real HTTP on
+127.0.0.1. What it shows is compared with the library's own answer for the same filters,
+collapsed to one row per distinct offer.
+
+The offers are made up for the test (tests/helpers.item), not real prices.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from gpuhunt import Catalog
+from gpuhunt._internal.cli import main as gpuhunt_main
+from gpuhunt._internal.formats.csv import write_csv_file
+from gpuhunt._internal.load.settings import Settings
+from tests.helpers import item, serve_directory
+
+webdriver = pytest.importorskip("selenium.webdriver")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+if not (CHROMIUM and CHROMEDRIVER):
+    if os.environ.get("CI"):
+        # CI installs them (.ci/run): a browser test that silently skips there tests nothing.
+        raise RuntimeError(
+            "chromium and chromedriver are missing (apt-get install chromium chromium-driver)"
+        )
+    pytest.skip("chromium / chromedriver not installed", allow_module_level=True)
+
+V1, V2 = "20261130-1", "20261201-1"
+DAYS = {V1: "2026-11-30", V2: "2026-12-01"}
+
+
+def offers(version: str) -> dict[str, list]:
+    h100_price = 2.49 if version == V1 else 2.29  # a price cut between the versions
+    lam = (
+        [
+            item(
+                "lambdalabs",
+                instance_name="gpu_1x_h100_pcie",
+                location=loc,
+                price=h100_price + d,
+                gpu_name="H100",
+                gpu_memory=80.0,
+                cpu=26,
+                memory=200,
+            )
+            for loc, d in (("us-east-1", 0.0), ("europe-central-1", 0.1), ("asia-northeast-1", 0.2))
+        ]
+        + [
+            item(
+                "lambdalabs",
+                instance_name="gpu_8x_a100_80gb_sxm4",
+                location=loc,
+                price=p,
+                gpu_count=8,
+                gpu_name="A100",
+                gpu_memory=80.0,
+                cpu=240,
+                memory=1800,
+            )
+            for loc, p in (("us-east-1", 14.32), ("us-west-1", 14.52))
+        ]
+        + [
+            item(
+                "lambdalabs",
+                instance_name="gpu_1x_a10",
+                location="us-west-1",
+                price=0.75,
+                gpu_name="A10",
+                gpu_memory=24.0,
+                cpu=30,
+                memory=200,
+            ),
+        ]
+    )
+    aws = (
+        [
+            item(
+                "aws",
+                instance_name="p5.48xlarge",
+                location=loc,
+                price=p,
+                gpu_count=8,
+                gpu_name="H100",
+                gpu_memory=80.0,
+                cpu=192,
+                memory=2048,
+                disk_size=None,
+            )
+            for loc, p in (("us-east-1", 55.04), ("eu-west-1", 61.3))
+        ]
+        + [
+            item(
+                "aws",
+                instance_name="p4d.24xlarge",
+                location="us-east-1",
+                price=p,
+                spot=s,
+                gpu_count=8,
+                gpu_name="A100",
+                gpu_memory=40.0,
+                cpu=96,
+                memory=1152,
+            )
+            for p, s in ((21.96, False), (9.8, True))
+        ]
+        + [
+            item(
+                "aws", instance_name="m5.large", location=loc, price=p, gpu_count=0, cpu=2, memory=8
+            )
+            for loc, p in (("us-east-1", 0.096), ("eu-central-1", 0.115))
+        ]
+        + [
+            item(
+                "aws",
+                instance_name="g6.xlarge",
+                location="us-east-1",
+                price=0.8048,
+                gpu_name="L4",
+                gpu_memory=24.0,
+                cpu=4,
+                memory=16,
+            ),
+        ]
+    )
+    return {"lambdalabs": lam, "aws": aws}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    previous = None
+    for v in (V1, V2):
+        inp = root / f"in-{v}"
+        inp.mkdir()
+        for p, items in offers(v).items():
+            write_csv_file(sorted(items, key=lambda i: i.price), str(inp / f"{p}.csv"))
+            # A collection's time is its CSV's (docs/pipeline.md): one night after the other.
+            at = dt.datetime.fromisoformat(f"{DAYS[v]}T05:00:00+00:00").timestamp()
+            os.utime(inp / f"{p}.csv", (at, at))
+        args = ["catalog", "build", "--input", str(inp), "--version", v, "--output", str(root / v)]
+        assert gpuhunt_main(args + (["--previous", previous] if previous else [])) == 0
+        previous = str(root / v)
+    assert gpuhunt_main(["catalog", "site", str(root / "out"), "--catalog", previous]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def library_rows(catalog: Catalog, **filters) -> list[tuple]:
+    """The library's answer, one row per distinct offer: its cheapest region and price and the
+    number of regions (the answer is price-ordered, so the first offer seen is the cheapest)."""
+    seen: dict[tuple, list] = {}
+    for o in catalog.query(**filters):
+        key = (o.provider, o.instance_name, o.spot)
+        if key in seen:
+            seen[key][5] += 1
+        else:
+            seen[key] = [o.provider, o.instance_name, o.spot, o.location, round(o.price, 6), 1]
+    return sorted((tuple(r) for r in seen.values()), key=lambda r: (r[4], r[0], r[1]))
+
+
+def page_rows(driver) -> list[tuple]:
+    return [tuple(r) for r in driver.execute_script("return window.gpuhuntView.keys()")]
+
+
+def errors(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+
+
+CASES = [
+    ({}, {}),
+    ({"gpu": "H100"}, {"gpu_name": "H100"}),
+    ({"gpu": "NVIDIA A100 80GB"}, {"gpu_name": "A100 80GB"}),
+    ({"gpu": "a100", "spot": "on-demand"}, {"gpu_name": "A100", "spot": False}),
+    ({"min_count": "8", "max_price": "30"}, {"min_gpu_count": 8, "max_price": 30.0}),
+    ({"provider": "aws", "min_memory": "16"}, {"provider": ["aws"], "min_memory": 16}),
+    ({"spot": "spot"}, {"spot": True}),
+    ({"max_count": "0"}, {"max_gpu_count": 0}),
+    ({"max_price": "2.45"}, {"max_price": 2.45}),  # leaves one of the H100's three regions
+]
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+def test_rows_equal_the_library_answer(site, browser, how, tmp_path):
+    catalog = Catalog(
+        catalog_url=str(site / V2), auto_reload=False, settings=Settings(cache_dir=tmp_path)
+    )
+    catalog.load()
+    with serve_directory(site / "out") as (base, requested):
+        url = (site / "out" / "index.html").as_uri() if how == "file" else f"{base}/index.html"
+        for page_filters, filters in CASES:
+            browser.get(url + "#" + "&".join(f"{k}={quote(v)}" for k, v in page_filters.items()))
+            got = sorted(page_rows(browser), key=lambda r: (r[4], r[0], r[1]))
+            assert got == library_rows(catalog, **filters), page_filters
+            assert got, page_filters  # every case has an answer: a case matching nothing tests less
+        assert errors(browser) == []
+        if how == "http":
+            # Nothing but the page and its data; no request for anything elsewhere.
+            assert sorted({r.split("?")[0] for r in requested}) == ["/index.html", "/offers.js"]
+
+
+def test_sorting_and_the_url_state_round_trip(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    url = (site / "out" / "index.html").as_uri()
+    browser.get(url)
+    head = {
+        b.get_attribute("data-key"): b
+        for b in browser.find_elements(By.CSS_SELECTOR, "#head button")
+    }
+    head["count"].click()
+    counts = [
+        r[1]
+        for r in browser.execute_script(
+            "return window.gpuhuntView.keys().map((k, i) => [i, document.querySelector"
+            '(`#body .row[data-index="${i}"] span:nth-child(4)`)?.textContent])'
+        )
+    ]
+    assert counts[:4] == ["0", "1", "1", "1"]
+    head = {
+        b.get_attribute("data-key"): b
+        for b in browser.find_elements(By.CSS_SELECTOR, "#head button")
+    }
+    head["count"].send_keys(Keys.ENTER)  # the keyboard sorts as a click does
+    assert browser.execute_script("return location.hash") == "#sort=-count"
+    first = page_rows(browser)[0]
+    assert first[1] in ("gpu_8x_a100_80gb_sxm4", "p5.48xlarge", "p4d.24xlarge")
+
+    gpu = browser.find_element(By.ID, "f-gpu")
+    gpu.send_keys("H100")
+    browser.find_element(By.ID, "f-spot").send_keys("on-demand")
+    browser.find_element(By.ID, "f-max-price").send_keys("100\t")
+    browser.execute_script("return new Promise(r => setTimeout(r, 200))")
+    hash_ = browser.execute_script("return location.hash")
+    assert hash_ == "#gpu=H100&spot=on-demand&max_price=100&sort=-count"
+    shown = page_rows(browser)
+    assert [r[1] for r in shown] == ["p5.48xlarge", "gpu_1x_h100_pcie"]
+    # The same URL in a new page gives the same view, inputs filled in.
+    browser.get("about:blank")
+    browser.get(url + hash_)
+    assert page_rows(browser) == shown
+    assert browser.find_element(By.ID, "f-gpu").get_attribute("value") == "H100"
+    assert browser.find_element(By.ID, "f-spot").get_attribute("value") == "on-demand"
+    assert errors(browser) == []
+
+
+def test_unknown_gpu_spelling_says_so(site, browser):
+    browser.get((site / "out" / "index.html").as_uri() + "#gpu=H200")
+    assert page_rows(browser) == []
+    problem = browser.find_element("id", "gpu-problem").text
+    assert 'No GPU model in this catalog is spelled "H200"' in problem
+
+
+def test_chart_shows_the_price_history(site, browser):
+    browser.get((site / "out" / "index.html").as_uri() + "#gpu=H100")
+    assert browser.find_element("id", "chart-gpu").get_attribute("value") == "H100"
+    # Two days: H100 at $2.49 then $2.29 per GPU-hour (the cheapest region of the 1x PCIe).
+    points = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#chart circle title')).map(t => t.textContent)"
+    )
+    assert points == ["2026-11-30: $2.49 per GPU-hour", "2026-12-01: $2.29 per GPU-hour"]
+    assert browser.find_element("id", "chart-line").get_attribute("d").startswith("M")
+    assert errors(browser) == []
+
+
+def test_provider_ages_and_sources_are_shown(site, browser):
+    browser.get((site / "out" / "index.html").as_uri())
+    rows = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#providers tbody tr'))"
+        ".map(tr => Array.from(tr.cells).map(c => c.textContent))"
+    )
+    assert [r[:2] for r in rows] == [["aws", "7"], ["lambdalabs", "6"]]
+    doc = json.loads((site / "out" / "offers.json").read_text())
+    assert [p["recorded_at"] is not None for p in doc["provenance"]] == [True, True]
+
+
+def test_virtualised_rows_and_phone_width(site, browser, tmp_path):
+    browser.set_window_size(390, 844)
+    try:
+        browser.get((site / "out" / "index.html").as_uri())
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 390  # the table scrolls inside its box, the page does not
+        browser.save_screenshot(str(tmp_path / "phone.png"))
+    finally:
+        browser.set_window_size(1400, 1000)
+    browser.get((site / "out" / "index.html").as_uri())
+    shown = browser.execute_script("return document.querySelectorAll('#body .row').length")
+    assert shown == len(page_rows(browser))  # few rows: all of them fit
+    assert errors(browser) == []
