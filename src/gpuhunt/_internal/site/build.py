@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 import json
 import os
 from dataclasses import dataclass
@@ -26,10 +25,12 @@ from typing import Any
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogError
 from gpuhunt._internal.formats import archive as storage
-from gpuhunt._internal.formats import csv as catalog_csv
 from gpuhunt._internal.load import fetch, sources
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.load.tables import provider_table
+from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt._internal.query import answers
+from gpuhunt._internal.query.table import combine
 from gpuhunt._internal.site import data, facts
 
 TIMEOUT = (10.0, 60.0)
@@ -80,11 +81,15 @@ def load_catalog(spec: str | None, settings: Settings | None = None) -> sources.
 
 
 def offers_of(raw: sources.RawCatalog) -> list[CatalogItem]:
-    items: list[CatalogItem] = []
-    for provider, body in sorted(raw.csvs.items()):
-        text = body.decode("utf-8", "surrogateescape")
-        items.extend(catalog_csv.load(io.StringIO(text, newline=""), provider=provider))
-    return items
+    """Every offer of `raw`, read as a `Catalog` reads it (column files where published, else
+    the CSVs), in the catalog's price order."""
+    tables = [
+        provider_table(raw, p, None, set()) for p in registry.OFFLINE_PROVIDERS if p in raw.csvs
+    ]
+    if not tables:
+        raise CatalogError(f"{raw.url}: the catalog has no offers of any provider")
+    table = combine(tables)
+    return answers.items(table, table.select(QueryFilter(), None))
 
 
 def history_of(raw: sources.RawCatalog) -> dict[str, Any] | None:

@@ -177,10 +177,8 @@ def build(
     shape_rows: list[tuple[Any, ...]] = []
     per_shape: list[list[tuple[float, int]]] = []
     counts: dict[str, int] = {}
-    for item in items:
-        if item.price is None or not math.isfinite(item.price):
-            continue
-        counts[item.provider] = counts.get(item.provider, 0) + 1
+
+    def _shape_of(item: CatalogItem) -> int:
         p = provider_index.get(item.provider)
         if p is None:
             p = provider_index[item.provider] = len(providers)
@@ -193,7 +191,6 @@ def build(
                 g = gpu_index[gk] = len(gpus)
                 gpus.append(gk)
                 gpu_vendor.append(item.gpu_vendor.value if item.gpu_vendor else None)
-        tflops = facts.tflops(item) if g >= 0 else None
         key = (
             p,
             item.instance_name,
@@ -204,7 +201,7 @@ def build(
             _num(item.cpu),
             _num(item.memory),
             _num(item.disk_size),
-            _num(tflops),
+            _num(facts.tflops(item)) if g >= 0 else None,
             item.cpu_arch.value if item.cpu_arch else None,
         )
         s = shape_index.get(key)
@@ -212,12 +209,37 @@ def build(
             s = shape_index[key] = len(shape_rows)
             shape_rows.append(key)
             per_shape.append([])
+        return s
+
+    # Offers of one instance type differ only in region and price: everything else is worked
+    # out once per distinct combination of the fields below (`raw`), not once per offer.
+    raw_index: dict[tuple[Any, ...], int] = {}
+    for item in items:
+        if item.price is None or not math.isfinite(item.price):
+            continue
+        counts[item.provider] = counts.get(item.provider, 0) + 1
+        raw = (
+            item.provider,
+            item.instance_name,
+            item.spot,
+            item.gpu_name,
+            item.gpu_memory,
+            item.gpu_count,
+            item.cpu,
+            item.memory,
+            item.disk_size,
+            item.cpu_arch,
+            id(item.provider_data),  # shared by an instance type's offers; read by facts
+        )
+        s = raw_index.get(raw, -1)
+        if s < 0:
+            s = raw_index[raw] = _shape_of(item)
         lk = (item.provider, item.location)
         loc = loc_index.get(lk)
         if loc is None:
             loc = loc_index[lk] = len(locs["name"])
             country, area = facts.place(item.provider, item.location)
-            locs["provider"].append(p)
+            locs["provider"].append(provider_index[item.provider])
             locs["name"].append(item.location)
             locs["country"].append(country)
             locs["area"].append(area)
