@@ -191,16 +191,16 @@ def needed_imports(job: dict[str, Any]) -> tuple[dict[str, frozenset[str]], list
             line = line.strip()
             if re.search(r"\bpython -m pytest\b", line):
                 needs[line] = integrity_test_imports()
-            elif m := re.search(r"\bpython -m gpuhunt catalog (\w+)", line):
+            elif m := re.search(r"\bpython -m gpuhunt catalog ([\w-]+)", line):
                 command = m.group(1)
                 if command == "build":
                     # --integrity runs every provider's integrity tests with `python -m pytest`
                     needs[line] = (
                         integrity_test_imports() if "--integrity" in script else BASE_IMPORTS
                     )
-                elif command == "publish":
+                elif command in ("publish", "publish-site"):
                     needs[line] = EXTRA_IMPORTS["aws"]  # uploads with boto3
-                elif command in ("verify", "status"):
+                elif command in ("verify", "status", "site"):
                     needs[line] = BASE_IMPORTS
                 else:
                     problems.append(f"runs `catalog {command}`: say here what it needs")

@@ -324,3 +324,19 @@ def test_virtualised_rows_and_phone_width(site, browser, tmp_path):
     shown = browser.execute_script("return document.querySelectorAll('#body .row').length")
     assert shown == len(page_rows(browser))  # few rows: all of them fit
     assert errors(browser) == []
+
+
+def test_the_page_keys_spellings_as_the_library_does(site, browser):
+    from gpuhunt._internal.site.data import gpu_key
+
+    spellings = [
+        "NVIDIA GeForce RTX 4090",
+        "a100-80GB",
+        "H100 SXM5",
+        "  l4 ",
+        "MI300X_192G",
+        "Ü-A10",
+    ]
+    browser.get((site / "out" / "index.html").as_uri())
+    got = browser.execute_script("return arguments[0].map(gpuhuntView.gpuKey)", spellings)
+    assert got == [gpu_key(s) for s in spellings]

@@ -23,6 +23,14 @@ def register(cat_sub: Any) -> None:
     )
     s.add_argument("--no-history", action="store_true", help="leave the price history chart out")
     s.set_defaults(run=_run)
+    p = cat_sub.add_parser(
+        "publish-site",
+        help="upload a written site to S3 under PREFIX/site/ (index.html last)",
+    )
+    p.add_argument("site", help="the folder `gpuhunt catalog site` wrote")
+    p.add_argument("--bucket", required=True)
+    p.add_argument("--prefix", default="", help="the catalog's prefix, e.g. v3")
+    p.set_defaults(run=_publish)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -35,4 +43,12 @@ def _run(args: argparse.Namespace) -> int:
         f"Wrote {w.out}/index.html: {w.offers} offers as {w.rows} distinct offers, catalog "
         f"{w.version} ({raw.source}), {history}; offers.json {w.bytes / 1e6:.1f} MB."
     )
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from gpuhunt._internal.site.publish import publish_site
+
+    keys = publish_site(args.site, args.bucket, args.prefix)
+    print(f"Published {len(keys)} objects: {', '.join(keys)}")
     return 0

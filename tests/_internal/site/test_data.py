@@ -1,0 +1,198 @@
+"""The page's data document (pure): shapes, regional offers cheapest first, GPU spellings that
+mean what the library's `gpu_name` filter means, and each provider's age and source."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from gpuhunt._internal.constraints import gpu_name_wanted
+from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.site import data
+from tests.helpers import item
+
+NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)
+
+
+def facts(place=None, ff=None, tf=None) -> data.Facts:
+    return data.Facts(
+        place=place or (lambda p, loc: ("DE", "europe") if loc.startswith("eu") else (None, None)),
+        form_factor=ff or (lambda i: "sxm" if "sxm" in i.instance_name else None),
+        tflops=tf or (lambda i: 989.0 if i.gpu_name == "H100" else None),
+    )
+
+
+def test_offers_of_one_instance_type_are_one_shape_cheapest_first():
+    items = [
+        item(
+            "aws",
+            instance_name="p5",
+            location="us-east-1",
+            price=55.04,
+            gpu_name="H100",
+            gpu_count=8,
+        ),
+        item(
+            "aws",
+            instance_name="p5",
+            location="eu-west-1",
+            price=54.0,
+            gpu_name="H100",
+            gpu_count=8,
+        ),
+        item(
+            "aws",
+            instance_name="p5",
+            location="ap-south-1",
+            price=54.0,
+            gpu_name="H100",
+            gpu_count=8,
+        ),
+        item(
+            "aws",
+            instance_name="p5",
+            location="us-east-1",
+            price=20.0,
+            spot=True,
+            gpu_name="H100",
+            gpu_count=8,
+        ),
+        item(
+            "lambdalabs",
+            instance_name="gpu_1x_h100_sxm5",
+            location="us-east-1",
+            price=3.29,
+            gpu_name="H100",
+        ),
+        item("aws", instance_name="m5.large", price=0.096, gpu_count=0, cpu=2, memory=8),
+    ]
+    doc = data.build(items, facts(), version="v1", now=NOW)
+    s = doc["shapes"]
+    assert s["instance"] == ["p5", "p5", "gpu_1x_h100_sxm5", "m5.large"]
+    assert s["spot"] == [0, 1, 0, 0]
+    assert s["n"] == [3, 1, 1, 1]
+    assert s["first"] == [0, 3, 4, 5]
+    assert s["form_factor"] == [None, None, "sxm", None]
+    assert s["tflops"] == [989, 989, 989, None]
+    assert s["gpu"] == [0, 0, 0, -1]
+    # Cheapest first; equal prices by location name (ap-south-1 before eu-west-1).
+    locs = doc["locations"]
+    assert [locs["name"][i] for i in doc["offers"]["loc"][:3]] == [
+        "ap-south-1",
+        "eu-west-1",
+        "us-east-1",
+    ]
+    assert doc["offers"]["price"] == [54.0, 54.0, 55.04, 20.0, 3.29, 0.096]
+    assert locs["country"][locs["name"].index("eu-west-1")] == "DE"
+    assert locs["area"][locs["name"].index("us-east-1")] is None
+    # Locations are per provider: lambdalabs' us-east-1 is not aws's.
+    assert sorted(zip(locs["provider"], locs["name"])) == [
+        (0, "ap-south-1"),
+        (0, "eu-west-1"),
+        (0, "us-east-1"),
+        (1, "us-east-1"),
+    ]
+    assert doc["gpus"]["label"] == ["H100 80GB"]
+
+
+def test_an_offer_without_a_finite_price_is_left_out():
+    doc = data.build([item(price=float("nan")), item(price=2.0)], facts(), version=None, now=NOW)
+    assert doc["offers"]["price"] == [2.0]
+    assert doc["provenance"][0]["offers"] == 1
+
+
+SPELLINGS = [
+    "A100",
+    "a100",
+    "NVIDIA A100",
+    "A100 80GB",
+    "a100-80gb",
+    "A100 40GB",
+    "A100 80G",
+    "a100 80 GiB",
+    "H100",
+    "nvidia h100",
+    "H100 80GB",
+    "RTX 4090",
+    "rtx4090",
+    "4090",
+    "GeForce RTX 4090",
+    "NVIDIA GeForce RTX 4090",
+    "RTX4090 24GB",
+    "L4",
+    "nvidia l4",
+    "MI300X",
+    "amd mi300x",
+    "mi300",
+]
+GPUS = [
+    ("A100", 40.0),
+    ("A100", 80.0),
+    ("H100", 80.0),
+    ("RTX4090", 24.0),
+    ("L4", 24.0),
+    ("MI300X", 192.0),
+]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_spellings_name_what_the_library_filter_matches(spelling):
+    table = data.spellings(GPUS)
+    q = make_filter(gpu_name=spelling)  # as `Catalog.query(gpu_name=spelling)` reads it
+    wanted = [i for i, (name, mem) in enumerate(GPUS) if gpu_name_wanted(name, mem, q.gpu_name)]
+    assert wanted, spelling  # every spelling here is one the library reads
+    assert table.get(data.gpu_key(spelling)) == wanted
+
+
+def test_a_spelling_names_one_model_and_an_unknown_one_nothing():
+    table = data.spellings(GPUS)
+    assert len(table) > 40
+    for key, indexes in table.items():
+        assert len({GPUS[i][0] for i in indexes}) == 1, key
+    for unknown in ("H200", "A100 48GB", "B200", "4080"):
+        assert data.gpu_key(unknown) not in table
+
+
+def test_provenance_marks_stale_and_undated_data():
+    manifest = {
+        "providers": {
+            "lambdalabs": {
+                "collected_at": "2026-12-01T10:00:00+00:00",
+                "status": "fresh",
+                "source": {"kind": "api", "name": "Lambda Cloud API"},
+            },
+            "aws": {"collected_at": "2026-11-20", "status": "carried_over"},
+            "azure": {"collected_at": None},
+        }
+    }
+    rows = data.provenance(manifest, {"aws": 3, "lambdalabs": 2}, NOW)
+    assert rows == [
+        {
+            "name": "aws",
+            "offers": 3,
+            "recorded_at": "2026-11-20T00:00:00+00:00",
+            "age": "11d",
+            "stale": True,
+            "status": "carried_over",
+            "source": None,
+        },
+        {
+            "name": "azure",
+            "offers": 0,
+            "recorded_at": None,
+            "age": "unknown",
+            "stale": True,
+            "status": None,
+            "source": None,
+        },
+        {
+            "name": "lambdalabs",
+            "offers": 2,
+            "recorded_at": "2026-12-01T10:00:00+00:00",
+            "age": "2h",
+            "stale": False,
+            "status": "fresh",
+            "source": "Lambda Cloud API",
+        },
+    ]

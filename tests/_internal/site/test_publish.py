@@ -1,0 +1,54 @@
+"""`gpuhunt catalog publish-site` against a moto S3 server on 127.0.0.1: the page and its data
+under `{prefix}/site/`, the page uploaded last, and the site readable over HTTP as a browser
+reads it."""
+
+from __future__ import annotations
+
+import requests
+
+from gpuhunt._internal.cli import main as gpuhunt_main
+from gpuhunt._internal.formats.csv import write_csv_file
+from tests._internal.publish import test_pipeline
+from tests.helpers import item
+
+moto_url = test_pipeline.moto_url
+bucket = test_pipeline.bucket
+
+
+def test_publish_site_uploads_data_then_the_page(tmp_path, bucket, capsys):
+    (tmp_path / "csv").mkdir()
+    write_csv_file(
+        [item("aws", price=1.5), item("aws", location="eu-west-1", price=1.75)],
+        str(tmp_path / "csv" / "aws.csv"),
+    )
+    assert (
+        gpuhunt_main(
+            ["catalog", "site", str(tmp_path / "site"), "--catalog", str(tmp_path / "csv")]
+        )
+        == 0
+    )
+    calls = []
+    real_put = bucket.client.put_object
+
+    def put(**kw):
+        calls.append(kw["Key"])
+        return real_put(**kw)
+
+    bucket.client.put_object = put
+    from gpuhunt._internal.site.publish import publish_site
+
+    keys = publish_site(tmp_path / "site", bucket.name, "v3", client=bucket.client)
+    assert keys == calls == ["v3/site/offers.json", "v3/site/offers.js", "v3/site/index.html"]
+    page = requests.get(f"{bucket.endpoint}/{bucket.name}/v3/site/index.html", timeout=10)
+    assert page.headers["Content-Type"].startswith("text/html")
+    assert "offers.js?v=" in page.text
+    data = requests.get(f"{bucket.endpoint}/{bucket.name}/v3/site/offers.json", timeout=10).json()
+    assert data["offers"]["price"] == [1.5, 1.75]
+
+
+def test_publish_site_refuses_a_folder_that_is_not_a_site(tmp_path, bucket, capsys):
+    assert gpuhunt_main(["catalog", "publish-site", str(tmp_path), "--bucket", bucket.name]) == 1
+    assert (
+        "is not a written site: offers.json, offers.js, index.html missing"
+        in capsys.readouterr().err
+    )
