@@ -23,11 +23,19 @@ LAYERS = [
         "gcpause",
     },
     {"query"},
-    {"formats", "history.table", "history.daily", "history.diff"},
+    {"formats", "history.table", "history.daily", "history.diff", "site.data", "site.facts"},
     {"load"},
-    {"catalog", "default", "publish.build", "history.remote", "history.api", "history.plot"},
-    {"publish"},
-    {"cli", "cli_query", "cli_format", "history.commands"},
+    {
+        "catalog",
+        "default",
+        "publish.build",
+        "history.remote",
+        "history.api",
+        "history.plot",
+        "site.build",
+    },
+    {"publish", "site.publish"},
+    {"cli", "cli_query", "cli_format", "history.commands", "site.commands"},
 ]
 
 
@@ -63,7 +71,7 @@ def test_layers_import_only_downwards():
                 continue
             target = name.removeprefix("gpuhunt._internal.")
             if (
-                target.split(".")[0] in {"query", "formats", "load", "publish", "history"}
+                target.split(".")[0] in {"query", "formats", "load", "publish", "history", "site"}
                 and "." not in target
             ):
                 continue  # `from gpuhunt._internal import query`: the named module is checked
