@@ -207,6 +207,7 @@ def _status(args: argparse.Namespace) -> int:
         "data_age_days": s.data_age_days,
         "data_age": cli_format.data_ages(s) or None,
         "recorded_at": {p: w.isoformat() if w else None for p, w in s.recorded_at.items()} or None,
+        "sources": s.sources or None,
         "offers": s.offers,
         "skipped_rows": s.skipped_rows,
         "last_error": s.last_error,
@@ -214,7 +215,7 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    per_provider = ("offers", "skipped_rows", "data_age", "recorded_at")
+    per_provider = ("offers", "skipped_rows", "data_age", "recorded_at", "sources")
     for k, v in info.items():
         if k not in per_provider:
             print(f"{k:13} {v}")
@@ -230,4 +231,13 @@ def _status(args: argparse.Namespace) -> int:
             f"{p:13} {s.offers.get(p, 0):>7}  {ages.get(p, 'unknown'):>7}  "
             f"{when.isoformat() if when else 'unknown'}{note}"
         )
+    # Where each provider's data came from and how its date is known, when the manifest says.
+    described = [p for p in names if s.sources.get(p, {}).get("name")]
+    if described:
+        print("\nSOURCES")
+    for p in described:
+        source = s.sources[p]
+        print(f"{p:13} {source['name']}")
+        if source.get("date_basis"):
+            print(f"{'':13} date: {source['date_basis']}")
     return 0

@@ -218,8 +218,24 @@ def describe_source(status: Any, providers: Container[str] | None = None) -> str
     text = origin(status) + "."
     ages = data_ages(status, providers)
     if ages:
-        text += " Data age: " + ", ".join(f"{p} {age}" for p, age in ages.items()) + "."
+        labels = source_labels(status)
+        text += (
+            " Data age: "
+            + ", ".join(
+                f"{p} {age}" + (f" ({labels[p]})" if p in labels else "") for p, age in ages.items()
+            )
+            + "."
+        )
     return text
+
+
+def source_labels(status: Any) -> dict[str, str]:
+    """provider -> the short name of where its data came from ("SkyPilot catalog"), for the
+    providers whose manifest gives one (the bundled snapshot's does)."""
+    sources = getattr(status, "sources", None) or {}
+    return {
+        p: str(s["label"]) for p, s in sources.items() if isinstance(s, dict) and s.get("label")
+    }
 
 
 def origin(status: Any) -> str:
@@ -262,7 +278,15 @@ def data_ages(status: Any, providers: Container[str] | None = None) -> dict[str,
         p: when for p, when in status.recorded_at.items() if providers is None or p in providers
     }
     now = dt.datetime.now(dt.timezone.utc)
+    sources = getattr(status, "sources", None) or {}
+
+    def bound(p: str) -> str:
+        # The date is the earliest the data can be from ("2026-05-04 or later"): at most this old.
+        source = sources.get(p)
+        return "<=" if isinstance(source, dict) and source.get("date_is_lower_bound") else ""
+
     return {
-        p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
+        p: (bound(p) if when is not None else "")
+        + freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
         for p, when in sorted(recorded.items())
     }
