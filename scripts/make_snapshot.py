@@ -65,7 +65,7 @@ class Source:
     commit: str | None = None
     url: str | None = None
     stored: str | None = None  # the trimmed copy in this repository the snapshot is built from
-    label: str = ""  # a short name for the CLI footer ("SkyPilot catalog")
+    label: str = ""  # a short name for the CLI footer ("SkyPilot")
     date_is_lower_bound: bool = False  # `collected_at` is the earliest the data can be from
 
 
@@ -120,7 +120,7 @@ def _skypilot_source(
         path=c.path,
         commit=c.commit,
         stored=str(c.stored.relative_to(ROOT)),
-        label="SkyPilot catalog",
+        label="SkyPilot",
         date_is_lower_bound=lower_bound,
     )
 
@@ -148,7 +148,7 @@ SOURCES: dict[str, Source] = {
         path="data/all_gpu_instances.js",
         commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e",
         stored="tests/providers/data/aws/price_list_full_2026-01-21.csv.gz",
-        label="vantage.sh data",
+        label="vantage.sh",
     ),
     "gcp": Source(
         _gcp,
@@ -166,7 +166,7 @@ SOURCES: dict[str, Source] = {
         commit="0166a59",
         stored="tests/providers/data/gcp/replay_compute_skus_page1.json (and the other "
         "replay_*.json there)",
-        label="Cyclenerd pricing.yml",
+        label="Cyclenerd",
     ),
     "oci": Source(
         _oci,
@@ -177,7 +177,7 @@ SOURCES: dict[str, Source] = {
         "the day the prices were reported, written beside them in the public test they come from",
         stored="tests/providers/data/oci/replay_shapes.json, tests/providers/data/oci/"
         "replay_products.json",
-        label="OCI Cost Estimator",
+        label="OCI estimator",
     ),
     "lambdalabs": _skypilot_source(
         "lambdalabs",

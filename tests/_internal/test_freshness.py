@@ -222,8 +222,9 @@ def test_footer_and_status_agree_on_the_bundled_snapshots_ages(published, capsys
         assert status["recorded_at"][name] == (when.isoformat() if when else None)
         age = status["data_age"][name]
         assert (age == "unknown") == (when is None)
-        if name == "aws":
-            assert f"Data age: aws {age}." in line  # the footer gives the same age
+        if name == "aws":  # the footer gives the same age, and where the data came from
+            label = entry["source"]["label"]
+            assert f"Data age: aws {age} ({label})." in line
     assert status["data_age_days"] == max(
         int(a[:-1]) for a in status["data_age"].values() if a.endswith("d")
     )

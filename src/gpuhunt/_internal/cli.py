@@ -221,23 +221,25 @@ def _status(args: argparse.Namespace) -> int:
             print(f"{k:13} {v}")
     ages = cli_format.data_ages(s)
     names = sorted(set(s.offers) | set(s.recorded_at))
+    # Where each provider's data came from and how its date is known, when the manifest says.
+    described = [p for p in names if s.sources.get(p, {}).get("name")]
+    if described:
+        print("\nSOURCE")
+    for p in described:
+        source = s.sources[p]
+        print(f"{p:13} {source['name']}")
+        if source.get("date_basis"):
+            print(f"{'':13} date: {source['date_basis']}")
     if names:
         print(f"\n{'PROVIDER':13} {'OFFERS':>7}  {'AGE':>7}  RECORDED")
     for p in names:
         when = s.recorded_at.get(p)
         skipped = s.skipped_rows.get(p)
         note = f"  ({skipped} malformed rows skipped)" if skipped else ""
+        # A date that only bounds the data ("2026-05-04 or later") says so.
+        later = " or later" if s.sources.get(p, {}).get("date_is_lower_bound") else ""
         print(
             f"{p:13} {s.offers.get(p, 0):>7}  {ages.get(p, 'unknown'):>7}  "
-            f"{when.isoformat() if when else 'unknown'}{note}"
+            f"{when.isoformat() + later if when else 'unknown'}{note}"
         )
-    # Where each provider's data came from and how its date is known, when the manifest says.
-    described = [p for p in names if s.sources.get(p, {}).get("name")]
-    if described:
-        print("\nSOURCES")
-    for p in described:
-        source = s.sources[p]
-        print(f"{p:13} {source['name']}")
-        if source.get("date_basis"):
-            print(f"{'':13} date: {source['date_basis']}")
     return 0

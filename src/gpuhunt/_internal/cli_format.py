@@ -230,7 +230,7 @@ def describe_source(status: Any, providers: Container[str] | None = None) -> str
 
 
 def source_labels(status: Any) -> dict[str, str]:
-    """provider -> the short name of where its data came from ("SkyPilot catalog"), for the
+    """provider -> the short name of where its data came from ("SkyPilot"), for the
     providers whose manifest gives one (the bundled snapshot's does)."""
     sources = getattr(status, "sources", None) or {}
     return {
@@ -278,15 +278,7 @@ def data_ages(status: Any, providers: Container[str] | None = None) -> dict[str,
         p: when for p, when in status.recorded_at.items() if providers is None or p in providers
     }
     now = dt.datetime.now(dt.timezone.utc)
-    sources = getattr(status, "sources", None) or {}
-
-    def bound(p: str) -> str:
-        # The date is the earliest the data can be from ("2026-05-04 or later"): at most this old.
-        source = sources.get(p)
-        return "<=" if isinstance(source, dict) and source.get("date_is_lower_bound") else ""
-
     return {
-        p: (bound(p) if when is not None else "")
-        + freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
+        p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
         for p, when in sorted(recorded.items())
     }
