@@ -88,12 +88,6 @@ def _gcp() -> list[CatalogItem]:
     return replay_gcp.collect(keep_sku=real)
 
 
-def _oci() -> list[CatalogItem]:
-    from scripts.replay import replay_oci
-
-    return replay_oci.collect()
-
-
 def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
     def collect() -> list[CatalogItem]:
         from scripts.snapshot_sources import skypilot_vms
@@ -168,16 +162,12 @@ SOURCES: dict[str, Source] = {
         "replay_*.json there)",
         label="Cyclenerd",
     ),
-    "oci": Source(
-        _oci,
-        PRICE_LIST,
-        "Oracle Cost Estimator (shapes.json/products.json) GPU shape prices as reported on "
-        "2026-09-18, and Oracle's compute price list for E4 (tests/providers/data/oci/README.md)",
-        "2026-09-18",
-        "the day the prices were reported, written beside them in the public test they come from",
-        stored="tests/providers/data/oci/replay_shapes.json, tests/providers/data/oci/"
-        "replay_products.json",
-        label="OCI estimator",
+    "oci": _skypilot_source(
+        "oci",
+        None,
+        NO_COMMIT_DATE,
+        "on-demand prices, and SkyPilot's preemptible prices (half of on-demand, OCI's "
+        "published discount) for the shapes that allow it; every region of the file",
     ),
     "lambdalabs": _skypilot_source(
         "lambdalabs",

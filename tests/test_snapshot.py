@@ -26,7 +26,7 @@ from gpuhunt._internal.formats.csv import load as csv_load
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = {"recorded API answers", "public price list", "published third-party catalog"}
-SKYPILOT = ["lambdalabs", "verda", "nebius", "runpod"]
+SKYPILOT = ["lambdalabs", "verda", "nebius", "oci", "runpod"]
 
 # The stored SkyPilot files, as the file reader served them: their length in characters (the
 # reader's `total_chars`, CRLF line ends counted). The RunPod file is an excerpt (rows verbatim).
@@ -41,6 +41,7 @@ PINNED = {
     "skypilot_v8_hyperbolic_vms.csv": "5997cc2b8505d5d0c120b44f58bd253bbfdaad6b838f5728466b653826faa4a9",
     "skypilot_v8_lambda_vms.csv": "036573edf39d8acff895c3f0d0906c00f5ec60e7969c63832727f3c2c1afb8ef",
     "skypilot_v8_nebius_vms.csv": "eb3007fb983a2fcb7ea17f2cab3c4c40eb0b10813cb851d7e1bc1ec0dc608564",
+    "skypilot_v8_oci_vms_gpu.csv": "25b1817e9b001f93e22565e187640e1eaa85aef242df00bfb0324c4e681403f3",
     "skypilot_v8_runpod_vms_excerpt.csv": "db989ecb913a53bfa7f0b8746cb6ec1b1c0a7580fb9d5ce1fa9ce0c6159bcd9a",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
 }
@@ -94,7 +95,7 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
     assert {n: e["collected_at"] for n, e in entries.items()} == {
         "aws": "2026-01-21",
         "gcp": "2025-03-06",
-        "oci": "2026-09-18",
+        "oci": None,
         "lambdalabs": "2026-05-04",
         "verda": None,
         "nebius": None,
@@ -103,7 +104,7 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
     assert entries["lambdalabs"]["source"]["date_is_lower_bound"] is True
     assert entries["lambdalabs"]["source"]["date_basis"].startswith("2026-05-04 or later")
     assert not entries["aws"]["source"]["date_is_lower_bound"]
-    # Named after the OLDEST dated provider (GCP), not the newest (OCI).
+    # Named after the OLDEST dated provider (GCP), not the newest (Lambda).
     assert manifest["version"] == "snapshot-20250306"
     for name in SKYPILOT:
         c = skypilot_vms.CONVERSIONS[name]
@@ -199,6 +200,30 @@ def test_verda_and_nebius_on_demand_and_spot_prices_are_as_listed(snapshot):
     assert ("2B300.60V", "FIN-03", False) not in verda
 
 
+def test_oci_is_every_gpu_shape_of_the_skypilot_catalog_once_per_region(snapshot):
+    listed: dict[tuple[str, str, bool], float] = {}
+    domains: dict[str, set[str]] = {}
+    for r in rows("skypilot_v8_oci_vms_gpu.csv"):
+        domains.setdefault(r["Region"], set()).add(r["AvailabilityZone"])
+        for column, spot in (("Price", False), ("SpotPrice", True)):
+            if r[column]:
+                key = (r["InstanceType"], r["Region"], spot)
+                assert listed.setdefault(key, float(r[column])) == float(r[column]), key
+    oci = list(offers(snapshot, "oci"))
+    got = {(i.instance_name, i.location, i.spot): i.price for i in oci}
+    assert got == listed and len(oci) == len(listed)  # one offer per region, not per domain
+    assert len(domains) == 44 and len(domains["us-ashburn-1"]) == 3
+    b200 = {i.location for i in oci if i.instance_name == "BM.GPU.B200.8" and i.price == 112}
+    assert len(b200) == 44
+    by_name = {i.instance_name: i for i in oci if i.location == "eu-frankfurt-1" and not i.spot}
+    assert (by_name["BM.GPU.H200.8"].gpu_name, by_name["BM.GPU.H200.8"].gpu_memory) == ("H200", 141)
+    assert by_name["BM.GPU.L40S.4"].price == 14 and by_name["BM.GPU.L40S.4"].gpu_count == 4
+    assert by_name["BM.GPU.GB200.4"].cpu_arch.value == "arm"  # a Grace superchip
+    assert by_name["BM.GPU.MI300X.8"].gpu_vendor.value == "amd"
+    spot = [i for i in oci if i.spot]
+    assert spot and all(i.flags == ["oci-spot"] for i in spot)
+
+
 def test_aws_is_built_from_every_real_region_price(snapshot):
     text = gzip.decompress(replay_aws.FULL_PRICE_LIST.read_bytes()).decode()
     price_rows = list(csv.DictReader(io.StringIO(text.split("\n", 5)[5])))
@@ -289,13 +314,14 @@ def test_every_new_location_has_a_geography_row(snapshot):
         assert reader.fieldnames == ["provider", "location", "country", "area", "source"]
         table = {(r["provider"], r["location"]): r for r in reader}
     areas = {"north-america", "south-america", "europe", "middle-east", "africa", "asia-pacific"}
-    for name in ["runpod", "verda"]:  # the providers this snapshot adds
+    for name in ["runpod", "verda", "oci"]:  # the providers (and regions) this snapshot adds
         for item in offers(snapshot, name):
             row = table[(name, item.location)]
             assert re.fullmatch(r"[A-Z]{2}", row["country"]) and row["area"] in areas
             assert row["source"]
     assert table[("runpod", "EUR-IS-1")]["country"] == "IS"
     assert table[("verda", "FIN-03")]["country"] == "FI"
+    assert table[("oci", "me-jeddah-1")]["area"] == "middle-east"
 
 
 def test_readme_table_matches_the_manifest(snapshot):

@@ -50,6 +50,10 @@ class Conversion:
     excerpt: str = ""  # how the stored input was trimmed, if it was
     # Nebius names an offer "platform preset"; SkyPilot joins the two with the first "_".
     platform_preset: bool = False
+    spot_flags: tuple[str, ...] = ()  # flags the provider's collector puts on spot offers
+    # SkyPilot lists OCI once per availability domain; the OCI collector makes one offer per
+    # region, so the same shape at the same price in a region's other domains is not repeated.
+    one_per_region: bool = False
 
     @property
     def stored(self) -> Path:
@@ -88,6 +92,18 @@ CONVERSIONS: dict[str, Conversion] = {
         "catalogs/v8/nebius/vms.csv",
         "0082b0435f3912ae4c566856b272455cc78f4f61",
         platform_preset=True,
+    ),
+    "oci": Conversion(
+        "oci",
+        "skypilot_v8_oci_vms_gpu.csv",
+        "catalogs/v8/oci/vms.csv",
+        "0588751183820cf2dab5c8a89447e8aac9f73fd5",
+        arm_gpus=frozenset({"GB200", "GB300"}),  # Grace superchips, as the OCI collector says
+        spot_flags=("oci-spot",),
+        one_per_region=True,
+        excerpt="the 1,134 GPU-shape rows of the file (every region and availability domain); "
+        "its 2,592 VM.Standard.E4/E5.Flex rows (SkyPilot's own enumeration of flex sizes) "
+        "are left out",
     ),
     "runpod": Conversion(
         "runpod",
@@ -145,6 +161,7 @@ def _price(text: str) -> float | None:
 def convert(conversion: Conversion, path: Path | None = None) -> Converted:
     """Every offer of one stored SkyPilot catalog, as the provider's collector would make it."""
     out = Converted(items=[])
+    seen: set[tuple[str, str, bool, float]] = set()
     with (path or conversion.stored).open(newline="") as f:
         for row in csv.DictReader(f):
             out.rows += 1
@@ -172,6 +189,14 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
             for price, spot in prices:
                 if price is None or price <= 0:
                     continue
+                key = (row["InstanceType"], row[conversion.location_column], spot, price)
+                if conversion.one_per_region:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                flags = list(conversion.arm_flags) if arm else []
+                if spot:
+                    flags += conversion.spot_flags
                 out.items.append(
                     CatalogItem(
                         provider=conversion.provider,
@@ -190,7 +215,7 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                         spot=spot,
                         disk_size=None,
                         gpu_vendor=vendor,
-                        flags=list(conversion.arm_flags) if arm else [],
+                        flags=flags,
                         cpu_arch=CPUArchitecture.ARM if arm else CPUArchitecture.X86,
                     )
                 )
