@@ -42,7 +42,7 @@ PINNED = {
     "skypilot_v8_lambda_vms.csv": "036573edf39d8acff895c3f0d0906c00f5ec60e7969c63832727f3c2c1afb8ef",
     "skypilot_v8_nebius_vms.csv": "eb3007fb983a2fcb7ea17f2cab3c4c40eb0b10813cb851d7e1bc1ec0dc608564",
     "skypilot_v8_oci_vms_gpu.csv": "25b1817e9b001f93e22565e187640e1eaa85aef242df00bfb0324c4e681403f3",
-    "skypilot_v8_runpod_vms_excerpt.csv": "db989ecb913a53bfa7f0b8746cb6ec1b1c0a7580fb9d5ce1fa9ce0c6159bcd9a",
+    "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
 }
 
@@ -176,6 +176,11 @@ def test_runpod_has_consumer_gpus_at_the_listed_prices(snapshot):
         24.0,
     )
     assert (rtx["US-TX-3"].cpu, rtx["US-TX-3"].memory) == (5, 29.0)
+    rtx5090 = {i.location: i for i in runpod if i.instance_name == "1x_RTX5090_SECURE"}
+    assert len(rtx5090) == 30 and {i.price for i in rtx5090.values()} == {0.99}
+    assert (rtx5090["US-KS-1"].gpu_name, rtx5090["US-KS-1"].gpu_memory) == ("RTX5090", 32.0)
+    h200 = next(i for i in runpod if i.instance_name == "3x_H200-SXM_SECURE")
+    assert (h200.gpu_name, h200.gpu_count, h200.gpu_memory, h200.price) == ("H200", 3, 141.0, 13.77)
     a100 = [i for i in runpod if i.instance_name == "1x_A100-80GB_SECURE"]
     assert len(a100) == 48 and {(i.price, i.gpu_name, i.gpu_memory) for i in a100} == {
         (1.39, "A100", 80.0)

@@ -113,7 +113,8 @@ CONVERSIONS: dict[str, Conversion] = {
         location_column="AvailabilityZone",
         spot_column=False,
         memory_unit_gib=1.0,
-        excerpt="226 of the file's rows (2,167,070 characters in all): five Secure Cloud types",
+        excerpt="535 of the file's rows (2,167,070 characters in all): the Secure Cloud rows of the "
+        "pages read (A100 80GB, RTX 4090, RTX 5090, RTX 6000 Ada, H100 NVL, H200 SXM types)",
     ),
 }
 
