@@ -75,15 +75,20 @@ def _aws() -> list[CatalogItem]:
     return replay_aws.collect(replay_aws.FULL_PRICE_LIST)
 
 
+# The price-source tags of tests/providers/data/gcp/make_replay_data.py that no dated source backs.
+UNSOURCED_SKUS = {"ILL", "PUB"}
+
+
 def _gcp() -> list[CatalogItem]:
     from scripts.replay import replay_gcp
 
     origin = replay_gcp.sku_sources()
 
     def real(sku: dict[str, Any]) -> bool:
-        # Illustrative SKUs (e.g. the N1 GPU spot prices) only exercise code paths; K80 is past
-        # its end of life and its recorded prices are of no use to anyone.
-        return origin.get(sku["skuId"]) != "ILL" and "K80" not in sku["description"]
+        # Illustrative SKUs (e.g. the N1 GPU spot prices) only exercise code paths, and the
+        # "as widely quoted" ones (N1 GPUs, some TPUs) were never checked against a dated
+        # source; K80 is past its end of life and its recorded prices are of no use to anyone.
+        return origin.get(sku["skuId"]) not in UNSOURCED_SKUS and "K80" not in sku["description"]
 
     return replay_gcp.collect(keep_sku=real)
 
@@ -152,8 +157,9 @@ SOURCES: dict[str, Source] = {
         "gcloud exports (tests/providers/data/gcp/make_replay_data.py)",
         "2025-03-06",
         "a date inside the file (pricing.yml says it was generated on 2025-03-06)",
-        "also GCP's spot and GPU/TPU pricing pages and SkyPilot's catalog, undated; SKUs tagged "
-        "illustrative and K80 SKUs are left out, and with them every offer they would price. "
+        "also GCP's spot pricing page and SkyPilot's catalog, undated; SKUs tagged illustrative "
+        "or 'as widely quoted' (N1 GPUs, some TPUs) and K80 SKUs are left out, and with them "
+        "every offer they would price. "
         "A newer pricing.yml (fd66b26, generated 2026-07-30) exists and is not converted yet",
         repository="Cyclenerd/google-cloud-pricing-cost-calculator",
         path="pricing.yml",
