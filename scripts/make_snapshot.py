@@ -7,12 +7,17 @@
 The snapshot is what a user gets with no network and no cache, so every offer in it comes from a
 real source: a recorded API answer, a public price list, or a published third-party catalog. The
 default runs each provider's real collector over its recordings (`scripts/replay/`), leaving out
-every price the recordings mark as illustrative, or converts a published catalog (`SOURCES`
-below). A provider without real prices is left out (`LEFT_OUT`) rather than invented.
+every price the recordings mark as illustrative, or converts a published catalog
+(`scripts/snapshot_sources/`, e.g. SkyPilot's `vms.csv` files) from trimmed copies stored in this
+repository, so the snapshot can be rebuilt offline (`SOURCES` below). A provider without real
+prices is left out (`LEFT_OUT`) rather than invented.
 
-The manifest records per provider its `source` (`kind`, `name`, `note`) and `collected_at`: the
-date its data was recorded, or null when that date is not known (never the build date in its
-place); the CLI and `catalog status` report the age from it. This script imports no test code.
+The manifest records per provider its `source` (`kind`, `name`, `note`; where it was read:
+`repository`, `path`, `commit` or `url`; the `stored` copy; `date_basis`: how the date is known,
+or why it is not) and `collected_at`: the date of the data (or the earliest it can be), or null
+when not known (never the build date in its place); the CLI and `catalog status` report source
+and age from it. The snapshot's version names the OLDEST dated provider. This script imports no
+test code.
 """
 
 from __future__ import annotations
@@ -48,8 +53,20 @@ class Source:
     collect: Callable[[], list[CatalogItem]]
     kind: str  # RECORDED, PRICE_LIST or CATALOG (the main one; `note` names the others)
     name: str  # which: a URL, a repository file at a commit, a recording
-    collected_at: str | None  # when the data was recorded (ISO date), None if not known
+    # The date of the data (ISO date), the day it was recorded or the earliest day it can be
+    # from; None when not known (never the build date in its place).
+    collected_at: str | None
+    # How `collected_at` is known ("a date inside the file", "the commit date", "2026-05-04 or
+    # later: ..."), or, when it is None, why it is not known.
+    date_basis: str
     note: str = ""
+    repository: str | None = None  # where the stored input was read: repository, path, commit
+    path: str | None = None
+    commit: str | None = None
+    url: str | None = None
+    stored: str | None = None  # the trimmed copy in this repository the snapshot is built from
+    label: str = ""  # a short name for the CLI footer ("SkyPilot")
+    date_is_lower_bound: bool = False  # `collected_at` is the earliest the data can be from
 
 
 def _aws() -> list[CatalogItem]:
@@ -58,10 +75,8 @@ def _aws() -> list[CatalogItem]:
     return replay_aws.collect(replay_aws.FULL_PRICE_LIST)
 
 
-def _azure() -> list[CatalogItem]:
-    from scripts.replay import replay_azure
-
-    return replay_azure.collect()
+# The price-source tags of tests/providers/data/gcp/make_replay_data.py that no dated source backs.
+UNSOURCED_SKUS = {"ILL", "PUB"}
 
 
 def _gcp() -> list[CatalogItem]:
@@ -70,30 +85,51 @@ def _gcp() -> list[CatalogItem]:
     origin = replay_gcp.sku_sources()
 
     def real(sku: dict[str, Any]) -> bool:
-        # Illustrative SKUs (e.g. the N1 GPU spot prices) only exercise code paths; K80 is past
-        # its end of life and its recorded prices are of no use to anyone.
-        return origin.get(sku["skuId"]) != "ILL" and "K80" not in sku["description"]
+        # Illustrative SKUs (e.g. the N1 GPU spot prices) only exercise code paths, and the
+        # "as widely quoted" ones (N1 GPUs, some TPUs) were never checked against a dated
+        # source; K80 is past its end of life and its recorded prices are of no use to anyone.
+        return origin.get(sku["skuId"]) not in UNSOURCED_SKUS and "K80" not in sku["description"]
 
     return replay_gcp.collect(keep_sku=real)
 
 
-def _oci() -> list[CatalogItem]:
-    from scripts.replay import replay_oci
+def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
+    def collect() -> list[CatalogItem]:
+        from scripts.snapshot_sources import skypilot_vms
 
-    return replay_oci.collect()
+        return skypilot_vms.collect(provider)
 
-
-def _nebius() -> list[CatalogItem]:
-    from scripts.replay import skypilot_nebius
-
-    return skypilot_nebius.collect()
+    return collect
 
 
-def _lambdalabs() -> list[CatalogItem]:
-    from scripts.replay import skypilot_lambdalabs
+def _skypilot_source(
+    provider: str, collected_at: str | None, date_basis: str, note: str, lower_bound: bool = False
+) -> Source:
+    from scripts.snapshot_sources import skypilot_vms
 
-    return skypilot_lambdalabs.collect()
+    c = skypilot_vms.CONVERSIONS[provider]
+    return Source(
+        _skypilot(provider),
+        CATALOG,
+        c.source,
+        collected_at,
+        date_basis,
+        note + (f"; stored excerpt: {c.excerpt}" if c.excerpt else ""),
+        repository=skypilot_vms.REPOSITORY,
+        path=c.path,
+        commit=c.commit,
+        stored=str(c.stored.relative_to(ROOT)),
+        label="SkyPilot",
+        date_is_lower_bound=lower_bound,
+    )
 
+
+# The commit dates of skypilot-org/skypilot-catalog cannot be read here: the code-search index
+# that served the files gives no dates, and the repository (1.7 GB) is too large to copy.
+NO_COMMIT_DATE = (
+    "unknown: the commit's date could not be read (the file index gives no dates and the "
+    "repository is too large to copy); read on 2026-12-01"
+)
 
 SOURCES: dict[str, Source] = {
     "aws": Source(
@@ -102,20 +138,16 @@ SOURCES: dict[str, Source] = {
         "tsaol/aws-gpu data/all_gpu_instances.js@77fcd9fe1d0652fd07b830e5ed030d61da87923e "
         "(instances.vantage.sh data, 92 GPU/accelerator types, 1,157 region prices)",
         "2026-01-21",
+        "a date inside the catalog (published 2026-01-21)",
         "every on-demand region price of that catalog, written as an EC2 Price List file "
         "(tests/providers/data/aws/price_list_full_2026-01-21.csv.gz) and read by the AWS "
         "collector, with instance details from moto's copy of DescribeInstanceTypes; no spot "
         "prices (none recorded)",
-    ),
-    "azure": Source(
-        _azure,
-        PRICE_LIST,
-        "Azure Retail Prices API: two recorded pages (Ev3/Esv3 in eastus, Dv4 in westeurope) "
-        "and public GPU prices written in its item format (tests/providers/data/azure/README.md)",
-        None,
-        "recording dates unknown: the recorded pages' prices are effective since 2019-01-01 and "
-        "2020-08-01; of the GPU prices only ND96isr H100 v5 comes from a dated capture "
-        "(2026-09-16)",
+        repository="tsaol/aws-gpu",
+        path="data/all_gpu_instances.js",
+        commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e",
+        stored="tests/providers/data/aws/price_list_full_2026-01-21.csv.gz",
+        label="vantage.sh",
     ),
     "gcp": Source(
         _gcp,
@@ -124,42 +156,83 @@ SOURCES: dict[str, Source] = {
         "pricing.yml@0166a59 (generated 2025-03-06), in recorded SKU format; machine types from "
         "gcloud exports (tests/providers/data/gcp/make_replay_data.py)",
         "2025-03-06",
-        "also GCP's spot and GPU/TPU pricing pages and SkyPilot's catalog, undated; SKUs tagged "
-        "illustrative and K80 SKUs are left out, and with them every offer they would price",
+        "a date inside the file (pricing.yml says it was generated on 2025-03-06)",
+        "also GCP's spot pricing page and SkyPilot's catalog, undated; SKUs tagged illustrative "
+        "or 'as widely quoted' (N1 GPUs, some TPUs) and K80 SKUs are left out, and with them "
+        "every offer they would price. "
+        "A newer pricing.yml (fd66b26, generated 2026-07-30) exists and is not converted yet",
+        repository="Cyclenerd/google-cloud-pricing-cost-calculator",
+        path="pricing.yml",
+        commit="0166a59",
+        stored="tests/providers/data/gcp/replay_compute_skus_page1.json (and the other "
+        "replay_*.json there)",
+        label="Cyclenerd",
     ),
-    "oci": Source(
-        _oci,
-        PRICE_LIST,
-        "Oracle Cost Estimator (shapes.json/products.json) GPU shape prices as reported on "
-        "2026-09-18, and Oracle's compute price list for E4 (tests/providers/data/oci/README.md)",
-        "2026-09-18",
-    ),
-    "lambdalabs": Source(
-        _lambdalabs,
-        CATALOG,
-        "skypilot-org/skypilot-catalog catalogs/v7/lambda/vms.csv"
-        "@11580132cea293395776b033c8533714d42abb4e",
+    "oci": _skypilot_source(
+        "oci",
         None,
-        "read 2026-12-01; the commit's date is not known. SkyPilot lists every type in every "
-        "region; disk sizes are not in it",
+        NO_COMMIT_DATE,
+        "on-demand prices, and SkyPilot's preemptible prices (half of on-demand, OCI's "
+        "published discount) for the shapes that allow it; every region of the file",
     ),
-    "nebius": Source(
-        _nebius,
-        CATALOG,
-        "skypilot-org/skypilot-catalog catalogs/v7/nebius/vms.csv"
-        "@22fd1feab9aa97a155f0f5a9d39351d9aa8ae9be",
+    "lambdalabs": _skypilot_source(
+        "lambdalabs",
+        "2026-05-04",
+        "2026-05-04 or later: a dated pull request bounds the commit (issue #25); the commit's "
+        "own date could not be read here",
+        "every row of the newest stored version; SkyPilot lists every type in every region; "
+        "disk sizes are not in it",
+        lower_bound=True,
+    ),
+    "nebius": _skypilot_source(
+        "nebius",
         None,
-        "read 2026-12-01; the commit's date is not known. GPU memory per model from Nebius's "
-        "documentation (SkyPilot lists the preset's RAM there); no InfiniBand fabrics",
+        NO_COMMIT_DATE,
+        "every row of the newest stored version (21 are stored); on-demand and preemptible "
+        "prices as listed; no InfiniBand fabrics",
+    ),
+    "verda": _skypilot_source(
+        "verda",
+        None,
+        NO_COMMIT_DATE,
+        "every row of the version the file reader serves (830 versions are stored); on-demand "
+        "and spot prices as listed",
+    ),
+    "runpod": _skypilot_source(
+        "runpod",
+        None,
+        NO_COMMIT_DATE,
+        "Secure Cloud on-demand prices per data center; SkyPilot's SpotPrice equals Price in "
+        "every row read, so no spot offer is made of it",
     ),
 }
 
 # Offline providers the snapshot leaves out, and why: no real prices at hand.
 LEFT_OUT: dict[str, str] = {
-    "verda": "its recordings are test fixtures modelled on the API, not real prices",
-    "runpod": "its recordings are test fixtures and plausible values, except one RTX 3080 quote",
-    "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are illustrative",
+    "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
+    "test recordings were written in the API's format from public quotes), and the Azure "
+    "collector keeps GPU sizes only; the two recorded pages price CPU sizes",
+    "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
+    "illustrative, and SkyPilot has no CloudRift catalog",
 }
+
+
+def source_entry(src: Source) -> dict[str, Any]:
+    """The manifest's `source` of a provider: what it is, where it was read, how it is dated."""
+    entry: dict[str, Any] = {"kind": src.kind, "name": src.name, "note": src.note}
+    for key in ("repository", "path", "commit", "url", "stored", "label"):
+        if getattr(src, key):
+            entry[key] = getattr(src, key)
+    entry["date_basis"] = src.date_basis
+    entry["date_is_lower_bound"] = src.date_is_lower_bound
+    return entry
+
+
+def snapshot_version(entries: dict[str, dict[str, Any]]) -> str:
+    """Named after the OLDEST dated provider: the snapshot is no fresher than its stalest part.
+    Undated providers cannot name it; the manifest says why each one is undated."""
+    dates = [e["collected_at"] for e in entries.values() if e["collected_at"]]
+    return f"snapshot-{min(dates).replace('-', '')[:8] if dates else 'undated'}"
 
 
 def from_sources(
@@ -183,9 +256,9 @@ def from_sources(
             "sha256": sha256(data),
             "collected_at": src.collected_at,
             "status": "snapshot",
-            "source": {"kind": src.kind, "name": src.name, "note": src.note},
+            "source": source_entry(src),
         }
-        print(f"{name}: {len(items)} offers ({src.kind}, recorded {src.collected_at or 'unknown'})")
+        print(f"{name}: {len(items)} offers ({src.kind}, dated {src.collected_at or 'unknown'})")
     return csvs, entries
 
 
@@ -223,9 +296,7 @@ def main() -> int:
         version = f"snapshot-{version}"
     else:
         csvs, entries = from_sources()
-        # Named after the newest recording, never the build date.
-        dates = [e["collected_at"] for e in entries.values() if e["collected_at"]]
-        version = f"snapshot-{max(dates).replace('-', '')[:8] if dates else 'undated'}"
+        version = snapshot_version(entries)
     if not csvs:
         print("no providers collected; snapshot unchanged", file=sys.stderr)
         return 1

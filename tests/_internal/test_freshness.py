@@ -222,8 +222,9 @@ def test_footer_and_status_agree_on_the_bundled_snapshots_ages(published, capsys
         assert status["recorded_at"][name] == (when.isoformat() if when else None)
         age = status["data_age"][name]
         assert (age == "unknown") == (when is None)
-        if name == "aws":
-            assert f"Data age: aws {age}." in line  # the footer gives the same age
+        if name == "aws":  # the footer gives the same age, and where the data came from
+            label = entry["source"]["label"]
+            assert f"Data age: aws {age} ({label})." in line
     assert status["data_age_days"] == max(
         int(a[:-1]) for a in status["data_age"].values() if a.endswith("d")
     )
@@ -233,6 +234,37 @@ def test_footer_and_status_agree_on_the_bundled_snapshots_ages(published, capsys
     assert [line.split()[0] for line in text.splitlines()[-len(status["data_age"]) :]] == sorted(
         status["data_age"]
     )
+
+
+def test_status_names_each_bundled_providers_source_and_date_basis(published, capsys):
+    """`catalog status` on the bundled snapshot: every provider's source, how its date is known
+    (or why it is not), and the lower-bound dates marked as such."""
+    snapshot = archive.read_archive(
+        resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
+    )
+    assert snapshot.manifest is not None
+    entries = snapshot.manifest["providers"]
+    with responses.RequestsMock() as rsps:
+        rsps.add(responses.GET, f"{URL}/version", status=503)
+        assert cli.main(["catalog", "status", "--json"]) == 0
+        status = json.loads(capsys.readouterr().out)
+        assert cli.main(["catalog", "status"]) == 0
+        text = capsys.readouterr().out
+    assert status["sources"] == {p: e["source"] for p, e in entries.items()}
+    lines = text.splitlines()
+    start = lines.index("SOURCE")
+    for name, entry in entries.items():
+        source = entry["source"]
+        i = lines.index(f"{name:13} {source['name']}", start)
+        assert lines[i + 1] == f"{'':13} date: {source['date_basis']}"
+    bounded = [p for p, e in entries.items() if e["source"]["date_is_lower_bound"]]
+    assert bounded == ["lambdalabs"]
+    row = next(
+        line
+        for line in lines
+        if line.startswith("lambdalabs") and "RECORDED" not in line and line.split()[1].isdigit()
+    )
+    assert row.endswith("2026-05-04T00:00:00+00:00 or later")
 
 
 def test_a_provider_that_was_not_due_is_carried_over_saying_so(tmp_path, capsys):

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Container
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
@@ -70,6 +71,9 @@ class CatalogStatus:
     # Per provider in the manifest: when its data was recorded (None: not known).
     recorded_at: dict[str, dt.datetime | None] = field(default_factory=dict)
     online_skipped: dict[str, int] = field(default_factory=dict)  # invalid offers, last answer
+    # Per provider in the manifest: where its data came from (the manifest's `source`: `name`,
+    # `label`, `date_basis`, ...), for the providers whose manifest entry says.
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class Catalog:
@@ -227,6 +231,11 @@ class Catalog:
                 for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
             },
             online_skipped=dict(self._online_skipped),
+            sources={
+                p: dict(entry["source"])
+                for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
+                if isinstance(entry, dict) and isinstance(entry.get("source"), dict)
+            },
         )
 
     # ----------------------------------------------------------------- querying

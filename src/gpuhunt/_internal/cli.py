@@ -210,6 +210,7 @@ def _status(args: argparse.Namespace) -> int:
         "data_age_days": s.data_age_days,
         "data_age": cli_format.data_ages(s) or None,
         "recorded_at": {p: w.isoformat() if w else None for p, w in s.recorded_at.items()} or None,
+        "sources": s.sources or None,
         "offers": s.offers,
         "skipped_rows": s.skipped_rows,
         "last_error": s.last_error,
@@ -217,20 +218,31 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    per_provider = ("offers", "skipped_rows", "data_age", "recorded_at")
+    per_provider = ("offers", "skipped_rows", "data_age", "recorded_at", "sources")
     for k, v in info.items():
         if k not in per_provider:
             print(f"{k:13} {v}")
     ages = cli_format.data_ages(s)
     names = sorted(set(s.offers) | set(s.recorded_at))
+    # Where each provider's data came from and how its date is known, when the manifest says.
+    described = [p for p in names if s.sources.get(p, {}).get("name")]
+    if described:
+        print("\nSOURCE")
+    for p in described:
+        source = s.sources[p]
+        print(f"{p:13} {source['name']}")
+        if source.get("date_basis"):
+            print(f"{'':13} date: {source['date_basis']}")
     if names:
         print(f"\n{'PROVIDER':13} {'OFFERS':>7}  {'AGE':>7}  RECORDED")
     for p in names:
         when = s.recorded_at.get(p)
         skipped = s.skipped_rows.get(p)
         note = f"  ({skipped} malformed rows skipped)" if skipped else ""
+        # A date that only bounds the data ("2026-05-04 or later") says so.
+        later = " or later" if s.sources.get(p, {}).get("date_is_lower_bound") else ""
         print(
             f"{p:13} {s.offers.get(p, 0):>7}  {ages.get(p, 'unknown'):>7}  "
-            f"{when.isoformat() if when else 'unknown'}{note}"
+            f"{when.isoformat() + later if when else 'unknown'}{note}"
         )
     return 0

@@ -218,8 +218,24 @@ def describe_source(status: Any, providers: Container[str] | None = None) -> str
     text = origin(status) + "."
     ages = data_ages(status, providers)
     if ages:
-        text += " Data age: " + ", ".join(f"{p} {age}" for p, age in ages.items()) + "."
+        labels = source_labels(status)
+        text += (
+            " Data age: "
+            + ", ".join(
+                f"{p} {age}" + (f" ({labels[p]})" if p in labels else "") for p, age in ages.items()
+            )
+            + "."
+        )
     return text
+
+
+def source_labels(status: Any) -> dict[str, str]:
+    """provider -> the short name of where its data came from ("SkyPilot"), for the
+    providers whose manifest gives one (the bundled snapshot's does)."""
+    sources = getattr(status, "sources", None) or {}
+    return {
+        p: str(s["label"]) for p, s in sources.items() if isinstance(s, dict) and s.get("label")
+    }
 
 
 def origin(status: Any) -> str:

@@ -1,0 +1,234 @@
+"""SkyPilot catalog rows (`skypilot-org/skypilot-catalog`, `catalogs/v8/<cloud>/vms.csv`) -> our
+CatalogItems, for providers whose own API has no real recording at hand.
+
+The stored inputs are in `scripts/snapshot_sources/data/` (what each one is, and how it was read,
+is in that folder's README). Every row becomes one offer per price column it fills:
+
+- `Price` (USD/hour) -> an on-demand offer, `SpotPrice` -> a spot offer where the provider's
+  entry in `CONVERSIONS` says SkyPilot's spot column is a real spot price (for RunPod it is a copy
+  of `Price` in every row read, so it is not used);
+- GPU names go through gpuhunt's one GPU resolver (`gpu_names.resolve_gpu`) with the memory per
+  GPU from `GpuInfo`, first SkyPilot's `AcceleratorName`, then the `GpuInfo` name; a row whose GPU
+  neither spelling resolves is skipped and counted (`Converted.skipped`), never renamed by hand;
+- the location is the column the provider's own collector uses for it (RunPod: the data center,
+  SkyPilot's `AvailabilityZone`; the others: `Region`); `disk_size` is unknown (not in the file);
+- the provider's own `filter()` is applied, as its collector would.
+
+`PENDING` lists SkyPilot catalogs of providers this branch has no provider module for: once a
+module exists, move the entry to `CONVERSIONS` (and `SOURCES` in `scripts/make_snapshot.py`).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuhunt._internal.gpu_names import resolve_gpu
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
+
+DATA = Path(__file__).resolve().parent / "data"
+REPOSITORY = "skypilot-org/skypilot-catalog"
+
+
+@dataclass(frozen=True)
+class Conversion:
+    provider: str
+    file: str  # the stored input, in DATA
+    path: str  # the file in REPOSITORY
+    commit: str
+    location_column: str = "Region"
+    spot_column: bool = True  # SpotPrice is a real spot price
+    # SkyPilot writes MiB under `SizeInMiB`, except its RunPod fetcher, which writes GB there
+    # (`'SizeInMiB': 24` for an RTX 4090): the unit `GpuInfo` memory is read in.
+    memory_unit_gib: float = 1 / 1024
+    arm_gpus: frozenset[str] = frozenset()
+    arm_flags: tuple[str, ...] = ()
+    excerpt: str = ""  # how the stored input was trimmed, if it was
+    # Nebius names an offer "platform preset"; SkyPilot joins the two with the first "_".
+    platform_preset: bool = False
+    spot_flags: tuple[str, ...] = ()  # flags the provider's collector puts on spot offers
+    # SkyPilot lists OCI once per availability domain; the OCI collector makes one offer per
+    # region, so the same shape at the same price in a region's other domains is not repeated.
+    one_per_region: bool = False
+
+    @property
+    def stored(self) -> Path:
+        return DATA / self.file
+
+    @property
+    def source(self) -> str:
+        return f"{REPOSITORY} {self.path}@{self.commit}"
+
+
+@dataclass
+class Converted:
+    items: list[CatalogItem]
+    rows: int = 0
+    skipped: list[str] = field(default_factory=list)  # why each skipped row was skipped
+
+
+CONVERSIONS: dict[str, Conversion] = {
+    "lambdalabs": Conversion(
+        "lambdalabs",
+        "skypilot_v8_lambda_vms.csv",
+        "catalogs/v8/lambda/vms.csv",
+        "0f4070387edc953d7004cff197940e1918a1d6aa",
+        arm_gpus=frozenset({"GH200"}),  # a Grace superchip
+        arm_flags=("lambda-arm",),
+    ),
+    "verda": Conversion(
+        "verda",
+        "skypilot_v8_verda_vms.csv",
+        "catalogs/v8/verda/vms.csv",
+        "000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf",
+    ),
+    "nebius": Conversion(
+        "nebius",
+        "skypilot_v8_nebius_vms.csv",
+        "catalogs/v8/nebius/vms.csv",
+        "0082b0435f3912ae4c566856b272455cc78f4f61",
+        platform_preset=True,
+    ),
+    "oci": Conversion(
+        "oci",
+        "skypilot_v8_oci_vms_gpu.csv",
+        "catalogs/v8/oci/vms.csv",
+        "0588751183820cf2dab5c8a89447e8aac9f73fd5",
+        arm_gpus=frozenset({"GB200", "GB300"}),  # Grace superchips, as the OCI collector says
+        spot_flags=("oci-spot",),
+        one_per_region=True,
+        excerpt="the 1,134 GPU-shape rows of the file (every region and availability domain); "
+        "its 2,592 VM.Standard.E4/E5.Flex rows (SkyPilot's own enumeration of flex sizes) "
+        "are left out",
+    ),
+    "runpod": Conversion(
+        "runpod",
+        "skypilot_v8_runpod_vms_excerpt.csv",
+        "catalogs/v8/runpod/vms.csv",
+        "01acdfd419ce5afae1289ff14825b893ced0c196",
+        location_column="AvailabilityZone",
+        spot_column=False,
+        memory_unit_gib=1.0,
+        excerpt="535 of the file's rows (2,167,070 characters in all): the Secure Cloud rows of the "
+        "pages read (A100 80GB, RTX 4090, RTX 5090, RTX 6000 Ada, H100 NVL, H200 SXM types)",
+    ),
+}
+
+# SkyPilot v8 catalogs of providers without a provider module on this branch (the `providers`
+# branch adds Fluidstack, Paperspace, Hyperbolic, Prime Intellect, Shadeform, Scaleway and
+# OVHcloud). To add one after merging: copy the file into DATA (trimmed, rows verbatim), add a
+# `Conversion` with its commit and a `Source` in scripts/make_snapshot.py, and a test.
+PENDING: dict[str, str] = {
+    # stored, converted by `PENDING_CONVERSIONS` below once the module exists
+    "hyperbolic": "catalogs/v8/hyperbolic/vms.csv",
+    "primeintellect": "catalogs/v8/primeintellect/vms.csv",
+    "shadeform": "catalogs/v8/shadeform/vms.csv",
+    "fluidstack": "no v8 catalog stored (v7 and older only)",
+    "paperspace": "no v8 catalog stored (v7 and older only)",
+    "scaleway": "no SkyPilot catalog",
+    "ovhcloud": "no SkyPilot catalog",
+}
+
+
+PENDING_CONVERSIONS: dict[str, Conversion] = {
+    "hyperbolic": Conversion(
+        "hyperbolic",
+        "skypilot_v8_hyperbolic_vms.csv",
+        "catalogs/v8/hyperbolic/vms.csv",
+        "0082b0435f3912ae4c566856b272455cc78f4f61",
+    ),
+}
+
+
+def _gpu_info(text: str) -> dict[str, Any]:
+    # SkyPilot writes GpuInfo as a Python dict literal (single quotes) or as JSON.
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = ast.literal_eval(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"GpuInfo is not a mapping: {text!r}")
+    return value
+
+
+def _price(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+def convert(conversion: Conversion, path: Path | None = None) -> Converted:
+    """Every offer of one stored SkyPilot catalog, as the provider's collector would make it."""
+    out = Converted(items=[])
+    seen: set[tuple[str, str, bool, float]] = set()
+    with (path or conversion.stored).open(newline="") as f:
+        for row in csv.DictReader(f):
+            out.rows += 1
+            count = int(float(row["AcceleratorCount"] or 0))
+            name: str | None = None
+            memory: float | None = None
+            vendor: AcceleratorVendor | None = None
+            if count:
+                info = _gpu_info(row["GpuInfo"])
+                gpu = info["Gpus"][0]
+                memory = gpu["MemoryInfo"]["SizeInMiB"] * conversion.memory_unit_gib
+                resolved = resolve_gpu(row["AcceleratorName"], memory) or resolve_gpu(
+                    gpu["Name"], memory
+                )
+                if resolved is None:
+                    out.skipped.append(
+                        f"{row['InstanceType']}: GPU {row['AcceleratorName']!r} is not known"
+                    )
+                    continue
+                name, memory, vendor = resolved.name, resolved.memory, resolved.vendor
+            arm = row["AcceleratorName"] in conversion.arm_gpus
+            prices = [(_price(row["Price"]), False)]
+            if conversion.spot_column:
+                prices.append((_price(row["SpotPrice"]), True))
+            for price, spot in prices:
+                if price is None or price <= 0:
+                    continue
+                key = (row["InstanceType"], row[conversion.location_column], spot, price)
+                if conversion.one_per_region:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                flags = list(conversion.arm_flags) if arm else []
+                if spot:
+                    flags += conversion.spot_flags
+                out.items.append(
+                    CatalogItem(
+                        provider=conversion.provider,
+                        instance_name=(
+                            row["InstanceType"].replace("_", " ", 1)
+                            if conversion.platform_preset
+                            else row["InstanceType"]
+                        ),
+                        location=row[conversion.location_column],
+                        price=price,
+                        cpu=int(float(row["vCPUs"])),
+                        memory=float(row["MemoryGiB"]),
+                        gpu_count=count,
+                        gpu_name=name,
+                        gpu_memory=memory,
+                        spot=spot,
+                        disk_size=None,
+                        gpu_vendor=vendor,
+                        flags=flags,
+                        cpu_arch=CPUArchitecture.ARM if arm else CPUArchitecture.X86,
+                    )
+                )
+    return out
+
+
+def collect(provider: str) -> list[CatalogItem]:
+    """The provider's snapshot offers: its stored catalog converted, its own filter applied."""
+    from gpuhunt._internal import registry
+
+    converted = convert(CONVERSIONS[provider])
+    if converted.skipped:
+        raise ValueError(f"{provider}: rows skipped: {'; '.join(converted.skipped)}")
+    cls = registry.provider_class(provider)
+    return cls.filter(converted.items)
