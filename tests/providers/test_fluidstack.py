@@ -79,8 +79,12 @@ def test_malformed_records_are_skipped_and_counted() -> None:
         {**good, "gpu_counts": [1, 2.5]},
         {**good, "regions": "CANADA"},
         "not a record",
-        {"gpu_type": "RTX_A4000_16GB", "gpu_counts": [1, 3], "price_per_gpu_hr": "0.5",
-         "regions": ["NORWAY"]},
+        {
+            "gpu_type": "RTX_A4000_16GB",
+            "gpu_counts": [1, 3],
+            "price_per_gpu_hr": "0.5",
+            "regions": ["NORWAY"],
+        },
         good,
     ]
     responses.get(CONFIGURATIONS_URL, json=records)
@@ -105,8 +109,14 @@ def test_malformed_records_are_skipped_and_counted() -> None:
 def test_unknown_gpu_is_kept_and_counted() -> None:
     responses.get(
         CONFIGURATIONS_URL,
-        json=[{"gpu_type": "X9_PRO_96GB", "gpu_counts": [1], "price_per_gpu_hr": 3,
-               "regions": ["CANADA"]}],
+        json=[
+            {
+                "gpu_type": "X9_PRO_96GB",
+                "gpu_counts": [1],
+                "price_per_gpu_hr": 3,
+                "regions": ["CANADA"],
+            }
+        ],
     )
     provider = FluidstackProvider(api_key="k")
 

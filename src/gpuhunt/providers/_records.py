@@ -36,7 +36,7 @@ def number(record: dict[str, Any], key: str, *, low: float = 0.0, high: float = 
         try:
             value = float(value)
         except ValueError:
-            raise BadRecord(f"field {key!r} is not a number: {value[:40]!r}") from None
+            raise BadRecord(f"field {key!r} is not a number: {str(value)[:40]!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise BadRecord(f"field {key!r} is missing or not a number")
     if not math.isfinite(value) or not low < value <= high:

@@ -181,4 +181,3 @@ def _configuration_offers(raw: Any, report: ParseReport, what: str) -> list[Cata
                 )
             )
     return offers
-
