@@ -125,6 +125,7 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     # GPUHUNT_LIVE_CACHE_TTL), so `cadence_hours` does not apply to them: each needs the
     # user's key and answers with what is in stock now, which a nightly copy would misstate.
     ProviderSpec("fluidstack", "FluidstackProvider", True, None, ("FLUIDSTACK_API_KEY",)),
+    ProviderSpec("shadeform", "ShadeformProvider", True, None, ("SHADEFORM_API_KEY",)),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}
