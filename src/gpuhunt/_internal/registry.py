@@ -126,6 +126,8 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     # user's key and answers with what is in stock now, which a nightly copy would misstate.
     ProviderSpec("fluidstack", "FluidstackProvider", True, None, ("FLUIDSTACK_API_KEY",)),
     ProviderSpec("shadeform", "ShadeformProvider", True, None, ("SHADEFORM_API_KEY",)),
+    # The marketplace listing is public; the key, when set, is sent along.
+    ProviderSpec("hyperbolic", "HyperbolicProvider", True, None, ("HYPERBOLIC_API_KEY",)),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}
