@@ -128,6 +128,7 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec("shadeform", "ShadeformProvider", True, None, ("SHADEFORM_API_KEY",)),
     # The marketplace listing is public; the key, when set, is sent along.
     ProviderSpec("hyperbolic", "HyperbolicProvider", True, None, ("HYPERBOLIC_API_KEY",)),
+    ProviderSpec("primeintellect", "PrimeIntellectProvider", True, None, ("PRIME_API_KEY",)),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}
