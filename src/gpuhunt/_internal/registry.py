@@ -129,6 +129,8 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     # The marketplace listing is public; the key, when set, is sent along.
     ProviderSpec("hyperbolic", "HyperbolicProvider", True, None, ("HYPERBOLIC_API_KEY",)),
     ProviderSpec("primeintellect", "PrimeIntellectProvider", True, None, ("PRIME_API_KEY",)),
+    # A kept price list checked against live availability (the API lists no prices).
+    ProviderSpec("paperspace", "PaperspaceProvider", True, None, ("PAPERSPACE_API_KEY",)),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}
