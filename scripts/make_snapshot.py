@@ -159,6 +159,7 @@ LEFT_OUT: dict[str, str] = {
     "verda": "its recordings are test fixtures modelled on the API, not real prices",
     "runpod": "its recordings are test fixtures and plausible values, except one RTX 3080 quote",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are illustrative",
+    "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
 }
 
 
