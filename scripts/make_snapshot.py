@@ -160,6 +160,7 @@ LEFT_OUT: dict[str, str] = {
     "runpod": "its recordings are test fixtures and plausible values, except one RTX 3080 quote",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are illustrative",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
+    "ovhcloud": "its catalog was rebuilt from a dated third-party table of its prices, not recorded",
 }
 
 

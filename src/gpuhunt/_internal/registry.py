@@ -100,9 +100,10 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec("runpod", "RunpodProvider", False, None, (), **MARKETPLACE),
     ProviderSpec("cloudrift", "CloudRiftProvider", False, None, (), **MARKETPLACE),
-    # Issue 30. A public price list that changes by the month: the defaults (daily, a
+    # Issue 30. Public price lists that change by the month: the defaults (daily, a
     # hyperscaler's gate thresholds) fit.
     ProviderSpec("scaleway", "ScalewayProvider", False, None, (), cadence_hours=24),
+    ProviderSpec("ovhcloud", "OVHcloudProvider", False, None, (), cadence_hours=24),
     # Online: queried live at query time.
     ProviderSpec("vastai", "VastAIProvider", True, None, ()),
     ProviderSpec("vultr", "VultrProvider", True, None, ()),
