@@ -214,6 +214,8 @@ LEFT_OUT: dict[str, str] = {
     "collector keeps GPU sizes only; the two recorded pages price CPU sizes",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
     "illustrative, and SkyPilot has no CloudRift catalog",
+    "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
+    "ovhcloud": "its catalog was rebuilt from a dated third-party table of its prices, not recorded",
 }
 
 

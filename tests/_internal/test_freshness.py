@@ -71,7 +71,7 @@ def test_due_follows_each_providers_cadence():
         verda="2026-11-29T20:50:00+00:00",  # 6h27m ago: due
         nebius=None,  # unknown: due
         runpod="2026-11-30T02:40:00+00:00",  # 37m ago, hourly: due
-        # cloudrift absent from the previous manifest (a new provider): due
+        # cloudrift, scaleway, ovhcloud absent from the previous manifest (new providers): due
     )
     assert freshness.due(collected, NOW) == [
         "aws",
@@ -81,6 +81,8 @@ def test_due_follows_each_providers_cadence():
         "nebius",
         "runpod",
         "cloudrift",
+        "scaleway",
+        "ovhcloud",
     ]
     assert freshness.due(None, NOW) == registry.OFFLINE_PROVIDERS  # first run: everything
     assert freshness.due(collected, NOW, ["gcp", "runpod"]) == ["runpod"]

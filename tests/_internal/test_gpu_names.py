@@ -71,6 +71,10 @@ def test_every_canonical_name_maps_to_itself():
         ("RTX 3060", 11.8, ("RTX3060", 12.0)),
         ("MI300X", None, ("MI300X", 192.0)),
         ("v5litepod", None, ("v5litepod", 0.0)),  # TPUs: per-chip memory is not tracked
+        # underscores separate words (Fluidstack's gpu_type, Prime Intellect's gpuType)
+        ("A100_PCIE_80GB", None, ("A100", 80.0)),
+        ("A100_80GB", None, ("A100", 80.0)),
+        ("RTX_A6000_48GB", None, ("A6000", 48.0)),
     ],
 )
 def test_resolve_gpu_memory_rule(spelling, memory, expected):

@@ -190,12 +190,19 @@ def test_missing_sdk_is_one_line_with_the_install_hint(
 
 
 def test_catalog_build_integrity_runs_every_provider_without_sdks(tmp_path: Path) -> None:
-    """The publish job as it runs: `catalog build --integrity` over CSVs of all nine offline
-    providers, with only `.[aws] pytest` importable. The blocker is a `sitecustomize` on
+    """The publish job as it runs: `catalog build --integrity` over CSVs of every offline
+    provider, with only `.[aws] pytest` importable. The blocker is a `sitecustomize` on
     PYTHONPATH, so it also holds in the pytest subprocess each provider's gate starts. Data
     checks may fail on these small recordings; every provider's tests must run, none may fail
     to import."""
-    from scripts.replay import replay_azure, replay_cloudrift, replay_runpod, replay_verda
+    from scripts.replay import (
+        replay_azure,
+        replay_cloudrift,
+        replay_ovhcloud,
+        replay_runpod,
+        replay_scaleway,
+        replay_verda,
+    )
 
     from gpuhunt._internal.formats.csv import csv_bytes
     from gpuhunt._internal.registry import OFFLINE_PROVIDERS
@@ -206,7 +213,14 @@ def test_catalog_build_integrity_runs_every_provider_without_sdks(tmp_path: Path
     # The providers the bundled snapshot leaves out get their recordings' offers.
     replays = {
         r.__name__.rsplit("_", 1)[1]: r
-        for r in (replay_azure, replay_cloudrift, replay_runpod, replay_verda)
+        for r in (
+            replay_azure,
+            replay_cloudrift,
+            replay_runpod,
+            replay_verda,
+            replay_scaleway,
+            replay_ovhcloud,
+        )
     }
     for name in sorted(set(OFFLINE_PROVIDERS) - {p.stem for p in catalogs.glob("*.csv")}):
         (catalogs / f"{name}.csv").write_bytes(csv_bytes(replays[name].collect()))

@@ -139,7 +139,9 @@ def _candidates(key: str) -> list[str]:
 
 def gpu_memory_from_name(name: str) -> float | None:
     """The memory size written into a GPU's name ("A100-SXM4-80GB" -> 80.0), if any."""
-    if m := _MEMORY.search(name.lower()):
+    # "_" is a word character, so "A100_PCIE_80GB" (Fluidstack, Prime Intellect) would hide
+    # its size from the word boundary; it separates words as "-" and " " do.
+    if m := _MEMORY.search(name.lower().replace("_", " ")):
         return float(m.group(1))
     return None
 

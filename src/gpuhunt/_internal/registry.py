@@ -25,6 +25,8 @@ class ProviderSpec:
     # when `catalog build` finds a fresh CSV implausible next to the previous one (`gate.py`).
     # The defaults suit a hyperscaler's price list, which changes by the month and never loses a
     # region or a GPU model overnight; a marketplace's availability changes by the hour.
+    # `cadence_hours`: how often to collect, chosen per provider with the reason in a comment
+    # on its line (docs/pipeline.md); online providers are asked at query time instead.
     cadence_hours: int = 24
     max_offer_drop: float = 0.5  # share of the previous offers that may disappear
     max_price_ratio: float = 2.0  # how far an instance type's median price may move, either way
@@ -98,6 +100,10 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ),
     ProviderSpec("runpod", "RunpodProvider", False, None, (), **MARKETPLACE),
     ProviderSpec("cloudrift", "CloudRiftProvider", False, None, (), **MARKETPLACE),
+    # Issue 30. Public price lists that change by the month: the defaults (daily, a
+    # hyperscaler's gate thresholds) fit.
+    ProviderSpec("scaleway", "ScalewayProvider", False, None, (), cadence_hours=24),
+    ProviderSpec("ovhcloud", "OVHcloudProvider", False, None, (), cadence_hours=24),
     # Online: queried live at query time.
     ProviderSpec("vastai", "VastAIProvider", True, None, ()),
     ProviderSpec("vultr", "VultrProvider", True, None, ()),
@@ -119,6 +125,16 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec("lium", "LiumProvider", True, None, ()),
     # Both optional: the key adds the organization's GPU capacity; the URL is for other installs.
     ProviderSpec("daytona", "DaytonaProvider", True, None, ("DAYTONA_API_KEY", "DAYTONA_API_URL")),
+    # Issue 30. Online providers are asked per query (their answers reused for
+    # GPUHUNT_LIVE_CACHE_TTL), so `cadence_hours` does not apply to them: each needs the
+    # user's key and answers with what is in stock now, which a nightly copy would misstate.
+    ProviderSpec("fluidstack", "FluidstackProvider", True, None, ("FLUIDSTACK_API_KEY",)),
+    ProviderSpec("shadeform", "ShadeformProvider", True, None, ("SHADEFORM_API_KEY",)),
+    # The marketplace listing is public; the key, when set, is sent along.
+    ProviderSpec("hyperbolic", "HyperbolicProvider", True, None, ("HYPERBOLIC_API_KEY",)),
+    ProviderSpec("primeintellect", "PrimeIntellectProvider", True, None, ("PRIME_API_KEY",)),
+    # A kept price list checked against live availability (the API lists no prices).
+    ProviderSpec("paperspace", "PaperspaceProvider", True, None, ("PAPERSPACE_API_KEY",)),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}

@@ -497,12 +497,22 @@ import gpuhunt, importlib.metadata
 assert importlib.metadata.version("gpuhunt") == "0.1.30"
 catalog = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
 catalog.load()
-providers = sys.argv[1].split(",")
+providers = []
+for name in sys.argv[1].split(","):
+    try:  # providers added after 0.1.30 are unknown to it: their CSVs are ignored, not an error
+        catalog.query(provider=name)
+    except ValueError:
+        continue
+    providers.append(name)
 offers = catalog.query(provider=providers)
 h100 = catalog.query(provider="lambdalabs", gpu_name="H100", min_gpu_count=8)
 key = lambda i: [i.provider, i.instance_name, i.location, i.price, i.spot, i.gpu_count, i.gpu_name]
-print(json.dumps({"offers": [key(i) for i in offers], "h100": [key(i) for i in h100]}))
+print(json.dumps({"offers": [key(i) for i in offers], "h100": [key(i) for i in h100],
+                  "known": providers}))
 """
+
+# Offline providers added after gpuhunt 0.1.30 (issue 30): it does not know their names.
+NEWER_THAN_0130 = {"scaleway", "ovhcloud"}
 
 
 def test_gpuhunt_0130_reads_the_published_bucket(
@@ -530,7 +540,8 @@ def test_gpuhunt_0130_reads_the_published_bucket(
     )
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout)
-    expected = sorted(list(offer_key(i)) for items in replayed.values() for i in items)
+    assert set(replayed) - set(got["known"]) <= NEWER_THAN_0130
+    expected = sorted(list(offer_key(i)) for name in got["known"] for i in replayed[name])
     assert sorted(got["offers"]) == expected
     assert {(o[1], o[3]) for o in got["h100"]} == {("gpu_8x_h100_sxm5", 35.92)}
 

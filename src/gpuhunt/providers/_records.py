@@ -1,0 +1,56 @@
+"""Checks of one decoded API record at the boundary, shared by the providers added for issue 30
+(Fluidstack, Shadeform, Hyperbolic, Prime Intellect, Paperspace, Scaleway, OVHcloud).
+
+A record that fails one raises `BadRecord` naming the field; the provider then skips that
+record with `ParseReport.skip` and goes on with the others (a malformed row is skipped and
+counted, never the whole answer lost)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+class BadRecord(ValueError):
+    """A record that cannot be offered, with the reason."""
+
+
+def obj(value: Any, what: str = "record") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise BadRecord(f"{what}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def text(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise BadRecord(f"field {key!r} is missing or empty")
+    return value.strip()
+
+
+def number(record: dict[str, Any], key: str, *, low: float = 0.0, high: float = math.inf) -> float:
+    """A finite number in (low, high]; numeric strings ("2.89") are accepted, as some APIs
+    send prices so."""
+    value = record.get(key)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise BadRecord(f"field {key!r} is not a number: {str(value)[:40]!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRecord(f"field {key!r} is missing or not a number")
+    if not math.isfinite(value) or not low < value <= high:
+        raise BadRecord(f"field {key!r} is {value!r}, outside ({low:g}, {high:g}]")
+    return float(value)
+
+
+def count(record: dict[str, Any], key: str, *, low: int = 1, high: int = 4096) -> int:
+    return whole(record.get(key), f"field {key!r}", low=low, high=high)
+
+
+def whole(value: Any, what: str, *, low: int = 1, high: int = 4096) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRecord(f"{what} is missing or not a number")
+    if not math.isfinite(value) or value != int(value) or not low <= value <= high:
+        raise BadRecord(f"{what} is {value!r}, not a whole number in [{low}, {high}]")
+    return int(value)

@@ -1,0 +1,178 @@
+"""Hyperbolic: GPU nodes of its marketplace, rentable by the GPU, queried live.
+
+Source: `POST https://api.hyperbolic.xyz/v1/marketplace` with body `{"filters": {}}`, one
+answer `{"instances": [...]}`, no pagination. These are the call and fields of Hyperbolic's own
+CLI (github.com/HyperbolicLabs/hyperbolic-cli `cmd/spot.go`, read 2026-12-01), which sends no
+credential for it; `HYPERBOLIC_API_KEY`, when set, is sent as a bearer token (as other
+clients of this endpoint do) and is otherwise not needed. Each record is one node: `id`,
+`status`, `reserved`, `gpus_total`, `gpus_reserved`, `hardware` (`gpus[]` with `model` and
+`ram` in MiB, `cpus[]` with `virtual_cores`, `ram[]` and `storage[]` with `capacity` in GB),
+`location.region`, `pricing.price.amount` in **cents per GPU-hour** (the CLI divides by 100 and
+labels it "per GPU per hour").
+
+SkyPilot's fetcher for Hyperbolic (`fetch_hyperbolic.py`) reads a SkyPilot-specific endpoint
+(`/v2/skypilot/catalog`) that answers catalog rows already made; it confirms the node shapes
+(its rows give a slice of a 224-vCPU, 2165 GB H100 node in proportion to the GPUs) but not
+this API's fields.
+
+Decisions:
+
+- These are the marketplace's spot rentals (Hyperbolic's CLI lists them as "spot compute
+  resources"; on-demand VMs are priced by `/v2/marketplace/virtual-machine-options`, which
+  needs a key and gives neither regions nor vCPU/RAM, so it is not read): `spot=True` on every
+  offer, and an on-demand-only query makes no call.
+- One offer per GPU count a renter can take on a node, 1 to `gpus_total - gpus_reserved`;
+  nodes not `node_ready` or `reserved` give none. A slice of `k` of the node's `n` GPUs gets
+  `k/n` of its vCPUs, RAM and storage, rounded down (never more than the node can give it).
+- Price `amount / 100` per GPU-hour times the count. `instance_name` is the node id,
+  `location` its `location.region`. The recorded answer has "region-1" on every node, which
+  names no place; it has no row in the geography table (a country would be a guess).
+- GPU through `resolve_gpu(model, ram MiB / 1024)`: "NVIDIA-H100-80GB-HBM3" -> H100 80 GB. An
+  unknown model is kept under Hyperbolic's spelling (its nodes are NVIDIA), warned about and
+  counted. A node with a missing or ill-typed field is skipped and counted in `last_report`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from typing_extensions import Self
+
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import resolve_gpu
+from gpuhunt._internal.load import livecache
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._records import BadRecord, count, number, obj, text
+from gpuhunt.providers._report import ParseReport
+from gpuhunt.providers.base import OnlineProvider
+
+NAME = "hyperbolic"
+MARKETPLACE_URL = "https://api.hyperbolic.xyz/v1/marketplace"
+CREDENTIAL = "HYPERBOLIC_API_KEY"
+READY = "node_ready"
+MAX_CENTS_PER_GPU_HOUR = 100_000.0
+
+
+class HyperbolicProvider(OnlineProvider):
+    NAME = NAME
+
+    def __init__(self, api_key: str | None = None) -> None:
+        self.api_key = api_key or None
+
+    def __repr__(self) -> str:
+        return f"HyperbolicProvider(api_key={'***' if self.api_key else None!r})"
+
+    @classmethod
+    def from_env(cls) -> Self:
+        return cls(api_key=os.getenv(CREDENTIAL) or None)  # optional: the listing is public
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        report = ParseReport(provider=NAME)
+        if query_filter is not None and query_filter.spot is False:
+            self.last_report = report
+            return []
+        offers = parse_marketplace(fetch_marketplace(self.api_key), report)
+        self.last_report = report
+        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.gpu_count))
+
+
+def fetch_marketplace(api_key: str | None) -> Any:
+    headers = {"Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return livecache.request_json(
+        "POST",
+        MARKETPLACE_URL,
+        provider=NAME,
+        secret=api_key,
+        credential=CREDENTIAL if api_key else None,
+        json={"filters": {}},
+        headers=headers,
+        allow_redirects=False,
+    )
+
+
+def parse_marketplace(payload: Any, report: ParseReport | None = None) -> list[CatalogItem]:
+    """Offers from a decoded marketplace answer."""
+    report = report if report is not None else ParseReport(provider=NAME)
+    if not isinstance(payload, dict) or not isinstance(payload.get("instances"), list):
+        raise ProviderError(f"{NAME}: marketplace: expected an object with an 'instances' list")
+    offers: list[CatalogItem] = []
+    for index, node in enumerate(payload["instances"]):
+        ident = node.get("id") if isinstance(node, dict) else None
+        what = f"node {ident!r}" if isinstance(ident, str) else f"node #{index}"
+        try:
+            offers.extend(_node_offers(node, report, what))
+        except BadRecord as e:
+            report.counts["malformed"] += 1
+            report.skip(what, str(e))
+    return offers
+
+
+def _node_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
+    node = obj(raw)
+    node_id = text(node, "id")
+    if node.get("status") != READY or node.get("reserved") is True:
+        report.counts["not_rentable"] += 1
+        return []
+    total = count(node, "gpus_total", high=64)
+    reserved = count(node, "gpus_reserved", low=0, high=64)
+    free = total - reserved
+    if free <= 0:
+        return []
+    hardware = obj(node.get("hardware"), "field 'hardware'")
+    gpus = _list(hardware, "gpus")
+    gpu = obj(gpus[0], "a 'hardware.gpus' entry")
+    model = text(gpu, "model")
+    cpus = sum(
+        count(obj(c, "a 'hardware.cpus' entry"), "virtual_cores") for c in _list(hardware, "cpus")
+    )
+    ram = sum(number(obj(r, "a 'hardware.ram' entry"), "capacity") for r in _list(hardware, "ram"))
+    storage = sum(
+        number(obj(s, "a 'hardware.storage' entry"), "capacity") for s in _list(hardware, "storage")
+    )
+    location = text(obj(node.get("location"), "field 'location'"), "region")
+    price = obj(obj(node.get("pricing"), "field 'pricing'").get("price"), "field 'pricing.price'")
+    per_gpu = number(price, "amount", high=MAX_CENTS_PER_GPU_HOUR) / 100
+    vram = number(gpu, "ram", high=1024 * 1024) / 1024 if "ram" in gpu else None
+    resolved = resolve_gpu(model, vram)
+    if resolved is None:
+        report.unknown_gpu(model, f"{what}; kept under that name")
+        name, vendor, memory = model, AcceleratorVendor.NVIDIA, vram
+    else:
+        name, vendor, memory = resolved.name, resolved.vendor, resolved.memory
+    offers = []
+    for k in range(1, free + 1):
+        cpu = cpus * k // total
+        if cpu < 1:
+            continue
+        offers.append(
+            CatalogItem(
+                provider=NAME,
+                instance_name=node_id,
+                location=location,
+                price=round(per_gpu * k, 5),
+                cpu=cpu,
+                memory=float(int(ram * k / total)),
+                gpu_count=k,
+                gpu_name=name,
+                gpu_memory=memory,
+                spot=True,
+                disk_size=float(int(storage * k / total)),
+                gpu_vendor=vendor,
+            )
+        )
+    return offers
+
+
+def _list(record: dict[str, Any], key: str) -> list[Any]:
+    value = record.get(key)
+    if not isinstance(value, list) or not value:
+        raise BadRecord(f"field 'hardware.{key}' is missing or empty")
+    return value

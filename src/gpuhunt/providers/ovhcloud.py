@@ -1,0 +1,180 @@
+"""OVHcloud: Public Cloud instances (CPU and GPU) from OVHcloud's public order catalog, collected
+nightly.
+
+Source: `GET https://eu.api.ovh.com/1.0/order/catalog/public/cloud?ovhSubsidiary=FR`, public
+(no application key, no signature), one JSON document: `locale` (`currencyCode`, `subsidiary`),
+`plans` and `addons`. Each instance flavor is an addon with `product` "publiccloud-instance",
+a `planCode` per billing mode ("h100-380.consumption" hourly, "h100-380.monthly.postpaid",
+regional variants such as ".consumption.3AZ" or ".consumption.LZ.EU"), `pricings` (`price` in
+**1e-8 of the currency**, `intervalUnit` "hour" for consumption) and `blobs.technical` (`cpu.cores`,
+`memory.size` GB, `gpu.model`, `gpu.number`, `gpu.memory.size`, `storage.disks[].capacity`,
+`os.family`). The endpoint, the addon fields and the price unit are those OVHcloud's manager code reads
+(`@ovh-ux/manager-core-api` clients of `/order/catalog/public/cloud`) and other public tools
+document ("prices in units of 1e-8 EUR, net of the taxRate in locale"), read 2026-12-01. SkyPilot has no OVHcloud fetcher.
+
+Offline rather than online: the catalog is public and changes by the month; it is collected
+every 24 hours (the registry's default cadence and plausibility thresholds).
+
+What the public catalog cannot say, and so this provider does not: in which regions a flavor is
+available. That is in the authenticated, signed `/cloud/project/{id}/flavor` API (an OVHcloud
+application key, secret and consumer key, and a project); gpuhunt does not call it. Prices are
+the same in every region of the price list, so each flavor is one offer with `location` "eu"
+(OVHcloud Europe's catalog, FR subsidiary), which has no row in the geography table: a
+country would be a guess.
+
+Decisions:
+
+- Only the standard hourly plan (`<flavor>.consumption`) is offered; monthly, 3-AZ and
+  Local Zone variants and Windows-licensed flavors (`win-`) are left out and counted.
+- Prices are in **EUR**, excluding VAT, as the catalog states them, not converted (as for
+  Seeweb and Scaleway); `provider_data["currency"]` is "EUR".
+- GPU through `resolve_gpu(gpu.model, gpu.memory.size)`; an unknown model is kept under
+  OVHcloud's spelling (NVIDIA), warned about and counted. Malformed addons are skipped and
+  counted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import resolve_gpu
+from gpuhunt._internal.load import transport
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._records import BadRecord, count, number, obj
+from gpuhunt.providers._report import ParseReport
+from gpuhunt.providers.base import OfflineProvider
+
+NAME = "ovhcloud"
+CATALOG_URL = "https://eu.api.ovh.com/1.0/order/catalog/public/cloud"
+SUBSIDIARY = "FR"
+LOCATION = "eu"
+INSTANCE_PRODUCT = "publiccloud-instance"
+PRICE_UNIT = 1e8  # catalog prices are in 1e-8 of the currency
+_HOURLY_PLAN = re.compile(r"^([a-z0-9][a-z0-9-]*)\.consumption$")
+
+
+class OVHcloudProvider(OfflineProvider):
+    NAME = NAME
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        report = ParseReport(provider=NAME)
+        offers = parse_catalog(fetch_catalog(), report)
+        self.last_report = report
+        return sorted(offers, key=lambda i: (i.price, i.instance_name))
+
+
+def fetch_catalog() -> Any:
+    return transport.request_json(
+        "GET",
+        CATALOG_URL,
+        provider=NAME,
+        params={"ovhSubsidiary": SUBSIDIARY},
+        headers={"Accept": "application/json"},
+    )
+
+
+def parse_catalog(catalog: Any, report: ParseReport | None = None) -> list[CatalogItem]:
+    report = report if report is not None else ParseReport(provider=NAME)
+    transport.require_fields(catalog, {"addons": list}, where=f"{NAME}: public cloud catalog")
+    locale = catalog.get("locale")
+    currency = locale.get("currencyCode") if isinstance(locale, dict) else None
+    if currency != "EUR":
+        raise ProviderError(f"{NAME}: catalog prices are in {currency!r}, expected EUR")
+    offers: list[CatalogItem] = []
+    for index, addon in enumerate(catalog["addons"]):
+        plan = addon.get("planCode") if isinstance(addon, dict) else None
+        what = f"plan {plan!r}" if isinstance(plan, str) else f"addon #{index}"
+        try:
+            offer = _addon_offer(addon, report)
+        except BadRecord as e:
+            report.counts["malformed"] += 1
+            report.skip(what, str(e))
+            continue
+        if offer is not None:
+            offers.append(offer)
+    return offers
+
+
+def _addon_offer(raw: Any, report: ParseReport) -> CatalogItem | None:
+    addon = obj(raw)
+    if addon.get("product") != INSTANCE_PRODUCT:
+        return None  # storage, IPs, licences...: not an instance
+    plan = addon.get("planCode")
+    match = _HOURLY_PLAN.match(plan) if isinstance(plan, str) else None
+    if match is None:
+        report.counts["other_plan"] += 1  # monthly, 3-AZ, Local Zone
+        return None
+    flavor = match.group(1)
+    technical = obj(obj(addon.get("blobs"), "field 'blobs'").get("technical"), "blobs.technical")
+    os_record = technical.get("os")
+    if flavor.startswith("win-") or (
+        isinstance(os_record, dict) and os_record.get("family") == "windows"
+    ):
+        report.counts["windows"] += 1
+        return None
+    price = _hourly_price(addon)
+    cpu = count(obj(technical.get("cpu"), "field 'technical.cpu'"), "cores")
+    memory = number(obj(technical.get("memory"), "field 'technical.memory'"), "size")
+    disk = _disk(technical)
+    gpu_count = 0
+    gpu_name: str | None = None
+    gpu_memory: float | None = None
+    vendor: AcceleratorVendor | None = None
+    gpu = technical.get("gpu")
+    if isinstance(gpu, dict) and gpu.get("number"):
+        gpu_count = count(gpu, "number", high=64)
+        model = gpu.get("model")
+        if not isinstance(model, str) or not model.strip():
+            raise BadRecord("field 'gpu.model' is missing or empty")
+        vram_record = gpu.get("memory")
+        vram = (
+            number(vram_record, "size", high=1024)
+            if isinstance(vram_record, dict) and "size" in vram_record
+            else None
+        )
+        resolved = resolve_gpu(model, vram)
+        if resolved is None:
+            report.unknown_gpu(model, f"flavor {flavor}; kept under that name")
+            gpu_name, vendor, gpu_memory = model, AcceleratorVendor.NVIDIA, vram
+        else:
+            gpu_name, vendor, gpu_memory = resolved.name, resolved.vendor, resolved.memory
+    return CatalogItem(
+        provider=NAME,
+        instance_name=flavor,
+        location=LOCATION,
+        price=round(price, 6),
+        cpu=cpu,
+        memory=memory,
+        gpu_count=gpu_count,
+        gpu_name=gpu_name,
+        gpu_memory=gpu_memory,
+        spot=False,
+        disk_size=disk,
+        gpu_vendor=vendor,
+        provider_data={"currency": "EUR"},
+    )
+
+
+def _hourly_price(addon: dict[str, Any]) -> float:
+    pricings = addon.get("pricings")
+    if not isinstance(pricings, list):
+        raise BadRecord("field 'pricings' is missing or not a list")
+    for pricing in pricings:
+        if isinstance(pricing, dict) and pricing.get("intervalUnit") == "hour":
+            return number(pricing, "price", high=1e15) / PRICE_UNIT
+    raise BadRecord("no hourly price in 'pricings'")
+
+
+def _disk(technical: dict[str, Any]) -> float | None:
+    storage = technical.get("storage")
+    disks = storage.get("disks") if isinstance(storage, dict) else None
+    if not isinstance(disks, list) or not disks:
+        return None
+    return sum(number(obj(d, "a 'storage.disks' entry"), "capacity") for d in disks)

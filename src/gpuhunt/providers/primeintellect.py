@@ -1,0 +1,184 @@
+"""Prime Intellect: a compute marketplace reselling GPU offers of many clouds, queried live.
+
+Source: `GET https://api.primeintellect.ai/api/v1/availability/gpus?page=N&page_size=100` with
+`Authorization: Bearer <PRIME_API_KEY>` (a key with the "Availability -> Read" permission),
+answering `{"items": [...], "totalCount": N}` a page at a time (Prime Intellect's API guide,
+https://docs.primeintellect.ai/api-reference/check-gpu-availability, and the endpoint's OpenAPI
+page, read 2026-12-01; the same endpoint and fields SkyPilot's `fetch_primeintellect.py`
+reads). `PRIME_API_KEY` is the variable Prime Intellect's own CLI reads. Each item is one offer
+of one upstream `provider`: `cloudId` (its plan), `gpuType` ("H100_80GB"), `socket`,
+`gpuCount`, `gpuMemory` (the offer's total), `dataCenter`, `country`, `vcpu`, `memory`,
+`disk` (`defaultCount` each), `stockStatus`, `security`, `isSpot` and `prices` (`onDemand`,
+`communityPrice`, `currency`).
+
+Decisions:
+
+- One offer per item; an item whose `stockStatus` is "Unavailable" is left out.
+- Price: `prices.onDemand`, the offer's hourly price for all its GPUs (SkyPilot's published
+  catalog has the 8-GPU Hyperstack H100 at 15.2 = 8 x the 1-GPU 1.9), else `communityPrice`;
+  only USD prices are kept. `spot` is `isSpot`.
+- `instance_name` is `<provider>:<cloudId>` (two upstreams may use the same plan name);
+  `provider_data` keeps `provider`, `cloud_id`, `security` and `socket`, which creating a pod
+  needs. `location` is the `dataCenter` (the `country` when there is none); the geography table
+  takes the country from the answer's own `country`.
+- GPU through `resolve_gpu(gpuType, memory)`, memory per GPU being `gpuMemory / gpuCount`
+  (SkyPilot's catalog shows `gpuMemory` 160 for a 2-GPU A100 80 GB offer). A type the tables do
+  not know is kept under Prime Intellect's spelling (NVIDIA unless the name says AMD), warned
+  about and counted.
+- Pages are followed until `totalCount` items (or an empty page) arrived, at most 50 pages.
+- The request carries the key and passes `allow_redirects=False`.
+- An item with a missing or ill-typed field is skipped and counted in `last_report`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.gpu_names import resolve_gpu
+from gpuhunt._internal.load import livecache, transport
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._records import BadRecord, count, number, obj, text
+from gpuhunt.providers._report import ParseReport
+from gpuhunt.providers.base import OnlineProvider, get_creds_env
+
+logger = logging.getLogger(__name__)
+
+NAME = "primeintellect"
+AVAILABILITY_URL = "https://api.primeintellect.ai/api/v1/availability/gpus"
+CREDENTIAL = "PRIME_API_KEY"
+PAGE_SIZE = 100  # the API's maximum
+MAX_PAGES = 50
+MAX_PRICE_PER_HOUR = 10_000.0
+
+
+class PrimeIntellectProvider(OnlineProvider):
+    NAME = NAME
+
+    def __init__(self, api_key: str) -> None:
+        self.api_key = api_key
+
+    def __repr__(self) -> str:
+        return "PrimeIntellectProvider(api_key='***')"
+
+    @classmethod
+    def from_env(cls) -> PrimeIntellectProvider:
+        return cls(api_key=get_creds_env(CREDENTIAL))
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        report = ParseReport(provider=NAME)
+        offers = parse_items(fetch_items(self.api_key), report)
+        self.last_report = report
+        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
+
+
+def fetch_items(api_key: str) -> list[Any]:
+    """Every item, over all pages."""
+    items: list[Any] = []
+    for page in range(1, MAX_PAGES + 1):
+        data = livecache.request_json(
+            "GET",
+            AVAILABILITY_URL,
+            provider=NAME,
+            secret=api_key,
+            credential=CREDENTIAL,
+            params={"page": page, "page_size": PAGE_SIZE},
+            headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
+            allow_redirects=False,
+        )
+        transport.require_fields(
+            data, {"items": list}, where=f"{NAME}: GET /api/v1/availability/gpus"
+        )
+        items.extend(data["items"])
+        total = data.get("totalCount")
+        if not data["items"] or not isinstance(total, int) or len(items) >= total:
+            return items
+    logger.warning("%s: more than %d pages of availability; using the first", NAME, MAX_PAGES)
+    return items
+
+
+def parse_items(items: list[Any], report: ParseReport | None = None) -> list[CatalogItem]:
+    """Offers from decoded availability items."""
+    report = report if report is not None else ParseReport(provider=NAME)
+    if not isinstance(items, list):
+        raise ProviderError(f"{NAME}: availability items: expected a list")
+    offers: list[CatalogItem] = []
+    for index, item in enumerate(items):
+        what = _what(item, index)
+        try:
+            offer = _item_offer(item, report, what)
+        except BadRecord as e:
+            report.counts["malformed"] += 1
+            report.skip(what, str(e))
+            continue
+        if offer is not None:
+            offers.append(offer)
+    return offers
+
+
+def _what(item: Any, index: int) -> str:
+    if isinstance(item, dict) and isinstance(item.get("cloudId"), str):
+        return f"offer {item.get('provider')}:{item['cloudId']}"
+    return f"offer #{index}"
+
+
+def _item_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | None:
+    item = obj(raw)
+    if str(item.get("stockStatus") or "").lower() == "unavailable":
+        report.counts["unavailable"] += 1
+        return None
+    upstream = text(item, "provider")
+    cloud_id = text(item, "cloudId")
+    gpu_type = text(item, "gpuType")
+    gpu_count = count(item, "gpuCount", high=64)
+    prices = obj(item.get("prices"), "field 'prices'")
+    currency = prices.get("currency", "USD")
+    if currency != "USD":
+        raise BadRecord(f"price in {currency!r}, not USD")
+    key = "onDemand" if prices.get("onDemand") is not None else "communityPrice"
+    price = number(prices, key, high=MAX_PRICE_PER_HOUR)
+    location = item.get("dataCenter") or item.get("country")
+    if not isinstance(location, str) or not location.strip():
+        raise BadRecord("fields 'dataCenter' and 'country' are both missing")
+    cpu = count(obj(item.get("vcpu"), "field 'vcpu'"), "defaultCount")
+    memory = number(obj(item.get("memory"), "field 'memory'"), "defaultCount", high=64 * 1024)
+    disk_record = item.get("disk")
+    disk = (
+        number(disk_record, "defaultCount")
+        if isinstance(disk_record, dict) and disk_record.get("defaultCount") is not None
+        else None
+    )
+    total_vram = item.get("gpuMemory")
+    vram = number(item, "gpuMemory", high=64 * 1024) / gpu_count if total_vram is not None else None
+    resolved = resolve_gpu(gpu_type, vram)
+    if resolved is None:
+        report.unknown_gpu(gpu_type, f"{what}; kept under that name")
+        vendor = AcceleratorVendor.AMD if "MI" in gpu_type.upper()[:3] else AcceleratorVendor.NVIDIA
+        name, memory_per_gpu = gpu_type, vram
+    else:
+        name, vendor, memory_per_gpu = resolved.name, resolved.vendor, resolved.memory
+    provider_data: dict[str, Any] = {"provider": upstream, "cloud_id": cloud_id}
+    for field, value in (("security", item.get("security")), ("socket", item.get("socket"))):
+        if isinstance(value, str) and value:
+            provider_data[field] = value
+    return CatalogItem(
+        provider=NAME,
+        instance_name=f"{upstream}:{cloud_id}",
+        location=location.strip(),
+        price=round(price, 5),
+        cpu=cpu,
+        memory=memory,
+        gpu_count=gpu_count,
+        gpu_name=name,
+        gpu_memory=memory_per_gpu,
+        spot=item.get("isSpot") is True,
+        disk_size=disk,
+        gpu_vendor=vendor,
+        provider_data=provider_data,
+    )
