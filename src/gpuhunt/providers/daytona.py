@@ -74,7 +74,10 @@ PRICING_URL = "https://billing.app.daytona.io/gpu-pricing"
 API_URL = "https://app.daytona.io/api"
 KEY_ENV = "DAYTONA_API_KEY"
 URL_ENV = "DAYTONA_API_URL"
-GPU_LOCATION = "earth"
+# dstack imports GPU_REGION (0.1.34's name); GPU_LOCATION is the same value under this
+# package's earlier name, kept for whoever used it.
+GPU_REGION = "earth"
+GPU_LOCATION = GPU_REGION
 MAX_GPU_COUNT = 8
 PRICE_DIGITS = 6
 
@@ -411,7 +414,7 @@ def gpu_offers(
                     CatalogItem(
                         provider=NAME,
                         instance_name=f"{count}x-{gpu.name}-{shape}",
-                        location=GPU_LOCATION,
+                        location=GPU_REGION,
                         price=_price(count * gpu_price, sized.cpu, sized.memory, sized.disk, rates),
                         cpu=sized.cpu,
                         memory=float(sized.memory),
