@@ -21,6 +21,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from gpuhunt._internal import freshness, registry
+from gpuhunt._internal.errors import OnlineProvidersFailedError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
@@ -276,7 +277,10 @@ class Catalog:
         those are read-only (`FrozenList`, `FrozenDict`; copy them to change them). Online
         providers that fail or time out are left out and reported in
         `status().online_errors`, and not asked again until their
-        backoff (30 s, doubling to 15 min; `status().online_retry_in`) has passed.
+        backoff (30 s, doubling to 15 min; `status().online_retry_in`) has passed. But when
+        `provider` names online providers only and none of them answered (each failed, timed
+        out or is in its backoff), the query raises `OnlineProvidersFailedError`, naming each
+        and why, rather than answering `[]` ("no offers") as if they had answered.
         Raises ValueError for a value that cannot be read (a compute capability of "abc").
         """
         # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
@@ -306,12 +310,32 @@ class Catalog:
                 [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=self._warned_gpu_names
             ):
                 logger.warning("%s", problem)
+        # Only online providers named, and none answered: raise, as gpuhunt 0.1.x did, rather
+        # than an empty answer a caller would take (and cache) for "no offers" (issue #23).
+        named_online_only = wanted is not None and not offline
+        answered: set[str] = set()
+        found = (
+            online.answers(
+                asked, q, self._online_timeout, self._online, self._online_skipped, answered
+            )
+            if asked
+            else []
+        )
+        if named_online_only and live and not answered:
+            assert wanted is not None
+            raise OnlineProvidersFailedError(
+                {name: self._why_no_answer(name) for name in sorted(wanted)}
+            )
         if not asked:
             return offers
-        return merge_online(
-            offers,
-            online.answers(asked, q, self._online_timeout, self._online, self._online_skipped),
-        )
+        return merge_online(offers, found)
+
+    def _why_no_answer(self, name: str) -> str:
+        why = self._online.errors.get(name, "did not answer")
+        wait = self._online.retry_in(name)
+        if wait is not None:
+            why = f"{why}; next try in {wait:.0f}s"
+        return why
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:
         """Why each of `names` can match no offer (no known GPU and no offer in the catalog is

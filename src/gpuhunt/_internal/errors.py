@@ -17,6 +17,20 @@ class MissingCredsError(ProviderError):
     """
 
 
+class OnlineProvidersFailedError(ProviderError):
+    """A query named its providers, all of them online, and none answered.
+
+    `errors` maps each provider to why it did not answer (its exception, a timeout, the backoff
+    after an earlier failure, or not being added to the catalog). When some named provider
+    answered, the query returns those offers and `status().online_errors` tells the rest.
+    """
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        self.errors = dict(errors)
+        reasons = "; ".join(f"{name}: {why}" for name, why in sorted(self.errors.items()))
+        super().__init__(f"No provider asked for answered ({reasons})")
+
+
 class CatalogError(GPUHuntError):
     """The published catalog could not be loaded."""
 
