@@ -212,7 +212,7 @@ class TestOffers:
             QueryFilter(min_cpu=17),  # more than 16 vCPUs per GPU
             QueryFilter(min_memory=192.1),
             QueryFilter(min_disk_size=513),
-            QueryFilter(min_cpu=5, max_cpu=4),
+            QueryFilter(max_cpu=0),  # a sandbox has at least 1 vCPU
         ],
     )
     @responses.activate

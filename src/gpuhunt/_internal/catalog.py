@@ -20,7 +20,7 @@ import time
 from collections.abc import Container
 from dataclasses import dataclass, field
 
-from gpuhunt._internal import freshness, registry
+from gpuhunt._internal import freshness, registry, validate
 from gpuhunt._internal.errors import OnlineProvidersFailedError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.daily import PriceHistory
@@ -81,7 +81,7 @@ class Catalog:
         *,
         reload_interval: float | None = None,
         catalog_url: str | None = None,
-        timeout: tuple[float, float] = (5.0, 15.0),
+        timeout: float | tuple[float, float] = (5.0, 15.0),
         retries: int = 1,
         online_timeout: float | None = None,
         settings: Settings | None = None,
@@ -94,8 +94,11 @@ class Catalog:
                 (default 4 hours, `GPUHUNT_RELOAD_INTERVAL`).
             catalog_url: where the catalog is published; default `GPUHUNT_CATALOG_URL` or the
                 public bucket. A folder or `file://` URL works too.
-            timeout: (connect, read) seconds for each catalog download.
+            timeout: (connect, read) seconds for each catalog download, or one number for both.
             retries: retries of a failed catalog download (with backoff).
+
+        Each argument is checked here: a wrong type is a TypeError, an impossible value (a
+        negative or NaN timeout or reload interval) a ValueError, naming the argument.
             online_timeout: how long a query waits for online providers (seconds).
             settings: what the environment would give otherwise (`Settings.from_env()`).
             load_timeout: seconds one load of the latest catalog may take in all (every
@@ -104,6 +107,18 @@ class Catalog:
                 A pinned `load(version=...)`, which has no fallback, gets six times as long.
                 Default `GPUHUNT_LOAD_TIMEOUT` or 10; 0 means no whole-load limit.
         """
+        timeout = validate.check_catalog_arguments(
+            balance_resources=balance_resources,
+            auto_reload=auto_reload,
+            reload_interval=reload_interval,
+            catalog_url=catalog_url,
+            timeout=timeout,
+            retries=retries,
+            online_timeout=online_timeout,
+            load_timeout=load_timeout,
+        )
+        if settings is not None and not isinstance(settings, Settings):
+            raise TypeError(f"settings must be a Settings, got {type(settings).__name__}")
         self._settings = settings if settings is not None else Settings.from_env()
         self.balance_resources = balance_resources
         self.online_providers: list[LiveProvider] = []
@@ -154,6 +169,7 @@ class Catalog:
 
     @reload_interval.setter
     def reload_interval(self, seconds: float) -> None:
+        validate.check_number("reload_interval", seconds, infinite=True)
         self._loader.reload_interval = seconds
 
     @property
