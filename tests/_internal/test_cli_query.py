@@ -157,7 +157,7 @@ def exit_code(argv):
 
 
 def test_missing_credential_names_the_variable(capsys):
-    assert cli.main(["query", "--provider", "hotaisle", "--online"]) == 1
+    assert cli.main(["query", "--provider", "hotaisle", "--online"]) == 2
     err = capsys.readouterr().err.strip()
     assert "HOTAISLE_API_KEY" in err and len(err.splitlines()) == 1
 
@@ -210,7 +210,7 @@ def test_online_only_query_footer_names_whom_it_asked(capsys, monkeypatch):
 
 
 def test_unknown_gpu_name_says_the_closest(capsys):
-    assert cli.main(["query", "--gpu", "H1000"]) == 1
+    assert cli.main(["query", "--gpu", "H1000"]) == 2
     err = capsys.readouterr().err.strip()
     assert "did you mean H100" in err and len(err.splitlines()) == 1
 

@@ -15,14 +15,14 @@ from typing import Any
 
 from gpuhunt._internal import cli_format, registry
 from gpuhunt._internal.constraints import parse_version
-from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import GPUHuntError, InputError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query.filters import make_filter
 
 logger = logging.getLogger("gpuhunt")
 
 
-class UsageError(Exception):
+class UsageError(InputError):
     """Input that cannot be meant as given; printed as one line, exit status 2."""
 
 
@@ -187,8 +187,8 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
         try:
             live.append(registry.provider_class(spec.name).from_env())
         except GPUHuntError as e:  # MissingCredsError or a missing SDK
-            if args.provider:
-                raise GPUHuntError(f"{spec.name}: {e}") from None
+            if args.provider:  # asked for by name: the user's setup to fix, exit 2
+                raise UsageError(f"{spec.name}: {e}") from None
             logger.debug("Skipping online provider %s: %s", spec.name, e)
     return live
 
@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gpu_name:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:
-            raise GPUHuntError("; ".join(problems))
+            raise UsageError("; ".join(problems))
     # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))

@@ -43,7 +43,13 @@ class CatalogIntegrityError(CatalogError):
     """A catalog archive is corrupt, does not match its manifest, or is unsafe to open."""
 
 
-class UnknownProviderError(GPUHuntError, ValueError):
+class InputError(GPUHuntError, ValueError):
+    """What the caller asked for cannot be meant as given: an unknown name, a value that cannot
+    be read, a credential that the named provider needs and is not set. The CLI exits with 2
+    for it (and 1 for every other failure, which is not the user's to fix)."""
+
+
+class UnknownProviderError(InputError):
     """A provider name that the registry does not know.
 
     Also a `ValueError`, which is what gpuhunt 0.1.x raised for an unknown provider.
@@ -52,3 +58,12 @@ class UnknownProviderError(GPUHuntError, ValueError):
 
 class PipelineError(GPUHuntError):
     """A build, publish or verify step failed; nothing was made the latest version."""
+
+
+class PipelineInputError(PipelineError, InputError):
+    """A build, publish or verify step was given an argument it cannot use."""
+
+
+class UnknownCatalogError(CatalogError, InputError):
+    """A catalog named (to compare, to read history from) that is no folder, file, URL or
+    version."""
