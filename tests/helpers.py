@@ -8,6 +8,7 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
@@ -37,6 +38,23 @@ def item(provider: str = "aws", **kw) -> CatalogItem:
         base["gpu_name"] = base["gpu_name"] if "gpu_name" in kw else None
         base["gpu_memory"] = base["gpu_memory"] if "gpu_memory" in kw else None
     return CatalogItem(**base)  # type: ignore[arg-type]
+
+
+def possible_ranges(kw: dict[str, Any]) -> dict[str, Any]:
+    """Filter keywords without a maximum below its minimum, which `QueryFilter` refuses (random
+    filters draw bounds independently)."""
+    from gpuhunt._internal.validate import RANGES, _version
+
+    out = dict(kw)
+    for what in RANGES:
+        low, high = out.get(f"min_{what}"), out.get(f"max_{what}")
+        if low is None or high is None:
+            continue
+        if what == "compute_capability":
+            low, high = _version(low), _version(high)
+        if low > high:
+            del out[f"max_{what}"]
+    return out
 
 
 def publish_archive(

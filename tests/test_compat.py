@@ -11,6 +11,7 @@ import subprocess
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal.formats.csv import load, write_csv_file
+from tests.helpers import possible_ranges
 
 _REFERENCE = r"""
 import json, sys
@@ -85,34 +86,36 @@ def _filters(rnd: random.Random, n: int) -> list[dict]:
     out = []
     for _ in range(n):
         out.append(
-            {
-                k: v
-                for k, v in {
-                    "provider": pick(["aws"], ["AWS", "gcp"], ["gcp"]),
-                    "cpu_arch": pick("x86", "arm"),
-                    "min_cpu": pick(2, 8),
-                    "max_cpu": pick(8, 96),
-                    "min_memory": pick(32.0),
-                    "max_memory": pick(32.0),
-                    "min_gpu_count": pick(0, 1, 2),
-                    "max_gpu_count": pick(0, 1, 8),
-                    "gpu_vendor": pick("nvidia", "amd", "google"),
-                    "gpu_name": pick(["a100"], ["H100", "MI300X"], ["somenewgpu"]),
-                    "min_gpu_memory": pick(0, 40, 80),
-                    "max_gpu_memory": pick(80),
-                    "min_total_gpu_memory": pick(80, 320),
-                    "max_total_gpu_memory": pick(640),
-                    "min_disk_size": pick(100),
-                    "max_disk_size": pick(100),
-                    "min_price": pick(1.0),
-                    "max_price": pick(1.0, 2.25),
-                    "min_compute_capability": pick((8, 0), (9, 0)),
-                    "max_compute_capability": pick((8, 9), (10, 0)),
-                    "spot": pick(True, False),
-                    "allowed_flags": pick([], ["oci-spot"], ["lambda-arm", "x", "oci-spot"]),
-                }.items()
-                if v is not None
-            }
+            possible_ranges(
+                {
+                    k: v
+                    for k, v in {
+                        "provider": pick(["aws"], ["AWS", "gcp"], ["gcp"]),
+                        "cpu_arch": pick("x86", "arm"),
+                        "min_cpu": pick(2, 8),
+                        "max_cpu": pick(8, 96),
+                        "min_memory": pick(32.0),
+                        "max_memory": pick(32.0),
+                        "min_gpu_count": pick(0, 1, 2),
+                        "max_gpu_count": pick(0, 1, 8),
+                        "gpu_vendor": pick("nvidia", "amd", "google"),
+                        "gpu_name": pick(["a100"], ["H100", "MI300X"], ["somenewgpu"]),
+                        "min_gpu_memory": pick(0, 40, 80),
+                        "max_gpu_memory": pick(80),
+                        "min_total_gpu_memory": pick(80, 320),
+                        "max_total_gpu_memory": pick(640),
+                        "min_disk_size": pick(100),
+                        "max_disk_size": pick(100),
+                        "min_price": pick(1.0),
+                        "max_price": pick(1.0, 2.25),
+                        "min_compute_capability": pick((8, 0), (9, 0)),
+                        "max_compute_capability": pick((8, 9), (10, 0)),
+                        "spot": pick(True, False),
+                        "allowed_flags": pick([], ["oci-spot"], ["lambda-arm", "x", "oci-spot"]),
+                    }.items()
+                    if v is not None
+                }
+            )
         )
     return out
 

@@ -52,6 +52,9 @@ from gpuhunt._internal.errors import (
     MissingCredsError as MissingCredsError,
 )
 from gpuhunt._internal.errors import (
+    OnlineProvidersFailedError as OnlineProvidersFailedError,
+)
+from gpuhunt._internal.errors import (
     ProviderError as ProviderError,
 )
 from gpuhunt._internal.errors import (

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt._internal.constraints import get_compute_capability, offer_cuda_version
+from tests.helpers import possible_ranges
 
 NV, AMD, GOOGLE, INTEL = (
     AcceleratorVendor.NVIDIA,
@@ -190,8 +191,12 @@ def range_field(
             return {low: a, high: b}  # type: ignore[dict-item]
         if mode == "exact":
             return {low: v, high: v}  # type: ignore[dict-item]
-        # Just outside the reference value: it falls out, neighbours may stay.
-        return {which: above(v) if which == low else below(v)}
+        # Just outside the reference value: it falls out, neighbours may stay. Not below 0,
+        # which filters refuse (counts and sizes are never negative).
+        past = above(v) if which == low else below(v)
+        if not isinstance(past, tuple) and past < 0:
+            return {which: v}
+        return {which: past}
 
     return Field(name, draw)
 
@@ -350,4 +355,4 @@ def draw_filter(
     names = [f.name for f in chosen]
     if GPU_FIELDS & set(names) and "gpu_count" not in names and rnd.random() < 0.25:
         kw["min_gpu_count"] = 0  # GPU filters then skip GPU-less offers
-    return kw, names
+    return possible_ranges(kw), names

@@ -66,7 +66,7 @@ def test_csv_output(catalog_dir, capsys):
     ],
 )
 def test_errors_are_one_line(catalog_dir, capsys, args, message):
-    assert cli.main(args) == 1
+    assert cli.main(args) == 2  # bad input
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
 
@@ -83,7 +83,7 @@ def test_collector_missing_sdk_hint(monkeypatch, capsys):
 
     monkeypatch.setattr(builtins, "__import__", no_boto3)
     monkeypatch.delitem(sys.modules, "gpuhunt.providers.aws", raising=False)
-    assert cli.main(["aws", "--output", "/tmp/x.csv"]) == 1
+    assert cli.main(["aws", "--output", "/tmp/x.csv"]) == 2  # the user's to fix: pip install
     assert "pip install 'gpuhunt[aws]'" in capsys.readouterr().err
 
 

@@ -157,7 +157,7 @@ def exit_code(argv):
 
 
 def test_missing_credential_names_the_variable(capsys):
-    assert cli.main(["query", "--provider", "hotaisle", "--online"]) == 1
+    assert cli.main(["query", "--provider", "hotaisle", "--online"]) == 2
     err = capsys.readouterr().err.strip()
     assert "HOTAISLE_API_KEY" in err and len(err.splitlines()) == 1
 
@@ -169,7 +169,24 @@ def test_online_failure_printed_once(capsys, monkeypatch):
         raise ConnectionError("no route to host")
 
     monkeypatch.setattr(VultrProvider, "get", fail)
-    assert cli.main(["query", "--provider", "vultr", "--online"]) == 0
+    # The only provider asked failed: not the user's doing, so exit 1 (issue #23), the reason
+    # once.
+    assert cli.main(["query", "--provider", "vultr", "--online"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("no route to host") == 1 and "vultr: ConnectionError" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_online_failure_beside_an_answer_is_a_warning(capsys, monkeypatch):
+    from gpuhunt.providers.lium import LiumProvider
+    from gpuhunt.providers.vultr import VultrProvider
+
+    def fail(self, query_filter=None, balance_resources=True, apply_filter=False):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(VultrProvider, "get", fail)
+    monkeypatch.setattr(LiumProvider, "get", lambda self, **kw: [])
+    assert cli.main(["query", "--provider", "vultr", "--provider", "lium", "--online"]) == 0
     err = capsys.readouterr().err
     assert err.count("no route to host") == 1 and "vultr left out" in err
 
@@ -182,15 +199,18 @@ def test_online_only_query_footer_names_whom_it_asked(capsys, monkeypatch):
     def fail(self, query_filter=None, balance_resources=True, apply_filter=False):
         raise ConnectionError("no route to host")
 
+    from gpuhunt.providers.lium import LiumProvider
+
     monkeypatch.setattr(VultrProvider, "get", fail)
-    assert cli.main(["query", "--provider", "vultr", "--online"]) == 0
+    monkeypatch.setattr(LiumProvider, "get", lambda self, **kw: [])
+    assert cli.main(["query", "--provider", "vultr", "--provider", "lium", "--online"]) == 0
     out = capsys.readouterr().out
-    assert "0 of 0 offers. Asked live: vultr (failed, see below)." in out
+    assert "0 of 0 offers. Asked live: vultr (failed, see below), lium." in out
     assert "snapshot" not in out and "catalog" not in out.lower()
 
 
 def test_unknown_gpu_name_says_the_closest(capsys):
-    assert cli.main(["query", "--gpu", "H1000"]) == 1
+    assert cli.main(["query", "--gpu", "H1000"]) == 2
     err = capsys.readouterr().err.strip()
     assert "did you mean H100" in err and len(err.splitlines()) == 1
 

@@ -21,6 +21,7 @@ LAYERS = [
         "registry",
         "freshness",
         "gcpause",
+        "validate",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff", "site.data", "site.facts"},

@@ -14,6 +14,7 @@ from gpuhunt.providers._balance import (
     size_resources,
     smallest_gpu_count,
 )
+from tests.helpers import possible_ranges
 
 BIG_HOST = HostLimits(max_cpu=256, max_memory=2048, max_disk=10000, min_disk=30)
 
@@ -48,7 +49,7 @@ def test_filter_minimums_win_over_smaller_targets():
 
 def test_nothing_to_offer():
     assert size_resources(1, 80, BIG_HOST, QueryFilter(min_memory=4096)) is None
-    assert size_resources(1, 80, BIG_HOST, QueryFilter(min_cpu=8, max_cpu=4)) is None
+    assert size_resources(1, 80, BIG_HOST, QueryFilter(max_cpu=0)) is None
     assert size_resources(1, 80, BIG_HOST, QueryFilter(max_disk_size=20)) is None
 
 
@@ -104,7 +105,8 @@ hosts = st.builds(
 )
 optional = st.one_of(st.none(), st.integers(1, 3000))
 filters = st.builds(
-    QueryFilter,
+    # bounds drawn independently; a maximum below its minimum is refused by QueryFilter
+    lambda **kw: QueryFilter(**possible_ranges(kw)),
     min_cpu=optional,
     max_cpu=optional,
     min_memory=optional,

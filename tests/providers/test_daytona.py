@@ -7,9 +7,11 @@ follow Daytona's API (Bearer auth, `DAYTONA_API_URL` default `https://app.dayton
 Daytona's API-key docs). Built here: the answer of `GET /api-keys/current`
 (`{"organizationId": ...}`), and variants of the fixtures with one entry broken.
 
-The expected offers are worked out by hand: sizes from the balancing rules of
-`gpuhunt.providers._balance` within Daytona's per-GPU limits (16 vCPUs, 192 GiB RAM, 512 GiB disk),
-prices from the rate card's per-GPU and per-unit rates.
+The expected offers are worked out by hand: sizes from gpuhunt 0.1.34's defaults (8 vCPUs, 100 GiB
+RAM, 50 on GeForce cards, and 256 GiB disk per GPU; 1 vCPU, 1 GiB, 3 GiB for a CPU sandbox)
+within the query's bounds and Daytona's per-GPU limits (16 vCPUs, 192 GiB RAM, 512 GiB disk),
+prices from the rate card's per-GPU and per-unit rates. test_daytona_0134.py compares whole
+answers with 0.1.34's own.
 """
 
 from __future__ import annotations
@@ -93,27 +95,27 @@ def urls() -> list[str]:
     return [call.request.url for call in responses.calls]
 
 
-# H100 (80 GB): RAM 2 GB per GB of VRAM = 160 GiB per GPU; vCPUs one per 6 GB capped at 16 per
-# GPU; disk the larger of RAM and VRAM = 160 GiB per GPU. Per GPU on demand: 3.95 + 16 x 0.0504
-# + 160 x 0.0162 + 160 x 0.000108 = 7.36568; spot: 2.27 + 16 x 0.03 + 160 x 0.0093
-# + 160 x 0.000062 = 4.24792.
-# RTX-PRO-6000 (96 GB): RAM 192 GiB (the cap), 16 vCPUs, 192 GiB disk per GPU: 3.03 + 0.8064
-# + 3.1104 + 0.020736 = 6.967536 on demand; the organization has no spot capacity for it.
-# CPU sandbox: 1 vCPU, 4 GiB RAM per vCPU, disk as RAM: 0.0504 + 0.0648 + 0.000432 = 0.115632.
+# H100: 8 vCPUs, 100 GiB RAM, 256 GiB disk per GPU. Per GPU on demand: 3.95 + 8 x 0.0504
+# + 100 x 0.0162 + 256 x 0.000108 = 6.000848; spot: 2.27 + 8 x 0.03 + 100 x 0.0093
+# + 256 x 0.000062 = 3.455872.
+# RTX-PRO-6000: the same shape, 3.03 + 0.4032 + 1.62 + 0.027648 = 5.080848 on demand; the
+# organization has no spot capacity for it.
+# CPU sandbox: 1 vCPU, 1 GiB RAM, 3 GiB disk: 0.0504 + 0.0162 + 0.000324 = 0.066924.
+# Order: by price, equal prices in the order made (rate card, on demand first, then regions).
 CAPACITY_OFFERS = sorted(
     [
         *[
-            (f"{n}x-H100-{16 * n}cpu-{160 * n}gb-{160 * n}gb", "earth", "H100", n, 80.0, p, spot)
-            for spot, per_gpu in ((False, 7.36568), (True, 4.24792))
+            (f"{n}x-H100-{8 * n}cpu-{100 * n}gb-{256 * n}gb", "earth", "H100", n, 80.0, p, spot)
+            for spot, per_gpu in ((False, 6.000848), (True, 3.455872))
             for n in range(1, 9)
             for p in [round(per_gpu * n, 6)]
         ],
-        ("1x-RTXPRO6000-16cpu-192gb-192gb", "earth", "RTXPRO6000", 1, 96.0, 6.967536, False),
-        ("2x-RTXPRO6000-32cpu-384gb-384gb", "earth", "RTXPRO6000", 2, 96.0, 13.935072, False),
-        ("1cpu-4gb-4gb", "us", None, 0, None, 0.115632, False),
-        ("1cpu-4gb-4gb", "eu", None, 0, None, 0.115632, False),
+        ("1x-RTXPRO6000-8cpu-100gb-256gb", "earth", "RTXPRO6000", 1, 96.0, 5.080848, False),
+        ("2x-RTXPRO6000-16cpu-200gb-512gb", "earth", "RTXPRO6000", 2, 96.0, 10.161696, False),
+        ("1cpu-1gb-3gb", "us", None, 0, None, 0.066924, False),
+        ("1cpu-1gb-3gb", "eu", None, 0, None, 0.066924, False),
     ],
-    key=lambda r: (r[5], r[0], r[1], r[6]),
+    key=lambda r: r[5],
 )
 
 
@@ -147,7 +149,7 @@ class TestOffers:
         cpu = [o for o in offers if not o.gpu_count]
         # 7 creatable types x 8 counts x (on demand, spot); B200 is not offered.
         assert len(gpu) == 7 * 8 * 2
-        assert [(o.location, o.price) for o in cpu] == [("eu", 0.115632), ("us", 0.115632)]
+        assert [(o.location, o.price) for o in cpu] == [("us", 0.066924), ("eu", 0.066924)]
         one_gpu = [
             (o.instance_name, o.gpu_memory, o.gpu_vendor.value, o.price, o.spot)  # type: ignore[union-attr]
             for o in gpu
@@ -155,20 +157,21 @@ class TestOffers:
         ]
         assert sorted(one_gpu) == sorted(
             [
-                ("1x-B300-16cpu-192gb-270gb", 270.0, "nvidia", 11.04596, False),
-                ("1x-B300-16cpu-192gb-270gb", 270.0, "nvidia", 6.36234, True),
-                ("1x-MI355X-16cpu-192gb-288gb", 288.0, "amd", 9.937904, False),
-                ("1x-MI355X-16cpu-192gb-288gb", 288.0, "amd", 5.723456, True),
-                ("1x-H200-16cpu-192gb-192gb", 141.0, "nvidia", 8.477536, False),
-                ("1x-H200-16cpu-192gb-192gb", 141.0, "nvidia", 4.887504, True),
-                ("1x-H100-16cpu-160gb-160gb", 80.0, "nvidia", 7.36568, False),
-                ("1x-H100-16cpu-160gb-160gb", 80.0, "nvidia", 4.24792, True),
-                ("1x-RTXPRO6000-16cpu-192gb-192gb", 96.0, "nvidia", 6.967536, False),
-                ("1x-RTXPRO6000-16cpu-192gb-192gb", 96.0, "nvidia", 4.017504, True),
-                ("1x-RTX5090-11cpu-64gb-64gb", 32.0, "nvidia", 2.888112, False),
-                ("1x-RTX5090-11cpu-64gb-64gb", 32.0, "nvidia", 1.669168, True),
-                ("1x-RTX4090-8cpu-48gb-48gb", 24.0, "nvidia", 2.175984, False),
-                ("1x-RTX4090-8cpu-48gb-48gb", 24.0, "nvidia", 1.259376, True),
+                ("1x-B300-8cpu-100gb-256gb", 270.0, "nvidia", 9.150848, False),
+                ("1x-B300-8cpu-100gb-256gb", 270.0, "nvidia", 5.265872, True),
+                ("1x-MI355X-8cpu-100gb-256gb", 288.0, "amd", 8.040848, False),
+                ("1x-MI355X-8cpu-100gb-256gb", 288.0, "amd", 4.625872, True),
+                ("1x-H200-8cpu-100gb-256gb", 141.0, "nvidia", 6.590848, False),
+                ("1x-H200-8cpu-100gb-256gb", 141.0, "nvidia", 3.795872, True),
+                ("1x-H100-8cpu-100gb-256gb", 80.0, "nvidia", 6.000848, False),
+                ("1x-H100-8cpu-100gb-256gb", 80.0, "nvidia", 3.455872, True),
+                ("1x-RTXPRO6000-8cpu-100gb-256gb", 96.0, "nvidia", 5.080848, False),
+                ("1x-RTXPRO6000-8cpu-100gb-256gb", 96.0, "nvidia", 2.925872, True),
+                # GeForce cards: 50 GiB RAM per GPU
+                ("1x-RTX5090-8cpu-50gb-256gb", 32.0, "nvidia", 2.530848, False),
+                ("1x-RTX5090-8cpu-50gb-256gb", 32.0, "nvidia", 1.460872, True),
+                ("1x-RTX4090-8cpu-50gb-256gb", 24.0, "nvidia", 2.230848, False),
+                ("1x-RTX4090-8cpu-50gb-256gb", 24.0, "nvidia", 1.290872, True),
             ]
         )
         assert {o.location for o in gpu} == {"earth"}
@@ -181,12 +184,13 @@ class TestOffers:
         ("q", "balance", "expected"),
         [
             # (cpu, memory, disk) of 1x H100 on demand
-            (QueryFilter(), True, (16, 160, 160)),
+            (QueryFilter(), True, (8, 100, 256)),
             (QueryFilter(), False, (1, 1, 1)),
-            (QueryFilter(min_cpu=12, min_memory=125.2, min_disk_size=300), True, (16, 160, 300)),
+            # the issue's example: 0.1.34 gives exactly these
+            (QueryFilter(min_cpu=12, min_memory=125.2, min_disk_size=300), True, (12, 126, 300)),
             (QueryFilter(min_cpu=5, min_memory=13.2, min_disk_size=40), False, (5, 14, 40)),
-            (QueryFilter(max_cpu=4, max_memory=40.5, max_disk_size=128), True, (4, 40, 80)),
-            (QueryFilter(min_memory=192), True, (16, 192, 192)),
+            (QueryFilter(max_cpu=4, max_memory=40.5, max_disk_size=128), True, (4, 40, 128)),
+            (QueryFilter(min_memory=192), True, (8, 192, 256)),
         ],
     )
     @responses.activate
@@ -208,7 +212,7 @@ class TestOffers:
             QueryFilter(min_cpu=17),  # more than 16 vCPUs per GPU
             QueryFilter(min_memory=192.1),
             QueryFilter(min_disk_size=513),
-            QueryFilter(min_cpu=5, max_cpu=4),
+            QueryFilter(max_cpu=0),  # a sandbox has at least 1 vCPU
         ],
     )
     @responses.activate
@@ -229,16 +233,16 @@ class TestOffers:
     def test_cpu_only_query_asks_for_no_capacity(self) -> None:
         serve()
         offers = DaytonaProvider(api_key=KEY).get(QueryFilter(max_gpu_count=0, min_memory=64))
-        # 64 GiB -> 16 vCPUs at 4 GiB each, disk as RAM
+        # 64 GiB; vCPUs and disk stay at the default 1 and 3
         assert [(o.instance_name, o.location) for o in offers] == [
-            ("16cpu-64gb-64gb", "eu"),
-            ("16cpu-64gb-64gb", "us"),
+            ("1cpu-64gb-3gb", "us"),
+            ("1cpu-64gb-3gb", "eu"),
         ]
-        assert offers[0].price == round(16 * 0.0504 + 64 * 0.0162 + 64 * 0.000108, 6)
+        assert offers[0].price == round(0.0504 + 64 * 0.0162 + 3 * 0.000108, 6)
         assert urls() == [PRICING_URL, REGIONS_URL]
 
     @pytest.mark.parametrize(
-        "q", [QueryFilter(min_gpu_count=1), QueryFilter(spot=True), QueryFilter(max_price=0.1)]
+        "q", [QueryFilter(min_gpu_count=1), QueryFilter(spot=True), QueryFilter(max_price=0.06)]
     )
     @responses.activate
     def test_regions_are_not_asked_when_no_cpu_sandbox_matches(self, q: QueryFilter) -> None:
@@ -507,7 +511,7 @@ def test_default_catalog_includes_daytona_without_a_key(catalog_env: Path) -> No
     assert "daytona" in {p.NAME for p in gpuhunt.default_catalog().providers}
     offers = gpuhunt.query(provider="daytona", gpu_name="MI355X", max_gpu_count=1, spot=True)
     assert [(o.instance_name, o.price) for o in offers] == [
-        ("1x-MI355X-16cpu-192gb-288gb", 5.723456)
+        ("1x-MI355X-8cpu-100gb-256gb", 4.625872)
     ]
 
 
@@ -534,6 +538,6 @@ def test_cli_online_query(catalog_env: Path, capsys: pytest.CaptureFixture[str])
     assert cli.main(argv) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["instance_name"], r["location"], r["price"]) for r in rows] == [
-        ("1cpu-4gb-4gb", "eu", 0.115632),
-        ("1cpu-4gb-4gb", "us", 0.115632),
+        ("1cpu-1gb-3gb", "us", 0.066924),
+        ("1cpu-1gb-3gb", "eu", 0.066924),
     ]

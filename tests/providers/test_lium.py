@@ -376,9 +376,10 @@ def test_cli_online_query_when_lium_fails(
 ) -> None:
     responses.get(NODES_URL, status=500)
 
-    assert cli.main(["query", "--provider", "lium", "--online"]) == 0
+    # The only provider asked failed: an error (exit 1, not the user's doing), not "0 offers".
+    assert cli.main(["query", "--provider", "lium", "--online"]) == 1
 
     out, err = capsys.readouterr()
-    assert "0 of 0 offers" in out
-    assert "gpuhunt: warning: lium left out:" in err and "HTTP 500" in err
+    assert out == ""
+    assert "gpuhunt: error: No provider asked for answered (lium:" in err and "HTTP 500" in err
     assert "Traceback" not in err

@@ -21,7 +21,8 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import freshness, registry
+from gpuhunt._internal import freshness, registry, validate
+from gpuhunt._internal.errors import OnlineProvidersFailedError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
@@ -84,7 +85,7 @@ class Catalog:
         *,
         reload_interval: float | None = None,
         catalog_url: str | None = None,
-        timeout: tuple[float, float] = (5.0, 15.0),
+        timeout: float | tuple[float, float] = (5.0, 15.0),
         retries: int = 1,
         online_timeout: float | None = None,
         settings: Settings | None = None,
@@ -97,8 +98,11 @@ class Catalog:
                 (default 4 hours, `GPUHUNT_RELOAD_INTERVAL`).
             catalog_url: where the catalog is published; default `GPUHUNT_CATALOG_URL` or the
                 public bucket. A folder or `file://` URL works too.
-            timeout: (connect, read) seconds for each catalog download.
+            timeout: (connect, read) seconds for each catalog download, or one number for both.
             retries: retries of a failed catalog download (with backoff).
+
+        Each argument is checked here: a wrong type is a TypeError, an impossible value (a
+        negative or NaN timeout or reload interval) a ValueError, naming the argument.
             online_timeout: how long a query waits for online providers (seconds).
             settings: what the environment would give otherwise (`Settings.from_env()`).
             load_timeout: seconds one load of the latest catalog may take in all (every
@@ -107,6 +111,18 @@ class Catalog:
                 A pinned `load(version=...)`, which has no fallback, gets six times as long.
                 Default `GPUHUNT_LOAD_TIMEOUT` or 10; 0 means no whole-load limit.
         """
+        timeout = validate.check_catalog_arguments(
+            balance_resources=balance_resources,
+            auto_reload=auto_reload,
+            reload_interval=reload_interval,
+            catalog_url=catalog_url,
+            timeout=timeout,
+            retries=retries,
+            online_timeout=online_timeout,
+            load_timeout=load_timeout,
+        )
+        if settings is not None and not isinstance(settings, Settings):
+            raise TypeError(f"settings must be a Settings, got {type(settings).__name__}")
         self._settings = settings if settings is not None else Settings.from_env()
         self.balance_resources = balance_resources
         self.online_providers: list[LiveProvider] = []
@@ -157,6 +173,7 @@ class Catalog:
 
     @reload_interval.setter
     def reload_interval(self, seconds: float) -> None:
+        validate.check_number("reload_interval", seconds, infinite=True)
         self._loader.reload_interval = seconds
 
     @property
@@ -285,7 +302,10 @@ class Catalog:
         those are read-only (`FrozenList`, `FrozenDict`; copy them to change them). Online
         providers that fail or time out are left out and reported in
         `status().online_errors`, and not asked again until their
-        backoff (30 s, doubling to 15 min; `status().online_retry_in`) has passed.
+        backoff (30 s, doubling to 15 min; `status().online_retry_in`) has passed. But when
+        `provider` names online providers only and none of them answered (each failed, timed
+        out or is in its backoff), the query raises `OnlineProvidersFailedError`, naming each
+        and why, rather than answering `[]` ("no offers") as if they had answered.
         Raises ValueError for a value that cannot be read (a compute capability of "abc").
         """
         # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
@@ -315,12 +335,32 @@ class Catalog:
                 [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=self._warned_gpu_names
             ):
                 logger.warning("%s", problem)
+        # Only online providers named, and none answered: raise, as gpuhunt 0.1.x did, rather
+        # than an empty answer a caller would take (and cache) for "no offers" (issue #23).
+        named_online_only = wanted is not None and not offline
+        answered: set[str] = set()
+        found = (
+            online.answers(
+                asked, q, self._online_timeout, self._online, self._online_skipped, answered
+            )
+            if asked
+            else []
+        )
+        if named_online_only and live and not answered:
+            assert wanted is not None
+            raise OnlineProvidersFailedError(
+                {name: self._why_no_answer(name) for name in sorted(wanted)}
+            )
         if not asked:
             return offers
-        return merge_online(
-            offers,
-            online.answers(asked, q, self._online_timeout, self._online, self._online_skipped),
-        )
+        return merge_online(offers, found)
+
+    def _why_no_answer(self, name: str) -> str:
+        why = self._online.errors.get(name, "did not answer")
+        wait = self._online.retry_in(name)
+        if wait is not None:
+            why = f"{why}; next try in {wait:.0f}s"
+        return why
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:
         """Why each of `names` can match no offer (no known GPU and no offer in the catalog is

@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from gpuhunt._internal import cli_format, cli_query, registry
-from gpuhunt._internal.cli_query import UsageError
-from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import GPUHuntError, InputError, MissingCredsError, ProviderError
 from gpuhunt._version import __version__
 
 logger = logging.getLogger("gpuhunt")
@@ -97,7 +96,7 @@ def _main(argv: list[str]) -> int:
         )
         what = "provider" if "--output" in argv else "command or provider"
         print(f"gpuhunt: error: unknown {what} {argv[0]!r} ({known})", file=sys.stderr)
-        return 2
+        return BAD_INPUT
     parser = _Parser(
         prog="gpuhunt",
         description="Cloud GPU and CPU offers with hourly prices (USD per hour).",
@@ -144,16 +143,29 @@ def _list_providers() -> int:
     return 0
 
 
+# One exit-code rule for every command: 2 for input the user can fix (an unknown provider or
+# GPU name, a value that cannot be read, a credential or package missing for a provider asked
+# for by name, a path that does not exist or cannot be written), 1 for failures outside the
+# user's control (the network, a provider's API, a broken catalog). argparse's own errors are
+# 2 as well. A bad GPUHUNT_* value is never fatal: it is warned about and its default used.
+BAD_INPUT = 2
+FAILURE = 1
+_USER_PATH_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+
+
 def _guard(fn: Any) -> int:
-    """Run a command; what the user got wrong is one line on stderr, never a traceback."""
+    """Run a command; what went wrong is one line on stderr, never a traceback."""
     try:
         return int(fn() or 0)
-    except UsageError as e:
+    except (InputError, MissingCredsError) as e:
         print(f"gpuhunt: error: {e}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
+    except ProviderError as e:
+        print(f"gpuhunt: error: {e}", file=sys.stderr)
+        return BAD_INPUT if _missing_package(e) else FAILURE
     except GPUHuntError as e:
         print(f"gpuhunt: error: {e}", file=sys.stderr)
-        return 1
+        return FAILURE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuhunt query | head`
@@ -161,7 +173,12 @@ def _guard(fn: Any) -> int:
         return 0
     except OSError as e:  # e.g. `--output` into a folder that does not exist
         print(f"gpuhunt: error: {e}", file=sys.stderr)
-        return 1
+        return BAD_INPUT if isinstance(e, _USER_PATH_ERRORS) else FAILURE
+
+
+def _missing_package(e: ProviderError) -> bool:
+    # registry.missing_package_error: the fix is `pip install 'gpuhunt[extra]'`.
+    return isinstance(e.__cause__, ImportError)
 
 
 def _collect(argv: list[str]) -> int:

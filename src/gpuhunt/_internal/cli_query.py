@@ -14,14 +14,15 @@ from collections.abc import Container
 from typing import Any
 
 from gpuhunt._internal import cli_format, registry
-from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.constraints import parse_version
+from gpuhunt._internal.errors import GPUHuntError, InputError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query.filters import make_filter
 
 logger = logging.getLogger("gpuhunt")
 
 
-class UsageError(Exception):
+class UsageError(InputError):
     """Input that cannot be meant as given; printed as one line, exit status 2."""
 
 
@@ -123,20 +124,14 @@ _RANGES = [
 
 
 def _check_query_args(args: argparse.Namespace) -> None:
-    """A `UsageError` for a value that cannot be read or a range that no offer can match."""
+    """A `UsageError` for a value that cannot be read or a range that no offer can match, in
+    the options the user typed (the library's own check, `make_filter`, comes after)."""
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
-    try:
-        q = make_filter(**filters)
-    except ValueError as e:
-        # The library names the keyword ("Invalid min_cuda ..."); the CLI user typed the option.
-        message = re.sub(
-            r"\b(min|max)_(compute_capability|cuda)\b",
-            lambda m: "--" + m.group(0).replace("_", "-"),
-            str(e),
-        )
-        raise UsageError(message) from None
     for name, flag in _RANGES:
-        low, high = getattr(q, f"min_{name}"), getattr(q, f"max_{name}")
+        low, high = filters[f"min_{name}"], filters[f"max_{name}"]
+        if name == "compute_capability":
+            low = _cli_value(lambda: parse_version(filters["min_compute_capability"], "min_cc"))
+            high = _cli_value(lambda: parse_version(filters["max_compute_capability"], "max_cc"))
         for bound, which in ((low, "min"), (high, "max")):
             if isinstance(bound, (int, float)) and bound < 0:
                 raise UsageError(f"{flag.format(which)} {bound:g} is negative")
@@ -148,8 +143,30 @@ def _check_query_args(args: argparse.Namespace) -> None:
                 f"{flag.format('min')} {shown[0]} is above {flag.format('max')} {shown[1]}: "
                 "no offer can match"
             )
+    _cli_value(lambda: make_filter(**filters))
     if args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
+
+
+_OPTION = {
+    "min_cc": "min_compute_capability",
+    "max_cc": "max_compute_capability",
+    "gpu_name": "gpu",
+}
+
+
+def _cli_value(read: Any) -> Any:
+    """`read()`, its TypeError/ValueError a `UsageError` naming the option, not the keyword
+    ("Invalid min_cuda ..." becomes "Invalid --min-cuda ...")."""
+    try:
+        return read()
+    except (TypeError, ValueError) as e:
+        message = re.sub(
+            r"\b((min|max)_[a-z_]+|gpu_name|gpu_vendor|cpu_arch|location|provider|spot)\b",
+            lambda m: "--" + _OPTION.get(m.group(0), m.group(0)).replace("_", "-"),
+            str(e),
+        )
+        raise UsageError(message) from None
 
 
 def _live_providers(args: argparse.Namespace) -> list[Any]:
@@ -170,8 +187,8 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
         try:
             live.append(registry.provider_class(spec.name).from_env())
         except GPUHuntError as e:  # MissingCredsError or a missing SDK
-            if args.provider:
-                raise GPUHuntError(f"{spec.name}: {e}") from None
+            if args.provider:  # asked for by name: the user's setup to fix, exit 2
+                raise UsageError(f"{spec.name}: {e}") from None
             logger.debug("Skipping online provider %s: %s", spec.name, e)
     return live
 
@@ -192,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gpu_name:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:
-            raise GPUHuntError("; ".join(problems))
+            raise UsageError("; ".join(problems))
     # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))

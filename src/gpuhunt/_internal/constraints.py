@@ -21,6 +21,7 @@ from gpuhunt._internal.models import (
     NvidiaGPUInfo,
     QueryFilter,
 )
+from gpuhunt._internal.validate import ensure_checked
 
 
 def matches(i: CatalogItem, q: QueryFilter) -> bool:
@@ -29,8 +30,10 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     GPU filters do not apply to GPU-less offers when `q.min_gpu_count == 0`; disk filters do not
     apply to offers with an unknown disk size, nor `min_cuda` to offers whose provider does not
     say their CUDA version; compute capability only matches known NVIDIA GPUs. A GPU name that
-    gives the memory ("A100 80GB") matches that GPU with that memory.
+    gives the memory ("A100 80GB") matches that GPU with that memory. A filter that cannot be
+    right (a wrong type, a minimum above its maximum) raises TypeError/ValueError.
     """
+    ensure_checked(q)
     if q.provider is not None and i.provider.lower() not in {p.lower() for p in q.provider}:
         return False
     if not _between(i.price, q.min_price, q.max_price):

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, fields
 from itertools import repeat, starmap
 from typing import Any, ClassVar, Protocol, Union
 
+from gpuhunt._internal import validate
+
 JSONType = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
 JSONObject = dict[str, Any]
 
@@ -314,6 +316,19 @@ class QueryFilter:
     location: list[str] | None = None
     min_cuda: tuple[int, int] | None = None
 
+    # Arguments are checked where they enter (`gpuhunt._internal.validate`): each field on every
+    # assignment, the ranges across fields when the filter is made and, for a filter changed
+    # since, by `matches()`. A wrong type is a TypeError, an impossible value a ValueError.
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _QUERY_FIELDS:
+            validate.check_field(name, value)
+            self.__dict__.pop(validate.CHECKED, None)
+        object.__setattr__(self, name, value)
+
+    def __post_init__(self) -> None:
+        validate.check_ranges(self)
+        self.__dict__[validate.CHECKED] = True
+
     def __repr__(self) -> str:
         set_fields = ", ".join(
             f"{f.name}={getattr(self, f.name)!r}"
@@ -321,6 +336,9 @@ class QueryFilter:
             if getattr(self, f.name) is not None
         )
         return f"QueryFilter({set_fields})"
+
+
+_QUERY_FIELDS = frozenset(f.name for f in fields(QueryFilter))
 
 
 @dataclass

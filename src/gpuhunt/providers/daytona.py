@@ -15,15 +15,17 @@ Sources:
 of the answers is paginated. Authenticated requests never follow redirects, so the key is only
 ever sent to `{api}` itself.
 
-Decisions (names, locations, GPU counts, spot and `provider_data` as in gpuhunt 0.1.34; the
-default shapes differ: 0.1.34 asked for 8 vCPUs, 100 GiB RAM (50 on consumer cards) and 256 GiB
-disk per GPU, this module balances them like the other per-unit marketplaces):
+Decisions (names, locations, GPU counts, spot, shapes, prices, order and `provider_data` as in
+gpuhunt 0.1.34, checked offer by offer against 0.1.34's own output in the tests):
 
-- No fixed instance types: every offer is a sandbox shape, sized for the query with the shared
-  heuristic in `gpuhunt.providers._balance` (`balance_resources=False`: the query's minimums,
-  at least 1 vCPU, 1 GiB, 1 GiB disk) within Daytona's published per-GPU limits of
-  `MAX_CPUS_PER_GPU` vCPUs, `MAX_MEMORY_PER_GPU` GiB RAM and `MAX_DISK_PER_GPU` GiB disk.
-  The price is what those amounts cost at the rates: GPUs + vCPUs + RAM + disk.
+- No fixed instance types: every offer is a sandbox shape sized for the query. A GPU sandbox is
+  offered at `CPUS_PER_GPU` vCPUs, `MEMORY_PER_GPU` GiB RAM (`CONSUMER_MEMORY_PER_GPU` on GeForce
+  cards) and `DISK_PER_GPU` GiB disk per GPU (`balance_resources=False`: 1, 1 and 1), each moved
+  into the query's bounds (a minimum rounds up to a whole unit, a maximum down) and Daytona's
+  published per-GPU limits of `MAX_CPUS_PER_GPU` vCPUs, `MAX_MEMORY_PER_GPU` GiB RAM and
+  `MAX_DISK_PER_GPU` GiB disk. A CPU sandbox starts from Daytona's default, 1 vCPU, 1 GiB RAM and
+  3 GiB disk. The price is what those amounts cost at the rates: GPUs + vCPUs + RAM + disk.
+- `get(query)` returns only offers that match the query (`matches`), whoever calls it.
 - GPU sandboxes: one offer per GPU type, GPU count (1 to `MAX_GPU_COUNT`, within the query's
   bounds) and purchase option: on-demand, and spot (`spot=True`, priced with the spot rates for
   the GPU and the resources alike). Without a key, availability is not known and every count is
@@ -31,7 +33,7 @@ disk per GPU, this module balances them like the other per-unit marketplaces):
   GPU capacity is scheduled across Daytona's fleet, so these offers are in location `earth`.
 - CPU sandboxes (`gpu_count=0`, on-demand): one shape for the query, offered in each shared
   region; the regions are not asked for when that shape cannot match the query.
-- Names: `{n}x-{GPU}-{cpu}cpu-{ram}gb-{disk}gb` ("1x-H100-16cpu-160gb-160gb") and
+- Names: `{n}x-{GPU}-{cpu}cpu-{ram}gb-{disk}gb` ("1x-H100-8cpu-100gb-256gb") and
   `{cpu}cpu-{ram}gb-{disk}gb`. `provider_data["gpu_type"]` is Daytona's name of the GPU, which
   creating the sandbox takes, when it differs from gpuhunt's ("RTX-PRO-6000").
 - GPU types: names through the shared resolver, memory and vendor from the accelerator tables.
@@ -51,6 +53,7 @@ import ipaddress
 import logging
 import math
 import os
+import re
 import threading
 from dataclasses import dataclass, replace
 from typing import Any
@@ -64,7 +67,6 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers import _report
-from gpuhunt.providers._balance import HostLimits, size_resources
 from gpuhunt.providers.base import OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -74,7 +76,10 @@ PRICING_URL = "https://billing.app.daytona.io/gpu-pricing"
 API_URL = "https://app.daytona.io/api"
 KEY_ENV = "DAYTONA_API_KEY"
 URL_ENV = "DAYTONA_API_URL"
-GPU_LOCATION = "earth"
+# dstack imports GPU_REGION (0.1.34's name); GPU_LOCATION is the same value under this
+# package's earlier name, kept for whoever used it.
+GPU_REGION = "earth"
+GPU_LOCATION = GPU_REGION
 MAX_GPU_COUNT = 8
 PRICE_DIGITS = 6
 
@@ -82,10 +87,17 @@ PRICE_DIGITS = 6
 MAX_CPUS_PER_GPU = 16
 MAX_MEMORY_PER_GPU = 192
 MAX_DISK_PER_GPU = 512
-# The smallest disk a sandbox can have, in GiB (1 vCPU and 1 GiB RAM are `HostLimits`' minimums).
-MIN_DISK = 1
-# CPU sandboxes have no published provider-wide limit; only the query bounds them.
-_NO_LIMIT = 2**31
+# The shape a GPU sandbox is offered at, per GPU, when the query does not ask for more or less:
+# gpuhunt 0.1.34's defaults (read from its 0.1.34 wheel, 2026-12-01), which dstack's Daytona
+# backend was built and priced against. GeForce cards get half the RAM.
+CPUS_PER_GPU = 8
+MEMORY_PER_GPU = 100
+CONSUMER_MEMORY_PER_GPU = 50
+DISK_PER_GPU = 256
+# A CPU sandbox created without resources: 1 vCPU, 1 GiB RAM, 3 GiB disk (Daytona's sandbox
+# docs, "Resources"; also 0.1.34's). CPU sandboxes have no published limit; the query bounds them.
+CPU_SANDBOX_DEFAULT = (1, 1, 3)
+_CONSUMER_GPU = re.compile(r"RTX[2-5]0[5-9]0(Ti|SUPER)?$")
 
 # On the rate card, but the sandbox API rejects gpuType=["B200"] as an invalid GPU type.
 NOT_CREATABLE = frozenset({"B200"})
@@ -173,11 +185,15 @@ class DaytonaProvider(OnlineProvider):
                 self._note_no_key()
             offers += gpu_offers(pricing, capacity, q, balance_resources)
         shape = cpu_offer(pricing, q, balance_resources)
-        if shape is not None and matches(shape, q):
+        # The shape has no location yet: the location filter applies to each region's copy.
+        if shape is not None and matches(shape, replace(q, location=None)):
             regions = parse_regions(fetch_shared_regions(self.api_url), report)
-            offers += [replace(shape, location=region) for region in regions]
+            copies = [replace(shape, location=region) for region in regions]
+            offers += [offer for offer in copies if matches(offer, q)]
         self.last_report = report
-        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location, i.spot))
+        # A stable sort by price over offers made in rate-card order, as gpuhunt 0.1.34 orders
+        # them: equal prices keep that order.
+        return sorted(offers, key=lambda i: i.price)
 
     def _fetch_capacity(self, api_key: str) -> Any:
         with self._lock:
@@ -385,69 +401,106 @@ def gpu_offers(
     q: QueryFilter | None = None,
     balance_resources: bool = True,
 ) -> list[CatalogItem]:
-    """GPU sandbox offers; `capacity=None` means availability is unknown (no key)."""
+    """GPU sandbox offers that match `q`; `capacity=None` means availability is unknown (no
+    key). In rate-card order, on demand before spot, counts ascending."""
     q = q or QueryFilter()
     low = max(1, q.min_gpu_count or 1)
     high = MAX_GPU_COUNT if q.max_gpu_count is None else min(MAX_GPU_COUNT, q.max_gpu_count)
     offers = []
     for gpu in pricing.gpus:
+        memory_per_gpu = CONSUMER_MEMORY_PER_GPU if is_consumer_gpu(gpu.name) else MEMORY_PER_GPU
         for spot, gpu_price in gpu.prices.items():
             available = high
             if capacity is not None:
                 available = min(high, capacity.get(gpu.type, {}).get(spot, 0))
             for count in range(low, available + 1):
-                limits = HostLimits(
-                    max_cpu=MAX_CPUS_PER_GPU * count,
-                    max_memory=MAX_MEMORY_PER_GPU * count,
-                    max_disk=MAX_DISK_PER_GPU * count,
-                    min_disk=MIN_DISK,
-                )
-                sized = size_resources(count, gpu.memory, limits, q, balance_resources)
+                if balance_resources:
+                    preferred = (CPUS_PER_GPU * count, memory_per_gpu * count, DISK_PER_GPU * count)
+                else:
+                    preferred = (1, 1, 1)
+                limits = (MAX_CPUS_PER_GPU * count, MAX_MEMORY_PER_GPU * count, MAX_DISK_PER_GPU * count)
+                sized = _shape(preferred, limits, q)
                 if sized is None:
                     continue
-                shape = f"{sized.cpu}cpu-{sized.memory}gb-{sized.disk}gb"
-                rates = pricing.rates[spot]
-                offers.append(
-                    CatalogItem(
-                        provider=NAME,
-                        instance_name=f"{count}x-{gpu.name}-{shape}",
-                        location=GPU_LOCATION,
-                        price=_price(count * gpu_price, sized.cpu, sized.memory, sized.disk, rates),
-                        cpu=sized.cpu,
-                        memory=float(sized.memory),
-                        gpu_count=count,
-                        gpu_name=gpu.name,
-                        gpu_memory=gpu.memory,
-                        spot=spot,
-                        disk_size=float(sized.disk),
-                        gpu_vendor=gpu.vendor,
-                        provider_data=_gpu_provider_data(gpu),
-                    )
+                cpu, memory, disk = sized
+                offer = CatalogItem(
+                    provider=NAME,
+                    instance_name=f"{count}x-{gpu.name}-{cpu}cpu-{memory}gb-{disk}gb",
+                    location=GPU_REGION,
+                    price=_price(count * gpu_price, cpu, memory, disk, pricing.rates[spot]),
+                    cpu=cpu,
+                    memory=float(memory),
+                    gpu_count=count,
+                    gpu_name=gpu.name,
+                    gpu_memory=gpu.memory,
+                    spot=spot,
+                    disk_size=float(disk),
+                    gpu_vendor=gpu.vendor,
+                    provider_data=_gpu_provider_data(gpu),
                 )
+                if matches(offer, q):
+                    offers.append(offer)
     return offers
 
 
 def cpu_offer(
     pricing: Pricing, q: QueryFilter | None = None, balance_resources: bool = True
 ) -> CatalogItem | None:
-    """The CPU sandbox shape for the query, without a location (one copy per shared region)."""
-    limits = HostLimits(max_cpu=_NO_LIMIT, max_memory=_NO_LIMIT, min_disk=MIN_DISK)
-    sized = size_resources(0, None, limits, q, balance_resources)
+    """The CPU sandbox shape for the query, without a location (one copy per shared region).
+    Daytona's own default (1 vCPU, 1 GiB, 3 GiB) with or without balancing: it is the shape a
+    sandbox gets when nothing is asked for, and every unit costs the same whatever the mix."""
+    q = q or QueryFilter()
+    sized = _shape(CPU_SANDBOX_DEFAULT, (math.inf, math.inf, math.inf), q)
     if sized is None:
         return None
+    cpu, memory, disk = sized
     return CatalogItem(
         provider=NAME,
-        instance_name=f"{sized.cpu}cpu-{sized.memory}gb-{sized.disk}gb",
+        instance_name=f"{cpu}cpu-{memory}gb-{disk}gb",
         location="",
-        price=_price(0.0, sized.cpu, sized.memory, sized.disk, pricing.rates[False]),
-        cpu=sized.cpu,
-        memory=float(sized.memory),
+        price=_price(0.0, cpu, memory, disk, pricing.rates[False]),
+        cpu=cpu,
+        memory=float(memory),
         gpu_count=0,
         gpu_name=None,
         gpu_memory=None,
         spot=False,
-        disk_size=float(sized.disk),
+        disk_size=float(disk),
     )
+
+
+def is_consumer_gpu(name: str) -> bool:
+    """GeForce cards (RTX 2050-5090, Ti/SUPER included), which get the smaller RAM default."""
+    return _CONSUMER_GPU.match(name) is not None
+
+
+def _shape(
+    preferred: tuple[int, int, int], limits: tuple[float, float, float], q: QueryFilter
+) -> tuple[int, int, int] | None:
+    """(vCPUs, GiB RAM, GiB disk): each the preferred amount moved into the query's bounds and
+    the limit, in whole units (a minimum rounds up, a maximum down); None if a bound cannot be
+    met."""
+    bounds = (
+        (q.min_cpu, q.max_cpu),
+        (q.min_memory, q.max_memory),
+        (q.min_disk_size, q.max_disk_size),
+    )
+    sized = []
+    for want, limit, (low, high) in zip(preferred, limits, bounds):
+        amount = _amount(want, low, high, limit)
+        if amount is None:
+            return None
+        sized.append(amount)
+    cpu, memory, disk = sized
+    return cpu, memory, disk
+
+
+def _amount(want: int, low: float | None, high: float | None, limit: float) -> int | None:
+    lowest = math.ceil(max(1.0, low if low is not None else 1.0))
+    highest = min(limit, high if high is not None else limit)
+    if lowest > highest:
+        return None
+    return math.floor(min(highest, max(lowest, want)))
 
 
 def _price(gpus: float, cpu: int, memory: int, disk: int, rates: Rates) -> float:

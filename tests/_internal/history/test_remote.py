@@ -259,9 +259,9 @@ def test_missing_history_is_a_clear_message(tmp_path, replayed, capsys, monkeypa
     assert gpuhunt("history") == 1
     assert "plain CSVs, which have no price history" in capsys.readouterr().err
     monkeypatch.delenv("GPUHUNT_CATALOG_DIR")
-    assert gpuhunt("history", "--catalog-url", legacy, "--since", "yesterday") == 1
+    assert gpuhunt("history", "--catalog-url", legacy, "--since", "yesterday") == 2
     assert "Not a date: 'yesterday'" in capsys.readouterr().err
-    assert gpuhunt("catalog", "diff", "nope!", "latest") == 1
+    assert gpuhunt("catalog", "diff", "nope!", "latest") == 2
     assert "'nope!' is not a folder, zip file, URL or catalog version" in capsys.readouterr().err
 
 
@@ -339,14 +339,14 @@ def test_plot_without_matplotlib_is_a_one_line_hint(tmp_path, replayed, capsys, 
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     capsys.readouterr()
-    assert gpuhunt("history", "--catalog-url", one, "--plot", tmp_path / "x.png") == 1
+    assert gpuhunt("history", "--catalog-url", one, "--plot", tmp_path / "x.png") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "gpuhunt: error: Plotting needs matplotlib, which is not installed: "
         "pip install 'gpuhunt[plot]'"
     ]
     monkeypatch.setattr(builtins, "__import__", real_import)
-    assert gpuhunt("history", "--catalog-url", one, "--plot", tmp_path / "x.jpg") == 1
+    assert gpuhunt("history", "--catalog-url", one, "--plot", tmp_path / "x.jpg") == 2
     assert "writes .png or .svg files" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
 

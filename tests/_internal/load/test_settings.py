@@ -1,10 +1,12 @@
-"""`Settings`: what each environment variable sets, and a clear error for a malformed one."""
+"""`Settings`: what each environment variable sets; a bad value is warned about once and the
+default used, never an error."""
 
+import logging
 from pathlib import Path
 
 import pytest
 
-from gpuhunt import GPUHuntError
+from gpuhunt._internal.load import settings
 from gpuhunt._internal.load.settings import DEFAULT_CATALOG_URL, Settings
 
 
@@ -41,6 +43,111 @@ def test_each_variable():
     )
 
 
-def test_a_malformed_number_names_its_variable():
-    with pytest.raises(GPUHuntError, match="GPUHUNT_ONLINE_TIMEOUT is not a number: 'soon'"):
-        Settings.from_env({"GPUHUNT_ONLINE_TIMEOUT": "soon"})
+# ---------------------------------------------------------------- bad values (issues #23, #27)
+# Each variable with values it must refuse: unreadable, non-finite, out of range. Each is
+# warned about once (variable, value, default) and replaced by the default; nothing raises.
+FIELD = {
+    "GPUHUNT_RELOAD_INTERVAL": "reload_interval",
+    "GPUHUNT_ONLINE_TIMEOUT": "online_timeout",
+    "GPUHUNT_CONNECT_TIMEOUT": "connect_timeout",
+    "GPUHUNT_READ_TIMEOUT": "read_timeout",
+    "GPUHUNT_LIVE_CACHE_TTL": "live_cache_ttl",
+    "GPUHUNT_LOAD_TIMEOUT": "load_timeout",
+    "GPUHUNT_MAX_DOWNLOAD_MB": "max_download_bytes",
+}
+BAD_VALUES = {
+    "GPUHUNT_RELOAD_INTERVAL": ["abc", "nan", "inf", "-1", "1e12"],
+    "GPUHUNT_ONLINE_TIMEOUT": ["soon", "nan", "inf", "0", "-5", "1e6"],
+    "GPUHUNT_CONNECT_TIMEOUT": ["c", "nan", "-inf", "0", "-1", "601"],
+    "GPUHUNT_READ_TIMEOUT": ["y", "nan", "inf", "0", "-1", "3601"],
+    "GPUHUNT_LIVE_CACHE_TTL": ["t", "nan", "inf", "-1", "86401"],
+    "GPUHUNT_LOAD_TIMEOUT": ["abc", "nan", "inf", "-1", "-5", "3601"],
+    "GPUHUNT_MAX_DOWNLOAD_MB": ["big", "nan", "inf", "-3", "0", "1e999", "2e6"],
+}
+GOOD_VALUES = {
+    "GPUHUNT_RELOAD_INTERVAL": [("0", 0.0), ("60", 60.0), (" 3600 ", 3600.0)],
+    "GPUHUNT_ONLINE_TIMEOUT": [("0.5", 0.5), ("3600", 3600.0)],
+    "GPUHUNT_CONNECT_TIMEOUT": [("1", 1.0), ("600", 600.0)],
+    "GPUHUNT_READ_TIMEOUT": [("2", 2.0)],
+    "GPUHUNT_LIVE_CACHE_TTL": [("0", 0.0), ("86400", 86400.0)],
+    "GPUHUNT_LOAD_TIMEOUT": [("0", 0.0), ("2.5", 2.5)],
+    "GPUHUNT_MAX_DOWNLOAD_MB": [("1", 2**20), ("0.5", 2**19)],
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warnings():
+    settings._warned.clear()
+    yield
+    settings._warned.clear()
+
+
+def test_every_numeric_variable_has_a_range_and_bad_values_here():
+    assert set(settings.RANGES) == set(FIELD) == set(BAD_VALUES) == set(GOOD_VALUES)
+
+
+@pytest.mark.parametrize(("name", "text"), [(n, v) for n, vs in BAD_VALUES.items() for v in vs])
+def test_a_bad_value_is_warned_about_once_and_the_default_used(name, text, monkeypatch, caplog):
+    monkeypatch.setenv(name, text)
+    default = getattr(Settings(), FIELD[name])
+    with caplog.at_level(logging.WARNING, logger="gpuhunt._internal.load.settings"):
+        first = Settings.from_env()
+        again = Settings.from_env()  # every catalog and session reads them: still one warning
+    assert getattr(first, FIELD[name]) == default == getattr(again, FIELD[name])
+    assert first == Settings() == again
+    [record] = caplog.records
+    message = record.getMessage()
+    assert f"{name}={text.strip()!r}" in message
+    shown = default / 2**20 if name == "GPUHUNT_MAX_DOWNLOAD_MB" else default
+    assert f"using the default {shown:g} (valid: {settings.RANGES[name]})" in message
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"), [(n, t, v) for n, vs in GOOD_VALUES.items() for t, v in vs]
+)
+def test_a_good_value_is_used_without_a_word(name, text, value, monkeypatch, caplog):
+    monkeypatch.setenv(name, text)
+    with caplog.at_level(logging.WARNING):
+        s = Settings.from_env()
+    assert getattr(s, FIELD[name]) == value
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize(("text", "on"), [("1", True), ("0", False), ("", False)])
+def test_allow_http(text, on, monkeypatch, caplog):
+    monkeypatch.setenv("GPUHUNT_ALLOW_HTTP", text)
+    with caplog.at_level(logging.WARNING):
+        assert Settings.from_env().allow_http is on
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize("text", ["true", "yes", "2"])
+def test_allow_http_other_values_are_off_and_warned(text, monkeypatch, caplog):
+    monkeypatch.setenv("GPUHUNT_ALLOW_HTTP", text)
+    with caplog.at_level(logging.WARNING):
+        assert Settings.from_env().allow_http is False
+        Settings.from_env()
+    [record] = caplog.records
+    assert f"GPUHUNT_ALLOW_HTTP={text!r} is neither 1 nor 0; using the default 0" in (
+        record.getMessage()
+    )
+
+
+def test_several_bad_values_each_warned(monkeypatch, caplog):
+    monkeypatch.setenv("GPUHUNT_LOAD_TIMEOUT", "-1")
+    monkeypatch.setenv("GPUHUNT_MAX_DOWNLOAD_MB", "-3")
+    with caplog.at_level(logging.WARNING):
+        s = Settings.from_env()
+    assert (s.load_timeout, s.max_download_bytes) == (10.0, 256 * 2**20)
+    text = caplog.text
+    assert "GPUHUNT_LOAD_TIMEOUT='-1' is out of range; using the default 10" in text
+    assert "GPUHUNT_MAX_DOWNLOAD_MB='-3' is out of range; using the default 256" in text
+
+
+def test_a_changed_bad_value_is_warned_about_again(monkeypatch, caplog):
+    with caplog.at_level(logging.WARNING):
+        monkeypatch.setenv("GPUHUNT_RELOAD_INTERVAL", "abc")
+        Settings.from_env()
+        monkeypatch.setenv("GPUHUNT_RELOAD_INTERVAL", "-1")
+        Settings.from_env()
+    assert len(caplog.records) == 2

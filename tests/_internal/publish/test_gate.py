@@ -215,9 +215,9 @@ def test_cli_accept_flags(tmp_path, previous, capsys):
     code, out, _ = run("--accept-all")
     assert code == 0 and "aws          fresh" in out
     code, _, err = run("--accept", "vastai")
-    assert code == 1 and "--accept vastai: not an offline provider" in err
+    assert code == 2 and "--accept vastai: not an offline provider" in err  # bad input
     code, _, err = run("--accept", "nosuch")
-    assert code == 1 and "Unknown provider: 'nosuch'" in err
+    assert code == 2 and "Unknown provider: 'nosuch'" in err
 
 
 def test_a_first_build_has_nothing_to_compare_with(tmp_path: Path):

@@ -637,7 +637,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
             "--output",
             tmp_path / "o",
         )
-        == 1
+        == 2
     )
     assert "Input folder" in capsys.readouterr().err
     assert gpuhunt("catalog", "verify", tmp_path / "nothing-here") == 1

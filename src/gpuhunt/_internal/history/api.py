@@ -11,7 +11,7 @@ import datetime as dt
 from pathlib import Path
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, GPUHuntError
+from gpuhunt._internal.errors import CatalogError, InputError, UnknownCatalogError
 from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.history import daily
 from gpuhunt._internal.history.diff import CatalogDiff, compare
@@ -71,7 +71,7 @@ def load_side(
         )
         return f"{raw.version} ({transport.safe_url(spec)})", _complete(raw, spec)
     if spec != "latest" and not sources.is_version(spec):
-        raise CatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
+        raise UnknownCatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
     base = catalog_url_of(catalog_url)
     try:
         raw = fetch.fetch(
@@ -107,7 +107,7 @@ def parse_day(text: str | dt.date | None) -> dt.date | None:
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
-        raise GPUHuntError(f"Not a date: {text[:20]!r} (use YYYY-MM-DD)") from None
+        raise InputError(f"Not a date: {text[:20]!r} (use YYYY-MM-DD)") from None
 
 
 def _as_list(value: str | list[str] | None) -> list[str] | None:
@@ -134,7 +134,7 @@ def catalog_history(
             "GPUHUNT_CATALOG_DIR serves plain CSVs, which have no price history"
         )
     if by not in ("gpu", "instance"):
-        raise GPUHuntError(f"by must be 'gpu' or 'instance', not {by!r}")
+        raise InputError(f"by must be 'gpu' or 'instance', not {by!r}")
     providers = _as_list(provider)
     if providers is not None:
         names = [registry.spec(p).name for p in providers]  # raises on unknown names

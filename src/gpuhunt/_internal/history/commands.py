@@ -11,7 +11,7 @@ from typing import Any
 
 from gpuhunt._internal.cli_format import price as _price
 from gpuhunt._internal.cli_format import render
-from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import InputError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.api import catalog_history, catalog_url_of, diff
 from gpuhunt._internal.history.daily import sparkline
@@ -75,7 +75,7 @@ def _check_gpu_names(names: list[str] | None) -> None:
         if canonical_gpu_name(name) is None:
             close = closest_gpu_names(name)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise GPUHuntError(f"Unknown GPU name {name!r}{hint}")
+            raise InputError(f"Unknown GPU name {name!r}{hint}")
 
 
 def _cmd_history(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import GPUHuntError, InputError
 from gpuhunt._internal.history.daily import PriceHistory
 
 FORMATS = ("png", "svg")
@@ -20,7 +20,7 @@ def figure(h: PriceHistory) -> Any:
         from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DateFormatter
         from matplotlib.figure import Figure
     except ImportError:
-        raise GPUHuntError(
+        raise InputError(
             "Plotting needs matplotlib, which is not installed: pip install 'gpuhunt[plot]'"
         ) from None
     if not h.series:
@@ -57,7 +57,7 @@ def save(h: PriceHistory, path: str | Path) -> Any:
     """Draw `h` to a .png or .svg file; returns the figure (its lines are the series)."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
-        raise GPUHuntError(f"--plot writes .png or .svg files, not {str(path)[:80]!r}")
+        raise InputError(f"--plot writes .png or .svg files, not {str(path)[:80]!r}")
     fig = figure(h)
     try:
         fig.savefig(path, format=suffix)

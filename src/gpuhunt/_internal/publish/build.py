@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import registry, schema
-from gpuhunt._internal.errors import PipelineError
+from gpuhunt._internal.errors import PipelineError, PipelineInputError
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv import ReadStats, iter_rows
 from gpuhunt._internal.formats.csv_table import build_table
@@ -72,7 +72,7 @@ class Build:
 
 def check_version(version: str) -> str:
     if not sources.is_version(version):
-        raise PipelineError(
+        raise PipelineInputError(
             f"Not a valid catalog version: {version[:40]!r} (letters, digits, '.', '_', '-'; "
             "e.g. 20261129-1)"
         )

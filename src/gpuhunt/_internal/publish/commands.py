@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuhunt._internal import freshness, registry
-from gpuhunt._internal.errors import PipelineError
+from gpuhunt._internal.errors import PipelineInputError
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish import gate
 from gpuhunt._internal.publish.build import FRESH, Collected, build_catalog, check_version
@@ -118,14 +118,14 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if args.integrity:
         tests_dir = Path(args.integrity_dir)
         if not tests_dir.is_dir():
-            raise PipelineError(f"Integrity test folder {tests_dir} does not exist")
+            raise PipelineInputError(f"Integrity test folder {tests_dir} does not exist")
 
         def integrity(provider: str, data: bytes) -> str | None:
             return run_integrity_tests(provider, data, tests_dir)
 
     for name in args.accept:
         if registry.spec(name).online:
-            raise PipelineError(f"--accept {name}: not an offline provider")
+            raise PipelineInputError(f"--accept {name}: not an offline provider")
     not_due = _not_due(previous, collected) if previous is not None else {}
     build = build_catalog(
         args.version,

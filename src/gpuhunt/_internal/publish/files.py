@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import GPUHuntError, PipelineError
+from gpuhunt._internal.errors import GPUHuntError, PipelineInputError
 from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
@@ -27,7 +27,7 @@ def read_input(
     modification time (the collector writes it once, at the end)."""
     folder = Path(directory)
     if not folder.is_dir():
-        raise PipelineError(f"Input folder {folder} does not exist")
+        raise PipelineInputError(f"Input folder {folder} does not exist")
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
     out = {}
     for path in sorted(folder.glob("*.csv")):
@@ -64,7 +64,7 @@ def write_build(build: Build, output: str | Path) -> None:
     loadable new version."""
     out = Path(output)
     if out.exists() and any(out.iterdir()):
-        raise PipelineError(f"Output folder {out} is not empty")
+        raise PipelineInputError(f"Output folder {out} is not empty")
     for rel, data in [*build.objects.items(), *build.pointers.items()]:
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)

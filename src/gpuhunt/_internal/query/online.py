@@ -202,10 +202,11 @@ def answers(
     timeout: float,
     health: Health,
     skipped: dict[str, int] | None = None,
+    answered: set[str] | None = None,
 ) -> list[list[CatalogItem]]:
     """Each provider's matching, valid offers, in its own order, from those that answered within
     `timeout` seconds; `health` learns which failed (and forgets those that answered),
-    `skipped` how many offers each provider had to leave out."""
+    `skipped` how many offers each provider had to leave out, `answered` which answered."""
     deadline = time.monotonic() + timeout
     found = []
     for p, fut in asked:
@@ -223,5 +224,7 @@ def answers(
             health.failed(p.NAME, f"unusable answer: {e}")
             continue
         health.succeeded(p.NAME)
+        if answered is not None:
+            answered.add(p.NAME.lower())
         found.append([i for i in good if matches(i, q)])
     return found
