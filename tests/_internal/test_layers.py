@@ -21,6 +21,7 @@ LAYERS = [
         "registry",
         "freshness",
         "gcpause",
+        "geography",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},

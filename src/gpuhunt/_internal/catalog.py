@@ -70,6 +70,9 @@ class CatalogStatus:
     # Per provider in the manifest: when its data was recorded (None: not known).
     recorded_at: dict[str, dt.datetime | None] = field(default_factory=dict)
     online_skipped: dict[str, int] = field(default_factory=dict)  # invalid offers, last answer
+    # Offers per offline provider whose location the geography table does not know: kept by
+    # queries without `country`/`area`, left out by queries with them.
+    unknown_locations: dict[str, int] = field(default_factory=dict)
 
 
 class Catalog:
@@ -227,6 +230,7 @@ class Catalog:
                 for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
             },
             online_skipped=dict(self._online_skipped),
+            unknown_locations=loaded.table.unknown_locations() if loaded else {},
         )
 
     # ----------------------------------------------------------------- querying
@@ -262,13 +266,19 @@ class Catalog:
         allowed_flags: Container[str] | None = None,
         location: str | list[str] | None = None,
         min_cuda: str | float | tuple[int, int] | None = None,
+        country: str | list[str] | None = None,
+        area: str | list[str] | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
         may give the memory ("A100 80GB"); a name no offer has is logged once with the closest
         known names. `location` takes names and shell-style patterns (`"us-east-1"`,
         `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
-        `"12.8"`, `9`, `9.0` or `(9, 0)`. Memory is in GB, GPU memory in GiB, prices in USD/hour.
+        `"12.8"`, `9`, `9.0` or `(9, 0)`. `country` takes ISO 3166 alpha-2 codes (`"DE"`,
+        `["us", "ca"]`), `area` areas (`"europe"`; see `QueryFilter`), both case-insensitive;
+        offers whose location the geography table does not know are left out when either is
+        given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
+        prices in USD/hour.
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share

@@ -16,7 +16,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import freshness
+from gpuhunt._internal import freshness, geography
 from gpuhunt._internal.models import CatalogItem
 
 
@@ -38,12 +38,17 @@ def gpu_text(i: CatalogItem) -> str:
 
 
 def as_dict(i: CatalogItem) -> dict[str, Any]:
-    """Every `CatalogItem` field, in field order, with `price_per_gpu` after `price`; enums as
-    their values (what `--json` and `--csv` print)."""
+    """Every `CatalogItem` field, in field order, with `country` and `area` (from the
+    geography table; None when it does not place the location) after `location` and
+    `price_per_gpu` after `price`; enums as their values (what `--json` and `--csv` print)."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(i):
         value = getattr(i, f.name)
         out[f.name] = value.value if isinstance(value, enum.Enum) else value
+        if f.name == "location":
+            place = geography.locate(i.provider, i.location)
+            out["country"] = place.country if place else None
+            out["area"] = place.area if place else None
         if f.name == "price":
             out["price_per_gpu"] = round(i.price / i.gpu_count, 6) if i.gpu_count else None
     return out
@@ -51,8 +56,11 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
 
 def csv_header() -> list[str]:
     """The columns of `--csv`: `as_dict`'s keys, also when no offer matched."""
-    names = [f.name for f in dataclasses.fields(CatalogItem)]
-    return [*names[: names.index("price") + 1], "price_per_gpu", *names[names.index("price") + 1 :]]
+    out = []
+    for name in (f.name for f in dataclasses.fields(CatalogItem)):
+        out.append(name)
+        out += {"location": ["country", "area"], "price": ["price_per_gpu"]}.get(name, [])
+    return out
 
 
 def csv_cell(value: Any) -> Any:

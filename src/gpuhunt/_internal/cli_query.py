@@ -13,7 +13,7 @@ import sys
 from collections.abc import Container
 from typing import Any
 
-from gpuhunt._internal import cli_format, registry
+from gpuhunt._internal import cli_format, geography, registry
 from gpuhunt._internal.errors import GPUHuntError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query.filters import make_filter
@@ -48,6 +48,20 @@ def add_parser(sub: Any) -> None:
         "--location",
         action="append",
         help='region or zone, or a shell-style pattern: us-east-1, "europe-*" (repeatable)',
+    )
+    p.add_argument(
+        "--country",
+        action="append",
+        metavar="CC",
+        help="ISO 3166 country code of the offer's location: DE, US (repeatable)",
+    )
+    p.add_argument(
+        "--area",
+        action="append",
+        choices=list(geography.AREAS),
+        type=str.lower,
+        help="area of the offer's location (repeatable); locations gpuhunt cannot place are "
+        "left out when --country or --area is given",
     )
     for name, kind, unit in [
         ("cpu", int, "vCPUs"),
