@@ -24,6 +24,12 @@ from gpuhunt._internal.accelerators import (
 from gpuhunt._internal.accelerators import (
     KNOWN_TPUS as KNOWN_TPUS,
 )
+from gpuhunt._internal.collapse import (
+    CollapsedOffer as CollapsedOffer,
+)
+from gpuhunt._internal.collapse import (
+    collapse_regions as collapse_regions,
+)
 from gpuhunt._internal.constraints import (
     correct_gpu_memory_gib as correct_gpu_memory_gib,
 )

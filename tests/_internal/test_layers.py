@@ -22,6 +22,7 @@ LAYERS = [
         "freshness",
         "gcpause",
         "geography",
+        "collapse",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},
