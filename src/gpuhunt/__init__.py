@@ -101,7 +101,9 @@ from gpuhunt._version import __version__ as __version__
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog as Catalog
     from gpuhunt._internal.default import default_catalog as default_catalog
+    from gpuhunt._internal.default import explain as explain
     from gpuhunt._internal.default import query as query
+    from gpuhunt._internal.explain import Explanation as Explanation
     from gpuhunt._internal.history.api import diff as diff
 
 # The catalog pulls in numpy and the HTTP stack; importing them only when used keeps
@@ -110,6 +112,8 @@ _LAZY = {
     "Catalog": "gpuhunt._internal.catalog",
     "default_catalog": "gpuhunt._internal.default",
     "query": "gpuhunt._internal.default",
+    "explain": "gpuhunt._internal.default",
+    "Explanation": "gpuhunt._internal.explain",
     "Offers": "gpuhunt._internal.query.answers",
     "diff": "gpuhunt._internal.history.api",
 }

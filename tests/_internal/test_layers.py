@@ -27,7 +27,7 @@ LAYERS = [
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},
     {"load"},
-    {"catalog", "default", "publish.build", "history.remote", "history.api", "history.plot"},
+    {"catalog", "default", "explain", "publish.build", "history.remote", "history.api", "history.plot"},
     {"publish"},
     {"cli", "cli_query", "cli_format", "history.commands"},
 ]

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Container
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
@@ -36,6 +37,9 @@ from gpuhunt._internal.models import (
 from gpuhunt._internal.query import answers, online
 from gpuhunt._internal.query.answers import merge_online
 from gpuhunt._internal.query.filters import make_filter
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.explain import Explanation
 
 logger = logging.getLogger(__name__)
 
@@ -322,6 +326,18 @@ class Catalog:
             offers,
             online.answers(asked, q, self._online_timeout, self._online, self._online_skipped),
         )
+
+    def explain(self, **filters: Any) -> Explanation:
+        """Why `query(**filters)` answers as it does, over the loaded catalog (online
+        providers are not asked): how many offers are left after each filter, in the order
+        given; which filter removed the last ones; the cheapest offers that fail exactly one
+        filter (and which); for a GPU name no offer has, which providers list it and whether
+        their offers are in this catalog or online only. `explanation.lines()` is it as text.
+        Takes the keywords of `query`; raises as `query` does for a value it cannot read."""
+        from gpuhunt._internal import explain
+
+        loaded = self._loader.current()
+        return explain.explain(loaded.table if loaded is not None else None, filters)
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:
         """Why each of `names` can match no offer (no known GPU and no offer in the catalog is

@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import sys
+import textwrap
 from collections.abc import Container
 from typing import Any
 
@@ -106,6 +107,13 @@ def add_parser(sub: Any) -> None:
         "--group-by",
         choices=["gpu"],
         help="gpu: one row per GPU model and count, with the cheapest on-demand and spot price",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say how many offers each filter leaves, which filter removed the last, the "
+        "cheapest offers failing one filter, and who lists a GPU no offer has (printed "
+        "anyway when nothing matches)",
     )
     p.add_argument(
         "--all-regions",
@@ -234,9 +242,38 @@ def run(args: argparse.Namespace) -> int:
         _print_groups(args, offers, status)
     else:
         _print_offers(args, offers, status)
+    # An online-only query never read the catalog: explaining the catalog would not help.
+    online_only = bool(args.provider) and all(registry.spec(p).online for p in args.provider)
+    if args.explain or (not offers and not online_only):
+        _print_explanation(args, catalog, filters)
     for name, err in status.online_errors.items():
         print(f"gpuhunt: warning: {name} left out: {err}", file=sys.stderr)
     return 0
+
+
+def _print_explanation(args: argparse.Namespace, catalog: Any, filters: dict[str, Any]) -> None:
+    """`Catalog.explain` of the query, after the table (to stderr after --json/--csv, which
+    stay machine-readable). Filters are listed in `QueryFilter`'s order."""
+    given = {k: v for k, v in filters.items() if v is not None}
+    machine = bool(args.json or args.csv)
+    out = sys.stderr if machine else sys.stdout
+    width = cli_format.terminal_width(out)
+    text = catalog.explain(**given).lines()
+    if not machine:
+        print(file=out)
+    for line in text:
+        indent = " " * (len(line) - len(line.lstrip()))
+        if width is None:
+            print(line, file=out)
+            continue
+        wrapped = textwrap.fill(
+            line.strip(),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent + "  ",
+            break_on_hyphens=False,
+        )
+        print(wrapped, file=out)
 
 
 def _cut(args: argparse.Namespace, rows: list[Any], machine: bool) -> list[Any]:
@@ -267,14 +304,16 @@ def _print_offers(args: argparse.Namespace, offers: list[CatalogItem], status: A
     width = cli_format.terminal_width()
     rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
     cut = _cut(args, rows, machine=False)
-    print(cli_format.offers_table(cut, per_gpu=args.sort == "price-per-gpu", width=width))
+    if cut:  # an empty answer is its footer and its explanation
+        print(cli_format.offers_table(cut, per_gpu=args.sort == "price-per-gpu", width=width))
+        print()
     providers = {cli_format.row_offer(r).provider for r in cut}
     offline = providers & set(registry.OFFLINE_PROVIDERS)
     count = f"{len(cut)} of {len(rows)} offers{_cut_note(args, len(cut), len(rows))}"
     if len(rows) < len(offers):
         count += f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
     count += "."
-    print("\n" + cli_format.wrap(f"{count} {_footer(args, status, offline)}", width))
+    print(cli_format.wrap(f"{count} {_footer(args, status, offline)}", width))
 
 
 def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
