@@ -156,20 +156,36 @@ def fit(
 
     if width is None:
         return list(widths.items())
-    order = sorted(range(len(columns)), key=lambda k: -columns[k][1])
-    for k in order:
+    # Columns of one priority are shortened together, each by its share of what they can give.
+    for priority in sorted({c[1] for c in columns}, reverse=True):
         over = total() - width
         if over <= 0:
             break
-        _, _, least, required = columns[k]
-        if least is not None and widths[k] - over >= least:
-            widths[k] -= over
+        group = [k for k, c in enumerate(columns) if c[1] == priority and k in widths]
+        slack = {k: max(widths[k] - (columns[k][2] or widths[k]), 0) for k in group}
+        if slack and sum(slack.values()) >= over:
+            _share(widths, slack, over)
             break
-        if not required:
-            del widths[k]
-        elif least is not None:
-            widths[k] = min(widths[k], least)
+        for k in group:
+            if columns[k][3]:  # required: as short as it may be
+                widths[k] -= slack[k]
+            else:
+                del widths[k]
     return sorted(widths.items())
+
+
+def _share(widths: dict[int, int], slack: dict[int, int], over: int) -> None:
+    """Take `over` characters from the columns in `slack`, in proportion to what each can give
+    (the remainder from the largest)."""
+    total = sum(slack.values())
+    cuts = {k: over * s // total for k, s in slack.items()}
+    for k in sorted(slack, key=lambda k: -slack[k]):
+        if sum(cuts.values()) >= over:
+            break
+        if cuts[k] < slack[k]:
+            cuts[k] += 1
+    for k, cut in cuts.items():
+        widths[k] -= cut
 
 
 _MORE = re.compile(r" \+\d+$")
@@ -228,7 +244,7 @@ def offer_columns(per_gpu: bool) -> list[Column[Any]]:
     columns: list[Column[Any]] = [
         Column("PROVIDER", lambda r: o(r).provider, 1, min_width=8, required=True),
         Column("INSTANCE", lambda r: o(r).instance_name, 4, min_width=14, required=True),
-        Column("LOCATION", _location_text, 5, min_width=10, required=True),
+        Column("LOCATION", _location_text, 4, min_width=10, required=True),
         Column("PRICE/H", lambda r: price(o(r).price), 0, right=True, required=True),
     ]
     if per_gpu:
