@@ -118,3 +118,13 @@ def test_cli_explains_an_empty_answer_and_on_demand(catalog, capsys, monkeypatch
     assert cli.main(["query", "--gpu", "RTX 4090", "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.out == "[]\n" and "removed the last" in captured.err
+
+
+def test_the_public_names():
+    import gpuhunt
+    from gpuhunt._internal import default
+
+    assert gpuhunt.explain is default.explain and gpuhunt.Explanation is Explanation
+    assert (
+        gpuhunt.collapse_regions([]) == [] and gpuhunt.CollapsedOffer.__name__ == "CollapsedOffer"
+    )

