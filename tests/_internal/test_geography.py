@@ -210,3 +210,31 @@ def test_country_on_the_bundled_snapshot(bundled):
     got = bundled.query(country=["de", "FI"])
     assert {geography.locate(i.provider, i.location).country for i in got} == {"DE", "FI"}
     assert bundled.status().unknown_locations == {}
+
+
+def test_online_offers_are_filtered_by_place_too(tmp_path):
+    """Online offers go through `matches`: a Vast.ai host in "Guangxi, CN" is in CN."""
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt.providers.base import AbstractProvider
+    from tests.helpers import item as offer
+    from tests.helpers import publish_archive
+
+    class Vast(AbstractProvider):
+        NAME = "vastai"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [
+                offer("vastai", location="cn-guangxi", price=0.4),
+                offer("vastai", location="norway", price=0.3),
+                offer("vastai", location="atlantis", price=0.2),  # placed nowhere
+            ]
+
+    aws = [offer(location="eu-west-1", price=1.0), offer(location="mars-1", price=2.0)]
+    publish_archive(tmp_path, "v1", {"aws": csv_bytes(aws)})
+    with Catalog(catalog_url=str(tmp_path), auto_reload=False) as c:
+        c.load()
+        c.add_provider(Vast())
+        assert [i.location for i in c.query(country="cn")] == ["cn-guangxi"]
+        assert [i.location for i in c.query(area="europe")] == ["norway", "eu-west-1"]  # by price
+        assert len(c.query()) == 5  # unknown places are kept without geography filters
+        assert c.status().unknown_locations == {"aws": 1}
