@@ -24,6 +24,12 @@ from gpuhunt._internal.accelerators import (
 from gpuhunt._internal.accelerators import (
     KNOWN_TPUS as KNOWN_TPUS,
 )
+from gpuhunt._internal.collapse import (
+    CollapsedOffer as CollapsedOffer,
+)
+from gpuhunt._internal.collapse import (
+    collapse_regions as collapse_regions,
+)
 from gpuhunt._internal.constraints import (
     correct_gpu_memory_gib as correct_gpu_memory_gib,
 )
@@ -98,7 +104,9 @@ from gpuhunt._version import __version__ as __version__
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog as Catalog
     from gpuhunt._internal.default import default_catalog as default_catalog
+    from gpuhunt._internal.default import explain as explain
     from gpuhunt._internal.default import query as query
+    from gpuhunt._internal.explain import Explanation as Explanation
     from gpuhunt._internal.history.api import diff as diff
 
 # The catalog pulls in numpy and the HTTP stack; importing them only when used keeps
@@ -107,6 +115,8 @@ _LAZY = {
     "Catalog": "gpuhunt._internal.catalog",
     "default_catalog": "gpuhunt._internal.default",
     "query": "gpuhunt._internal.default",
+    "explain": "gpuhunt._internal.default",
+    "Explanation": "gpuhunt._internal.explain",
     "Offers": "gpuhunt._internal.query.answers",
     "diff": "gpuhunt._internal.history.api",
 }

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture
+from gpuhunt._internal import geography
 from gpuhunt._internal.constraints import get_compute_capability, offer_cuda_version
 from tests.helpers import possible_ranges
 
@@ -45,7 +46,17 @@ GPUS: list[tuple[str, AcceleratorVendor, float | None]] = [
     ("Gaudi2", INTEL, 96.0),
 ]
 FLAG_SETS: list[list[str]] = [[], [], [], ["oci-spot"], ["runpod-cluster"], ["gcp-a4", "gcp-g4"]]
-REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "europe-west4", "us-central1-a", "FIN-01"]
+# Where each is depends on the provider (geography.csv): "eu-west-1" is Ireland for aws and
+# unknown to gcp; "mars-1" is nowhere, so `country`/`area` filters drop it.
+REGIONS = [
+    "us-east-1",
+    "us-west-2",
+    "eu-west-1",
+    "europe-west4",
+    "us-central1-a",
+    "FIN-01",
+    "mars-1",
+]
 # What hosts say of their CUDA version (provider_data["cuda_version"]), as providers write it:
 # 12.10 is newer than 12.8, and a version that cannot be read counts as not given.
 CUDA_VERSIONS: list[Any] = ["12.8", "12.10", 12.4, "13.0", 12, "12.2", "bad"]
@@ -300,6 +311,24 @@ def _draw_flags(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogIt
     return {"allowed_flags": kind(sorted(allowed))}
 
 
+def _place_field(
+    name: str, value: Callable[[geography.Place], str | None], pool: list[str]
+) -> Field:
+    """Countries or areas: the reference offer's (when its location is known), in any case,
+    alone or with others, or one no offer is in."""
+
+    def draw(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+        place = geography.locate(ref.provider, ref.location)
+        own = value(place) if place is not None else None
+        names = [own] if own else []
+        names += rnd.sample(pool, rnd.choice([0, 0, 1, 2]))
+        if not names or rnd.random() < 0.3:
+            names = [n.upper() if rnd.random() < 0.5 else n.lower() for n in names or pool[:1]]
+        return {name: names}
+
+    return Field(name, draw)
+
+
 _names_gpu = names_field("gpu_name", lambda o: o.gpu_name, unknown="NewGPU9")
 
 FIELDS: list[Field] = [
@@ -326,6 +355,8 @@ FIELDS: list[Field] = [
     Field("allowed_flags", _draw_flags),
     Field("location", _draw_location),
     Field("min_cuda", _draw_min_cuda),
+    _place_field("country", lambda p: p.country, ["US", "IE", "NL", "FI", "JP"]),
+    _place_field("area", lambda p: p.area, list(geography.AREAS)),
 ]
 GPU_FIELDS = {
     "gpu_count",

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from gpuhunt import Catalog, QueryFilter, canonical_gpu_name, matches
-from gpuhunt._internal import registry
+from gpuhunt._internal import geography, registry
 from gpuhunt._internal.gpu_names import gpu_name_with_memory
 from gpuhunt._internal.models import CatalogItem
 from tests._internal.fastpath import csv_bytes, read_csv
@@ -27,6 +27,7 @@ REGIONS = [
     "us-central1-a",
     "ap-south-1",
     "FIN-01",
+    "mars-1",  # in no provider's geography: kept without country/area, dropped with them
 ]
 # Providers whose offers say the CUDA version of their host (half of them, as drawn).
 SAY_CUDA = {"runpod", "lambdalabs", "verda"}
@@ -100,8 +101,9 @@ def as_users_spell(rnd: random.Random, kw: dict) -> tuple[dict, QueryFilter]:
     for key in ("gpu_vendor", "cpu_arch"):
         if key in kw and rnd.random() < 0.5:
             spelled[key] = rnd.choice([kw[key].value, kw[key].value.upper()])
-    if "location" in kw and len(kw["location"]) == 1 and rnd.random() < 0.5:
-        spelled["location"] = kw["location"][0]
+    for key in ("location", "country", "area"):
+        if key in kw and len(kw[key]) == 1 and rnd.random() < 0.5:
+            spelled[key] = kw[key][0]
     for key in ("min_compute_capability", "max_compute_capability"):
         if key in kw and kw[key][1] < 0:
             # Just below (9, 0) is (9, -1) to `matches`; users write it (8, 999), which the
@@ -117,6 +119,13 @@ def test_catalog_is_realistic(loaded):
     counts = catalog.status().offers
     assert set(counts) == set(PROVIDERS) and sum(counts.values()) == len(everything) > 2000
     assert list(catalog.query()) == everything
+    # the offers in no provider's geography are kept above and counted here
+    unknown: dict[str, int] = {}
+    for i in everything:
+        if geography.locate(i.provider, i.location) is None:
+            unknown[i.provider] = unknown.get(i.provider, 0) + 1
+    assert catalog.status().unknown_locations == unknown
+    assert sum(unknown.values()) > 100
 
 
 def test_query_answers_what_matches_answers(loaded):

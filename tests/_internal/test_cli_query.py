@@ -267,11 +267,14 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
 def test_csv_without_matches_still_has_every_column(capsys):
     assert cli.main(["query", "--provider", "gcp", "--location", "nowhere-*", "--csv"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 1 and out[0].split(",")[:4] == [
+    assert len(out) == 1 and out[0].split(",")[:7] == [
         "provider",
         "instance_name",
         "location",
+        "country",
+        "area",
         "price",
+        "price_per_gpu",
     ]
     assert out[0].endswith(",cpu_arch,provider_data") and "price_per_gpu" in out[0]
 
@@ -354,3 +357,28 @@ def test_collecting_an_unknown_provider_names_the_providers(capsys):
     err = capsys.readouterr().err.strip()
     assert "unknown provider 'nosuch'" in err and "lambdalabs" in err and "vastai" in err
     assert len(err.splitlines()) == 1
+
+
+def test_country_and_area_options_and_columns(capsys):
+    assert cli.main(["query", "--area", "Europe", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    where = {(d["provider"], d["location"], d["country"], d["area"]) for d in data}
+    assert where == {
+        ("aws", "eu-west-1", "IE", "europe"),
+        ("gcp", "europe-west4-a", "NL", "europe"),
+        ("runpod", "EU-SE-1", "SE", "europe"),
+    }
+    assert cli.main(["query", "--country", "se", "--country", "NL", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sorted(d["location"] for d in data) == ["EU-SE-1", "europe-west4-a"]
+    assert cli.main(["query", "--provider", "aws", "--location", "us-east-1", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows and {(r["country"], r["area"]) for r in rows} == {("US", "north-america")}
+
+
+def test_a_bad_country_or_area_is_a_usage_error(capsys):
+    assert cli.main(["query", "--country", "Germany"]) == 2
+    assert "Invalid country 'Germany'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["query", "--area", "eu"])
+    assert e.value.code == 2 and "invalid choice: 'eu'" in capsys.readouterr().err

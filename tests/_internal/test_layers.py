@@ -22,6 +22,8 @@ LAYERS = [
         "freshness",
         "gcpause",
         "validate",
+        "geography",
+        "collapse",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff", "site.data", "site.facts"},
@@ -29,6 +31,7 @@ LAYERS = [
     {
         "catalog",
         "default",
+        "explain",
         "publish.build",
         "history.remote",
         "history.api",

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Container
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import freshness, registry, validate
 from gpuhunt._internal.errors import OnlineProvidersFailedError
@@ -38,6 +38,9 @@ from gpuhunt._internal.models import (
 from gpuhunt._internal.query import answers, online
 from gpuhunt._internal.query.answers import merge_online
 from gpuhunt._internal.query.filters import make_filter
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.explain import Explanation
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +78,9 @@ class CatalogStatus:
     # Per provider in the manifest: where its data came from (the manifest's `source`: `name`,
     # `label`, `date_basis`, ...), for the providers whose manifest entry says.
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Offers per offline provider whose location the geography table does not know: kept by
+    # queries without `country`/`area`, left out by queries with them.
+    unknown_locations: dict[str, int] = field(default_factory=dict)
 
 
 class Catalog:
@@ -253,6 +259,7 @@ class Catalog:
                 for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
                 if isinstance(entry, dict) and isinstance(entry.get("source"), dict)
             },
+            unknown_locations=loaded.table.unknown_locations() if loaded else {},
         )
 
     # ----------------------------------------------------------------- querying
@@ -288,13 +295,19 @@ class Catalog:
         allowed_flags: Container[str] | None = None,
         location: str | list[str] | None = None,
         min_cuda: str | float | tuple[int, int] | None = None,
+        country: str | list[str] | None = None,
+        area: str | list[str] | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
         may give the memory ("A100 80GB"); a name no offer has is logged once with the closest
         known names. `location` takes names and shell-style patterns (`"us-east-1"`,
         `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
-        `"12.8"`, `9`, `9.0` or `(9, 0)`. Memory is in GB, GPU memory in GiB, prices in USD/hour.
+        `"12.8"`, `9`, `9.0` or `(9, 0)`. `country` takes ISO 3166 alpha-2 codes (`"DE"`,
+        `["us", "ca"]`), `area` areas (`"europe"`; see `QueryFilter`), both case-insensitive;
+        offers whose location the geography table does not know are left out when either is
+        given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
+        prices in USD/hour.
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -361,6 +374,18 @@ class Catalog:
         if wait is not None:
             why = f"{why}; next try in {wait:.0f}s"
         return why
+
+    def explain(self, **filters: Any) -> Explanation:
+        """Why `query(**filters)` answers as it does, over the loaded catalog (online
+        providers are not asked): how many offers are left after each filter, in the order
+        given; which filter removed the last ones; the cheapest offers that fail exactly one
+        filter (and which); for a GPU name no offer has, which providers list it and whether
+        their offers are in this catalog or online only. `explanation.lines()` is it as text.
+        Takes the keywords of `query`; raises as `query` does for a value it cannot read."""
+        from gpuhunt._internal import explain
+
+        loaded = self._loader.current()
+        return explain.explain(loaded.table if loaded is not None else None, filters)
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:
         """Why each of `names` can match no offer (no known GPU and no offer in the catalog is

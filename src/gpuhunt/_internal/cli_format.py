@@ -12,11 +12,17 @@ import dataclasses
 import datetime as dt
 import enum
 import json
-from collections.abc import Container, Iterable
+import os
+import re
+import shutil
+import sys
+import textwrap
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from gpuhunt._internal import freshness
+from gpuhunt._internal import freshness, geography
+from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
 
 
@@ -38,12 +44,17 @@ def gpu_text(i: CatalogItem) -> str:
 
 
 def as_dict(i: CatalogItem) -> dict[str, Any]:
-    """Every `CatalogItem` field, in field order, with `price_per_gpu` after `price`; enums as
-    their values (what `--json` and `--csv` print)."""
+    """Every `CatalogItem` field, in field order, with `country` and `area` (from the
+    geography table; None when it does not place the location) after `location` and
+    `price_per_gpu` after `price`; enums as their values (what `--json` and `--csv` print)."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(i):
         value = getattr(i, f.name)
         out[f.name] = value.value if isinstance(value, enum.Enum) else value
+        if f.name == "location":
+            place = geography.locate(i.provider, i.location)
+            out["country"] = place.country if place else None
+            out["area"] = place.area if place else None
         if f.name == "price":
             out["price_per_gpu"] = round(i.price / i.gpu_count, 6) if i.gpu_count else None
     return out
@@ -51,8 +62,11 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
 
 def csv_header() -> list[str]:
     """The columns of `--csv`: `as_dict`'s keys, also when no offer matched."""
-    names = [f.name for f in dataclasses.fields(CatalogItem)]
-    return [*names[: names.index("price") + 1], "price_per_gpu", *names[names.index("price") + 1 :]]
+    out = []
+    for name in (f.name for f in dataclasses.fields(CatalogItem)):
+        out.append(name)
+        out += {"location": ["country", "area"], "price": ["price_per_gpu"]}.get(name, [])
+    return out
 
 
 def csv_cell(value: Any) -> Any:
@@ -66,37 +80,197 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def render(header: list[str], rows: list[list[str]], right: set[int]) -> str:
-    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+def terminal_width(stream: Any = None) -> int | None:
+    """The width output to `stream` (default stdout) must fit: `COLUMNS` when set to a
+    number, else the terminal's width when `stream` is a terminal, else None - a pipe or a file
+    gets every column in full, so what scripts read does not depend on who ran them."""
+    text = os.environ.get("COLUMNS", "").strip()
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    stream = sys.stdout if stream is None else stream
+    try:
+        if not stream.isatty():
+            return None
+    except (AttributeError, ValueError):  # closed or not a real stream
+        return None
+    return shutil.get_terminal_size().columns
+
+
+T = TypeVar("T")
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True)
+class Column(Generic[T]):
+    """One column of a table: its header, how a row's cell is written, and what may be done
+    to it when the table is wider than the terminal. Columns of higher `priority` (less
+    important) go first: shortened (down to `min_width`, cells cut with an ellipsis) when that
+    is enough, else dropped - or, if `required`, shortened as far as `min_width` allows."""
+
+    header: str
+    cell: Callable[[T], str]
+    priority: int
+    right: bool = False
+    min_width: int | None = None
+    required: bool = False
+
+
+def table(columns: Sequence[Column[T]], rows: Iterable[T], width: int | None = None) -> str:
+    """`rows` under `columns`, two spaces apart, fitted to `width` (None: no limit)."""
+    cells = [[c.cell(r) for c in columns] for r in rows]
+    specs = [(c.priority, c.min_width, c.required) for c in columns]
+    right = {k for k, c in enumerate(columns) if c.right}
+    return fitted([c.header for c in columns], cells, right, specs, width)
+
+
+def fitted(
+    header: list[str],
+    rows: list[list[str]],
+    right: set[int],
+    specs: Sequence[tuple[int, int | None, bool]],
+    width: int | None,
+) -> str:
+    """`render` of the columns that fit `width`; `specs` gives each column's (priority,
+    min_width, required), as `Column` does."""
+    widths = [max([len(h), *(len(row[k]) for row in rows)]) for k, h in enumerate(header)]
+    keep = fit([(w, *spec) for w, spec in zip(widths, specs)], width)
+    return render(
+        [header[k] for k, _ in keep],
+        [[row[k] for k, _ in keep] for row in rows],
+        {n for n, (k, _) in enumerate(keep) if k in right},
+        [w for _, w in keep],
+    )
+
+
+def fit(
+    columns: Sequence[tuple[int, int, int | None, bool]], width: int | None
+) -> list[tuple[int, int]]:
+    """Which columns (width, priority, min_width, required) to keep and how wide, as (index,
+    width): the least important first are shortened when that suffices, else dropped (or,
+    when required, shortened as far as they go), until the line fits `width`. A table that
+    cannot fit keeps its required columns at their least widths."""
+    widths = {k: w for k, (w, _, _, _) in enumerate(columns)}
+
+    def total() -> int:
+        return sum(widths.values()) + 2 * (len(widths) - 1)
+
+    if width is None:
+        return list(widths.items())
+    # Columns of one priority are shortened together, each by its share of what they can give.
+    for priority in sorted({c[1] for c in columns}, reverse=True):
+        over = total() - width
+        if over <= 0:
+            break
+        group = [k for k, c in enumerate(columns) if c[1] == priority and k in widths]
+        slack = {k: max(widths[k] - (columns[k][2] or widths[k]), 0) for k in group}
+        if slack and sum(slack.values()) >= over:
+            _share(widths, slack, over)
+            break
+        for k in group:
+            if columns[k][3]:  # required: as short as it may be
+                widths[k] -= slack[k]
+            else:
+                del widths[k]
+    return sorted(widths.items())
+
+
+def _share(widths: dict[int, int], slack: dict[int, int], over: int) -> None:
+    """Take `over` characters from the columns in `slack`, in proportion to what each can give
+    (the remainder from the largest)."""
+    total = sum(slack.values())
+    cuts = {k: over * s // total for k, s in slack.items()}
+    for k in sorted(slack, key=lambda k: -slack[k]):
+        if sum(cuts.values()) >= over:
+            break
+        if cuts[k] < slack[k]:
+            cuts[k] += 1
+    for k, cut in cuts.items():
+        widths[k] -= cut
+
+
+_MORE = re.compile(r" \+\d+$")
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` in `width` characters, cut with an ellipsis; a trailing count (" +8", other
+    regions) is kept whole."""
+    if len(text) <= width:
+        return text
+    more = _MORE.search(text)
+    tail = more.group(0) if more and len(more.group(0)) < width - 1 else ""
+    head = text[: len(text) - len(tail)]
+    return head[: max(width - len(tail) - 1, 0)] + ELLIPSIS + tail
+
+
+def render(
+    header: list[str], rows: list[list[str]], right: set[int], widths: list[int] | None = None
+) -> str:
+    if widths is None:
+        widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
     lines = [
         "  ".join(
-            c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))
+            _cut(c, w).rjust(w) if k in right else _cut(c, w).ljust(w)
+            for k, (c, w) in enumerate(zip(r, widths))
         ).rstrip()
         for r in [header, *rows]
     ]
     return "\n".join(lines)
 
 
-def offers_table(offers: list[CatalogItem], per_gpu: bool = False) -> str:
-    """One row per offer. A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`."""
-    per_gpu = per_gpu or any(i.gpu_count for i in offers)
-    header = ["PROVIDER", "INSTANCE", "LOCATION", "PRICE/H"]
-    header += ["$/GPU/H"] if per_gpu else []
-    header += ["GPU", "CPU", "MEMORY", "SPOT", "DISK"]
-    rows = []
-    for i in offers:
-        row = [i.provider, i.instance_name, i.location, price(i.price)]
-        row += [price(i.price_per_gpu)] if per_gpu else []
-        row += [
-            gpu_text(i),
-            str(i.cpu),
-            f"{_num(i.memory)}GB",
-            "spot" if i.spot else "on-demand",
-            f"{_num(i.disk_size)}GB" if i.disk_size is not None else "-",
-        ]
-        rows.append(row)
-    right = {3, 4, 6, 7, 9} if per_gpu else {3, 5, 6, 8}
-    return render(header, rows, right)
+def wrap(text: str, width: int | None) -> str:
+    """A paragraph (the footer) wrapped to `width`; one line when there is no limit."""
+    return text if width is None else textwrap.fill(text, width, break_on_hyphens=False)
+
+
+def _location_text(row: CollapsedOffer | CatalogItem) -> str:
+    if isinstance(row, CollapsedOffer):
+        more = f" +{row.other_locations}" if row.other_locations else ""
+        return row.offer.location + more
+    return row.location
+
+
+def row_offer(row: CollapsedOffer | CatalogItem) -> CatalogItem:
+    """The offer a table row shows."""
+    return row.offer if isinstance(row, CollapsedOffer) else row
+
+
+_offer = row_offer
+
+
+def offer_columns(per_gpu: bool) -> list[Column[Any]]:
+    """The columns of the offers table, most important first within each priority. A column
+    more is one entry (`priority` says when it goes on a narrow terminal)."""
+    o = _offer
+    columns: list[Column[Any]] = [
+        Column("PROVIDER", lambda r: o(r).provider, 1, min_width=8, required=True),
+        Column("INSTANCE", lambda r: o(r).instance_name, 4, min_width=14, required=True),
+        Column("LOCATION", _location_text, 4, min_width=10, required=True),
+        Column("PRICE/H", lambda r: price(o(r).price), 0, right=True, required=True),
+    ]
+    if per_gpu:
+        columns.append(Column("$/GPU/H", lambda r: price(o(r).price_per_gpu), 6, right=True))
+    columns += [
+        Column("GPU", lambda r: gpu_text(o(r)), 2, min_width=10, required=True),
+        Column("CPU", lambda r: str(o(r).cpu), 7, right=True),
+        Column("MEMORY", lambda r: f"{_num(o(r).memory)}GB", 8, right=True),
+        Column("SPOT", lambda r: "spot" if o(r).spot else "on-demand", 3),
+        Column(
+            "DISK",
+            lambda r: f"{_num(o(r).disk_size)}GB" if o(r).disk_size is not None else "-",
+            9,
+            right=True,
+        ),
+    ]
+    return columns
+
+
+def offers_table(
+    offers: Sequence[CatalogItem | CollapsedOffer], per_gpu: bool = False, width: int | None = None
+) -> str:
+    """One row per offer, or per collapsed offer (its cheapest location, `+N` other
+    locations). A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`."""
+    per_gpu = per_gpu or any(_offer(i).gpu_count for i in offers)
+    return table(offer_columns(per_gpu), offers, width)
 
 
 # ------------------------------------------------------------------ --group-by gpu
@@ -178,35 +352,30 @@ def group_by_gpu(offers: Iterable[CatalogItem]) -> list[GpuGroup]:
     )
 
 
-def groups_table(groups: list[GpuGroup]) -> str:
-    header = [
-        "GPU",
-        "COUNT",
+def _where(i: CatalogItem | None) -> str:
+    return "-" if i is None else f"{i.provider} {i.location}".strip()
+
+
+GROUP_COLUMNS: list[Column[GpuGroup]] = [
+    Column("GPU", lambda g: f"{g.gpu_name} {_num(g.gpu_memory)}GB", 1, min_width=10, required=True),
+    Column("COUNT", lambda g: str(g.gpu_count), 0, right=True, required=True),
+    Column(
         "ON-DEMAND/H",
-        "PROVIDER/REGION",
-        "SPOT/H",
-        "PROVIDER/REGION",
-        "OFFERS",
-        "PROVIDERS",
-    ]
+        lambda g: price(g.on_demand.price if g.on_demand else None),
+        0,
+        right=True,
+        required=True,
+    ),
+    Column("PROVIDER/REGION", lambda g: _where(g.on_demand), 2, min_width=15, required=True),
+    Column("SPOT/H", lambda g: price(g.spot.price if g.spot else None), 3, right=True),
+    Column("PROVIDER/REGION", lambda g: _where(g.spot), 4, min_width=15),
+    Column("OFFERS", lambda g: str(g.offers), 5, right=True),
+    Column("PROVIDERS", lambda g: str(len(g.providers)), 6, right=True),
+]
 
-    def where(i: CatalogItem | None) -> str:
-        return "-" if i is None else f"{i.provider} {i.location}".strip()
 
-    rows = [
-        [
-            f"{g.gpu_name} {_num(g.gpu_memory)}GB",
-            str(g.gpu_count),
-            price(g.on_demand.price if g.on_demand else None),
-            where(g.on_demand),
-            price(g.spot.price if g.spot else None),
-            where(g.spot),
-            str(g.offers),
-            str(len(g.providers)),
-        ]
-        for g in groups
-    ]
-    return render(header, rows, {1, 2, 4, 6, 7})
+def groups_table(groups: list[GpuGroup], width: int | None = None) -> str:
+    return table(GROUP_COLUMNS, groups, width)
 
 
 # The footer: where the catalog came from, why, and how old each provider's data is.

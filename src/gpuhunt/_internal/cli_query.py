@@ -10,16 +10,21 @@ import json
 import logging
 import re
 import sys
+import textwrap
 from collections.abc import Container
 from typing import Any
 
-from gpuhunt._internal import cli_format, registry
+from gpuhunt._internal import cli_format, geography, registry
+from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.constraints import parse_version
 from gpuhunt._internal.errors import GPUHuntError, InputError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query.filters import make_filter
 
 logger = logging.getLogger("gpuhunt")
+
+
+DEFAULT_LIMIT = 50  # table rows when --limit is not given
 
 
 class UsageError(InputError):
@@ -49,6 +54,20 @@ def add_parser(sub: Any) -> None:
         "--location",
         action="append",
         help='region or zone, or a shell-style pattern: us-east-1, "europe-*" (repeatable)',
+    )
+    p.add_argument(
+        "--country",
+        action="append",
+        metavar="CC",
+        help="ISO 3166 country code of the offer's location: DE, US (repeatable)",
+    )
+    p.add_argument(
+        "--area",
+        action="append",
+        choices=list(geography.AREAS),
+        type=str.lower,
+        help="area of the offer's location (repeatable); locations gpuhunt cannot place are "
+        "left out when --country or --area is given",
     )
     for name, kind, unit in [
         ("cpu", int, "vCPUs"),
@@ -90,7 +109,25 @@ def add_parser(sub: Any) -> None:
         choices=["gpu"],
         help="gpu: one row per GPU model and count, with the cheapest on-demand and spot price",
     )
-    p.add_argument("--limit", type=int, default=50, help="rows to print (0: all; default 50)")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say how many offers each filter leaves, which filter removed the last, the "
+        "cheapest offers failing one filter, and who lists a GPU no offer has (printed "
+        "anyway when nothing matches)",
+    )
+    p.add_argument(
+        "--all-regions",
+        action="store_true",
+        help="one row per offer and region (default: each offer once, at its cheapest region, "
+        "with the number of other regions selling it)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        help=f"rows to print (0: all); default {DEFAULT_LIMIT} in the table, every row with "
+        "--json and --csv",
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON output (every offer field)")
     fmt.add_argument("--csv", action="store_true", help="CSV output (every offer field)")
@@ -144,7 +181,7 @@ def _check_query_args(args: argparse.Namespace) -> None:
                 "no offer can match"
             )
     _cli_value(lambda: make_filter(**filters))
-    if args.limit < 0:
+    if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
 
 
@@ -222,30 +259,83 @@ def run(args: argparse.Namespace) -> int:
         _print_groups(args, offers, status)
     else:
         _print_offers(args, offers, status)
+    # An online-only query never read the catalog: explaining the catalog would not help.
+    online_only = bool(args.provider) and all(registry.spec(p).online for p in args.provider)
+    if args.explain or (not offers and not online_only):
+        _print_explanation(args, catalog, filters)
     for name, err in status.online_errors.items():
         print(f"gpuhunt: warning: {name} left out: {err}", file=sys.stderr)
     return 0
 
 
+def _print_explanation(args: argparse.Namespace, catalog: Any, filters: dict[str, Any]) -> None:
+    """`Catalog.explain` of the query, after the table (to stderr after --json/--csv, which
+    stay machine-readable). Filters are listed in `QueryFilter`'s order."""
+    given = {k: v for k, v in filters.items() if v is not None}
+    machine = bool(args.json or args.csv)
+    out = sys.stderr if machine else sys.stdout
+    width = cli_format.terminal_width(out)
+    text = catalog.explain(**given).lines()
+    if not machine:
+        print(file=out)
+    for line in text:
+        indent = " " * (len(line) - len(line.lstrip()))
+        if width is None:
+            print(line, file=out)
+            continue
+        wrapped = textwrap.fill(
+            line.strip(),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent + "  ",
+            break_on_hyphens=False,
+        )
+        print(wrapped, file=out)
+
+
+def _cut(args: argparse.Namespace, rows: list[Any], machine: bool) -> list[Any]:
+    """The rows to print: `--limit` of them; without it, all for --json/--csv (a script gets
+    the whole answer) and `DEFAULT_LIMIT` for the table."""
+    limit = args.limit if args.limit is not None else (0 if machine else DEFAULT_LIMIT)
+    return rows if limit == 0 else rows[:limit]
+
+
+def _cut_note(args: argparse.Namespace, shown: int, total: int) -> str:
+    if args.limit is None and shown < total:
+        return f" (--limit 0 shows all {total})"
+    return ""
+
+
 def _print_offers(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
-    shown = offers if args.limit == 0 else offers[: args.limit]
-    if args.json:
-        json.dump([cli_format.as_dict(i) for i in shown], sys.stdout, indent=2)
+    if args.json or args.csv:
+        shown = _cut(args, offers, machine=True)
+        if args.json:
+            json.dump([cli_format.as_dict(i) for i in shown], sys.stdout, indent=2)
+            print()
+        else:
+            w = csv.writer(sys.stdout)
+            w.writerow(cli_format.csv_header())
+            for i in shown:
+                w.writerow([cli_format.csv_cell(v) for v in cli_format.as_dict(i).values()])
+        return
+    width = cli_format.terminal_width()
+    rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
+    cut = _cut(args, rows, machine=False)
+    if cut:  # an empty answer is its footer and its explanation
+        print(cli_format.offers_table(cut, per_gpu=args.sort == "price-per-gpu", width=width))
         print()
-    elif args.csv:
-        w = csv.writer(sys.stdout)
-        w.writerow(cli_format.csv_header())
-        for i in shown:
-            w.writerow([cli_format.csv_cell(v) for v in cli_format.as_dict(i).values()])
-    else:
-        print(cli_format.offers_table(shown, per_gpu=args.sort == "price-per-gpu"))
-        offline = {i.provider for i in shown} & set(registry.OFFLINE_PROVIDERS)
-        print(f"\n{len(shown)} of {len(offers)} offers. {_footer(args, status, offline)}")
+    providers = {cli_format.row_offer(r).provider for r in cut}
+    offline = providers & set(registry.OFFLINE_PROVIDERS)
+    count = f"{len(cut)} of {len(rows)} offers{_cut_note(args, len(cut), len(rows))}"
+    if len(rows) < len(offers):
+        count += f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
+    count += "."
+    print(cli_format.wrap(f"{count} {_footer(args, status, offline)}", width))
 
 
 def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
     groups = cli_format.group_by_gpu(offers)
-    shown = groups if args.limit == 0 else groups[: args.limit]
+    shown = _cut(args, groups, machine=bool(args.json or args.csv))
     if args.json:
         json.dump([g.as_dict() for g in shown], sys.stdout, indent=2)
         print()
@@ -255,12 +345,15 @@ def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: A
         for g in shown:
             w.writerow({k: cli_format.csv_cell(v) for k, v in g.flat().items()})
     else:
-        print(cli_format.groups_table(shown))
+        width = cli_format.terminal_width()
+        print(cli_format.groups_table(shown, width))
         n = sum(g.offers for g in groups)
-        print(
-            f"\n{len(shown)} of {len(groups)} GPU models and counts, from {n} offers with GPUs. "
+        text = (
+            f"{len(shown)} of {len(groups)} GPU models and counts"
+            f"{_cut_note(args, len(shown), len(groups))}, from {n} offers with GPUs. "
             f"{_footer(args, status)}"
         )
+        print("\n" + cli_format.wrap(text, width))
 
 
 def _footer(args: argparse.Namespace, status: Any, providers: Container[str] | None = None) -> str:

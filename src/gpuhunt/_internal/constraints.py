@@ -12,6 +12,7 @@ from collections.abc import Container, Iterable
 from functools import lru_cache
 from typing import Any
 
+from gpuhunt._internal import geography
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
 from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_with_memory, memory_fits
 from gpuhunt._internal.models import (
@@ -30,7 +31,8 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     GPU filters do not apply to GPU-less offers when `q.min_gpu_count == 0`; disk filters do not
     apply to offers with an unknown disk size, nor `min_cuda` to offers whose provider does not
     say their CUDA version; compute capability only matches known NVIDIA GPUs. A GPU name that
-    gives the memory ("A100 80GB") matches that GPU with that memory. A filter that cannot be
+    gives the memory ("A100 80GB") matches that GPU with that memory. `country` and `area`
+    drop offers whose location the geography table does not know. A filter that cannot be
     right (a wrong type, a minimum above its maximum) raises TypeError/ValueError.
     """
     ensure_checked(q)
@@ -41,6 +43,10 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     if q.spot is not None and i.spot != q.spot:
         return False
     if q.location is not None and not location_matches(i.location, q.location):
+        return False
+    if (q.country is not None or q.area is not None) and not geography.place_matches(
+        geography.locate(i.provider, i.location), _upper(q.country), _lower(q.area)
+    ):
         return False
     if q.min_cuda is not None:
         cuda = offer_cuda_version(i.provider_data)
@@ -75,6 +81,23 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     if i.disk_size is not None and not _between(i.disk_size, q.min_disk_size, q.max_disk_size):
         return False
     return q.allowed_flags is None or all(flag in q.allowed_flags for flag in i.flags)
+
+
+def _upper(values: Iterable[str] | None) -> list[str] | None:
+    # `matches` takes filters made by hand too, not only by `make_filter`: "de" means DE.
+    return (
+        None
+        if values is None
+        else [v.upper() for v in ([values] if isinstance(values, str) else values)]
+    )
+
+
+def _lower(values: Iterable[str] | None) -> list[str] | None:
+    return (
+        None
+        if values is None
+        else [v.lower() for v in ([values] if isinstance(values, str) else values)]
+    )
 
 
 def _between(value: Any, low: Any, high: Any) -> bool:

@@ -41,3 +41,8 @@ def default_catalog() -> Catalog:
 def query(**filters: Any) -> list[CatalogItem]:
     """`default_catalog().query(**filters)`; see `Catalog.query` for the filters."""
     return default_catalog().query(**filters)
+
+
+def explain(**filters: Any) -> Any:
+    """`default_catalog().explain(**filters)`: why `query(**filters)` answers as it does."""
+    return default_catalog().explain(**filters)

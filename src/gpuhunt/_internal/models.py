@@ -288,7 +288,10 @@ class QueryFilter:
     shell-style patterns (`"europe-*"`), compared case-insensitively. `min_cuda` keeps offers
     whose host runs that CUDA version or newer, and offers whose provider does not say (as
     `min/max_disk_size` keep offers of unknown disk size). Memory is in GB, GPU memory in GiB,
-    prices in USD per hour.
+    prices in USD per hour. `country` (ISO 3166 alpha-2 codes) and `area` (`north-america`,
+    `south-america`, `europe`, `middle-east`, `africa`, `asia-pacific`) keep offers whose
+    location the geography table places there (`gpuhunt._internal.geography`); an offer whose
+    location it does not know is kept only when neither is given.
     """
 
     provider: list[str] | None = None
@@ -315,6 +318,8 @@ class QueryFilter:
     allowed_flags: Container[str] | None = None
     location: list[str] | None = None
     min_cuda: tuple[int, int] | None = None
+    country: list[str] | None = None
+    area: list[str] | None = None
 
     # Arguments are checked where they enter (`gpuhunt._internal.validate`): each field on every
     # assignment, the ranges across fields when the filter is made and, for a filter changed

@@ -13,7 +13,7 @@ The rules (README, "Arguments"):
   compared as a number or a number as text (the CLI parses its own arguments). Booleans are not
   numbers here either;
 - `spot`: `True`, `False` or `None` only (`"false"` would otherwise read as true);
-- names (`provider`, `gpu_name`, `location`): a string or a list, tuple or set of strings;
+- names (`provider`, `gpu_name`, `location`, `country`, `area`): a string or a list, tuple or set of strings;
 - `allowed_flags`: a collection of strings (a list, set, ...), not a string, whose `in` would
   test substrings;
 - `cpu_arch`, `gpu_vendor`: the enum or a name `cast` knows; versions (`min/max_compute_capability`,
@@ -50,7 +50,7 @@ SIZES = frozenset(
         "max_price",
     }
 )
-NAMES = frozenset({"provider", "gpu_name", "location"})
+NAMES = frozenset({"provider", "gpu_name", "location", "country", "area"})
 VERSIONS = frozenset({"min_compute_capability", "max_compute_capability", "min_cuda"})
 RANGES = (
     "cpu",

@@ -101,6 +101,8 @@ VAST_GPU_NAMES: tuple[str, ...] = (
     "InstinctMI50", "InstinctMI100", "InstinctMI210", "InstinctMI250X",
 )
 # fmt: on
+# The GPU models this provider lists, for `Catalog.explain` ("who has an RTX 4090?").
+LISTED_GPU_NAMES = VAST_GPU_NAMES
 
 
 class VastAIProvider(OnlineProvider):

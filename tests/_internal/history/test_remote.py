@@ -117,6 +117,13 @@ def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"{V1} -> {V3}: 1 added, 1 removed, 1 price change\n")
     assert "gpu_1x_h100_sxm5  us-east-1  on-demand  1xH100  $4.29  $3.99  -$0.30  -7.0%" in out
+    # On a 62-column terminal the least important columns go first (CHANGE, OLD, SPOT).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", "62")
+        assert gpuhunt("catalog", "diff", V1, V3, "--catalog-url", b.base) == 0
+    narrow = capsys.readouterr().out.splitlines()
+    assert [x for x in narrow if len(x) > 62] == []
+    assert "lambdalabs  gpu_1x_h100_sxm5  us-east-1  1xH100  $3.99  -7.0%" in narrow
 
     # gpuhunt.diff() on a base URL (its latest) and a local build folder.
     import gpuhunt as package

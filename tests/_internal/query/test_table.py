@@ -91,6 +91,9 @@ FILTER_VALUES: dict[str, list] = {
     "allowed_flags": [[], ["oci-spot"], ["a", "b", "oci-spot"]],
     "location": [["r1"], ["r*"], ["R?", "x"], ["europe-*", "us-central1-?"], []],
     "min_cuda": [(12, 0), (12, 8), (13, 0)],
+    # places by provider: gcp europe-west4 is NL, us-central1-a US; "r1" is nowhere
+    "country": [["NL"], ["us", "NL"], ["DE"], []],
+    "area": [["europe"], ["north-america", "EUROPE"], ["africa"], []],
 }
 
 

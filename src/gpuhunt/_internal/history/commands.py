@@ -9,8 +9,8 @@ import json
 import sys
 from typing import Any
 
+from gpuhunt._internal.cli_format import fitted, render, terminal_width
 from gpuhunt._internal.cli_format import price as _price
-from gpuhunt._internal.cli_format import render
 from gpuhunt._internal.errors import InputError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.api import catalog_history, catalog_url_of, diff
@@ -152,6 +152,32 @@ def _cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+# (priority, min_width, required) of the diff tables' columns, by header: on a narrow terminal
+# the least important (highest) go first, as in `gpuhunt query` (cli_format.fit).
+_DIFF_SPECS: dict[str, tuple[int, int | None, bool]] = {
+    "PROVIDER": (1, 8, True),
+    "INSTANCE": (4, 14, True),
+    "LOCATION": (5, 10, True),
+    "SPOT": (6, None, False),
+    "GPU": (3, 8, True),
+    "OLD": (7, None, False),
+    "NEW": (0, None, True),
+    "CHANGE": (8, None, False),
+    "%": (0, None, True),
+    "PRICE": (0, None, True),
+    "ADDED": (6, None, False),
+    "REMOVED": (6, None, False),
+    "UP": (7, None, False),
+    "DOWN": (7, None, False),
+    "LARGEST": (0, None, True),
+}
+
+
+def _fitted_table(rows: list[list[str]], right: set[int]) -> None:
+    specs = [_DIFF_SPECS.get(h, (0, None, True)) for h in rows[0]]
+    print(fitted(rows[0], rows[1:], right, specs, terminal_width()))
+
+
 def _offer_cells(o: Listed) -> list[str]:
     gpu = f"{o.gpu_count}x{o.gpu_name}" if o.gpu_count else "-"
     return [o.provider, o.instance_name, o.location, "spot" if o.spot else "on-demand", gpu]
@@ -190,7 +216,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                     _pct(g.largest.percent) if g.largest else "-",
                 ]
             )
-        _table(rows, {2, 3, 4, 5, 6})
+        _fitted_table(rows, {2, 3, 4, 5, 6})
     if result.changed:
         print("\nPrice changes, largest first:")
         rows = [["PROVIDER", "INSTANCE", "LOCATION", "SPOT", "GPU", "OLD", "NEW", "CHANGE", "%"]]
@@ -205,11 +231,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                     _pct(c.percent),
                 ]
             )
-        _table(rows, {5, 6, 7, 8})
+        _fitted_table(rows, {5, 6, 7, 8})
     for title, offers in (("Added", result.added), ("Removed", result.removed)):
         if offers:
             print(f"\n{title}:")
             rows = [["PROVIDER", "INSTANCE", "LOCATION", "SPOT", "GPU", "PRICE"]]
             rows += [[*_offer_cells(o), _price(o.price)] for o in cut(offers)]
-            _table(rows, {5})
+            _fitted_table(rows, {5})
     return 0

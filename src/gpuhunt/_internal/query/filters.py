@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuhunt._internal import validate
+from gpuhunt._internal import geography, validate
 from gpuhunt._internal.constraints import parse_version
 from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_with_memory
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
@@ -23,6 +23,9 @@ def make_filter(**given: Any) -> QueryFilter:
     q.max_compute_capability = parse_version(q.max_compute_capability, "max_compute_capability")
     q.location = _as_list(q.location)
     q.min_cuda = parse_version(q.min_cuda, "min_cuda")
+    country, area = _as_list(q.country), _as_list(q.area)
+    q.country = None if country is None else geography.check_values("country", country)
+    q.area = None if area is None else geography.check_values("area", area)
     validate.ensure_checked(q)  # the ranges; each field was checked as it was set
     return q
 

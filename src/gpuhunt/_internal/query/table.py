@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuhunt._internal import geography
 from gpuhunt._internal.constraints import (
     CUDA_KEY,
     get_compute_capability,
@@ -90,6 +91,7 @@ class Table:
         self._parts: Any = None
         self._parts_lock = threading.Lock()
         self._cuda: np.ndarray | None = None
+        self._places: tuple[list[geography.Place | None], np.ndarray] | None = None
 
     def counts(self) -> dict[str, int]:
         """Offers per provider."""
@@ -134,6 +136,14 @@ class Table:
             m &= _one_of(
                 self.location,
                 [i for i, loc in enumerate(self.locations) if location_matches(loc, q.location)],
+            )
+        if q.country is not None or q.area is not None:
+            places, codes = self.places()
+            countries = None if q.country is None else [c.upper() for c in q.country]
+            areas = None if q.area is None else [a.lower() for a in q.area]
+            m &= _one_of(
+                codes,
+                [k for k, p in enumerate(places) if geography.place_matches(p, countries, areas)],
             )
         if q.min_cuda is not None:
             cuda = self.cuda_version()
@@ -189,6 +199,28 @@ class Table:
             fits = np.abs(self.gpu_memory - size) <= VRAM_TOLERANCE * size
             mask |= _one_of(self.gpu_name, codes) & fits
         return mask
+
+    def places(self) -> tuple[list[geography.Place | None], np.ndarray]:
+        """Each offer's place (`geography.locate`) as a code into the returned list of the
+        distinct places of its (provider, location) pairs; worked out on first use."""
+        found = self._places
+        if found is None:
+            n = max(len(self.locations), 1)
+            pairs = self.provider.astype(np.int64) * n + self.location
+            distinct, inverse = np.unique(pairs, return_inverse=True)
+            places = [
+                geography.locate(self.providers[int(k) // n], self.locations[int(k) % n])
+                for k in distinct
+            ]
+            found = self._places = (places, inverse.reshape(-1).astype(np.int64))
+        return found
+
+    def unknown_locations(self) -> dict[str, int]:
+        """Offers per provider whose location the geography table does not know."""
+        places, codes = self.places()
+        unknown = np.array([p is None for p in places] + [False], dtype=bool)[codes]
+        found = np.bincount(self.provider[unknown], minlength=len(self.providers)).tolist()
+        return {p: n for p, n in zip(self.providers, found) if n}
 
     def cuda_version(self) -> np.ndarray:
         """Each offer's CUDA version (`constraints.offer_cuda_version`) as MAJOR * 1000 + MINOR
