@@ -166,7 +166,7 @@ def test_asdict_round_trip_and_keywords_unchanged(catalog):
     assert [o.instance_name for o in catalog.query(**dataclasses.asdict(q))] == ["a100"]
     assert dataclasses.replace(q, spot=True).spot is True
     assert q == QueryFilter(**dataclasses.asdict(q))
-    # The 0.1.x keywords, and the two added since.
+    # The 0.1.x keywords, and those added since (at the end, defaulting to None).
     names = [f.name for f in dataclasses.fields(QueryFilter)]
     assert names == [
         "provider",
@@ -193,6 +193,8 @@ def test_asdict_round_trip_and_keywords_unchanged(catalog):
         "allowed_flags",
         "location",
         "min_cuda",
+        "country",
+        "area",
     ]
     assert "_gpuhunt_checked" not in repr(q)
 
