@@ -21,6 +21,8 @@ LAYERS = [
         "registry",
         "freshness",
         "gcpause",
+        "form_factor",
+        "gpu_specs",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},

@@ -21,7 +21,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from gpuhunt._internal import freshness, registry
-from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.loader import Loaded, Loader
@@ -321,7 +321,8 @@ class Catalog:
 
     def _gpu_name_problems(self, names: list[str], warned: set[str] | None = None) -> list[str]:
         problems: list[str] = []
-        unknown = [n for n in names if canonical_gpu_name(n) is None]
+        # As written without a count ("A100:8" asks for "A100"), for those the tables do not know.
+        unknown = [base for base, known in map(filter_gpu_name, names) if known is None]
         if not unknown:  # the usual case: no need to look at the catalog's names
             return problems
         loaded = self._loaded

@@ -16,7 +16,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import freshness
+from gpuhunt._internal import form_factor, freshness
 from gpuhunt._internal.models import CatalogItem
 
 
@@ -34,25 +34,49 @@ def _num(x: float | None) -> str:
 
 
 def gpu_text(i: CatalogItem) -> str:
-    return f"{i.gpu_count}x{i.gpu_name} {_num(i.gpu_memory)}GB" if i.gpu_count else "-"
+    """`8xH100 80GB SXM`: count, model, memory and the form factor where known."""
+    if not i.gpu_count:
+        return "-"
+    form = form_factor.label(i.form_factor)
+    return f"{i.gpu_count}x{i.gpu_name} {_num(i.gpu_memory)}GB" + (f" {form}" if form else "")
+
+
+# Derived per-offer values that `--json` and `--csv` add after the fields (None: unknown).
+DERIVED = ("form_factor", "tflops_per_dollar")
 
 
 def as_dict(i: CatalogItem) -> dict[str, Any]:
-    """Every `CatalogItem` field, in field order, with `price_per_gpu` after `price`; enums as
-    their values (what `--json` and `--csv` print)."""
+    """Every `CatalogItem` field, in field order, with `price_per_gpu` after `price`, then
+    `form_factor` and `tflops_per_dollar`; enums as their values (what `--json` and `--csv`
+    print)."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(i):
         value = getattr(i, f.name)
         out[f.name] = value.value if isinstance(value, enum.Enum) else value
         if f.name == "price":
             out["price_per_gpu"] = round(i.price / i.gpu_count, 6) if i.gpu_count else None
+    out["form_factor"] = i.form_factor
+    tpd = i.tflops_per_dollar
+    out["tflops_per_dollar"] = None if tpd is None else round(tpd, 3)
     return out
 
 
 def csv_header() -> list[str]:
     """The columns of `--csv`: `as_dict`'s keys, also when no offer matched."""
     names = [f.name for f in dataclasses.fields(CatalogItem)]
-    return [*names[: names.index("price") + 1], "price_per_gpu", *names[names.index("price") + 1 :]]
+    price = names.index("price") + 1
+    return [*names[:price], "price_per_gpu", *names[price:], *DERIVED]
+
+
+def tflops_per_dollar_order(i: CatalogItem) -> tuple[float, float]:
+    """Sort key of `--sort tflops-per-dollar`: most TFLOPS per USD/hour first, offers without
+    a published figure last (by price among themselves)."""
+    tpd = i.tflops_per_dollar
+    return (-tpd if tpd is not None else float("inf"), i.price)
+
+
+def _tflops_per_dollar_text(x: float | None) -> str:
+    return "-" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.2g}")
 
 
 def csv_cell(value: Any) -> Any:
@@ -78,15 +102,20 @@ def render(header: list[str], rows: list[list[str]], right: set[int]) -> str:
 
 
 def offers_table(offers: list[CatalogItem], per_gpu: bool = False) -> str:
-    """One row per offer. A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`."""
+    """One row per offer. A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`;
+    a `TFLOPS/$` column (dense BF16 TFLOPS per USD/hour) when any offer has a figure."""
     per_gpu = per_gpu or any(i.gpu_count for i in offers)
+    tflops = [i.tflops_per_dollar for i in offers]
+    with_tflops = any(t is not None for t in tflops)
     header = ["PROVIDER", "INSTANCE", "LOCATION", "PRICE/H"]
     header += ["$/GPU/H"] if per_gpu else []
+    header += ["TFLOPS/$"] if with_tflops else []
     header += ["GPU", "CPU", "MEMORY", "SPOT", "DISK"]
     rows = []
-    for i in offers:
+    for i, tpd in zip(offers, tflops):
         row = [i.provider, i.instance_name, i.location, price(i.price)]
         row += [price(i.price_per_gpu)] if per_gpu else []
+        row += [_tflops_per_dollar_text(tpd)] if with_tflops else []
         row += [
             gpu_text(i),
             str(i.cpu),
@@ -95,7 +124,8 @@ def offers_table(offers: list[CatalogItem], per_gpu: bool = False) -> str:
             f"{_num(i.disk_size)}GB" if i.disk_size is not None else "-",
         ]
         rows.append(row)
-    right = {3, 4, 6, 7, 9} if per_gpu else {3, 5, 6, 8}
+    numeric = {"PRICE/H", "$/GPU/H", "TFLOPS/$", "CPU", "MEMORY", "DISK"}
+    right = {k for k, name in enumerate(header) if name in numeric}
     return render(header, rows, right)
 
 

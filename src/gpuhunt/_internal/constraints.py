@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from functools import lru_cache
 from typing import Any
 
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
-from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_with_memory, memory_fits
+from gpuhunt._internal.form_factor import form_factor_matches
+from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_spec, memory_fits
 from gpuhunt._internal.models import (
     AcceleratorInfo,
     AcceleratorVendor,
@@ -40,6 +41,9 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     if q.location is not None and not location_matches(i.location, q.location):
         return False
     if q.min_cuda is not None:
+        # A CUDA version asks for an NVIDIA GPU: CPU-only and other vendors' offers are out.
+        if not i.gpu_count or i.gpu_vendor != AcceleratorVendor.NVIDIA:
+            return False
         cuda = offer_cuda_version(i.provider_data)
         if cuda is not None and cuda < parse_version(q.min_cuda, "min_cuda"):  # type: ignore[operator]
             return False
@@ -54,7 +58,9 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
             return False
         if not _between(i.gpu_count, q.min_gpu_count, q.max_gpu_count):
             return False
-        if q.gpu_name is not None and not gpu_name_wanted(i.gpu_name, i.gpu_memory, q.gpu_name):
+        if q.gpu_name is not None and not gpu_name_wanted(
+            i.gpu_name, i.gpu_memory, q.gpu_name, i.gpu_count, lambda: i.form_factor
+        ):
             return False
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
             if i.gpu_vendor != AcceleratorVendor.NVIDIA or not i.gpu_name:
@@ -179,17 +185,34 @@ def location_matches(location: str, patterns: Iterable[str]) -> bool:
     return _location_pattern(wanted).match(location) is not None
 
 
-def gpu_name_wanted(gpu_name: str | None, gpu_memory: float | None, wanted: Iterable[str]) -> bool:
+def gpu_name_wanted(
+    gpu_name: str | None,
+    gpu_memory: float | None,
+    wanted: Iterable[str],
+    gpu_count: int | None = None,
+    form_factor: Callable[[], str | None] | None = None,
+) -> bool:
     """Whether an offer's GPU is one of the names `wanted`. A name is compared as written
-    (case-insensitively); one that also gives the memory ("A100 80GB") matches that GPU with
-    that memory, within `VRAM_TOLERANCE`."""
+    (case-insensitively); one that also gives the memory ("A100 80GB"), the form factor
+    ("H100 SXM") or the count ("A100:8", `gpu_name_spec`) matches that GPU with that memory
+    (within `VRAM_TOLERANCE`), that form factor or an unknown one (`form_factor()` gives the
+    offer's), and exactly that many GPUs (`gpu_count`)."""
     if gpu_name is None:
         return False
     name = gpu_name.lower()
     for w in wanted:
         if name == w.lower():
             return True
-        spec = gpu_name_with_memory(w)
-        if spec is not None and name == spec[0].lower() and memory_fits(gpu_memory, spec[1]):
-            return True
+        spec = gpu_name_spec(w)
+        if spec is None or name != spec.name.lower():
+            continue
+        if spec.memory is not None and not memory_fits(gpu_memory, spec.memory):
+            continue
+        if spec.gpu_count is not None and gpu_count != spec.gpu_count:
+            continue
+        if spec.form_factor is not None and not form_factor_matches(
+            form_factor() if form_factor is not None else None, spec.form_factor
+        ):
+            continue
+        return True
     return False
