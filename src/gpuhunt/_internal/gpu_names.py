@@ -240,7 +240,7 @@ def split_gpu_count(name: str) -> tuple[str, int | None]:
     if m is None:
         return name, None
     base, count = m.group(1), m.group(2).strip()
-    if not base.strip() or not count.isdigit() or int(count) < 1:
+    if not base.strip() or ":" in base or not count.isdigit() or int(count) < 1:
         raise ValueError(
             f"Invalid gpu_name {name!r}: NAME:COUNT takes a whole number of GPUs, 1 or more "
             "(A100:8)"
