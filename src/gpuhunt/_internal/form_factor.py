@@ -123,6 +123,9 @@ _FAMILIES: dict[str, list[tuple[re.Pattern[str], str]]] = {
         (re.compile(r"^standard_nc\d+ads_a100_v4$|^standard_nc\d+s_v3$", re.I), "pcie"),
         (re.compile(r"^standard_nd\d+\w*_gb[23]00_v6$", re.I), "nvl72"),
     ],
+    # RunPod's GPU type id of the SXM board: its own gpuTypes list names it "H100 SXM"
+    # (recorded in tests/providers/data/runpod/discovery.json); its PCIe and NVL ids say so.
+    "runpod": [(re.compile(r"^NVIDIA H100 80GB HBM3$"), "sxm")],
     "oci": [
         (
             re.compile(
