@@ -265,8 +265,9 @@ class Catalog:
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
-        may give the memory ("A100 80GB"); a name no offer has is logged once with the closest
-        known names. `location` takes names and shell-style patterns (`"us-east-1"`,
+        may give the memory ("A100 80GB"), the form factor ("H100 SXM": offers of unknown form
+        factor are kept) and a count ("A100:8": exactly 8); a name no offer has is logged once
+        with the closest known names. `min_cuda` asks for an NVIDIA GPU. `location` takes names and shell-style patterns (`"us-east-1"`,
         `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
         `"12.8"`, `9`, `9.0` or `(9, 0)`. Memory is in GB, GPU memory in GiB, prices in USD/hour.
 

@@ -28,9 +28,11 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     """Whether the offer `i` satisfies every filter set in `q` (ranges inclusive).
 
     GPU filters do not apply to GPU-less offers when `q.min_gpu_count == 0`; disk filters do not
-    apply to offers with an unknown disk size, nor `min_cuda` to offers whose provider does not
-    say their CUDA version; compute capability only matches known NVIDIA GPUs. A GPU name that
-    gives the memory ("A100 80GB") matches that GPU with that memory.
+    apply to offers with an unknown disk size; `min_cuda` matches NVIDIA GPU offers only, and
+    those whose provider does not say their CUDA version; compute capability only matches known
+    NVIDIA GPUs. A GPU name that gives the memory ("A100 80GB"), form factor ("H100 SXM") or
+    count ("A100:8") matches that GPU with that memory, that form factor or an unknown one, and
+    that many GPUs (`gpu_name_wanted`).
     """
     if q.provider is not None and i.provider.lower() not in {p.lower() for p in q.provider}:
         return False

@@ -301,11 +301,13 @@ class QueryFilter:
     """Filters for `Catalog.query`; every field is also a keyword of `Catalog.query`.
 
     Ranges are inclusive and `None` means unbounded. `provider` and `gpu_name` compare
-    case-insensitively; a GPU name that gives the memory ("A100 80GB") asks for that memory too.
+    case-insensitively; a GPU name that gives the memory ("A100 80GB") asks for that memory too,
+    one that gives a form factor ("H100 SXM", `h100-pcie`) for that form factor or an unknown
+    one, and `NAME:COUNT` ("A100:8") for exactly that many GPUs.
     `spot=False` keeps on-demand offers only, `True` spot only. `allowed_flags=None` allows every
     flag; otherwise each flag of an offer must be allowed. `location` holds location names or
     shell-style patterns (`"europe-*"`), compared case-insensitively. `min_cuda` keeps offers
-    whose host runs that CUDA version or newer, and offers whose provider does not say (as
+    with an NVIDIA GPU whose host runs that CUDA version or newer, or whose provider does not say (as
     `min/max_disk_size` keep offers of unknown disk size). Memory is in GB, GPU memory in GiB,
     prices in USD per hour.
     """
