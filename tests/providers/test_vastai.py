@@ -395,3 +395,10 @@ def test_form_factor_from_the_vast_gpu_name() -> None:
         "4": ("RTX4090", None),
     }
     assert [got[k].form_factor for k in "1234"] == ["sxm", "pcie", "nvl", "pcie"]
+
+
+def test_gpu_names_with_a_count_or_form_factor_are_sent_as_the_gpu() -> None:
+    from gpuhunt.providers.vastai import vast_gpu_names
+
+    assert vast_gpu_names(["RTX 4090:2"]) == vast_gpu_names(["RTX 4090"]) != []
+    assert set(vast_gpu_names(["H100 SXM"])) == set(vast_gpu_names(["H100"]))

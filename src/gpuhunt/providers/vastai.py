@@ -50,7 +50,7 @@ from typing import Any, Literal
 from gpuhunt._internal.accelerators import vendor_of
 from gpuhunt._internal.constraints import CUDA_KEY, parse_version
 from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
-from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
+from gpuhunt._internal.gpu_names import canonical_gpu_name, filter_gpu_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -218,7 +218,9 @@ def vast_gpu_names(names: Iterable[str]) -> list[str]:
     filter cannot be sent without losing that GPU's offers)."""
     out: list[str] = []
     for name in names:
-        wanted = (canonical_gpu_name(name) or name).replace(" ", "").lower()
+        # "A100:8", "H100 SXM": ask for the GPU; `matches` applies the rest of the name.
+        base, known = filter_gpu_name(name)
+        wanted = (known or base).replace(" ", "").lower()
         spellings = [s for s in VAST_GPU_NAMES if offer_gpu_name(s).lower() == wanted]
         if not spellings:
             return []
