@@ -26,8 +26,11 @@ import pytest
 from gpuhunt import CatalogItem, QueryFilter, matches
 from gpuhunt._internal.form_factor import (
     FORM_FACTORS,
+    data_form_factor,
     instance_form_factor,
+    model_form_factor,
     offer_form_factor,
+    refine,
     words_form_factor,
 )
 from gpuhunt._internal.gpu_names import GpuNameSpec, filter_gpu_name, gpu_name_spec
@@ -96,6 +99,16 @@ def test_form_factor_from_provider_data():
     assert item(gpu_count=0, gpu_name="H100", gpu_memory=80.0).form_factor is None
     assert item(gpu_count=1, gpu_name=None).form_factor is None
     assert set(FORM_FACTORS) == {"sxm", "pcie", "nvl", "superchip", "nvl72", "oam"}
+
+
+def test_parts_answer_none_for_what_says_nothing():
+    assert model_form_factor(None) is None and model_form_factor("") is None
+    assert model_form_factor("H100") is None and model_form_factor("h100nvl") == "nvl"
+    for data in (None, "sxm", ["sxm"], 3):
+        assert data_form_factor(data) is None
+    assert data_form_factor({"form_factor": None, "gpu_type": 5}) is None
+    assert refine("GB300", "nvl") == "nvl72" and refine("H100", "nvl") == "nvl"
+    assert refine(None, "nvl") == "nvl" and refine("GB200", None) is None
 
 
 @pytest.mark.parametrize(

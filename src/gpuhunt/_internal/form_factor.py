@@ -42,7 +42,7 @@ FORM_FACTOR_KEY = "form_factor"
 # Words in a name that say the form factor: "SXM5", "PCIe", "PCI-E", "NVL", "NVL72",
 # "superchip", "OAM". A word is not part of a longer word ("epic" has no "pci").
 _WORD = re.compile(
-    r"(?<![a-z])(sxm\d*|pcie|pci-e|pci|nvl72|nvl|superchip|oam)(?![a-z])", re.IGNORECASE
+    r"(?<![a-z])(?:sxm\d*|pcie|pci-e|pci|nvl72|nvl|superchip|oam)(?![a-z])", re.IGNORECASE
 )
 _WORD_VALUE = {"pcie": "pcie", "pci-e": "pcie", "pci": "pcie", "nvl": "nvl", "nvl72": "nvl72"}
 
@@ -147,7 +147,7 @@ def words_form_factor(text: str | None) -> str | None:
 
 def form_factor_words(text: str) -> set[str]:
     """Every form factor the words of `text` say."""
-    return {_word_value(m.group(1)) for m in _WORD.finditer(text)}
+    return {_word_value(word) for word in _WORD.findall(text)}
 
 
 def _word_value(word: str) -> str:

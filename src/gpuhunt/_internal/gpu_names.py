@@ -5,8 +5,8 @@ adds an alias or a rule here, a new chip a row there.
 
 Two sides use it: providers (`canonical_gpu_name`, `resolve_gpu`: a cloud's name and the memory
 it reports -> canonical name, vendor and memory, the same whichever cloud sells the GPU) and
-queries (`gpu_name_with_memory`, `memory_fits`, `closest_gpu_names`: a GPU name as a person
-writes it in a filter, and "did you mean" hints).
+queries (`gpu_name_spec`, `memory_fits`, `closest_gpu_names`: a GPU name as a person writes it
+in a filter - with a memory size, a form factor, a count - and "did you mean" hints).
 """
 
 from __future__ import annotations

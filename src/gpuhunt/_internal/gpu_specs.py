@@ -16,6 +16,7 @@ names models whose vendor publishes none, and why.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_spec, memory_fits
@@ -171,8 +172,12 @@ def offer_tflops_per_dollar(item: Any) -> float | None:
     as SXM or PCIe; an H100 of unknown form factor has no one figure, so None)."""
     if not item.gpu_count or not item.gpu_name or not item.price or item.price <= 0:
         return None
-    rows = _rows(item.gpu_name, item.form_factor, item.gpu_memory)
-    figures = {r.bf16_tflops for r in rows}
-    if len(figures) != 1:
-        return None
-    return figures.pop() * item.gpu_count / item.price
+    figure = dense_tflops(item.gpu_name, item.form_factor, item.gpu_memory)
+    return None if figure is None else figure * item.gpu_count / item.price
+
+
+@lru_cache(maxsize=1024)
+def dense_tflops(gpu: str, form_factor: str | None, memory: float | None) -> float | None:
+    """The dense BF16 (or FP16) TFLOPS of one such GPU, when the rows that fit agree."""
+    figures = {r.bf16_tflops for r in _rows(gpu, form_factor, memory)}
+    return figures.pop() if len(figures) == 1 else None
