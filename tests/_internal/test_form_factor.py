@@ -250,7 +250,8 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
     every = select(table, QueryFilter())
     found = {o.form_factor for o in every if o.gpu_count}
     assert found == {None, "sxm", "pcie", "nvl", "superchip", "nvl72", "oam"}
-    # The fast path's form factor of each offer is the property's.
+    # The fast path's form factor of each offer is the property's, worked out once.
+    assert table.form_factors() is table.form_factors()
     codes = table.form_factors()[table.select(QueryFilter())].tolist()
     assert [FORM_FACTORS[c] if c >= 0 else None for c in codes] == [o.form_factor for o in every]
 
@@ -357,3 +358,12 @@ def test_reference_check_reads_csvs_we_wrote(tmp_path):
         "instance_name", "location", "price", "cpu", "memory", "gpu_count", "gpu_name",
         "gpu_memory", "spot", "disk_size", "gpu_vendor", "flags", "cpu_arch", "provider_data",
     ]  # fmt: skip
+
+
+def test_form_factors_of_an_empty_table():
+    from gpuhunt._internal.formats.csv_table import build_table
+    from tests._internal.fastpath import csv_bytes
+
+    empty = build_table(csv_bytes([]).decode(), provider="aws")
+    assert len(empty) == 0 and empty.form_factors().tolist() == []
+    assert select(empty, QueryFilter(gpu_name=["H100 SXM"])) == []

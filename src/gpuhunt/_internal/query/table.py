@@ -218,11 +218,7 @@ class Table:
         provider and instance type."""
         found = self._form_factors
         if found is None:
-            n_ff = len(FORM_FACTORS)
-
-            def code(value: str | None) -> int:
-                return _NO_FORM_FACTOR if value is None else FORM_FACTORS.index(value)
-
+            n_ff, code = len(FORM_FACTORS), _form_factor_code
             # The trailing entry answers gpu_name -1 (no name).
             by_model = np.array([code(model_form_factor(g)) for g in self.gpu_names] + [-1])
             by_data = np.array(
@@ -236,17 +232,22 @@ class Table:
             )
             # One instance form factor per (provider, instance name) that occurs.
             key = self.instance_name.astype(np.int64) * len(self.providers) + self.provider
-            keys = np.unique(key)
-            by_instance = np.full(int(keys[-1]) + 1 if len(keys) else 1, _NO_FORM_FACTOR)
-            for k in keys.tolist():
-                provider, instance = (
-                    self.providers[k % len(self.providers)],
-                    self.instance_names[k // len(self.providers)],
-                )
-                by_instance[k] = code(instance_form_factor(provider, instance))
+            keys, of_row = np.unique(key, return_inverse=True)
+            by_instance = np.array(
+                [
+                    code(
+                        instance_form_factor(
+                            self.providers[k % len(self.providers)],
+                            self.instance_names[k // len(self.providers)],
+                        )
+                    )
+                    for k in keys.tolist()
+                ],
+                dtype=np.int64,
+            )
             ff = by_model[self.gpu_name]
             ff = np.where(ff == _NO_FORM_FACTOR, by_data[self.provider_data], ff)
-            ff = np.where(ff == _NO_FORM_FACTOR, by_instance[key], ff)
+            ff = np.where(ff == _NO_FORM_FACTOR, by_instance[of_row.reshape(-1)], ff)
             # `refine`, per GPU name and form factor (the last column: unknown).
             refined = np.array(
                 [
@@ -275,6 +276,10 @@ class Table:
                     codes[k] = _NO_CUDA if v is None else _version_code(v)
             found = self._cuda = np.array(codes, dtype=np.int64)[self.provider_data]
         return found
+
+
+def _form_factor_code(value: str | None) -> int:
+    return _NO_FORM_FACTOR if value is None else FORM_FACTORS.index(value)
 
 
 def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
