@@ -53,6 +53,9 @@ def test_gpu_spec(name, form_factor, expected):
 def test_gpu_spec_refuses_two_form_factors():
     with pytest.raises(ValueError, match="says form factor 'sxm', not 'pcie'"):
         gpu_spec("H100 SXM", "pcie")
+    with pytest.raises(ValueError, match="Unknown form factor 'hbm3'"):
+        gpu_spec("H100", "hbm3")
+    assert figures(gpu_spec("H100", "SXM5")) == figures(gpu_spec("H100 SXM"))
     assert gpuhunt.gpu_spec is gpu_spec and dataclasses.is_dataclass(GpuSpec)
 
 

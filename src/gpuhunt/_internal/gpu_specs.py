@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from gpuhunt._internal.form_factor import FORM_FACTORS, words_form_factor
 from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_spec, memory_fits
 
 
@@ -154,7 +155,11 @@ def gpu_spec(name: str, form_factor: str | None = None) -> GpuSpec | None:
     "nvl", ...). None when no row fits, or several do (an "H100" is SXM, PCIe or NVL: say
     which). A form factor in the name and a different `form_factor` is a ValueError."""
     if form_factor is not None:
-        form_factor = form_factor.strip().lower()
+        given = form_factor
+        form_factor = words_form_factor(given) or given.strip().lower()  # "SXM5", "PCIe"
+        if form_factor not in FORM_FACTORS:
+            allowed = ", ".join(FORM_FACTORS)
+            raise ValueError(f"Unknown form factor {given!r} (expected one of: {allowed})")
     spec = gpu_name_spec(name)
     if spec is not None:
         gpu, memory, said = spec.name, spec.memory, spec.form_factor
