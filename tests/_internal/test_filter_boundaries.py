@@ -627,6 +627,19 @@ def test_cuda_versions_are_read_once_per_table():
     assert sorted(first.tolist()) == sorted([12008, -1, 13000, -1])
 
 
+def test_form_factors_are_worked_out_once_per_table():
+    offers = [
+        item(instance_name="gpu_1x_h100_pcie", gpu_name="H100"),
+        item(instance_name="p5.48xlarge", gpu_name="H100"),
+        item(instance_name="box", gpu_name="H100"),
+        item(instance_name="cpu", gpu_count=0),
+    ]
+    table = table_of(offers, ["aws"])
+    first = table.form_factors()
+    assert table.form_factors() is first
+    assert sorted(first.tolist()) == [-1, -1, 0, 1]  # unknown twice, sxm, pcie
+
+
 def test_an_empty_table_answers_nothing_to_any_filter():
     table = table_of([], ["aws"])
     assert len(table) == 0
