@@ -17,6 +17,7 @@ import pytest
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal.constraints import gpu_name_wanted, parse_version
+from gpuhunt._internal.gpu_names import gpu_name_spec
 from tests._internal.fastpath import select, table_of
 from tests.helpers import item
 
@@ -633,11 +634,20 @@ def test_form_factors_are_worked_out_once_per_table():
         item(instance_name="p5.48xlarge", gpu_name="H100"),
         item(instance_name="box", gpu_name="H100"),
         item(instance_name="cpu", gpu_count=0),
+        # An NVIDIA GPU without a model has no form factor, whatever its instance type says.
+        item(instance_name="nameless_pcie", gpu_name=None, gpu_memory=None),
     ]
     table = table_of(offers, ["aws"])
     first = table.form_factors()
     assert table.form_factors() is first
-    assert sorted(first.tolist()) == [-1, -1, 0, 1]  # unknown twice, sxm, pcie
+    assert sorted(first.tolist()) == [-1, -1, -1, 0, 1]  # unknown three times, sxm, pcie
+    assert [o.form_factor for o in offers] == ["pcie", "sxm", None, None, None]
+
+
+def test_gpu_names_that_give_nothing_more_are_compared_as_written():
+    # `Catalog.query` adds their canonical names (query/filters.py); `matches` does not.
+    assert gpu_name_spec("H100") is None and gpu_name_spec("RTX 4090") is None
+    assert not matches(item(gpu_name="RTX4090"), QueryFilter(gpu_name=["RTX 4090"]))
 
 
 def test_an_empty_table_answers_nothing_to_any_filter():
@@ -676,6 +686,7 @@ GPU_NAME_SPECS = [
     ("H100 NVL model", dict(gpu_name="H100NVL", gpu_memory=94.0), ["H100 NVL"], True),
     ("GB200 NVL72, Crusoe-style type", dict(gpu_name="GB200", instance_name="gb200-186gb-nvl-4x"), ["GB200 NVL72"], True),
     ("GB200 NVL72, unknown kept", dict(gpu_name="GB200"), ["GB200 NVL72"], True),
+    ("GB200 NVL is the NVL72", dict(gpu_name="GB200", instance_name="p6e-gb200.36xlarge"), ["GB200 NVL"], True),
     ("model decides: L40S is PCIe", dict(gpu_name="L40S", **ff("sxm")), ["L40S SXM"], False),
     ("bad form factor data is unknown", dict(gpu_name="H100", **ff("board")), ["H100 PCIe"], True),
     ("gpu_type words", dict(gpu_name="H100", provider_data={"gpu_type": "H100-80GB-SXM"}), ["H100 PCIe"], False),

@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
 from gpuhunt._internal.form_factor import (
-    FORM_FACTORS,
     form_factor_words,
     refine,
     strip_form_factor_words,
@@ -273,7 +272,6 @@ def gpu_name_spec(name: str) -> GpuNameSpec | None:
     form_factor = refine(canonical, form_factor)
     if memory is None and form_factor is None and count is None:
         return None
-    assert form_factor is None or form_factor in FORM_FACTORS
     return GpuNameSpec(canonical, memory, form_factor, count)
 
 

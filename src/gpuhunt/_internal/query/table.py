@@ -219,8 +219,10 @@ class Table:
         found = self._form_factors
         if found is None:
             n_ff, code = len(FORM_FACTORS), _form_factor_code
-            # The trailing entry answers gpu_name -1 (no name).
-            by_model = np.array([code(model_form_factor(g)) for g in self.gpu_names] + [-1])
+            # The trailing entry answers gpu_name -1 (no name; masked out below).
+            by_model = np.array(
+                [code(model_form_factor(g)) for g in self.gpu_names] + [_NO_FORM_FACTOR]
+            )
             by_data = np.array(
                 [
                     code(data_form_factor(json.loads(t)))
@@ -247,7 +249,7 @@ class Table:
             )
             ff = by_model[self.gpu_name]
             ff = np.where(ff == _NO_FORM_FACTOR, by_data[self.provider_data], ff)
-            ff = np.where(ff == _NO_FORM_FACTOR, by_instance[of_row.reshape(-1)], ff)
+            ff = np.where(ff == _NO_FORM_FACTOR, by_instance[of_row.ravel()], ff)
             # `refine`, per GPU name and form factor (the last column: unknown).
             refined = np.array(
                 [
