@@ -56,6 +56,9 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
             "parse_version",
             "gpu_name_wanted",
             "gpuhunt._internal.gpu_names:memory_fits",
+            "gpuhunt._internal.gpu_names:gpu_name_spec",
+            "gpuhunt._internal.gpu_names:split_gpu_count",
+            "gpuhunt._internal.form_factor:form_factor_matches",
         ],
     ),
     "select": (
@@ -65,10 +68,24 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
             "Table.__post_init__",
             "Table._gpu_name_mask",
             "Table.cuda_version",
+            "Table.form_factors",
             "_one_of",
             "_range",
             "_version_code",
             "_cc_within",
+        ],
+    ),
+    "form_factor": (
+        ("gpuhunt._internal.form_factor",),
+        [
+            "words_form_factor",
+            "form_factor_words",
+            "_word_value",
+            "model_form_factor",
+            "data_form_factor",
+            "instance_form_factor",
+            "refine",
+            "offer_form_factor",
         ],
     ),
     "answers": (
@@ -97,6 +114,11 @@ TESTS = [
 # Targets whose code other tests exercise: building answers is checked against the row-by-row
 # reader and `matches` by these.
 TESTS_OF = {
+    "form_factor": [
+        "tests/_internal/test_form_factor.py",
+        "tests/_internal/test_filter_boundaries.py",
+        "tests/_internal/test_select_properties.py",
+    ],
     "answers": [
         "tests/_internal/query/test_answer.py",
         "tests/_internal/query/test_table.py",

@@ -98,7 +98,11 @@ def test_query_catalog_unreachable_is_not_an_error(monkeypatch, capsys):
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("GPUHUNT_RELOAD_INTERVAL", "abc"), ("GPUHUNT_LOAD_TIMEOUT", "-1"), ("GPUHUNT_ALLOW_HTTP", "x")],
+    [
+        ("GPUHUNT_RELOAD_INTERVAL", "abc"),
+        ("GPUHUNT_LOAD_TIMEOUT", "-1"),
+        ("GPUHUNT_ALLOW_HTTP", "x"),
+    ],
 )
 def test_query_with_a_bad_setting_answers(monkeypatch, capsys, caplog, name, value):
     # (In a real process the warning goes to stderr: tests/_internal/load/

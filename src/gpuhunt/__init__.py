@@ -69,6 +69,18 @@ from gpuhunt._internal.errors import (
 from gpuhunt._internal.gpu_names import (
     canonical_gpu_name as canonical_gpu_name,
 )
+from gpuhunt._internal.gpu_specs import (
+    GPU_SPECS as GPU_SPECS,
+)
+from gpuhunt._internal.gpu_specs import (
+    NO_PUBLISHED_FIGURE as NO_PUBLISHED_FIGURE,
+)
+from gpuhunt._internal.gpu_specs import (
+    GpuSpec as GpuSpec,
+)
+from gpuhunt._internal.gpu_specs import (
+    gpu_spec as gpu_spec,
+)
 from gpuhunt._internal.models import (
     AcceleratorInfo as AcceleratorInfo,
 )

@@ -20,6 +20,7 @@ from typing import Any
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt._internal import geography
 from gpuhunt._internal.constraints import get_compute_capability, offer_cuda_version
+from gpuhunt._internal.form_factor import form_factor_words
 from tests.helpers import possible_ranges
 
 NV, AMD, GOOGLE, INTEL = (
@@ -39,6 +40,10 @@ GPUS: list[tuple[str, AcceleratorVendor, float | None]] = [
     ("A10G", NV, 24.0),
     ("T4", NV, 16.0),
     ("B200", NV, 180.0),
+    # Models whose form factor is the model's own (NVL board, superchip; NVL72 from "NVL").
+    ("H100NVL", NV, 94.0),
+    ("GH200", NV, 96.0),
+    ("GB200", NV, 186.0),
     ("RTX4090", NV, 24.0),
     ("NewGPU", NV, 12.0),
     ("MI300X", AMD, 192.0),
@@ -62,9 +67,33 @@ REGIONS = [
 CUDA_VERSIONS: list[Any] = ["12.8", "12.10", 12.4, "13.0", 12, "12.2", "bad"]
 
 
+# What collectors write as `provider_data["form_factor"]` (one not in FORM_FACTORS counts as
+# not given) and providers' own GPU names (`gpu_type`), whose words may say a form factor.
+FORM_FACTOR_DATA: list[Any] = ["sxm", "pcie", "nvl", "PCIe", "oam", "board", None]
+GPU_TYPES = ["H100-80GB-SXM", "A100 PCIe 40GB", "H100 NVL", "RTX4090", "H100 SXM PCIe"]
+# Instance-name endings whose words say a form factor ("gpu_1x_h100_pcie", "gpu-h100-sxm").
+INSTANCE_SUFFIXES = ["", "", "", "_sxm5", "-pcie", " NVL", "-SXM4-80GB", "_pcie_sxm"]
+# Instance names of families the form factor rules know (per provider; elsewhere only words).
+FAMILY_NAMES = ["p5.48xlarge", "a3-highgpu-8g", "Standard_NC24ads_A100_v4", "BM.GPU.GB200.4"]
+
+
 def random_provider_data(rnd: random.Random) -> dict[str, Any]:
-    """Half the offers say which CUDA version their host runs (as RunPod and Vast.ai do)."""
-    return {"cuda_version": rnd.choice(CUDA_VERSIONS)} if rnd.random() < 0.5 else {}
+    """Half the offers say which CUDA version their host runs (as RunPod and Vast.ai do); some
+    say their form factor or carry the provider's GPU name."""
+    data: dict[str, Any] = {"cuda_version": rnd.choice(CUDA_VERSIONS)} if rnd.random() < 0.5 else {}
+    if rnd.random() < 0.2:
+        data["form_factor"] = rnd.choice(FORM_FACTOR_DATA)
+    if rnd.random() < 0.1:
+        data["gpu_type"] = rnd.choice(GPU_TYPES)
+    return data
+
+
+def random_instance_name(rnd: random.Random, k: int) -> str:
+    """An instance type's name: mostly made up, with words that may say a form factor, or
+    a real family's name."""
+    if rnd.random() < 0.15:
+        return rnd.choice(FAMILY_NAMES) + f"-{k}" * (rnd.random() < 0.3)
+    return f"type{k}{rnd.choice(INSTANCE_SUFFIXES)}"
 
 
 def random_shape(rnd: random.Random) -> dict[str, Any]:
@@ -104,13 +133,14 @@ def random_offers(
 ) -> list[CatalogItem]:
     """`n` offers of a few instance types, prices from a short list so that ties happen."""
     shapes = [random_shape(rnd) for _ in range(max(1, n_shapes))]
+    names = [random_instance_name(rnd, k) for k in range(len(shapes))]
     out = []
     for k in range(n):
         shape = rnd.choice(shapes)
         out.append(
             CatalogItem(
                 provider=rnd.choice(list(providers)),
-                instance_name=f"type{shapes.index(shape)}",
+                instance_name=names[shapes.index(shape)],
                 location=rnd.choice(REGIONS),
                 price=rnd.choice(list(prices)),
                 spot=rnd.random() < 0.3,
@@ -270,9 +300,16 @@ def _draw_min_cuda(rnd: random.Random, ref: CatalogItem, offers: Sequence[Catalo
     return {"min_cuda": spelled}
 
 
+# How people write a form factor into a GPU name: "H100 SXM", "h100-pcie", "H100-SXM5",
+# "H100 NVL" (a model of its own), "GB200 NVL72".
+FORM_FACTOR_WORDS = [" SXM", "-sxm5", " PCIe", "-pcie", " NVL", " NVL72", " superchip", " OAM"]
+
+
 def _draw_gpu_name(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
     """GPU names as `names_field` draws them, or with the memory of some offer's GPU
-    ("A100 80GB", "a100-40gb"), which matches that GPU within the tolerance only."""
+    ("A100 80GB", "a100-40gb"), which matches that GPU within the tolerance only; any of
+    them may say a form factor ("H100 SXM", `a100-40gb-pcie`: that one or unknown) or a
+    count ("A100:8", the reference offer's count or another's: exactly that many)."""
     kw = _names_gpu.draw(rnd, ref, offers)
     if rnd.random() < 0.35:
         sized = [o for o in offers if o.gpu_name and o.gpu_memory]
@@ -284,6 +321,15 @@ def _draw_gpu_name(rnd: random.Random, ref: CatalogItem, offers: Sequence[Catalo
             sep = rnd.choice([" ", "-"])
             named = f"{o.gpu_name}{sep}{size}GB"
             kw["gpu_name"] = [rnd.choice([named, named.lower()])] + kw["gpu_name"][1:]
+    names = kw["gpu_name"]
+    if names and not form_factor_words(names[0]) and rnd.random() < 0.3:
+        word = ref.form_factor if ref.form_factor and rnd.random() < 0.5 else None
+        spelled = f" {word}" if word else rnd.choice(FORM_FACTOR_WORDS)
+        names[0] = names[0] + spelled
+    if names and rnd.random() < 0.25:
+        counts = sorted({o.gpu_count for o in offers if o.gpu_count})
+        count = ref.gpu_count if ref.gpu_count and rnd.random() < 0.6 else None
+        names[0] += f":{count or rnd.choice(counts or [1])}"
     return kw
 
 

@@ -12,10 +12,17 @@ import pytest
 
 from gpuhunt import Catalog, QueryFilter, canonical_gpu_name, matches
 from gpuhunt._internal import geography, registry
-from gpuhunt._internal.gpu_names import gpu_name_with_memory
+from gpuhunt._internal.gpu_names import gpu_name_spec
 from gpuhunt._internal.models import CatalogItem
 from tests._internal.fastpath import csv_bytes, read_csv
-from tests._internal.filtergen import FIELDS, draw_filter, random_provider_data, random_shape
+from tests._internal.filtergen import (
+    FAMILY_NAMES,
+    FIELDS,
+    draw_filter,
+    random_instance_name,
+    random_provider_data,
+    random_shape,
+)
 from tests.helpers import publish_archive
 
 PROVIDERS = ["aws", "azure", "gcp", "oci", "lambdalabs", "runpod", "verda"]
@@ -40,6 +47,9 @@ def generated_offers(rnd: random.Random, provider: str) -> list[CatalogItem]:
     out = []
     for t in range(rnd.randint(60, 90)):
         shape = random_shape(rnd)
+        name = f"{provider}-{random_instance_name(rnd, t)}"
+        if rnd.random() < 0.1:  # a family the form factor rules know, under its own name
+            name = rnd.choice(FAMILY_NAMES) + f"-{t}"
         base = rnd.choice([0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
         base *= rnd.choice([1.0, 1.0, 1.5, 2.0, 0.8])
         for region in rnd.sample(REGIONS, rnd.randint(2, 5)):
@@ -49,7 +59,7 @@ def generated_offers(rnd: random.Random, provider: str) -> list[CatalogItem]:
                 out.append(
                     CatalogItem(
                         provider=provider,
-                        instance_name=f"{provider}-type{t}",
+                        instance_name=name,
                         location=region,
                         price=price,
                         spot=spot,
@@ -91,11 +101,12 @@ def as_users_spell(rnd: random.Random, kw: dict) -> tuple[dict, QueryFilter]:
         for n in kw["gpu_name"]:
             names.append(rnd.choice([n, *SPELLINGS.get(n, [])]))
         spelled["gpu_name"] = names[0] if len(names) == 1 and rnd.random() < 0.5 else names
-        # A name that gives the memory ("A100 80GB") is not widened to its plain GPU name.
+        # A name that gives the memory, form factor or count ("A100 80GB", "H100 SXM",
+        # "A100:8") is not widened to its plain GPU name.
         canonical = [
             c
             for n in names
-            if gpu_name_with_memory(n) is None and (c := canonical_gpu_name(n)) is not None
+            if gpu_name_spec(n) is None and (c := canonical_gpu_name(n)) is not None
         ]
         meant["gpu_name"] = names + canonical
     for key in ("gpu_vendor", "cpu_arch"):

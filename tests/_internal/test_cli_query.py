@@ -89,15 +89,23 @@ def instances(capsys, *args):
     return sorted(d["instance_name"] for d in run_json(capsys, *args))
 
 
-@pytest.mark.parametrize("gpu", ["A100 80GB", "A100-80GB", "a100-80g-pcie", "A100 SXM4 80GB"])
-def test_gpu_names_with_memory(capsys, gpu):
-    assert instances(capsys, "--gpu", gpu, "--min-gpu-count", "1") == [
-        "NVIDIA A100 80GB PCIe",
-        "a100-80-spot",
-        "a100-80x2",
-        "a2-ultragpu-1g",
-        "old-cuda",
-    ]
+EVERY_A100_80 = ["NVIDIA A100 80GB PCIe", "a100-80-spot", "a100-80x2", "a2-ultragpu-1g", "old-cuda"]
+
+
+@pytest.mark.parametrize(
+    "gpu, left_out",
+    [
+        ("A100 80GB", None),
+        ("A100-80GB", None),
+        # A form factor in the name asks for it too: GCP's a2-ultragpu is SXM, the RunPod
+        # offer says PCIe; the others do not say, and are kept.
+        ("a100-80g-pcie", "a2-ultragpu-1g"),
+        ("A100 SXM4 80GB", "NVIDIA A100 80GB PCIe"),
+    ],
+)
+def test_gpu_names_with_memory(capsys, gpu, left_out):
+    expected = [i for i in EVERY_A100_80 if i != left_out]
+    assert instances(capsys, "--gpu", gpu, "--min-gpu-count", "1") == expected
     assert instances(capsys, "--gpu", "A100-40GB") == ["a100-40"]
 
 
@@ -114,6 +122,66 @@ def test_min_cuda_keeps_offers_of_providers_that_do_not_say(capsys):
     assert "old-cuda" not in found and "NVIDIA A100 80GB PCIe" in found and "p5" in found
 
 
+def test_min_cuda_asks_for_an_nvidia_gpu(capsys):
+    # The CPU-only offer (the cheapest in eu-west-1) used to come first (issue 24).
+    assert "cpu" in instances(capsys, "--location", "eu-west-1")
+    assert instances(capsys, "--min-cuda", "11.0", "--location", "eu-west-1") == ["a100-80-spot"]
+
+
+@pytest.mark.parametrize(
+    "gpu, expected",
+    [
+        ("A100:2", ["a100-80x2"]),
+        ("a100-80gb:1", ["NVIDIA A100 80GB PCIe", "a100-80-spot", "a2-ultragpu-1g", "old-cuda"]),
+        ("A100 SXM:1", ["a100-40", "a100-80-spot", "a2-ultragpu-1g", "old-cuda"]),
+        ("H100:8", ["p5"]),
+        ("H100:4", []),
+    ],
+)
+def test_gpu_name_count_as_skypilot_writes_it(capsys, gpu, expected):
+    assert instances(capsys, "--gpu", gpu) == expected
+
+
+def test_gpu_name_counts_of_several_gpus(capsys):
+    assert instances(capsys, "--gpu", "A100:2", "--gpu", "H100:8") == ["a100-80x2", "p5"]
+
+
+def test_json_carries_form_factor_and_tflops_per_dollar(capsys):
+    rows = {d["instance_name"]: d for d in run_json(capsys, "--gpu", "A100")}
+    # GCP's a2-ultragpu is an SXM machine; 312 dense BF16 TFLOPS for $2.50/h.
+    assert rows["a2-ultragpu-1g"]["form_factor"] == "sxm"
+    assert rows["a2-ultragpu-1g"]["tflops_per_dollar"] == 124.8
+    assert rows["NVIDIA A100 80GB PCIe"]["form_factor"] == "pcie"
+    assert rows["a100-80x2"]["form_factor"] is None
+    assert rows["a100-80x2"]["tflops_per_dollar"] == round(2 * 312 / 4.0, 3)
+    assert list(rows["a100-40"])[-2:] == ["form_factor", "tflops_per_dollar"]
+
+
+def test_sort_tflops_per_dollar_puts_offers_without_a_figure_last(capsys):
+    rows = run_json(capsys, "--sort", "tflops-per-dollar")
+    order = [(d["instance_name"], d["tflops_per_dollar"]) for d in rows]
+    figures = [t for _, t in order if t is not None]
+    assert figures == sorted(figures, reverse=True) and len(figures) == 6
+    # The H100 p5 has no known board (no figure), nor the CPU offer: last, by price.
+    assert [n for n, t in order if t is None] == ["cpu", "p5"]
+    assert order[0] == ("old-cuda", 312.0)
+
+
+def test_table_shows_tflops_per_dollar_and_form_factor(capsys):
+    assert cli.main(["query", "--gpu", "A100", "--sort", "tflops-per-dollar", "--limit", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == [
+        "PROVIDER", "INSTANCE", "LOCATION", "PRICE/H", "$/GPU/H", "TFLOPS/$", "GPU", "CPU",
+        "MEMORY", "SPOT", "DISK",
+    ]  # fmt: skip
+    assert lines[1].split()[:6] == ["runpod", "old-cuda", "US", "$1.00", "$1.00", "312"]
+    # Unknown board: no form factor after the GPU.
+    assert lines[2].split()[1:7] == ["a100-80-spot", "eu-west-1", "$1.20", "$1.20", "260", "1xA100"]
+    assert lines[2].split()[7] == "80GB" and lines[2].split()[8] == "8"
+    assert cli.main(["query", "--provider", "gcp"]) == 0
+    assert "1xA100 80GB SXM" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("cc", ["9", "9.0"])
 def test_compute_capability_as_written(capsys, cc):
     assert instances(capsys, "--min-compute-capability", cc) == ["p5"]
@@ -125,6 +193,9 @@ def test_compute_capability_as_written(capsys, cc):
         (["--min-compute-capability", "abc"], "Invalid --min-compute-capability 'abc'"),
         (["--max-compute-capability", "9.0.1"], "Invalid --max-compute-capability"),
         (["--min-cuda", "twelve"], "Invalid --min-cuda 'twelve'"),
+        (["--gpu", "A100:0"], "Invalid --gpu 'A100:0': NAME:COUNT takes a whole number"),
+        (["--gpu", "A100:eight"], "Invalid --gpu 'A100:eight'"),
+        (["--gpu", "H100 SXM PCIe"], "Invalid --gpu 'H100 SXM PCIe': it names two form factors"),
         (["--min-price", "5", "--max-price", "1"], "--min-price 5 is above --max-price 1"),
         (["--min-gpu-count", "4", "--max-gpu-count", "2"], "--min-gpu-count 4 is above"),
         (
@@ -276,7 +347,8 @@ def test_csv_without_matches_still_has_every_column(capsys):
         "price",
         "price_per_gpu",
     ]
-    assert out[0].endswith(",cpu_arch,provider_data") and "price_per_gpu" in out[0]
+    assert out[0].endswith(",cpu_arch,provider_data,form_factor,tflops_per_dollar")
+    assert "price_per_gpu" in out[0]
 
 
 def test_group_by_gpu(capsys):

@@ -17,6 +17,7 @@ import pytest
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal.constraints import gpu_name_wanted, parse_version
+from gpuhunt._internal.gpu_names import gpu_name_spec
 from tests._internal.fastpath import select, table_of
 from tests.helpers import item
 
@@ -463,6 +464,15 @@ MIN_CUDA = [
     ("cuda_version None", cuda(None), (99, 0), True),
     ("cuda_version unreadable", cuda("new"), (99, 0), True),
     ("cuda_version 12.8.1", cuda("12.8.1"), (1, 0), True),
+    # A CUDA version asks for an NVIDIA GPU (issue 24): CPU-only and other vendors' offers are
+    # out, whatever their provider_data says; an NVIDIA GPU without a model name is in.
+    ("CPU only", dict(gpu_count=0), (1, 0), False),
+    ("CPU only, says 12.8", dict(gpu_count=0, **cuda("12.8")), (12, 0), False),
+    ("CPU only, min_gpu_count 0 elsewhere", dict(gpu_count=0), (0, 0), False),
+    ("AMD", dict(gpu_name="MI300X", gpu_vendor=AMD, gpu_memory=192.0), (1, 0), False),
+    ("TPU", dict(gpu_name="v5litepod", gpu_vendor=GOOGLE, gpu_memory=None), (1, 0), False),
+    ("NVIDIA, no model", dict(gpu_name=None, gpu_memory=None), (1, 0), True),
+    ("GPU name, no GPU", dict(gpu_count=0, gpu_name="H100", gpu_memory=80.0), (1, 0), False),
 ]
 
 
@@ -619,6 +629,28 @@ def test_cuda_versions_are_read_once_per_table():
     assert sorted(first.tolist()) == sorted([12008, -1, 13000, -1])
 
 
+def test_form_factors_are_worked_out_once_per_table():
+    offers = [
+        item(instance_name="gpu_1x_h100_pcie", gpu_name="H100"),
+        item(instance_name="p5.48xlarge", gpu_name="H100"),
+        item(instance_name="box", gpu_name="H100"),
+        item(instance_name="cpu", gpu_count=0),
+        # An NVIDIA GPU without a model has no form factor, whatever its instance type says.
+        item(instance_name="nameless_pcie", gpu_name=None, gpu_memory=None),
+    ]
+    table = table_of(offers, ["aws"])
+    first = table.form_factors()
+    assert table.form_factors() is first
+    assert sorted(first.tolist()) == [-1, -1, -1, 0, 1]  # unknown three times, sxm, pcie
+    assert [o.form_factor for o in offers] == ["pcie", "sxm", None, None, None]
+
+
+def test_gpu_names_that_give_nothing_more_are_compared_as_written():
+    # `Catalog.query` adds their canonical names (query/filters.py); `matches` does not.
+    assert gpu_name_spec("H100") is None and gpu_name_spec("RTX 4090") is None
+    assert not matches(item(gpu_name="RTX4090"), QueryFilter(gpu_name=["RTX 4090"]))
+
+
 def test_an_empty_table_answers_nothing_to_any_filter():
     table = table_of([], ["aws"])
     assert len(table) == 0
@@ -630,3 +662,60 @@ def test_an_empty_table_answers_nothing_to_any_filter():
         QueryFilter(location=["*"], min_cuda=(1, 0), gpu_name=["A100 80GB"]),
     ]:
         assert select(table, q) == []
+
+
+def ff(value: str) -> dict[str, Any]:
+    return dict(provider_data={"form_factor": value})
+
+
+# A GPU name that says a form factor ("H100 SXM") keeps offers of that form factor and of an
+# unknown one; a count ("A100:8") asks for exactly that many (issue 24).
+GPU_NAME_SPECS = [
+    ("sxm asked, sxm offer", dict(gpu_name="H100", **ff("sxm")), ["H100 SXM"], True),
+    ("sxm5 asked, sxm offer", dict(gpu_name="H100", **ff("sxm")), ["H100-SXM5"], True),
+    ("sxm asked, pcie offer", dict(gpu_name="H100", **ff("pcie")), ["H100 SXM"], False),
+    ("pcie asked, sxm offer", dict(gpu_name="H100", **ff("sxm")), ["h100-pcie"], False),
+    ("pcie asked, unknown kept", dict(gpu_name="H100"), ["h100 pcie"], True),
+    ("sxm asked, instance says pcie", dict(gpu_name="H100", instance_name="gpu_1x_h100_pcie"), ["H100 SXM"], False),
+    ("sxm asked, aws p5", dict(gpu_name="H100", instance_name="p5.48xlarge"), ["H100 SXM"], True),
+    ("pcie asked, aws p5", dict(gpu_name="H100", instance_name="p5.48xlarge"), ["H100 PCIe"], False),
+    ("pcie asked, nebius sxm", dict(gpu_name="H100", instance_name="gpu-h100-sxm 1gpu"), ["H100 PCIe"], False),
+    ("memory and ff", dict(gpu_name="A100", gpu_memory=80.0, **ff("sxm")), ["A100 80GB SXM"], True),
+    ("memory wrong, ff right", dict(gpu_name="A100", gpu_memory=40.0, **ff("sxm")), ["A100 80GB SXM"], False),
+    ("other GPU, ff right", dict(gpu_name="A100", **ff("sxm")), ["H100 SXM"], False),
+    ("H100 NVL is its own model", dict(gpu_name="H100", **ff("nvl")), ["H100 NVL"], False),
+    ("H100 NVL model", dict(gpu_name="H100NVL", gpu_memory=94.0), ["H100 NVL"], True),
+    ("GB200 NVL72, Crusoe-style type", dict(gpu_name="GB200", instance_name="gb200-186gb-nvl-4x"), ["GB200 NVL72"], True),
+    ("GB200 NVL72, unknown kept", dict(gpu_name="GB200"), ["GB200 NVL72"], True),
+    ("GB200 NVL is the NVL72", dict(gpu_name="GB200", instance_name="p6e-gb200.36xlarge"), ["GB200 NVL"], True),
+    ("model decides: L40S is PCIe", dict(gpu_name="L40S", **ff("sxm")), ["L40S SXM"], False),
+    ("bad form factor data is unknown", dict(gpu_name="H100", **ff("board")), ["H100 PCIe"], True),
+    ("gpu_type words", dict(gpu_name="H100", provider_data={"gpu_type": "H100-80GB-SXM"}), ["H100 PCIe"], False),
+    ("count at", dict(gpu_name="A100", gpu_count=8), ["A100:8"], True),
+    ("count below", dict(gpu_name="A100", gpu_count=4), ["A100:8"], False),
+    ("count above", dict(gpu_name="A100", gpu_count=16), ["A100:8"], False),
+    ("count, other name", dict(gpu_name="H100", gpu_count=8), ["A100:8"], False),
+    ("count, spaces and case", dict(gpu_name="RTX4090", gpu_count=2), ["rtx 4090 : 2"], True),
+    ("count, one of several", dict(gpu_name="H100", gpu_count=4), ["A100:8", "H100:4"], True),
+    ("count, several, none fits", dict(gpu_name="H100", gpu_count=8), ["A100:8", "H100:4"], False),
+    ("count and memory and ff", dict(gpu_name="A100", gpu_count=8, **ff("sxm")), ["A100 80GB SXM:8"], True),
+    ("unknown name with count", dict(gpu_name="NewGPU", gpu_count=2), ["NewGPU:2"], True),
+    ("unknown name, other count", dict(gpu_name="NewGPU", gpu_count=1), ["NewGPU:2"], False),
+]  # fmt: skip
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "offer, names, expected",
+    [pytest.param(o, n, e, id=label) for label, o, n, e in GPU_NAME_SPECS],
+)
+def test_gpu_name_form_factor_and_count(offer, names, expected, path):
+    offer = {"instance_name": "target", **offer}
+    check(item(**offer), QueryFilter(gpu_name=names), expected, path)
+
+
+@PATHS
+@pytest.mark.parametrize("name", ["A100:0", "A100:", "A100:x", ":8", "A100:8:2", "H100 SXM PCIe"])
+def test_bad_gpu_name_spec_is_a_value_error(name, path):
+    with pytest.raises(ValueError, match=r"Invalid gpu_name"):
+        check(item(instance_name="target"), QueryFilter(gpu_name=[name]), False, path)

@@ -24,6 +24,8 @@ LAYERS = [
         "validate",
         "geography",
         "collapse",
+        "form_factor",
+        "gpu_specs",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff", "site.data", "site.facts"},

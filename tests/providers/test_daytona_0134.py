@@ -22,17 +22,21 @@ from gpuhunt.providers.daytona import DaytonaProvider
 from tests.providers.test_daytona import KEY, serve
 
 SCENARIOS: dict[str, tuple[dict[str, Any], bool, bool]] = {
-    'default_with_key': ({}, True, True),
-    'default_without_key': ({}, True, False),
-    'unbalanced': ({}, False, False),
-    'issue_12cpu_125gb_300gb': ({'min_cpu': 12, 'min_memory': 125.2, 'min_disk_size': 300}, True, False),
-    'h100': ({'gpu_name': ['H100']}, True, False),
-    'on_demand_only': ({'spot': False}, True, True),
-    'upper_bounds': ({'max_cpu': 4, 'max_memory': 40.5, 'max_disk_size': 128}, True, False),
-    'three_to_four_unbalanced': ({'min_gpu_count': 3, 'max_gpu_count': 4}, False, False),
-    'cpu_only_64gb': ({'max_gpu_count': 0, 'min_memory': 64}, True, True),
-    'cheap_spot': ({'spot': True, 'max_price': 3.0}, True, False),
-    'amd_over_limits': ({'gpu_vendor': 'amd', 'min_memory': 193, 'max_memory': 400}, True, False),
+    "default_with_key": ({}, True, True),
+    "default_without_key": ({}, True, False),
+    "unbalanced": ({}, False, False),
+    "issue_12cpu_125gb_300gb": (
+        {"min_cpu": 12, "min_memory": 125.2, "min_disk_size": 300},
+        True,
+        False,
+    ),
+    "h100": ({"gpu_name": ["H100"]}, True, False),
+    "on_demand_only": ({"spot": False}, True, True),
+    "upper_bounds": ({"max_cpu": 4, "max_memory": 40.5, "max_disk_size": 128}, True, False),
+    "three_to_four_unbalanced": ({"min_gpu_count": 3, "max_gpu_count": 4}, False, False),
+    "cpu_only_64gb": ({"max_gpu_count": 0, "min_memory": 64}, True, True),
+    "cheap_spot": ({"spot": True, "max_price": 3.0}, True, False),
+    "amd_over_limits": ({"gpu_vendor": "amd", "min_memory": 193, "max_memory": 400}, True, False),
 }
 
 # fmt: off
@@ -614,7 +618,6 @@ EXPECTED_0134: dict[str, list[tuple]] = {
     ],
 }
 # fmt: on
-
 
 
 def _row(o: Any) -> tuple:

@@ -61,6 +61,8 @@ def test_secure_cloud_pods(offers: list[CatalogItem]) -> None:
     h100 = find(offers, "NVIDIA H100 80GB HBM3", "EU-SE-1", 1)
     assert (h100.price, h100.gpu_name, h100.gpu_memory, h100.cpu) == (2.99, "H100", 80.0, 16)
     assert find(offers, "NVIDIA H100 80GB HBM3", "EU-SE-1", 2).price == pytest.approx(5.98)
+    # RunPod's "NVIDIA H100 80GB HBM3" is the board its gpuTypes list calls "H100 SXM".
+    assert h100.form_factor == "sxm" and l4.form_factor == "pcie"
     # The H100 has no Community Cloud and no stock in Kansas.
     assert not [o for o in offers if o.gpu_name == "H100" and o.location != "EU-SE-1"]
 
@@ -354,3 +356,20 @@ def test_batch_count_is_small_for_many_locations() -> None:
     queries = runpod.pod_queries(discovery)
     assert len(queries) == 400
     assert math.ceil(len(queries) / runpod.BATCH_SIZE) == 20
+
+
+def test_form_factor_from_the_gpu_type_name() -> None:
+    """A GPU type whose name says its board ("H100 PCIe", "H100 NVL") puts it in
+    provider_data["form_factor"] unless the model decides it (H100 NVL is its own model)."""
+    from gpuhunt.providers.runpod import gpu_of_record
+
+    report = ParseReport()
+    record = {"id": "NVIDIA H100 PCIe", "displayName": "H100 PCIe", "memoryInGb": 80}
+    gpu = gpu_of_record(record, report)
+    assert gpu is not None and (gpu.name, gpu.form_factor) == ("H100", "pcie")
+    nvl = gpu_of_record(
+        {"id": "NVIDIA H100 NVL", "displayName": "H100 NVL", "memoryInGb": 94}, report
+    )
+    assert nvl is not None and (nvl.name, nvl.form_factor) == ("H100NVL", None)
+    l4 = gpu_of_record({"id": "NVIDIA L4", "displayName": "L4", "memoryInGb": 24}, report)
+    assert l4 is not None and l4.form_factor is None

@@ -374,3 +374,31 @@ def test_min_cuda_is_sent_and_the_host_cuda_kept_for_the_local_filter() -> None:
     assert offers[0].provider_data == {"cuda_version": "12.8"}
     assert offers[1].provider_data == {}
     assert [o.instance_name for o in offers if matches(o, q)] == ["2", "3"]
+
+
+@responses.activate
+def test_form_factor_from_the_vast_gpu_name() -> None:
+    """Vast.ai's name says the board ("H100 SXM", "H100 PCIE"): provider_data["form_factor"],
+    unless the model decides it ("H100 NVL" is the H100NVL model; an RTX 4090 is a PCIe card)."""
+    answer = [
+        offer_2024(id=1, gpu_name="H100 SXM", gpu_ram=81559, min_bid=None),
+        offer_2024(id=2, gpu_name="H100 PCIE", gpu_ram=81559, min_bid=None),
+        offer_2024(id=3, gpu_name="H100 NVL", gpu_ram=95830, min_bid=None),
+        offer_2024(id=4, gpu_name="RTX 4090", min_bid=None),
+    ]
+    responses.post(BUNDLES_URL, json={"offers": answer})
+    got = {o.instance_name: o for o in VastAIProvider().get()}
+    assert {k: (o.gpu_name, o.provider_data.get("form_factor")) for k, o in got.items()} == {
+        "1": ("H100", "sxm"),
+        "2": ("H100", "pcie"),
+        "3": ("H100NVL", None),
+        "4": ("RTX4090", None),
+    }
+    assert [got[k].form_factor for k in "1234"] == ["sxm", "pcie", "nvl", "pcie"]
+
+
+def test_gpu_names_with_a_count_or_form_factor_are_sent_as_the_gpu() -> None:
+    from gpuhunt.providers.vastai import vast_gpu_names
+
+    assert vast_gpu_names(["RTX 4090:2"]) == vast_gpu_names(["RTX 4090"]) != []
+    assert set(vast_gpu_names(["H100 SXM"])) == set(vast_gpu_names(["H100"]))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import freshness, registry, validate
 from gpuhunt._internal.errors import OnlineProvidersFailedError
-from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
 from gpuhunt._internal.load.loader import Loaded, Loader
@@ -300,8 +300,9 @@ class Catalog:
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
-        may give the memory ("A100 80GB"); a name no offer has is logged once with the closest
-        known names. `location` takes names and shell-style patterns (`"us-east-1"`,
+        may give the memory ("A100 80GB"), the form factor ("H100 SXM": offers of unknown form
+        factor are kept) and a count ("A100:8": exactly 8); a name no offer has is logged once
+        with the closest known names. `min_cuda` asks for an NVIDIA GPU. `location` takes names and shell-style patterns (`"us-east-1"`,
         `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
         `"12.8"`, `9`, `9.0` or `(9, 0)`. `country` takes ISO 3166 alpha-2 codes (`"DE"`,
         `["us", "ca"]`), `area` areas (`"europe"`; see `QueryFilter`), both case-insensitive;
@@ -395,7 +396,8 @@ class Catalog:
 
     def _gpu_name_problems(self, names: list[str], warned: set[str] | None = None) -> list[str]:
         problems: list[str] = []
-        unknown = [n for n in names if canonical_gpu_name(n) is None]
+        # As written without a count ("A100:8" asks for "A100"), for those the tables do not know.
+        unknown = [base for base, known in map(filter_gpu_name, names) if known is None]
         if not unknown:  # the usual case: no need to look at the catalog's names
             return problems
         loaded = self._loaded

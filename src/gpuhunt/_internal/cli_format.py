@@ -21,7 +21,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from gpuhunt._internal import freshness, geography
+from gpuhunt._internal import form_factor, freshness, geography
 from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
 
@@ -40,13 +40,22 @@ def _num(x: float | None) -> str:
 
 
 def gpu_text(i: CatalogItem) -> str:
-    return f"{i.gpu_count}x{i.gpu_name} {_num(i.gpu_memory)}GB" if i.gpu_count else "-"
+    """`8xH100 80GB SXM`: count, model, memory and the form factor where known."""
+    if not i.gpu_count:
+        return "-"
+    form = form_factor.label(i.form_factor)
+    return f"{i.gpu_count}x{i.gpu_name} {_num(i.gpu_memory)}GB" + (f" {form}" if form else "")
+
+
+# Derived per-offer values that `--json` and `--csv` add after the fields (None: unknown).
+DERIVED = ("form_factor", "tflops_per_dollar")
 
 
 def as_dict(i: CatalogItem) -> dict[str, Any]:
     """Every `CatalogItem` field, in field order, with `country` and `area` (from the
     geography table; None when it does not place the location) after `location` and
-    `price_per_gpu` after `price`; enums as their values (what `--json` and `--csv` print)."""
+    `price_per_gpu` after `price`, then `form_factor` and `tflops_per_dollar`; enums as their
+    values (what `--json` and `--csv` print)."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(i):
         value = getattr(i, f.name)
@@ -57,6 +66,9 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
             out["area"] = place.area if place else None
         if f.name == "price":
             out["price_per_gpu"] = round(i.price / i.gpu_count, 6) if i.gpu_count else None
+    out["form_factor"] = i.form_factor
+    tpd = i.tflops_per_dollar
+    out["tflops_per_dollar"] = None if tpd is None else round(tpd, 3)
     return out
 
 
@@ -66,7 +78,18 @@ def csv_header() -> list[str]:
     for name in (f.name for f in dataclasses.fields(CatalogItem)):
         out.append(name)
         out += {"location": ["country", "area"], "price": ["price_per_gpu"]}.get(name, [])
-    return out
+    return [*out, *DERIVED]
+
+
+def tflops_per_dollar_order(i: CatalogItem) -> tuple[float, float]:
+    """Sort key of `--sort tflops-per-dollar`: most TFLOPS per USD/hour first, offers without
+    a published figure last (by price among themselves)."""
+    tpd = i.tflops_per_dollar
+    return (-tpd if tpd is not None else float("inf"), i.price)
+
+
+def _tflops_per_dollar_text(x: float | None) -> str:
+    return "-" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.2g}")
 
 
 def csv_cell(value: Any) -> Any:
@@ -237,7 +260,7 @@ def row_offer(row: CollapsedOffer | CatalogItem) -> CatalogItem:
 _offer = row_offer
 
 
-def offer_columns(per_gpu: bool) -> list[Column[Any]]:
+def offer_columns(per_gpu: bool, tflops: bool = False) -> list[Column[Any]]:
     """The columns of the offers table, most important first within each priority. A column
     more is one entry (`priority` says when it goes on a narrow terminal)."""
     o = _offer
@@ -249,6 +272,12 @@ def offer_columns(per_gpu: bool) -> list[Column[Any]]:
     ]
     if per_gpu:
         columns.append(Column("$/GPU/H", lambda r: price(o(r).price_per_gpu), 6, right=True))
+    if tflops:  # dense BF16 TFLOPS per USD/hour, where the GPU has a published figure
+        columns.append(
+            Column(
+                "TFLOPS/$", lambda r: _tflops_per_dollar_text(o(r).tflops_per_dollar), 5, right=True
+            )
+        )
     columns += [
         Column("GPU", lambda r: gpu_text(o(r)), 2, min_width=10, required=True),
         Column("CPU", lambda r: str(o(r).cpu), 7, right=True),
@@ -268,9 +297,11 @@ def offers_table(
     offers: Sequence[CatalogItem | CollapsedOffer], per_gpu: bool = False, width: int | None = None
 ) -> str:
     """One row per offer, or per collapsed offer (its cheapest location, `+N` other
-    locations). A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`."""
+    locations). A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`; a
+    `TFLOPS/$` column (dense BF16 TFLOPS per USD/hour) when any offer has a figure."""
     per_gpu = per_gpu or any(_offer(i).gpu_count for i in offers)
-    return table(offer_columns(per_gpu), offers, width)
+    tflops = any(_offer(i).tflops_per_dollar is not None for i in offers)
+    return table(offer_columns(per_gpu, tflops), offers, width)
 
 
 # ------------------------------------------------------------------ --group-by gpu

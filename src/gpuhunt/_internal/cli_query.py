@@ -45,8 +45,9 @@ def add_parser(sub: Any) -> None:
         "--gpu",
         action="append",
         dest="gpu_name",
-        help='GPU name, any common spelling: H100, "RTX 4090"; a size in the name asks for it: '
-        '"A100 80GB", a100-80g-pcie (repeatable)',
+        help='GPU name, any common spelling: H100, "RTX 4090"; a size or form factor in the '
+        'name asks for it: "A100 80GB", "H100 SXM", a100-80g-pcie (offers of unknown form '
+        "factor are kept); NAME:COUNT asks for exactly COUNT of them: A100:8 (repeatable)",
     )
     p.add_argument("--gpu-vendor", choices=["nvidia", "amd", "google", "intel", "tenstorrent"])
     p.add_argument("--cpu-arch", choices=["x86", "arm"])
@@ -85,8 +86,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--min-cuda",
         metavar="X.Y",
-        help="CUDA version the host must run, e.g. 12.8 (RunPod and Vast.ai say; offers of "
-        "providers that do not are kept)",
+        help="CUDA version the host must run, e.g. 12.8: NVIDIA GPU offers only (RunPod and "
+        "Vast.ai say their hosts' version; offers of providers that do not are kept)",
     )
     spot = p.add_mutually_exclusive_group()
     spot.add_argument(
@@ -100,9 +101,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--sort",
-        choices=["price", "price-per-gpu", "gpu-memory"],
+        choices=["price", "price-per-gpu", "gpu-memory", "tflops-per-dollar"],
         default="price",
-        help="price: USD/hour (default); price-per-gpu: USD/hour per GPU; gpu-memory: largest first",
+        help="price: USD/hour (default); price-per-gpu: USD/hour per GPU; gpu-memory: largest "
+        "first; tflops-per-dollar: most dense BF16 TFLOPS per USD/hour first (offers without a "
+        "published figure last)",
     )
     p.add_argument(
         "--group-by",
@@ -254,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
     elif args.sort == "gpu-memory":
         offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
+    elif args.sort == "tflops-per-dollar":
+        offers.sort(key=cli_format.tflops_per_dollar_order)
     status = catalog.status()
     if args.group_by == "gpu":
         _print_groups(args, offers, status)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from functools import lru_cache
 from typing import Any
 
 from gpuhunt._internal import geography
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
-from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_with_memory, memory_fits
+from gpuhunt._internal.form_factor import form_factor_matches
+from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_spec, memory_fits
 from gpuhunt._internal.models import (
     AcceleratorInfo,
     AcceleratorVendor,
@@ -29,11 +30,13 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     """Whether the offer `i` satisfies every filter set in `q` (ranges inclusive).
 
     GPU filters do not apply to GPU-less offers when `q.min_gpu_count == 0`; disk filters do not
-    apply to offers with an unknown disk size, nor `min_cuda` to offers whose provider does not
-    say their CUDA version; compute capability only matches known NVIDIA GPUs. A GPU name that
-    gives the memory ("A100 80GB") matches that GPU with that memory. `country` and `area`
-    drop offers whose location the geography table does not know. A filter that cannot be
-    right (a wrong type, a minimum above its maximum) raises TypeError/ValueError.
+    apply to offers with an unknown disk size; `min_cuda` matches NVIDIA GPU offers only, and
+    those whose provider does not say their CUDA version; compute capability only matches known
+    NVIDIA GPUs. A GPU name that gives the memory ("A100 80GB"), form factor ("H100 SXM") or
+    count ("A100:8") matches that GPU with that memory, that form factor or an unknown one, and
+    that many GPUs (`gpu_name_wanted`). `country` and `area` drop offers whose location the
+    geography table does not know. A filter that cannot be right (a wrong type, a minimum above
+    its maximum) raises TypeError/ValueError.
     """
     ensure_checked(q)
     if q.provider is not None and i.provider.lower() not in {p.lower() for p in q.provider}:
@@ -49,6 +52,9 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
     ):
         return False
     if q.min_cuda is not None:
+        # A CUDA version asks for an NVIDIA GPU: CPU-only and other vendors' offers are out.
+        if not i.gpu_count or i.gpu_vendor != AcceleratorVendor.NVIDIA:
+            return False
         cuda = offer_cuda_version(i.provider_data)
         if cuda is not None and cuda < parse_version(q.min_cuda, "min_cuda"):  # type: ignore[operator]
             return False
@@ -63,7 +69,9 @@ def matches(i: CatalogItem, q: QueryFilter) -> bool:
             return False
         if not _between(i.gpu_count, q.min_gpu_count, q.max_gpu_count):
             return False
-        if q.gpu_name is not None and not gpu_name_wanted(i.gpu_name, i.gpu_memory, q.gpu_name):
+        if q.gpu_name is not None and not gpu_name_wanted(
+            i.gpu_name, i.gpu_memory, q.gpu_name, i.gpu_count, lambda: i.form_factor
+        ):
             return False
         if q.min_compute_capability is not None or q.max_compute_capability is not None:
             if i.gpu_vendor != AcceleratorVendor.NVIDIA or not i.gpu_name:
@@ -205,17 +213,34 @@ def location_matches(location: str, patterns: Iterable[str]) -> bool:
     return _location_pattern(wanted).match(location) is not None
 
 
-def gpu_name_wanted(gpu_name: str | None, gpu_memory: float | None, wanted: Iterable[str]) -> bool:
+def gpu_name_wanted(
+    gpu_name: str | None,
+    gpu_memory: float | None,
+    wanted: Iterable[str],
+    gpu_count: int | None = None,
+    form_factor: Callable[[], str | None] | None = None,
+) -> bool:
     """Whether an offer's GPU is one of the names `wanted`. A name is compared as written
-    (case-insensitively); one that also gives the memory ("A100 80GB") matches that GPU with
-    that memory, within `VRAM_TOLERANCE`."""
+    (case-insensitively); one that also gives the memory ("A100 80GB"), the form factor
+    ("H100 SXM") or the count ("A100:8", `gpu_name_spec`) matches that GPU with that memory
+    (within `VRAM_TOLERANCE`), that form factor or an unknown one (`form_factor()` gives the
+    offer's), and exactly that many GPUs (`gpu_count`)."""
     if gpu_name is None:
         return False
     name = gpu_name.lower()
     for w in wanted:
         if name == w.lower():
             return True
-        spec = gpu_name_with_memory(w)
-        if spec is not None and name == spec[0].lower() and memory_fits(gpu_memory, spec[1]):
-            return True
+        spec = gpu_name_spec(w)
+        if spec is None or name != spec.name.lower():
+            continue
+        if spec.memory is not None and not memory_fits(gpu_memory, spec.memory):
+            continue
+        if spec.gpu_count is not None and gpu_count != spec.gpu_count:
+            continue
+        if spec.form_factor is not None and not form_factor_matches(
+            form_factor() if form_factor is not None else None, spec.form_factor
+        ):
+            continue
+        return True
     return False

@@ -5,8 +5,8 @@ adds an alias or a rule here, a new chip a row there.
 
 Two sides use it: providers (`canonical_gpu_name`, `resolve_gpu`: a cloud's name and the memory
 it reports -> canonical name, vendor and memory, the same whichever cloud sells the GPU) and
-queries (`gpu_name_with_memory`, `memory_fits`, `closest_gpu_names`: a GPU name as a person
-writes it in a filter, and "did you mean" hints).
+queries (`gpu_name_spec`, `memory_fits`, `closest_gpu_names`: a GPU name as a person writes it
+in a filter - with a memory size, a form factor, a count - and "did you mean" hints).
 """
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
+from gpuhunt._internal.form_factor import (
+    form_factor_words,
+    refine,
+    strip_form_factor_words,
+)
 from gpuhunt._internal.models import AcceleratorVendor
 
 # ---------------------------------------------------------------------------------------------
@@ -213,6 +218,74 @@ def gpu_name_with_memory(name: str) -> tuple[str, float] | None:
     if canonical is None or memory is None:
         return None
     return canonical, memory
+
+
+class GpuNameSpec(NamedTuple):
+    """What a filter's GPU name asks for beyond the name: `"A100 80GB SXM:8"` is
+    `GpuNameSpec("A100", 80.0, "sxm", 8)`. `name` is canonical, or as written (without the
+    count) when only a count was given to a name the tables do not know."""
+
+    name: str
+    memory: float | None  # GiB, compared within VRAM_TOLERANCE
+    form_factor: str | None  # one of form_factor.FORM_FACTORS
+    gpu_count: int | None  # exactly this many GPUs (SkyPilot's "A100:8")
+
+
+_COUNT = re.compile(r"^(.*?)\s*:\s*([^:]*)$")
+
+
+def split_gpu_count(name: str) -> tuple[str, int | None]:
+    """`"A100:8"` -> `("A100", 8)`, `"A100"` -> `("A100", None)`: SkyPilot's NAME:COUNT. A
+    count that is not a whole number of GPUs, 1 or more, is a ValueError naming the name."""
+    m = _COUNT.match(name)
+    if m is None:
+        return name, None
+    base, count = m.group(1), m.group(2).strip()
+    if not base.strip() or ":" in base or not count.isdigit() or int(count) < 1:
+        raise ValueError(
+            f"Invalid gpu_name {name!r}: NAME:COUNT takes a whole number of GPUs, 1 or more "
+            "(A100:8)"
+        )
+    return base, int(count)
+
+
+@lru_cache(maxsize=1024)
+def gpu_name_spec(name: str) -> GpuNameSpec | None:
+    """What a filter's GPU name asks for: the GPU, and the memory (`"A100 80GB"`), form factor
+    (`"H100 SXM"`, `h100-pcie`, `H100-SXM5`) and count (`"A100:8"`) it gives. None when it
+    gives none of these (the name is then compared as written and by its canonical name).
+    A name that says two form factors ("H100 SXM PCIe") or a bad count is a ValueError.
+
+    A name that is a model of its own keeps that meaning: `"H100 NVL"` is the `H100NVL` model
+    (NVL form factor), not any H100 in an NVL board."""
+    base, count = split_gpu_count(name)
+    said = form_factor_words(base)
+    if len(said) > 1:
+        raise ValueError(
+            f"Invalid gpu_name {name!r}: it names two form factors ({', '.join(sorted(said))})"
+        )
+    form_factor = said.pop() if said else None
+    memory = None if _MIG_SLICE.search(base) else gpu_memory_from_name(base)
+    canonical = canonical_gpu_name(base)
+    if canonical is None and form_factor is not None:
+        canonical = canonical_gpu_name(strip_form_factor_words(base))  # "GB200 NVL72"
+    if canonical is None:
+        return GpuNameSpec(base, None, None, count) if count is not None else None
+    form_factor = refine(canonical, form_factor)
+    if memory is None and form_factor is None and count is None:
+        return None
+    return GpuNameSpec(canonical, memory, form_factor, count)
+
+
+def filter_gpu_name(name: str) -> tuple[str, str | None]:
+    """A filter's GPU name as written without its count, and the canonical name it asks for
+    (None when the tables do not know it): `"A100 80GB:8"` -> `("A100 80GB", "A100")`,
+    `"GB200 NVL72"` -> `("GB200 NVL72", "GB200")`."""
+    base, _ = split_gpu_count(name)
+    spec = gpu_name_spec(name)
+    if spec is not None and (spec.memory or spec.form_factor or canonical_gpu_name(spec.name)):
+        return base, spec.name
+    return base, canonical_gpu_name(base)
 
 
 def memory_fits(actual: float | None, wanted: float) -> bool:

@@ -241,6 +241,27 @@ class CatalogItem:
     def total_gpu_memory(self) -> float:
         return self.gpu_count * self.gpu_memory if self.gpu_count and self.gpu_memory else 0.0
 
+    @property
+    def form_factor(self) -> str | None:
+        """How the offer's GPUs are built: "sxm", "pcie", "nvl", "superchip", "nvl72" or "oam";
+        None when unknown or the offer has no GPU. Derived from the GPU model, `provider_data`
+        and the instance type (`_internal/form_factor.py`), so it is not a field: catalog CSVs
+        keep 0.1.x's columns, and `asdict` and the constructor are unchanged."""
+        from gpuhunt._internal.form_factor import offer_form_factor
+
+        return offer_form_factor(
+            self.provider, self.instance_name, self.gpu_name, self.gpu_count, self.provider_data
+        )
+
+    @property
+    def tflops_per_dollar(self) -> float | None:
+        """Dense BF16 (FP16 where the GPU has no BF16) TFLOPS of all the offer's GPUs per USD
+        per hour, from the vendor datasheet figure in `gpuhunt.gpu_spec`; None when the GPU has
+        no published figure there, or the offer no GPU or no price."""
+        from gpuhunt._internal.gpu_specs import offer_tflops_per_dollar
+
+        return offer_tflops_per_dollar(self)
+
 
 _FIELD_NAMES = tuple(f.name for f in fields(CatalogItem))
 
@@ -282,11 +303,13 @@ class QueryFilter:
     """Filters for `Catalog.query`; every field is also a keyword of `Catalog.query`.
 
     Ranges are inclusive and `None` means unbounded. `provider` and `gpu_name` compare
-    case-insensitively; a GPU name that gives the memory ("A100 80GB") asks for that memory too.
+    case-insensitively; a GPU name that gives the memory ("A100 80GB") asks for that memory too,
+    one that gives a form factor ("H100 SXM", `h100-pcie`) for that form factor or an unknown
+    one, and `NAME:COUNT` ("A100:8") for exactly that many GPUs.
     `spot=False` keeps on-demand offers only, `True` spot only. `allowed_flags=None` allows every
     flag; otherwise each flag of an offer must be allowed. `location` holds location names or
     shell-style patterns (`"europe-*"`), compared case-insensitively. `min_cuda` keeps offers
-    whose host runs that CUDA version or newer, and offers whose provider does not say (as
+    with an NVIDIA GPU whose host runs that CUDA version or newer, or whose provider does not say (as
     `min/max_disk_size` keep offers of unknown disk size). Memory is in GB, GPU memory in GiB,
     prices in USD per hour. `country` (ISO 3166 alpha-2 codes) and `area` (`north-america`,
     `south-america`, `europe`, `middle-east`, `africa`, `asia-pacific`) keep offers whose

@@ -418,7 +418,11 @@ def gpu_offers(
                     preferred = (CPUS_PER_GPU * count, memory_per_gpu * count, DISK_PER_GPU * count)
                 else:
                     preferred = (1, 1, 1)
-                limits = (MAX_CPUS_PER_GPU * count, MAX_MEMORY_PER_GPU * count, MAX_DISK_PER_GPU * count)
+                limits = (
+                    MAX_CPUS_PER_GPU * count,
+                    MAX_MEMORY_PER_GPU * count,
+                    MAX_DISK_PER_GPU * count,
+                )
                 sized = _shape(preferred, limits, q)
                 if sized is None:
                     continue

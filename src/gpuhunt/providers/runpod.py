@@ -62,6 +62,7 @@ from typing import Any, Protocol, TypeVar
 
 from gpuhunt._internal.constraints import CUDA_KEY
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -284,6 +285,9 @@ class Gpu:
     name: str
     vendor: AcceleratorVendor
     memory: float
+    # What RunPod's name says of the board ("H100 SXM", "H100 PCIe"), where the model does not
+    # decide it (form_factor.py): written to provider_data["form_factor"].
+    form_factor: str | None = None
 
 
 def _number(record: dict[str, Any], key: str) -> float | None:
@@ -357,7 +361,9 @@ def gpu_of_record(record: dict[str, Any], report: ParseReport) -> Gpu | None:
     if not any(_MIG_SLICE.search(s) for s in spellings):
         for spelling in spellings:
             if (gpu := resolve_gpu(spelling, memory)) is not None:
-                return Gpu(name=gpu.name, vendor=gpu.vendor, memory=gpu.memory)
+                said = next(filter(None, map(words_form_factor, spellings)), None)
+                form = None if model_form_factor(gpu.name) else said
+                return Gpu(name=gpu.name, vendor=gpu.vendor, memory=gpu.memory, form_factor=form)
     raw = display or type_id
     try:
         vendor = AcceleratorVendor.cast(record.get("manufacturer"))
@@ -428,7 +434,10 @@ def parse_pod_offers(
                     disk_size=None,
                     gpu_vendor=gpu.vendor,
                     # The hosts quoted run this CUDA or newer; `min_cuda` filters read it.
-                    provider_data={CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION},
+                    provider_data={
+                        CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION,
+                        **({FORM_FACTOR_KEY: gpu.form_factor} if gpu.form_factor else {}),
+                    },
                 )
             )
     return offers

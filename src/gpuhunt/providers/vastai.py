@@ -49,7 +49,8 @@ from typing import Any, Literal
 
 from gpuhunt._internal.accelerators import vendor_of
 from gpuhunt._internal.constraints import CUDA_KEY, parse_version
-from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
+from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
+from gpuhunt._internal.gpu_names import canonical_gpu_name, filter_gpu_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -219,7 +220,9 @@ def vast_gpu_names(names: Iterable[str]) -> list[str]:
     filter cannot be sent without losing that GPU's offers)."""
     out: list[str] = []
     for name in names:
-        wanted = (canonical_gpu_name(name) or name).replace(" ", "").lower()
+        # "A100:8", "H100 SXM": ask for the GPU; `matches` applies the rest of the name.
+        base, known = filter_gpu_name(name)
+        wanted = (known or base).replace(" ", "").lower()
         spellings = [s for s in VAST_GPU_NAMES if offer_gpu_name(s).lower() == wanted]
         if not spellings:
             return []
@@ -367,6 +370,11 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> lis
     data: JSONObject = (
         {CUDA_KEY: f"{cuda:g}"} if isinstance(cuda, (int, float)) and cuda > 0 else {}
     )
+    # What Vast.ai's GPU name says of the board ("H100 SXM", "H100 PCIE"), where the model
+    # does not decide it (`form_factor.py`).
+    said = words_form_factor(str(raw["gpu_name"])) if gpu_count else None
+    if said and not model_form_factor(gpu_name):
+        data[FORM_FACTOR_KEY] = said
     variants: list[CatalogItem] = []
     if q.spot is not True:
         variants.append(item(float(raw["dph_base"]), False, data))

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpuhunt._internal import geography, validate
 from gpuhunt._internal.constraints import parse_version
-from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_with_memory
+from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_spec
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 
 
@@ -43,8 +43,10 @@ def _with_canonical_names(names: list[str] | None) -> list[str] | None:
         return None
     out = list(names)
     for n in names:
-        if gpu_name_with_memory(n) is not None:
-            continue  # "A100 80GB": `matches` reads the memory; plain "A100" would match 40 GB too
+        if gpu_name_spec(n) is not None:  # raises ValueError for a bad count or form factor
+            # "A100 80GB", "H100 SXM", "A100:8": `matches` reads what the name gives; plain
+            # "A100" would match every A100.
+            continue
         c = canonical_gpu_name(n)
         if c is not None and c.lower() not in {x.lower() for x in out}:
             out.append(c)

@@ -30,13 +30,22 @@ from gpuhunt._internal.constraints import (
     offer_cuda_version,
     parse_version,
 )
-from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_with_memory
+from gpuhunt._internal.form_factor import (
+    FORM_FACTOR_KEY,
+    FORM_FACTORS,
+    data_form_factor,
+    instance_form_factor,
+    model_form_factor,
+    refine,
+)
+from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_spec
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
 _NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
 _NO_CUDA = -1  # in `Table.cuda_version`: the offer's provider does not say
+_NO_FORM_FACTOR = -1  # in `Table.form_factors`: unknown
 
 
 class Interner:
@@ -92,6 +101,7 @@ class Table:
         self._parts_lock = threading.Lock()
         self._cuda: np.ndarray | None = None
         self._places: tuple[list[geography.Place | None], np.ndarray] | None = None
+        self._form_factors: np.ndarray | None = None
 
     def counts(self) -> dict[str, int]:
         """Offers per provider."""
@@ -146,6 +156,7 @@ class Table:
                 [k for k, p in enumerate(places) if geography.place_matches(p, countries, areas)],
             )
         if q.min_cuda is not None:
+            m &= (self.gpu_count > 0) & (self.gpu_vendor == _NVIDIA)  # asks for an NVIDIA GPU
             cuda = self.cuda_version()
             wanted = _version_code(parse_version(q.min_cuda, "min_cuda"))  # type: ignore[arg-type]
             m &= (cuda == _NO_CUDA) | (cuda >= wanted)
@@ -183,21 +194,31 @@ class Table:
         return np.flatnonzero(m)
 
     def _gpu_name_mask(self, names: list[str]) -> np.ndarray:
-        """`constraints.gpu_name_wanted` over the table: names as written, plus the GPU and
-        memory of names that give one ("A100 80GB")."""
+        """`constraints.gpu_name_wanted` over the table: names as written, plus the GPU of
+        names that give a memory, form factor or count ("A100 80GB", "H100 SXM", "A100:8")
+        with what they give."""
         wanted = {n.lower() for n in names}
         mask = _one_of(
             self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
         )
         for n in names:
-            spec = gpu_name_with_memory(n)
+            spec = gpu_name_spec(n)
             if spec is None:
                 continue
-            name, size = spec[0].lower(), spec[1]
-            codes = [i for i, x in enumerate(self.gpu_names_lower) if x == name]
-            # NaN (unknown memory) compares False, as `memory_fits(None, ...)` is False.
-            fits = np.abs(self.gpu_memory - size) <= VRAM_TOLERANCE * size
-            mask |= _one_of(self.gpu_name, codes) & fits
+            name = spec.name.lower()
+            part = _one_of(
+                self.gpu_name, [i for i, x in enumerate(self.gpu_names_lower) if x == name]
+            )
+            if spec.memory is not None:
+                size = spec.memory
+                # NaN (unknown memory) compares False, as `memory_fits(None, ...)` is False.
+                part &= np.abs(self.gpu_memory - size) <= VRAM_TOLERANCE * size
+            if spec.gpu_count is not None:
+                part &= self.gpu_count == spec.gpu_count
+            if spec.form_factor is not None:
+                ff = self.form_factors()
+                part &= (ff == _NO_FORM_FACTOR) | (ff == FORM_FACTORS.index(spec.form_factor))
+            mask |= part
         return mask
 
     def places(self) -> tuple[list[geography.Place | None], np.ndarray]:
@@ -222,6 +243,61 @@ class Table:
         found = np.bincount(self.provider[unknown], minlength=len(self.providers)).tolist()
         return {p: n for p, n in zip(self.providers, found) if n}
 
+    def form_factors(self) -> np.ndarray:
+        """Each offer's form factor (`form_factor.offer_form_factor`) as an index into
+        `FORM_FACTORS`, `_NO_FORM_FACTOR` where unknown; worked out on first use from its
+        parts, each once per distinct value: the GPU name, the provider_data text, and the
+        provider and instance type."""
+        found = self._form_factors
+        if found is None:
+            n_ff, code = len(FORM_FACTORS), _form_factor_code
+            # The trailing entry answers gpu_name -1 (no name; masked out below).
+            by_model = np.array(
+                [code(model_form_factor(g)) for g in self.gpu_names] + [_NO_FORM_FACTOR]
+            )
+            by_data = np.array(
+                [
+                    code(data_form_factor(json.loads(t)))
+                    if (FORM_FACTOR_KEY in t or "gpu_type" in t)
+                    else _NO_FORM_FACTOR
+                    for t in self.provider_datas
+                ],
+                dtype=np.int64,
+            )
+            # One instance form factor per (provider, instance name) that occurs.
+            key = self.instance_name.astype(np.int64) * len(self.providers) + self.provider
+            keys, of_row = np.unique(key, return_inverse=True)
+            by_instance = np.array(
+                [
+                    code(
+                        instance_form_factor(
+                            self.providers[k % len(self.providers)],
+                            self.instance_names[k // len(self.providers)],
+                        )
+                    )
+                    for k in keys.tolist()
+                ],
+                dtype=np.int64,
+            )
+            ff = by_model[self.gpu_name]
+            ff = np.where(ff == _NO_FORM_FACTOR, by_data[self.provider_data], ff)
+            ff = np.where(ff == _NO_FORM_FACTOR, by_instance[of_row.ravel()], ff)
+            # `refine`, per GPU name and form factor (the last column: unknown).
+            refined = np.array(
+                [
+                    [
+                        code(refine(g, FORM_FACTORS[f] if f < n_ff else None))
+                        for f in range(n_ff + 1)
+                    ]
+                    for g in [*self.gpu_names, None]
+                ],
+                dtype=np.int64,
+            ).reshape(len(self.gpu_names) + 1, n_ff + 1)
+            ff = refined[self.gpu_name, np.where(ff == _NO_FORM_FACTOR, n_ff, ff)]
+            no_gpu = (self.gpu_count == 0) | (self.gpu_name < 0)
+            found = self._form_factors = np.where(no_gpu, _NO_FORM_FACTOR, ff).astype(np.int8)
+        return found
+
     def cuda_version(self) -> np.ndarray:
         """Each offer's CUDA version (`constraints.offer_cuda_version`) as MAJOR * 1000 + MINOR
         (`_version_code`), `_NO_CUDA` where its provider does not say; worked out on first use."""
@@ -234,6 +310,10 @@ class Table:
                     codes[k] = _NO_CUDA if v is None else _version_code(v)
             found = self._cuda = np.array(codes, dtype=np.int64)[self.provider_data]
         return found
+
+
+def _form_factor_code(value: str | None) -> int:
+    return _NO_FORM_FACTOR if value is None else FORM_FACTORS.index(value)
 
 
 def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
