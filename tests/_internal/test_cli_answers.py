@@ -45,7 +45,8 @@ def test_the_table_shows_each_offer_once_at_its_cheapest_region(h100):
     collapsed = collapse_regions(h100)
     assert len(rows) == len(collapsed) < len(h100)
     first = collapsed[0]
-    assert rows[0].split()[:3] == [first.offer.provider, *first.offer.instance_name.split()[:2]]
+    words = [first.offer.provider, *first.offer.instance_name.split()]
+    assert rows[0].split()[: len(words)] == words
     lambda_pcie = next(c for c in collapsed if c.offer.instance_name == "gpu_1x_h100_pcie")
     line = next(r for r in rows if "gpu_1x_h100_pcie" in r)
     assert f"{lambda_pcie.offer.location} +{lambda_pcie.other_locations}" in line
@@ -72,7 +73,9 @@ def test_at_80_columns_every_line_fits():
 def test_a_pipe_gets_full_rows_and_a_one_line_footer():
     out = gpuhunt("--gpu", "H100").splitlines()
     header = out[0].split()
-    assert header == ["PROVIDER", "INSTANCE", "LOCATION", "PRICE/H", "$/GPU/H", "GPU", "CPU"] + [
+    assert header == ["PROVIDER", "INSTANCE", "LOCATION", "PRICE/H", "$/GPU/H", "TFLOPS/$"] + [
+        "GPU",
+        "CPU",
         "MEMORY",
         "SPOT",
         "DISK",
