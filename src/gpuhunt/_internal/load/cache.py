@@ -92,6 +92,11 @@ class DiskCache:
                 path.unlink()
         return data
 
+    def delete(self, *parts: str) -> None:
+        """Remove a cache file if it is there (best effort)."""
+        with contextlib.suppress(OSError, ValueError):
+            self._path(*parts).unlink(missing_ok=True)
+
     def exists(self, *parts: str) -> bool:
         try:
             return self._path(*parts).is_file()

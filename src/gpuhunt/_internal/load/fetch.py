@@ -62,8 +62,10 @@ class Fetcher:
         allow_http: bool = False,
         deadline: float | None = None,
         max_bytes: int = 256 * 1024 * 1024,
+        on_answer: Callable[[], None] | None = None,
     ) -> None:
         self.base = base.rstrip("/")
+        self.on_answer = on_answer  # called when a request gets an answer (any status)
         check_url_allowed(self.base, allow_http=allow_http)
         self.local = local_path(self.base)
         self.timeout = timeout
@@ -94,6 +96,8 @@ class Fetcher:
                 raise NotFound(f"{where}: not found") from None
             except OSError as e:
                 raise CatalogDownloadError(f"{where}: {e.strerror}") from None
+            if self.on_answer is not None:
+                self.on_answer()
             with f:
                 data = f.read(limit + 1)
             if len(data) > limit:
@@ -111,6 +115,8 @@ class Fetcher:
             raise CatalogDownloadError(f"{where}: timed out") from None
         except requests.RequestException as e:
             raise CatalogDownloadError(f"{where}: {type(e).__name__}") from None
+        if self.on_answer is not None:
+            self.on_answer()
         with r:
             if r.status_code in (403, 404):  # S3 answers 403 for a missing key without list rights
                 raise NotFound(f"{where}: HTTP {r.status_code}")
@@ -174,12 +180,20 @@ def fetch(
     allow_http: bool = False,
     deadline: float | None = None,
     max_bytes: int = 256 * 1024 * 1024,
+    on_answer: Callable[[], None] | None = None,
 ) -> RawCatalog:
     """The catalog published under `base` (latest, or `version`). Verified archives are stored
     in `cache`; a pinned version already in the cache is not downloaded again. Raises
-    `Unchanged` when the latest archive version is `current` (nothing to download or parse)."""
+    `Unchanged` when the latest archive version is `current` (nothing to download or parse).
+    `on_answer` is called whenever the server answers a request (see `Downloads.wait`)."""
     fetcher = Fetcher(
-        base, timeout, retries, allow_http=allow_http, deadline=deadline, max_bytes=max_bytes
+        base,
+        timeout,
+        retries,
+        allow_http=allow_http,
+        deadline=deadline,
+        max_bytes=max_bytes,
+        on_answer=on_answer,
     )
     if on_fetcher:
         on_fetcher(fetcher)

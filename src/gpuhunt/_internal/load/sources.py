@@ -182,6 +182,14 @@ def from_directory(path: str, providers: list[str]) -> RawCatalog:
     return RawCatalog(csvs, "local", "directory", str(folder))
 
 
+def has_bundled() -> bool:
+    """Whether the snapshot is in this installation (without reading it)."""
+    try:
+        return resources.files("gpuhunt.resources").joinpath("catalog.zip").is_file()
+    except (ModuleNotFoundError, OSError):
+        return False
+
+
 def bundled() -> RawCatalog:
     """The snapshot shipped inside the package."""
     try:

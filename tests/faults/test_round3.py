@@ -1,0 +1,148 @@
+"""Fault injection, third round (issue 27): a server's whole life. A silent catalog server seen
+by process after process, `close()` racing queries, a forked child, records that break a
+parser, a disk cache over many versions, archives that contradict their pointer. Real sockets
+on 127.0.0.1 and real processes; no assertion on timings (the figures are in the README and
+the closing note of issue 27), only on what was asked and answered."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+import pytest
+
+from gpuhunt import Catalog
+from gpuhunt._internal.load import unreachable
+from gpuhunt._internal.load.cache import DiskCache
+from tests.faults.server import FaultServer, Reply
+from tests.faults.test_faults import publish
+from tests.faults.test_round2 import cli
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    for var in (
+        "GPUHUNT_CATALOG_URL",
+        "GPUHUNT_CATALOG_DIR",
+        "GPUHUNT_LOAD_TIMEOUT",
+        "GPUHUNT_RELOAD_INTERVAL",
+    ):
+        monkeypatch.delenv(var, raising=False)
+
+
+# ------------------------------------------------ a failed check remembered across processes
+
+
+def test_a_silent_server_is_asked_once_then_not_again_within_the_window(tmp_path):
+    """Default settings (10 s load limit). The first run falls back to the bundled snapshot
+    when the server has not answered within the first-answer deadline; the second run, a new
+    process, asks nothing and says when it will; `--refresh` asks at once."""
+    with FaultServer() as srv:
+        srv.serve("/version", default=Reply(hang=True))
+        env = {"GPUHUNT_CATALOG_URL": srv.url, "GPUHUNT_CACHE_DIR": str(tmp_path / "cache")}
+        args = ["query", "--gpu", "H100", "--limit", "3"]
+        first = cli(args, env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert "bundled" in first.stdout
+        assert "did not answer within 3s" in first.stdout
+        assert "next check in 1min 0s (--refresh checks now)" in first.stdout
+        assert srv.hits["/version"] == 1
+
+        second = cli(args, env)
+        assert second.returncode == 0, second.stderr[-2000:]
+        assert srv.hits["/version"] == 1  # no request at all
+        footer = second.stdout.strip().splitlines()[-1]
+        assert "The snapshot bundled with gpuhunt" in footer
+        assert "(not asked: the check " in footer and "s ago got no answer" in footer
+        assert re.search(r"; next check in (1min 0s|0min \d+s) \(--refresh checks now\)\.", footer)
+
+        third = cli([*args, "--refresh"], env)
+        assert third.returncode == 0, third.stderr[-2000:]
+        assert srv.hits["/version"] == 2
+        srv.release()
+
+
+def test_the_window_is_shown_in_status_and_load_asks_now():
+    with FaultServer() as srv:
+        srv.serve("/version", default=Reply(hang=True))
+        first = Catalog(catalog_url=srv.url)
+        assert first.query() and first.status().source == "bundled"
+        assert srv.hits["/version"] == 1
+        second = Catalog(catalog_url=srv.url)
+        assert second.query()
+        s = second.status()
+        assert srv.hits["/version"] == 1
+        assert s.source == "bundled" and s.fallback
+        assert s.next_retry_in is not None and 0 < s.next_retry_in <= 60
+        assert (s.last_error or "").startswith("not asked: the check ")
+        srv.release()
+        # The server is back: an explicit load asks at once, and the record is gone.
+        publish(srv)
+        second.load()
+        assert second.status().source == "network" and len(second.query()) == 10
+        hits = srv.hits["/version"]
+        third = Catalog(catalog_url=srv.url, reload_interval=0)
+        assert len(third.query()) == 10 and not third.status().fallback
+        assert srv.hits["/version"] == hits + 1  # asked: the record is gone
+
+
+def test_a_silent_server_with_a_disk_cache_serves_the_cached_version(tmp_path):
+    with FaultServer() as srv:
+        publish(srv)
+        Catalog(catalog_url=srv.url).load()
+        srv.serve("/version", default=Reply(hang=True))
+        # The last good check was yesterday: too old to serve the cache without asking.
+        cache = DiskCache(srv.url, tmp_path / "cache")
+        cache.put_json(
+            {**cache.get_json("latest.json"), "checked_at": time.time() - 86400}, "latest.json"
+        )
+        first = Catalog(catalog_url=srv.url)
+        assert len(first.query()) == 10
+        assert first.status().source == "disk-cache" and first.status().fallback
+        hits = srv.hits["/version"]
+        second = Catalog(catalog_url=srv.url)
+        assert len(second.query()) == 10 and second.status().source == "disk-cache"
+        assert srv.hits["/version"] == hits
+        srv.release()
+
+
+def test_the_window_grows_while_failures_go_on_and_is_capped(tmp_path):
+    cache = DiskCache("https://example.invalid/v3", tmp_path)
+    windows = []
+    for _ in range(8):
+        r = unreachable.note(cache, "timed out", reload_interval=4 * 3600)
+        windows.append(round(r.retry_at - r.failed_at))
+    assert windows == [60, 120, 240, 480, 900, 900, 900, 900]
+    # A short reload interval caps the window at a quarter of it.
+    assert unreachable.window(5, reload_interval=600) == 150
+    unreachable.clear(cache)
+    assert unreachable.read(cache) is None
+    assert round(unreachable.note(cache, "x", 4 * 3600).retry_at - time.time()) == 60
+
+
+def test_an_old_or_odd_record_is_not_obeyed(tmp_path):
+    cache = DiskCache("https://example.invalid/v3", tmp_path)
+    now = time.time()
+    for record in (
+        {"failures": 1, "failed_at": now - 120, "retry_at": now - 60, "error": ""},  # over
+        {"failures": 1, "failed_at": now + 3600, "retry_at": now + 3660, "error": ""},  # future
+        {"failures": 1, "failed_at": now, "retry_at": now + 10**9, "error": ""},  # too long
+        {"failures": "x", "failed_at": now, "retry_at": now + 60},
+    ):
+        cache.put_json(record, unreachable.RECORD)
+        found = unreachable.read(cache)
+        assert found is None or not found.active(), record
+    # A streak whose window ended long ago starts again at the first window.
+    cache.put_json(
+        {"failures": 4, "failed_at": now - 7200, "retry_at": now - 6720, "error": ""},
+        unreachable.RECORD,
+    )
+    again = unreachable.note(cache, "timed out", 4 * 3600)
+    assert again.failures == 1
+    assert (
+        json.loads((cache.dir / unreachable.RECORD).read_bytes().split(b"\n#")[0])["failures"] == 1
+    )
+    assert not os.path.exists(cache.dir / ".tmp-")
