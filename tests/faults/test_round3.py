@@ -9,16 +9,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 
 import pytest
 
 from gpuhunt import Catalog
-from gpuhunt._internal.load import unreachable
+from gpuhunt._internal.load import transport, unreachable
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.query import online
+from gpuhunt.providers.base import AbstractProvider
 from tests.faults.server import FaultServer, Reply
 from tests.faults.test_faults import publish
 from tests.faults.test_round2 import cli
+from tests.helpers import item
 
 
 @pytest.fixture(autouse=True)
@@ -146,3 +150,104 @@ def test_an_old_or_odd_record_is_not_obeyed(tmp_path):
         json.loads((cache.dir / unreachable.RECORD).read_bytes().split(b"\n#")[0])["failures"] == 1
     )
     assert not os.path.exists(cache.dir / ".tmp-")
+
+
+# ------------------------------------------------------------------ close() racing queries
+
+
+class HttpProvider(AbstractProvider):
+    """An online provider whose every answer is a real request to 127.0.0.1."""
+
+    NAME = "vastai"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+        data = transport.request_json("GET", f"{self.url}/offers", provider=self.NAME)
+        return [item("vastai", price=float(p), instance_name=f"vast{p}") for p in data]
+
+
+def test_close_racing_twenty_querying_threads():
+    """20 threads query (offline offers and an online provider over HTTP) while another calls
+    `close()` every few milliseconds: no query raises, every answer is whole, and no provider
+    is ever reported failing or backed off for a cancellation."""
+    with FaultServer() as srv:
+        publish(srv)
+        srv.serve("/offers", default=Reply(body=b"[0.5, 0.25]"))
+        c = Catalog(catalog_url=srv.url)
+        c.add_provider(HttpProvider(srv.url))
+        assert len(c.query()) == 12
+        stop = threading.Event()
+        errors: list[BaseException] = []
+        seen_errors: list[dict[str, str]] = []
+        sizes: list[int] = []
+        closes = 0
+
+        def query() -> None:
+            for _ in range(40):
+                try:
+                    sizes.append(len(c.query()))
+                    s = c.status()
+                    if s.online_errors or s.online_retry_in:
+                        seen_errors.append(dict(s.online_errors))
+                except BaseException as e:  # noqa: BLE001 - what the test counts
+                    errors.append(e)
+
+        def closer() -> None:
+            nonlocal closes
+            while not stop.is_set():
+                c.close()
+                closes += 1
+                time.sleep(0.002)
+
+        workers = [threading.Thread(target=query) for _ in range(20)]
+        shutter = threading.Thread(target=closer)
+        shutter.start()
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join(120)
+        stop.set()
+        shutter.join(10)
+    assert errors == []
+    assert seen_errors == []
+    assert len(sizes) == 800 and set(sizes) == {12}
+    assert closes > 50
+    c.close()
+
+
+class HalfAnswer(AbstractProvider):
+    """A `get()` that is a generator: two offers, then an exception."""
+
+    NAME = "vastai"
+
+    def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+        yield item("vastai", price=0.1, instance_name="vast-a")
+        yield item("vastai", price=0.2, instance_name="vast-b")
+        raise KeyError("gpu_name")
+
+
+def test_a_get_that_raises_midway_contributes_nothing_and_is_reported():
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url)
+        c.add_provider(HalfAnswer())
+        offers = c.query()
+        assert [o.instance_name for o in offers] == [f"i{p}" for p in range(1, 11)]
+        s = c.status()
+        assert s.online_errors == {
+            "vastai": "BrokenAnswer: its answer broke off after 2 offers "
+            "(KeyError: 'gpu_name'); none of them is used"
+        }
+        assert "vastai" in s.online_retry_in
+        c.close()
+
+
+def test_a_background_retry_cancelled_by_close_is_started_again():
+    health = online.Health()
+    health.failed("vastai", "down")
+    health._streaks["vastai"].retry_at = 0
+    assert health.start_probe("vastai") and not health.start_probe("vastai")
+    health.probe_cancelled("vastai")
+    assert health.start_probe("vastai")

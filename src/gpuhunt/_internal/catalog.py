@@ -17,8 +17,10 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Container
+from collections.abc import Callable, Container
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
@@ -168,7 +170,13 @@ class Catalog:
         return self._loader.loaded
 
     def close(self) -> None:
-        """Shut down the threads that query online providers. A later query starts new ones."""
+        """Shut down the threads that query online providers. A later query starts new ones.
+
+        Safe while other threads query: a query racing `close()` still answers in full. Its
+        online requests that `close()` cancelled before they started are sent again on a new
+        pool (within the query's online budget), and one that could not be submitted to the
+        closed pool goes to the new one; a cancellation is never a provider failure (no
+        backoff, nothing in `status().online_errors`)."""
         with self._executor_lock:
             executor, self._executor = self._executor, None
         if executor is not None:
@@ -179,6 +187,19 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """`fn` on the online pool; a pool `close()` shut down meanwhile is replaced."""
+        for _ in range(3):
+            executor = self._online_executor()
+            try:
+                return executor.submit(fn, *args, **kwargs)
+            except RuntimeError:  # closed between the two lines above
+                with self._executor_lock:
+                    if self._executor is executor:
+                        self._executor = None
+        # close() called in a tight loop: a thread of its own rather than no answer.
+        return threads.run(lambda: fn(*args, **kwargs), "gpuhunt-online")
 
     def _online_executor(self) -> threads.DaemonPool:
         # Daemon threads: a provider still retrying when the answer is out never keeps the
@@ -293,12 +314,7 @@ class Catalog:
                 if self._online.errors.get(name) != why:
                     logger.warning("Online provider %s was asked for but not added", name)
                 self._online.errors[name] = why
-        executor = self._online_executor() if live else None
-        asked = (
-            online.ask(executor, live, q, self.balance_resources, self._online)
-            if executor is not None
-            else []
-        )
+        asked = online.ask(self._submit, live, q, self.balance_resources, self._online)
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
         offers = self._query_offline(offline, q) if offline else []
         if gpu_name is not None:
@@ -310,7 +326,14 @@ class Catalog:
             return offers
         return merge_online(
             offers,
-            online.answers(asked, q, self._online_timeout, self._online, self._online_skipped),
+            online.answers(
+                asked,
+                q,
+                self._online_timeout,
+                self._online,
+                self._online_skipped,
+                resubmit=lambda p: online.submit_get(self._submit, p, q, self.balance_resources),
+            ),
         )
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:
