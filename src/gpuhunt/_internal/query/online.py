@@ -133,11 +133,17 @@ def ask(
             asked.append((p, submit_get(submit, p, q, balance_resources)))
         elif health.start_probe(p.NAME):
             probe = submit(_probe, p, q, balance_resources, health)
-            probe.add_done_callback(
-                lambda f, name=p.NAME: health.probe_cancelled(name) if f.cancelled() else None
-            )
+            probe.add_done_callback(_on_probe_done(health, p.NAME))
             health.probes[p.NAME] = probe
     return asked
+
+
+def _on_probe_done(health: Health, name: str) -> Callable[[Future[Any]], None]:
+    def done(f: Future[Any]) -> None:
+        if f.cancelled():
+            health.probe_cancelled(name)
+
+    return done
 
 
 def submit_get(
