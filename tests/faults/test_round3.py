@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import threading
 import time
 
@@ -251,3 +252,75 @@ def test_a_background_retry_cancelled_by_close_is_started_again():
     assert health.start_probe("vastai") and not health.start_probe("vastai")
     health.probe_cancelled("vastai")
     assert health.start_probe("vastai")
+
+
+# ------------------------------------------------------------------------------ fork
+
+
+def _in_forked_child(work) -> dict:
+    """Run `work()` in a child made by `os.fork()`; its JSON answer, sent through a pipe."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        code = 0
+        try:
+            os.close(read_end)
+            try:
+                answer = work()
+            except BaseException as e:  # noqa: BLE001 - reported to the parent
+                answer = {"raised": f"{type(e).__name__}: {e}"}
+            os.write(write_end, json.dumps(answer).encode())
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([read_end], [], [], 1)
+        if ready:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return json.loads(b"".join(chunks))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_a_forked_child_queries_online_and_offline_providers():
+    """A pre-fork server: the parent loads and queries (its pool has threads, its session a
+    kept-alive connection), then forks. The child's online provider, served on 127.0.0.1,
+    answers at once, as do the offline offers; the parent goes on answering too."""
+    with FaultServer() as srv:
+        publish(srv)
+        srv.serve("/offers", default=Reply(body=b"[0.5, 0.25]"))
+        c = Catalog(catalog_url=srv.url, online_timeout=10)
+        c.add_provider(HttpProvider(srv.url))
+        assert len(c.query()) == 12 and c.status().online_errors == {}
+        before = srv.hits["/offers"]
+
+        def child() -> dict:
+            offers = c.query()
+            again = c.query(provider="vastai")
+            s = c.status()
+            return {
+                "offers": [o.instance_name for o in offers],
+                "again": len(again),
+                "errors": s.online_errors,
+                "version": s.version,
+            }
+
+        answer = _in_forked_child(child)
+        assert answer == {
+            "offers": ["vast0.5", "vast0.25", *[f"i{p}" for p in range(1, 11)]],
+            "again": 2,
+            "errors": {},
+            "version": "v1",
+        }
+        assert srv.hits["/offers"] == before + 2  # the child asked the server itself
+        assert len(c.query()) == 12 and c.status().online_errors == {}
+        c.close()

@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import freshness, registry
+from gpuhunt._internal import forks, freshness, registry
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import sources, threads, transport
@@ -129,6 +129,14 @@ class Catalog:
         self._online = online.Health(self._now)
         self._warned_gpu_names: set[str] = set()
         self._online_skipped: dict[str, int] = {}
+        forks.register(self)
+
+    def _after_fork(self) -> None:
+        """In a child of `os.fork()`: fresh pool and locks (see `gpuhunt._internal.forks`)."""
+        self._executor = None  # its threads stayed in the parent
+        self._executor_lock = threading.Lock()
+        self._online.after_fork()
+        self._loader.after_fork()
 
     def _now(self) -> float:
         # Online providers' backoff reads this clock; tests replace `_clock` to move time.

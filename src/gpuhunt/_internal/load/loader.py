@@ -88,6 +88,17 @@ class Loader:
         self.retry_at = 0.0
         self.downloads = 0  # requests that fetched a body, over the catalog's life
 
+    def after_fork(self) -> None:
+        """In a forked child: no load, reload or download of the parent's is running here."""
+        self._lock = threading.Lock()
+        self._reload_lock = threading.Lock()
+        self.reloading = False
+        self.download = Downloads(
+            lambda deadline, answered: self._fetch(None, deadline, answered), self._adopt
+        )
+        if self.loaded is not None:
+            self.loaded.table.after_fork()
+
     def load(self, version: str | None = None) -> None:
         """`Catalog.load`: the network is asked even if the disk cache is fresh."""
         with self._lock:

@@ -64,6 +64,13 @@ class Health:
         self._lock = threading.Lock()
         self.probes: dict[str, Future[None]] = {}  # the latest background retry of each
 
+    def after_fork(self) -> None:
+        """In a forked child: the parent's background retries are not running here."""
+        self._lock = threading.Lock()
+        self.probes = {}
+        for streak in self._streaks.values():
+            streak.probing = False
+
     def probe_cancelled(self, name: str) -> None:
         """A background retry that never ran (`close()` cancelled it): the next query may
         start another."""

@@ -91,6 +91,9 @@ class Table:
         self._parts_lock = threading.Lock()
         self._cuda: np.ndarray | None = None
 
+    def after_fork(self) -> None:
+        self._parts_lock = threading.Lock()  # a parent thread may have held it at the fork
+
     def counts(self) -> dict[str, int]:
         """Offers per provider."""
         found = np.bincount(self.provider, minlength=len(self.providers)).tolist()
