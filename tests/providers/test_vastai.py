@@ -374,3 +374,18 @@ def test_min_cuda_is_sent_and_the_host_cuda_kept_for_the_local_filter() -> None:
     assert offers[0].provider_data == {"cuda_version": "12.8"}
     assert offers[1].provider_data == {}
     assert [o.instance_name for o in offers if matches(o, q)] == ["2", "3"]
+
+
+@responses.activate
+def test_a_geolocation_that_is_an_object_skips_that_offer_only() -> None:
+    """`geolocation` as an object (AttributeError on `.split`): one offer skipped and counted
+    by the shared record guard (issue 27), the others served."""
+    odd = offer_2024(id=7, geolocation={"country": "CN", "city": "Guangxi"})
+    good = offer_2024(id=8)
+    responses.post(BUNDLES_URL, json={"offers": [odd, good]})
+    provider = VastAIProvider()
+
+    offers = provider.get()
+
+    assert {o.instance_name for o in offers} == {"8"}
+    assert provider.last_report.counts["malformed"] == 1
