@@ -10,6 +10,9 @@ import json
 import os
 import re
 import select
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -22,7 +25,7 @@ from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
 from tests.faults.server import FaultServer, Reply
 from tests.faults.test_faults import publish
-from tests.faults.test_round2 import cli
+from tests.faults.test_round2 import SRC, cli
 from tests.helpers import item
 
 
@@ -324,3 +327,78 @@ def test_a_forked_child_queries_online_and_offline_providers():
         assert srv.hits["/offers"] == before + 2  # the child asked the server itself
         assert len(c.query()) == 12 and c.status().online_errors == {}
         c.close()
+
+
+# ------------------------------------------------------------------ a bounded disk cache
+
+
+def test_thirty_versions_leave_two_archives_and_an_offline_start_works(tmp_path):
+    with FaultServer() as srv:
+        url = srv.url
+        c = Catalog(catalog_url=url)
+        for n in range(1, 31):
+            publish(srv, f"v{n}")
+            c.load()
+            assert c.status().version == f"v{n}"
+        cache = DiskCache(url, tmp_path / "cache")
+        assert sorted(p.name for p in (cache.dir / "archive").iterdir()) == ["v29", "v30"]
+        assert srv.hits["/v30/catalog.zip"] == 1
+    # The server is gone: a new process starts from what the cache kept.
+    offline = Catalog(catalog_url=url, reload_interval=0)
+    assert len(offline.query()) == 10
+    s = offline.status()
+    assert (s.version, s.source, s.fallback) == ("v30", "disk-cache", True)
+
+
+KILLED_WRITER = """
+import os, sys, time
+from pathlib import Path
+from gpuhunt._internal.load import cache as cache_module
+
+def stuck(src, dst):
+    print("written", flush=True)  # the temp file is complete, the rename never comes
+    time.sleep(600)
+
+cache_module.os.replace = stuck
+cache_module.DiskCache(sys.argv[1], Path(sys.argv[2])).put(
+    b"x" * 1_000_000, "archive", "v7", "catalog.zip"
+)
+"""
+
+
+def _killed_writer(url: str, root) -> set:
+    """A real writer process killed by SIGKILL after writing its temp file, before the rename;
+    the temp files in its folder afterwards."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, url, str(root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "written"
+    finally:
+        proc.kill()
+        proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+    left = set((DiskCache(url, root).dir / "archive" / "v7").glob(".tmp-*"))
+    assert left and all(f.stat().st_size == 1_000_000 + 81 for f in left)  # data and seal
+    return left
+
+
+def test_temp_files_of_killed_writers_are_removed_at_load_in_any_cache_folder(tmp_path):
+    """Two writers killed mid-write under another catalog URL's folder, never written again:
+    the one older than the orphan age is removed by the next successful load of any catalog,
+    the fresh one (a writer that may still be alive) is kept."""
+    root = tmp_path / "cache"
+    (old,) = _killed_writer("https://other.example/v3", root)
+    fresh = _killed_writer("https://other.example/v3", root) - {old}
+    assert len(fresh) == 1
+    two_hours_ago = time.time() - 2 * 3600
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    with FaultServer() as srv:
+        publish(srv)
+        Catalog(catalog_url=srv.url).load()
+    assert not old.exists()
+    assert all(f.exists() for f in fresh)

@@ -153,6 +153,28 @@ class Loader:
         self.retry_at = 0.0
         self.last_error = None if not raw.problems else "; ".join(raw.problems)
         self._install(raw)
+        self._tidy_cache(raw)
+
+    def _tidy_cache(self, raw: sources.RawCatalog) -> None:
+        """Keep the disk cache bounded (see `load.cache`): after a successful load, only the
+        loaded version and the one before it, and no temp file of a killed writer."""
+        if raw.source not in ("network", "disk-cache"):
+            return
+        cache = self._disk_cache(raw.url)
+        try:
+            # What `latest.json` names stays too: a pinned load is not the latest.
+            latest = cache.get_json("latest.json")
+            latest = latest if isinstance(latest, dict) else {}
+            if raw.versions:
+                named = latest.get("versions")
+                named = named if isinstance(named, dict) else {}
+                for provider, version in raw.versions.items():
+                    cache.keep_versions(provider, {version, str(named.get(provider))})
+            else:
+                cache.keep_versions("archive", {raw.version, str(latest.get("version"))})
+            cache.remove_orphans()
+        except Exception:  # noqa: BLE001 - tidying costs disk space at worst, never a load
+            logger.debug("Tidying the disk cache failed", exc_info=True)
 
     def _bounded(self) -> bool:
         return self._load_timeout > 0 and not self._settings.catalog_dir
