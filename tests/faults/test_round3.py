@@ -7,6 +7,7 @@ the closing note of issue 27), only on what was asked and answered."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import select
@@ -15,16 +16,18 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from gpuhunt import Catalog
+from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.load import transport, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
 from tests.faults.server import FaultServer, Reply
-from tests.faults.test_faults import publish
+from tests.faults.test_faults import archive, publish
 from tests.faults.test_round2 import SRC, cli
 from tests.helpers import item
 
@@ -402,3 +405,64 @@ def test_temp_files_of_killed_writers_are_removed_at_load_in_any_cache_folder(tm
         Catalog(catalog_url=srv.url).load()
     assert not old.exists()
     assert all(f.exists() for f in fresh)
+
+
+# ------------------------------------------------------------------ consistency on load
+
+CHEAP = csv_bytes([item(price=0.01, instance_name="cheap")])
+
+
+def test_an_archive_whose_manifest_names_another_version_is_refused(caplog):
+    """Pointer v2, manifest v3: refused as `gpuhunt catalog verify` refuses it; v1 keeps
+    serving, and nothing is cached as v2."""
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 10
+        srv.serve("/version", default=Reply(body=b"v2"))
+        srv.serve("/v2/catalog.zip", default=Reply(body=archive(CHEAP, version="v3")))
+        c.load()
+        s = c.status()
+        assert s.version == "v1" and len(c.query()) == 10
+        assert "manifest names version 'v3', not 'v2'" in (s.last_error or "")
+        cache = DiskCache(srv.url, Path(os.environ["GPUHUNT_CACHE_DIR"]))
+        assert not (cache.dir / "archive" / "v2").exists()
+        # A new process without the network starts from v1, the last good version.
+        srv.serve("/version", default=Reply(500))
+        offline = Catalog(catalog_url=srv.url, reload_interval=0)
+        assert offline.status().version is None and len(offline.query()) == 10
+        assert offline.status().version == "v1"
+
+
+def test_a_pointer_going_backwards_is_followed_warned_once_and_shown(caplog):
+    with FaultServer() as srv:
+        publish(srv, "v2")
+        c = Catalog(catalog_url=srv.url)
+        assert len(c.query()) == 10 and c.status().version_went_back is None
+        publish(srv, "v1")
+        with caplog.at_level(logging.WARNING):
+            c.load()
+            c.load()  # unchanged since: no second warning
+        s = c.status()
+        assert s.version == "v1"
+        assert s.version_went_back == "the latest version pointer went back from v2 to v1"
+        said = [r.getMessage() for r in caplog.records if "went back" in r.getMessage()]
+        assert said == ["Catalog: the latest version pointer went back from v2 to v1; loading v1"]
+        # Another process sees it through the disk cache's record of the last pointer, once.
+        other = Catalog(catalog_url=srv.url, reload_interval=0)
+        assert other.query() and other.status().version_went_back is None  # already v1 there
+        publish(srv, "v3")
+        c.load()
+        assert c.status().version == "v3" and c.status().version_went_back is None
+
+
+def test_a_pointer_going_backwards_is_seen_by_the_next_process(caplog):
+    with FaultServer() as srv:
+        publish(srv, "v10")
+        Catalog(catalog_url=srv.url).load()
+        publish(srv, "v9")  # "v9" sorts after "v10" as text; as a version it is older
+        nxt = Catalog(catalog_url=srv.url, reload_interval=0)
+        assert len(nxt.query()) == 10
+        s = nxt.status()
+        assert s.version == "v9"
+        assert s.version_went_back == "the latest version pointer went back from v10 to v9"

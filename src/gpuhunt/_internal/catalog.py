@@ -72,6 +72,8 @@ class CatalogStatus:
     # Per provider in the manifest: when its data was recorded (None: not known).
     recorded_at: dict[str, dt.datetime | None] = field(default_factory=dict)
     online_skipped: dict[str, int] = field(default_factory=dict)  # invalid offers, last answer
+    # The latest version pointer named an older version than before (loaded, and said once).
+    version_went_back: str | None = None
 
 
 class Catalog:
@@ -256,6 +258,7 @@ class Catalog:
                 for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
             },
             online_skipped=dict(self._online_skipped),
+            version_went_back=loader.went_back,
         )
 
     # ----------------------------------------------------------------- querying

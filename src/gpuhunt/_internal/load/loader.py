@@ -87,6 +87,9 @@ class Loader:
         self._failures = 0
         self.retry_at = 0.0
         self.downloads = 0  # requests that fetched a body, over the catalog's life
+        # Set when the latest pointer went back to an older version; cleared by a newer one.
+        self.went_back: str | None = None
+        self._warned_back: set[tuple[str, str]] = set()
 
     def after_fork(self) -> None:
         """In a forked child: no load, reload or download of the parent's is running here."""
@@ -152,8 +155,21 @@ class Loader:
         self._failures = 0
         self.retry_at = 0.0
         self.last_error = None if not raw.problems else "; ".join(raw.problems)
+        self._note_went_back(raw)
         self._install(raw)
         self._tidy_cache(raw)
+
+    def _note_went_back(self, raw: sources.RawCatalog) -> None:
+        """A pointer going back (a rollback of a bad build, or a misconfigured publisher) is
+        followed, as the publisher asked, but said once and kept in `status()`."""
+        before = raw.went_back_from
+        if before is None:
+            self.went_back = None
+            return
+        self.went_back = f"the latest version pointer went back from {before} to {raw.version}"
+        if (before, raw.version) not in self._warned_back:
+            self._warned_back.add((before, raw.version))
+            logger.warning("Catalog: %s; loading %s", self.went_back, raw.version)
 
     def _tidy_cache(self, raw: sources.RawCatalog) -> None:
         """Keep the disk cache bounded (see `load.cache`): after a successful load, only the
