@@ -187,7 +187,12 @@ class Loader:
                 for provider, version in raw.versions.items():
                     cache.keep_versions(provider, {version, str(named.get(provider))})
             else:
-                cache.keep_versions("archive", {raw.version, str(latest.get("version"))})
+                names = {raw.version, str(latest.get("version"))}
+                cache.keep_versions("archive", names)
+                # Per-provider copies of this layout's objects (price history) are kept by
+                # the archive's version too.
+                for provider in registry.OFFLINE_PROVIDERS:
+                    cache.keep_versions(provider, names)
             cache.remove_orphans()
         except Exception:  # noqa: BLE001 - tidying costs disk space at worst, never a load
             logger.debug("Tidying the disk cache failed", exc_info=True)
