@@ -228,7 +228,10 @@ class Catalog:
         The loads a query starts (the first, and the reloads every `reload_interval`) ask
         nothing when this or another process learnt from the network less than
         `reload_interval` ago which catalog is the latest, and the disk cache holds it: a CLI
-        run seconds after another answers from the disk cache."""
+        run seconds after another answers from the disk cache. Nor does a process's first
+        load within the back-off window after a check that got no answer (in this process or
+        another; `status().next_retry_in` says when it ends): it answers at once from the disk
+        cache or the bundled snapshot. This method asks the network whatever that says."""
         self._loader.load(version)
 
     def status(self) -> CatalogStatus:
