@@ -12,6 +12,7 @@ ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
     {
         "models",
+        "forks",
         "frozen",
         "schema",
         "accelerators",

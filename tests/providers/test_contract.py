@@ -20,6 +20,7 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.models import AcceleratorVendor
 from gpuhunt._internal.registry import PROVIDERS
 from gpuhunt.providers import (
+    _report,
     azure,
     cloudrift,
     crusoe,
@@ -57,6 +58,30 @@ def test_no_provider_keeps_diagnostics_under_another_name() -> None:
         text = path.read_text(encoding="utf-8")
         found = re.findall(r"self\.(stats|last_stats|last_counts)\b", text)
         assert not found, f"{path.name}: {sorted(set(found))}; use last_report"
+
+
+@pytest.mark.parametrize("spec", [s for s in PROVIDERS if s.online], ids=lambda s: s.name)
+def test_every_online_parser_guards_each_record_with_the_shared_guard(spec: Any) -> None:
+    """One guard (`ParseReport.record`), not per-provider lists of exceptions that miss one
+    (an OverflowError from a count of 1e999 lost Seeweb's whole answer, issue 27)."""
+    text = (PROVIDERS_DIR / f"{spec.name}.py").read_text(encoding="utf-8")
+    assert "report.record(" in text
+    narrow = re.findall(r"except \((?:KeyError|TypeError|ValueError)[^)]*\) as e:\n\s+report", text)
+    assert not narrow, f"{spec.name}: a per-provider try block around a record"
+
+
+def test_the_record_guard_skips_any_exception_and_counts_it() -> None:
+    report = ParseReport(provider="p")
+    kept = []
+    for record in ({"n": "1"}, {"n": 1e999}, {"n": {}}, None, {"n": "4"}):
+        with report.record(lambda record=record: f"record {record!r:.20}"):
+            kept.append(int(record["n"]))  # type: ignore[index]
+    assert kept == [1, 4] and report.counts == {"malformed": 3} and report.skipped == []
+    with report.record("refused"):
+        raise _report.SkipRecord("too old")
+    assert report.skipped == ["refused: too old"] and report.counts["malformed"] == 3
+    with pytest.raises(KeyboardInterrupt), report.record("x"):
+        raise KeyboardInterrupt
 
 
 # Each provider's GPU helper, reduced to (name, memory) for a spelling given without memory,

@@ -206,3 +206,17 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (provider.api_key, provider.api_url) == ("do-secret", "https://api-amd.digitalocean.com")
     assert "do-secret" not in repr(provider)
     assert DigitalOceanProvider().api_url == "https://api.digitalocean.com"
+
+
+@responses.activate
+def test_a_gpu_count_of_1e999_skips_that_size_only() -> None:
+    """`1e999` decodes to infinity; int() of it raises OverflowError: one size skipped and
+    counted by the shared record guard (issue 27), the others served."""
+    big = gpu_size(slug="huge")
+    big["gpu_info"]["count"] = "__BIG__"
+    body = json.dumps({"sizes": [big, gpu_size()], "links": {}}).replace('"__BIG__"', "1e999")
+    responses.get(SIZES_URL, body=body, content_type="application/json")
+    provider = DigitalOceanProvider(api_key="k")
+
+    assert [o.instance_name for o in provider.get()] == ["gpu-h100x8-640gb"]
+    assert provider.last_report.counts["malformed"] == 1

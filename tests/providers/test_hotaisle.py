@@ -232,3 +232,20 @@ def test_one_endpoint_failing_keeps_the_other() -> None:
     assert [o.instance_name for o in offers] == ["bm-mi300x-8"]
     [skipped] = p.last_report.skipped
     assert skipped.startswith("the virtual_machines offers: ") and "HTTP 500" in skipped
+
+
+@responses.activate
+def test_a_gpu_count_of_1e999_skips_that_shape_only() -> None:
+    """`1e999` decodes to infinity; int() of it raises OverflowError: one shape skipped and
+    counted by the shared record guard (issue 27), the other served."""
+    answer = load("virtual_machines_available_probe_shim.json")
+    answer[0]["Specs"]["gpus"][0]["count"] = "__BIG__"
+    body = json.dumps(answer).replace('"__BIG__"', "1e999")
+    responses.get(URL, body=body, content_type="application/json")
+    responses.get(BM_URL, body="null", content_type="application/json")
+    p = provider()
+
+    offers = p.get()
+
+    assert [o.instance_name for o in offers] == ["vm-mi300x-1"]
+    assert p.last_report.counts["malformed"] == 1

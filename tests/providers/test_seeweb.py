@@ -166,3 +166,24 @@ class TestCaching:
         SeewebProvider(token="another-account").get()
         assert len(responses.calls) == 2
         assert responses.calls[1].request.headers["X-APITOKEN"] == "another-account"
+
+
+@responses.activate
+def test_a_gpu_count_of_1e999_skips_that_plan_only():
+    """`1e999` is valid JSON and decodes to infinity; int() of it raises OverflowError, which
+    the shared record guard turns into one skipped, counted plan (issue 27)."""
+    payload = plans()
+    payload["plans"][0]["gpu"] = "__BIG__"
+    responses.add(
+        responses.GET,
+        PLANS_URL,
+        body=json.dumps(payload).replace('"__BIG__"', "1e999"),
+        content_type="application/json",
+    )
+    provider = SeewebProvider(token=TOKEN)
+    offers = provider.get()
+    assert [(o.instance_name, o.location) for o in offers] == [
+        ("ECS1GPU9", "it-fr2"),
+        ("ECS2GPU3", "it-fr2"),
+    ]
+    assert provider.last_report.counts == {"malformed": 1}

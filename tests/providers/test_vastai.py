@@ -402,3 +402,17 @@ def test_gpu_names_with_a_count_or_form_factor_are_sent_as_the_gpu() -> None:
 
     assert vast_gpu_names(["RTX 4090:2"]) == vast_gpu_names(["RTX 4090"]) != []
     assert set(vast_gpu_names(["H100 SXM"])) == set(vast_gpu_names(["H100"]))
+
+
+def test_a_geolocation_that_is_an_object_skips_that_offer_only() -> None:
+    """`geolocation` as an object (AttributeError on `.split`): one offer skipped and counted
+    by the shared record guard (issue 27), the others served."""
+    odd = offer_2024(id=7, geolocation={"country": "CN", "city": "Guangxi"})
+    good = offer_2024(id=8)
+    responses.post(BUNDLES_URL, json={"offers": [odd, good]})
+    provider = VastAIProvider()
+
+    offers = provider.get()
+
+    assert {o.instance_name for o in offers} == {"8"}
+    assert provider.last_report.counts["malformed"] == 1

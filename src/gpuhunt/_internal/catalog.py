@@ -17,11 +17,12 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Container
+from collections.abc import Callable, Container
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import freshness, registry, validate
+from gpuhunt._internal import forks, freshness, registry, validate
 from gpuhunt._internal.errors import OnlineProvidersFailedError
 from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
 from gpuhunt._internal.history.daily import PriceHistory
@@ -81,6 +82,8 @@ class CatalogStatus:
     # Offers per offline provider whose location the geography table does not know: kept by
     # queries without `country`/`area`, left out by queries with them.
     unknown_locations: dict[str, int] = field(default_factory=dict)
+    # The latest version pointer named an older version than before (loaded, and said once).
+    version_went_back: str | None = None
 
 
 class Catalog:
@@ -153,6 +156,14 @@ class Catalog:
         self._online = online.Health(self._now)
         self._warned_gpu_names: set[str] = set()
         self._online_skipped: dict[str, int] = {}
+        forks.register(self)
+
+    def _after_fork(self) -> None:
+        """In a child of `os.fork()`: fresh pool and locks (see `gpuhunt._internal.forks`)."""
+        self._executor = None  # its threads stayed in the parent
+        self._executor_lock = threading.Lock()
+        self._online.after_fork()
+        self._loader.after_fork()
 
     def _now(self) -> float:
         # Online providers' backoff reads this clock; tests replace `_clock` to move time.
@@ -195,7 +206,13 @@ class Catalog:
         return self._loader.loaded
 
     def close(self) -> None:
-        """Shut down the threads that query online providers. A later query starts new ones."""
+        """Shut down the threads that query online providers. A later query starts new ones.
+
+        Safe while other threads query: a query racing `close()` still answers in full. Its
+        online requests that `close()` cancelled before they started are sent again on a new
+        pool (within the query's online budget), and one that could not be submitted to the
+        closed pool goes to the new one; a cancellation is never a provider failure (no
+        backoff, nothing in `status().online_errors`)."""
         with self._executor_lock:
             executor, self._executor = self._executor, None
         if executor is not None:
@@ -206,6 +223,19 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """`fn` on the online pool; a pool `close()` shut down meanwhile is replaced."""
+        for _ in range(3):
+            executor = self._online_executor()
+            try:
+                return executor.submit(fn, *args, **kwargs)
+            except RuntimeError:  # closed between the two lines above
+                with self._executor_lock:
+                    if self._executor is executor:
+                        self._executor = None
+        # close() called in a tight loop: a thread of its own rather than no answer.
+        return threads.run(lambda: fn(*args, **kwargs), "gpuhunt-online")
 
     def _online_executor(self) -> threads.DaemonPool:
         # Daemon threads: a provider still retrying when the answer is out never keeps the
@@ -224,7 +254,10 @@ class Catalog:
         The loads a query starts (the first, and the reloads every `reload_interval`) ask
         nothing when this or another process learnt from the network less than
         `reload_interval` ago which catalog is the latest, and the disk cache holds it: a CLI
-        run seconds after another answers from the disk cache."""
+        run seconds after another answers from the disk cache. Nor does a process's first
+        load within the back-off window after a check that got no answer (in this process or
+        another; `status().next_retry_in` says when it ends): it answers at once from the disk
+        cache or the bundled snapshot. This method asks the network whatever that says."""
         self._loader.load(version)
 
     def status(self) -> CatalogStatus:
@@ -260,6 +293,7 @@ class Catalog:
                 if isinstance(entry, dict) and isinstance(entry.get("source"), dict)
             },
             unknown_locations=loaded.table.unknown_locations() if loaded else {},
+            version_went_back=loader.went_back,
         )
 
     # ----------------------------------------------------------------- querying
@@ -336,12 +370,7 @@ class Catalog:
                 if self._online.errors.get(name) != why:
                     logger.warning("Online provider %s was asked for but not added", name)
                 self._online.errors[name] = why
-        executor = self._online_executor() if live else None
-        asked = (
-            online.ask(executor, live, q, self.balance_resources, self._online)
-            if executor is not None
-            else []
-        )
+        asked = online.ask(self._submit, live, q, self.balance_resources, self._online)
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
         offers = self._query_offline(offline, q) if offline else []
         if gpu_name is not None:
@@ -355,7 +384,13 @@ class Catalog:
         answered: set[str] = set()
         found = (
             online.answers(
-                asked, q, self._online_timeout, self._online, self._online_skipped, answered
+                asked,
+                q,
+                self._online_timeout,
+                self._online,
+                self._online_skipped,
+                answered,
+                resubmit=lambda p: online.submit_get(self._submit, p, q, self.balance_resources),
             )
             if asked
             else []

@@ -231,6 +231,8 @@ def _status(args: argparse.Namespace) -> int:
         "offers": s.offers,
         "skipped_rows": s.skipped_rows,
         "last_error": s.last_error,
+        "next_check_in": round(s.next_retry_in, 1) if s.next_retry_in else None,
+        "version_went_back": s.version_went_back,
     }
     if args.json:
         print(json.dumps(info, indent=2))

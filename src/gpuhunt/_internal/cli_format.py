@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import math
 import os
 import re
 import shutil
@@ -452,12 +453,17 @@ def origin(status: Any) -> str:
             )
         return f"Catalog {v} from the disk cache: {url} lists it as the latest version"
     # After a failure the status's url is the fallback's; the error names what failed.
+    wait = getattr(status, "next_retry_in", None)
+    # Rounded up: "next check in 0min 0s" would read as "now".
+    retry = f"; next check in {_ago(math.ceil(wait))} (--refresh checks now)" if wait else ""
     if status.source == "disk-cache":
-        return f"Catalog {v} from the disk cache, because the catalog could not be loaded{why}"
+        return (
+            f"Catalog {v} from the disk cache, because the catalog could not be loaded{why}{retry}"
+        )
     if status.source == "bundled":
         return (
             f"The snapshot bundled with gpuhunt ({v}), because the catalog could not be "
-            f"loaded{why} and no copy was cached"
+            f"loaded{why} and no copy was cached{retry}"
         )
     if status.source == "directory":
         return f"Catalog from {url} (version {v})"

@@ -6,7 +6,7 @@ import logging
 import threading
 from typing import Any
 
-from gpuhunt._internal import registry
+from gpuhunt._internal import forks, registry
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.errors import GPUHuntError, MissingCredsError
 from gpuhunt._internal.models import CatalogItem
@@ -14,6 +14,14 @@ from gpuhunt._internal.models import CatalogItem
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _catalog: Catalog | None = None
+
+
+def _after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()  # the catalog itself resets its own pools (`forks`)
+
+
+forks.on_fork(_after_fork)
 
 
 def default_catalog() -> Catalog:

@@ -178,14 +178,11 @@ def parse_offers(
     locations = available_locations(capacities_payload["items"], report)
     offers: list[CatalogItem] = []
     for vm_type in types_payload["items"]:
-        try:
+        with report.record("VM type"):
             product = str(vm_type["product_name"])
             where = locations.get(product)
             if where:
                 offers.extend(_type_offers(product, vm_type, where, report))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            report.counts["malformed"] += 1
-            logger.warning("crusoe: skipping malformed VM type: %r", e)
     return offers
 
 
@@ -193,12 +190,9 @@ def available_locations(capacities: list[Any], report: ParseReport) -> dict[str,
     """VM type -> locations (in the answer's order) whose largest reported quantity is > 0."""
     best: dict[tuple[str, str], int] = {}
     for capacity in capacities:
-        try:
+        with report.record("capacity"):
             key = (str(capacity["type"]), str(capacity["location"]))
             best[key] = max(best.get(key, 0), int(capacity["quantity"]))
-        except (KeyError, TypeError, ValueError) as e:
-            report.counts["malformed"] += 1
-            logger.warning("crusoe: skipping malformed capacity: %r", e)
     result: dict[str, list[str]] = {}
     for (product, location), quantity in best.items():
         if quantity > 0:

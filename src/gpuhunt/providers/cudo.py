@@ -84,14 +84,10 @@ def parse_machine_types(
     transport.require_fields(payload, {"machineTypes": list}, where="cudo: machine-types-2")
     offers = []
     for item in payload["machineTypes"]:
-        try:
+        with report.record("machine type"):
             offer = _machine_type_offer(item, q, balance_resources, report)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            report.counts["malformed"] += 1
-            logger.warning("cudo: skipping malformed machine type: %r", e)
-            continue
-        if offer is not None:
-            offers.append(offer)
+            if offer is not None:
+                offers.append(offer)
     return offers
 
 

@@ -289,9 +289,10 @@ def parse_pricing(payload: Any, report: ParseReport | None = None) -> Pricing:
         raise ProviderError(f"{NAME}: gpu-pricing: field 'gpus' is missing or not a list")
     gpus = []
     for index, entry in enumerate(entries):
-        gpu = _gpu_type(entry, index, report)
-        if gpu is not None:
-            gpus.append(gpu)
+        with report.record(f"gpu-pricing entry #{index}"):
+            gpu = _gpu_type(entry, index, report)
+            if gpu is not None:
+                gpus.append(gpu)
     return Pricing(gpus=gpus, rates=rates)
 
 
@@ -362,21 +363,25 @@ def parse_capacity(payload: Any, report: ParseReport | None = None) -> Capacity:
         raise ProviderError(f"{NAME}: gpu-capacity: field 'capacity' is missing or not a list")
     capacity: Capacity = {}
     for index, entry in enumerate(entries):
-        gpu_type = entry.get("gpuType") if isinstance(entry, dict) else None
-        if not isinstance(gpu_type, str) or not gpu_type:
-            report.skip(f"gpu-capacity entry #{index}", "no 'gpuType'")
-            continue
-        counts = {}
-        for option, spot in PURCHASE_OPTIONS:
-            key = f"available{option[0].upper()}{option[1:]}"
-            value = _finite(entry.get(key))
-            if value is None or value != int(value) or not 0 <= value <= MAX_CAPACITY:
-                report.skip(f"gpu-capacity entry {gpu_type!r}", f"{key} is not a count")
-                break
-            counts[spot] = int(value)
-        else:
-            capacity[gpu_type] = counts
+        with report.record(f"gpu-capacity entry #{index}"):
+            _capacity_entry(entry, index, report, capacity)
     return capacity
+
+
+def _capacity_entry(entry: Any, index: int, report: ParseReport, capacity: Capacity) -> None:
+    gpu_type = entry.get("gpuType") if isinstance(entry, dict) else None
+    if not isinstance(gpu_type, str) or not gpu_type:
+        report.skip(f"gpu-capacity entry #{index}", "no 'gpuType'")
+        return
+    counts = {}
+    for option, spot in PURCHASE_OPTIONS:
+        key = f"available{option[0].upper()}{option[1:]}"
+        value = _finite(entry.get(key))
+        if value is None or value != int(value) or not 0 <= value <= MAX_CAPACITY:
+            report.skip(f"gpu-capacity entry {gpu_type!r}", f"{key} is not a count")
+            return
+        counts[spot] = int(value)
+    capacity[gpu_type] = counts
 
 
 def parse_regions(payload: Any, report: ParseReport | None = None) -> list[str]:

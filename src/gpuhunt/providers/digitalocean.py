@@ -121,12 +121,9 @@ def parse_sizes(sizes: list[Any], *, report: ParseReport | None = None) -> list[
     report = report if report is not None else ParseReport(provider=DigitalOceanProvider.NAME)
     offers: list[CatalogItem] = []
     for size in sizes:
-        try:
+        slug = size.get("slug") if isinstance(size, dict) else None
+        with report.record(f"size {slug}"):
             offers.extend(_size_offers(size, report))
-        except (KeyError, TypeError, ValueError) as e:
-            report.counts["malformed"] += 1
-            slug = size.get("slug") if isinstance(size, dict) else None
-            logger.warning("%s: skipping malformed size %s: %r", NAME, slug, e)
     return offers
 
 

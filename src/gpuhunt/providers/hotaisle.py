@@ -128,11 +128,8 @@ def parse_vms(
     report = report if report is not None else ParseReport(provider=HotAisleProvider.NAME)
     offers: list[CatalogItem] = []
     for vm in data:
-        try:
+        with report.record(f"{what} shape"):
             offers.append(_vm_offer(vm, report, endpoint))
-        except (KeyError, TypeError, ValueError, IndexError) as e:
-            report.counts["malformed"] += 1
-            logger.warning("%s: skipping malformed %s shape: %r", NAME, what, e)
     return offers
 
 

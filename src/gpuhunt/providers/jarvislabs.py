@@ -113,17 +113,11 @@ def parse_server_meta(data: Any, *, report: ParseReport | None = None) -> list[C
     report = report if report is not None else ParseReport(provider=JarvisLabsProvider.NAME)
     offers: list[CatalogItem] = []
     for row in data["server_meta"]:
-        try:
+        with report.record("GPU row"):
             offers.extend(_gpu_offers(row, report))
-        except (KeyError, TypeError, ValueError) as e:
-            report.counts["malformed"] += 1
-            logger.warning("%s: skipping malformed GPU row: %r", NAME, e)
     for combo in cpu_meta.get("combinations") or []:
-        try:
+        with report.record("CPU combination"):
             offers.extend(_cpu_offers(combo, report))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            report.counts["malformed"] += 1
-            logger.warning("%s: skipping malformed CPU combination: %r", NAME, e)
     return offers
 
 

@@ -123,14 +123,12 @@ def parse_nodes(payload: Any, report: ParseReport | None = None) -> list[Catalog
     for index, node in enumerate(nodes):
         ident = node.get("id") if isinstance(node, dict) else None
         what = f"node {ident!r}" if isinstance(ident, str) else f"node #{index}"
-        try:
+        with report.record(what):
             offers.extend(node_offers(node, report, what))
-        except _BadRecord as e:
-            report.skip(what, str(e))
     return offers
 
 
-class _BadRecord(ValueError):
+class _BadRecord(_report.SkipRecord):
     """A node that cannot be offered, with the reason."""
 
 

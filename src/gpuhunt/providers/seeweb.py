@@ -91,12 +91,9 @@ def parse_plans(payload: Any, report: ParseReport | None = None) -> list[Catalog
     transport.require_fields(payload, {"plans": list}, where="seeweb: /plans")
     offers: list[CatalogItem] = []
     for plan in payload["plans"]:
-        try:
+        name = plan.get("name") if isinstance(plan, dict) else None
+        with report.record(f"plan {name}"):
             offers.extend(_plan_offers(plan, report))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            report.counts["malformed"] += 1
-            name = plan.get("name") if isinstance(plan, dict) else None
-            logger.warning("seeweb: skipping malformed plan %s: %r", name, e)
     return offers
 
 

@@ -103,11 +103,8 @@ def parse_hostnodes(
     transport.require_fields(payload, {"hostnodes": dict}, where="tensordock: hostnodes")
     offers: list[CatalogItem] = []
     for hostnode_id, host in payload["hostnodes"].items():
-        try:
+        with report.record(f"hostnode {hostnode_id}"):
             offers.extend(_host_offers(str(hostnode_id), host, q, balance_resources, report))
-        except (KeyError, TypeError, ValueError) as e:
-            report.counts["malformed"] += 1
-            logger.warning("tensordock: skipping malformed hostnode %s: %r", hostnode_id, e)
     return offers
 
 

@@ -300,17 +300,14 @@ def parse_offers(
     report = report if report is not None else ParseReport(provider=VastAIProvider.NAME)
     offers: list[CatalogItem] = []
     for raw in data["offers"]:
-        try:
+        offer_id = raw.get("id") if isinstance(raw, dict) else None
+        with report.record(f"offer {offer_id}"):
             if not isinstance(raw, dict):
                 raise TypeError(f"offer is a {type(raw).__name__}")
             if filters and not satisfies_filters(raw, filters):
                 report.counts["filtered"] += 1
                 continue
             offers.extend(_offer_variants(raw, q, report))
-        except (KeyError, TypeError, ValueError) as e:
-            report.counts["malformed"] += 1
-            offer_id = raw.get("id") if isinstance(raw, dict) else None
-            logger.warning("%s: skipping malformed offer %s: %r", NAME, offer_id, e)
     return offers
 
 

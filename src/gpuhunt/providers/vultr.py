@@ -219,30 +219,37 @@ def parse_offers(
     ]
     for plan_list, shape_of in kinds:
         for plan in plan_list:
-            try:
-                if not isinstance(plan, dict):
-                    raise TypeError(f"plan is a {type(plan).__name__}")
-                if plan.get("deploy_ondemand") is False:
-                    continue
-                shape = shape_of(plan, report)
-                if shape is None:
-                    continue
-                price = float(plan["hourly_cost"])
-                locations = plan["locations"]
-                if plan.get("type") == "vdm" and vdm_locations is not None:
-                    locations = vdm_locations.get(plan["id"], [])
-            except (KeyError, TypeError, ValueError) as e:
-                report.counts["malformed"] += 1
-                plan_id = plan.get("id") if isinstance(plan, dict) else None
-                logger.warning("%s: skipping malformed plan %s: %r", NAME, plan_id, e)
-                continue
-            if price <= 0:
-                continue
-            for location in locations:
-                if not location or (wanted is not None and location not in wanted):
-                    continue
-                offers.append(shape.offer(str(plan["id"]), str(location), price))
+            plan_id = plan.get("id") if isinstance(plan, dict) else None
+            with report.record(f"plan {plan_id}"):
+                offers.extend(_plan_offers(plan, shape_of, report, vdm_locations, wanted))
     return offers
+
+
+def _plan_offers(
+    plan: Any,
+    shape_of: Callable[[JSONObject, ParseReport], _Shape | None],
+    report: ParseReport,
+    vdm_locations: dict[str, list[str]] | None,
+    wanted: set[str] | None,
+) -> list[CatalogItem]:
+    if not isinstance(plan, dict):
+        raise TypeError(f"plan is a {type(plan).__name__}")
+    if plan.get("deploy_ondemand") is False:
+        return []
+    shape = shape_of(plan, report)
+    if shape is None:
+        return []
+    price = float(plan["hourly_cost"])
+    locations = plan["locations"]
+    if plan.get("type") == "vdm" and vdm_locations is not None:
+        locations = vdm_locations.get(plan["id"], [])
+    if price <= 0:
+        return []
+    return [
+        shape.offer(str(plan["id"]), str(location), price)
+        for location in locations
+        if location and (wanted is None or location in wanted)
+    ]
 
 
 class _Shape:

@@ -10,8 +10,15 @@ already turns what a power loss can leave behind (an empty or torn file, a point
 did not reach the disk) into a miss that costs one download. Syncing each of the ~20 files of a
 load cost 40-70 ms of a 0.3 s load on this project's machine, more on a busy disk.
 Temporary files of writers killed mid-write are removed by the next write in their folder once
-they are `ORPHAN_AGE` seconds old. The folder is the user cache dir (platformdirs), or the one
-`Settings.cache_dir` names.
+they are `ORPHAN_AGE` seconds old, and at every successful load in any folder of the cache
+(`remove_orphans`): a folder never written again keeps none forever. The folder is the user
+cache dir (platformdirs), or the one `Settings.cache_dir` names.
+
+The cache is bounded: after a successful load the archives of versions other than the one
+loaded and the one before it are removed (`keep_versions`). The current one is what an offline
+start needs (`latest.json` names it), the previous one is kept for a process still reading it
+or a pointer that goes back a version; parsed tables were already kept only for the CSVs
+loaded.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -92,6 +100,11 @@ class DiskCache:
                 path.unlink()
         return data
 
+    def delete(self, *parts: str) -> None:
+        """Remove a cache file if it is there (best effort)."""
+        with contextlib.suppress(OSError, ValueError):
+            self._path(*parts).unlink(missing_ok=True)
+
     def exists(self, *parts: str) -> bool:
         try:
             return self._path(*parts).is_file()
@@ -120,6 +133,50 @@ class DiskCache:
                     with contextlib.suppress(OSError):
                         if now - entry.stat().st_mtime > ORPHAN_AGE:
                             entry.unlink()
+
+    def keep_versions(self, folder: str, names: set[str], recent: int = 1) -> list[str]:
+        """Remove the version folders under `folder` (`archive`, or a provider's) but those
+        in `names` and the `recent` most recently written others; the names removed."""
+        try:
+            entries = [e for e in self._path(folder).iterdir() if e.is_dir()]
+        except (OSError, ValueError):
+            return []
+
+        def written(entry: Path) -> float:
+            try:
+                return max([entry.stat().st_mtime, *(f.stat().st_mtime for f in entry.iterdir())])
+            except OSError:
+                return 0.0
+
+        others = sorted(
+            (e for e in entries if e.name not in names),
+            key=lambda e: (written(e), e.name),
+            reverse=True,
+        )
+        removed = []
+        for entry in others[max(recent, 0) :]:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry.name)
+        return removed
+
+    def remove_orphans(self) -> int:
+        """Remove the temporary files older than `ORPHAN_AGE` in every folder of the cache
+        (every catalog URL's, not only this one's); how many were removed."""
+        root = self.dir.parent
+        now = time.time()
+        removed = 0
+        for folder, dirs, files in os.walk(root):
+            if len(Path(folder).relative_to(root).parts) >= 3:
+                dirs[:] = []  # the cache is three folders deep at most
+            for name in files:
+                if not name.startswith(TMP_PREFIX):
+                    continue
+                path = Path(folder, name)
+                with contextlib.suppress(OSError):
+                    if now - path.stat().st_mtime > ORPHAN_AGE:
+                        path.unlink()
+                        removed += 1
+        return removed
 
     def prune(self, folder: str, keep: set[str]) -> None:
         """Delete the files in `folder` not named in `keep` (best effort)."""

@@ -4,6 +4,10 @@ A load waits for the download up to its time limit and then falls back; the down
 (up to `BACKGROUND_FACTOR` times that limit) so that a slow but working network still brings
 fresh data: when every load has given up waiting, what arrives is handed to `adopt` for the
 next query. A later load joins the download in progress rather than starting another.
+
+A load that has somewhere to fall back to may also give the server a shorter time to answer
+at all (`answer_within`): a silent server is then given up on after a few seconds, not the
+whole limit, while a server that answered but sends slowly still gets the whole limit.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ class Download:
 
     def __init__(self) -> None:
         self.done = threading.Event()
+        self.answered = threading.Event()  # the server's first answer came (or it is done)
         self.raw: RawCatalog | None = None
         self.error: BaseException | None = None
         self.waiting = 0  # loads waiting for it now
@@ -33,13 +38,14 @@ class Download:
 class Downloads:
     """A catalog's downloads of its latest version, at most one in progress.
 
-    `fetch(deadline)` downloads (a `time.monotonic()` deadline); `adopt(download)` is called on
+    `fetch(deadline, answered)` downloads (a `time.monotonic()` deadline), calling `answered()`
+    once the server first answers; `adopt(download)` is called on
     the download's thread with an outcome no load waited for (it must check that the download
     is still `current`: a newer one started meanwhile decides instead)."""
 
     def __init__(
         self,
-        fetch: Callable[[float], RawCatalog],
+        fetch: Callable[[float, Callable[[], None]], RawCatalog],
         adopt: Callable[[Download], None],
     ) -> None:
         self._fetch = fetch
@@ -47,10 +53,11 @@ class Downloads:
         self._lock = threading.Lock()
         self.current: Download | None = None
 
-    def wait(self, limit: float) -> RawCatalog:
+    def wait(self, limit: float, answer_within: float | None = None) -> RawCatalog:
         """The latest catalog, waiting at most `limit` seconds for a download (a new one, or
-        the one an earlier load gave up on); raises what the download raised, or
-        `CatalogDownloadError` when it did not finish in time."""
+        the one an earlier load gave up on), and at most `answer_within` seconds for the
+        server's first answer; raises what the download raised, or `CatalogDownloadError`
+        when it did not finish (or answer) in time."""
         with self._lock:
             job = self.current
             if job is None or job.taken:
@@ -63,10 +70,20 @@ class Downloads:
                     daemon=True,
                 ).start()
             job.waiting += 1
-        job.done.wait(limit)
+        started = time.monotonic()
+        silent = False
+        if answer_within is not None and answer_within < limit:
+            silent = not job.answered.wait(answer_within)
+        if not silent:
+            job.done.wait(max(0.0, limit - (time.monotonic() - started)))
         with self._lock:
             job.waiting -= 1
             if not job.done.is_set():
+                if silent:
+                    raise CatalogDownloadError(
+                        f"the catalog server did not answer within {answer_within:g}s; "
+                        "the download goes on in the background"
+                    )
                 raise CatalogDownloadError(
                     f"the catalog download did not finish within {limit:g}s "
                     "(GPUHUNT_LOAD_TIMEOUT); it goes on in the background"
@@ -84,11 +101,12 @@ class Downloads:
 
     def _run(self, job: Download, deadline: float) -> None:
         try:
-            job.raw = self._fetch(deadline)
+            job.raw = self._fetch(deadline, job.answered.set)
         except BaseException as e:  # noqa: BLE001 - handed to the load that waits, or adopted
             job.error = e
         with self._lock:
             job.done.set()
+            job.answered.set()
             adopt = job.waiting == 0 and not job.taken
             job.taken = True
         if adopt:  # every load gave up waiting: what arrived late is for the next query

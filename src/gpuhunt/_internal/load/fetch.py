@@ -16,6 +16,7 @@ folder on disk goes through the same checks as the bucket it mirrors.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -62,8 +63,10 @@ class Fetcher:
         allow_http: bool = False,
         deadline: float | None = None,
         max_bytes: int = 256 * 1024 * 1024,
+        on_answer: Callable[[], None] | None = None,
     ) -> None:
         self.base = base.rstrip("/")
+        self.on_answer = on_answer  # called when a request gets an answer (any status)
         check_url_allowed(self.base, allow_http=allow_http)
         self.local = local_path(self.base)
         self.timeout = timeout
@@ -94,6 +97,8 @@ class Fetcher:
                 raise NotFound(f"{where}: not found") from None
             except OSError as e:
                 raise CatalogDownloadError(f"{where}: {e.strerror}") from None
+            if self.on_answer is not None:
+                self.on_answer()
             with f:
                 data = f.read(limit + 1)
             if len(data) > limit:
@@ -111,6 +116,8 @@ class Fetcher:
             raise CatalogDownloadError(f"{where}: timed out") from None
         except requests.RequestException as e:
             raise CatalogDownloadError(f"{where}: {type(e).__name__}") from None
+        if self.on_answer is not None:
+            self.on_answer()
         with r:
             if r.status_code in (403, 404):  # S3 answers 403 for a missing key without list rights
                 raise NotFound(f"{where}: HTTP {r.status_code}")
@@ -161,6 +168,35 @@ def _check_version(text: str, where: str) -> str:
     return v
 
 
+def _same_version(archive: Archive, v: str, where: str) -> Archive:
+    """`archive`, if its manifest names the version its pointer named (or names none, as
+    archives from before manifests carried it); else refused, as `gpuhunt catalog verify`
+    refuses it: an archive served as another version would be cached and trusted as that."""
+    named = (archive.manifest or {}).get("version")
+    if named is not None and str(named) != v:
+        raise CatalogIntegrityError(
+            f"{where}: manifest names version {str(named)[:40]!r}, not {v!r}"
+        )
+    return archive
+
+
+def version_key(v: str) -> list[tuple[int, int | str]]:
+    """Orders version names as numbers where they have digits ("v10" after "v9")."""
+    return [(0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", v) if t]
+
+
+def _went_back(cache: DiskCache | None, current: str | None, v: str) -> str | None:
+    """The version the latest pointer named before, if `v` is older than it."""
+    before = current
+    if before is None and cache is not None:
+        latest = cache.get_json("latest.json")
+        if isinstance(latest, dict) and latest.get("layout") == "archive":
+            before = str(latest.get("version"))
+    if before is not None and is_version(before) and version_key(v) < version_key(before):
+        return before
+    return None
+
+
 def fetch(
     base: str,
     providers: list[str],
@@ -174,12 +210,20 @@ def fetch(
     allow_http: bool = False,
     deadline: float | None = None,
     max_bytes: int = 256 * 1024 * 1024,
+    on_answer: Callable[[], None] | None = None,
 ) -> RawCatalog:
     """The catalog published under `base` (latest, or `version`). Verified archives are stored
     in `cache`; a pinned version already in the cache is not downloaded again. Raises
-    `Unchanged` when the latest archive version is `current` (nothing to download or parse)."""
+    `Unchanged` when the latest archive version is `current` (nothing to download or parse).
+    `on_answer` is called whenever the server answers a request (see `Downloads.wait`)."""
     fetcher = Fetcher(
-        base, timeout, retries, allow_http=allow_http, deadline=deadline, max_bytes=max_bytes
+        base,
+        timeout,
+        retries,
+        allow_http=allow_http,
+        deadline=deadline,
+        max_bytes=max_bytes,
+        on_answer=on_answer,
     )
     if on_fetcher:
         on_fetcher(fetcher)
@@ -197,13 +241,16 @@ def fetch(
             _checked(cache, {"layout": "archive", "version": v})
         raise Unchanged(v)
     if v is not None:
+        back = _went_back(cache, current, v) if version is None else None
         cached = cache.get("archive", v, "catalog.zip") if cache else None
         if cached is not None:
             try:
-                archive = read_archive(cached, source=f"cached {v}/catalog.zip")
+                archive = _same_version(
+                    read_archive(cached, source=f"cached {v}/catalog.zip"), v, f"cached {v}"
+                )
                 if cache and version is None:
                     _checked(cache, {"layout": "archive", "version": v})
-                return RawCatalog.of(archive, v, "disk-cache", base)
+                return RawCatalog.of(archive, v, "disk-cache", base, went_back_from=back)
             except CatalogIntegrityError:
                 pass
         try:
@@ -213,13 +260,14 @@ def fetch(
                 raise
             data = None  # a pinned version may exist only in the per-provider layout
         if data is not None:
-            archive = read_archive(data, source=f"{base}/{v}/catalog.zip")
+            where = f"{transport.safe_url(base)}/{v}/catalog.zip"
+            archive = _same_version(read_archive(data, source=where), v, where)
             # The pointer names only what is on the disk: if the archive could not be
             # written (a full disk), it keeps naming the previous, intact version. A pinned
             # version is not the latest, so it moves no pointer.
             if cache and cache.put(data, "archive", v, "catalog.zip") and version is None:
                 _checked(cache, {"layout": "archive", "version": v})
-            return RawCatalog.of(archive, v, source, base)
+            return RawCatalog.of(archive, v, source, base, went_back_from=back)
     return fetch_per_provider(fetcher, providers, version, cache, source)
 
 

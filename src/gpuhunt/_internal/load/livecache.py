@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from cachetools import TTLCache
 
+from gpuhunt._internal import forks
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.settings import Settings
 
@@ -69,6 +70,12 @@ class SingleFlightCache:
             flight.done.set()
         return flight.value
 
+    def after_fork(self) -> None:
+        """In a forked child: the parent's requests in flight will never finish here (their
+        threads stayed behind), so nobody may wait for them; kept answers stay."""
+        self._lock = threading.Lock()
+        self._flights = {}
+
     def _cache(self) -> TTLCache:
         # Called with the lock held. Made on first use, not at import: the TTL is a setting.
         if self._entries is None:
@@ -85,6 +92,7 @@ class SingleFlightCache:
 # Shared by every online provider in the process, so that concurrent catalogs and threads
 # asking the same API share one call (see docs/design.md, module-level state).
 LIVE_CACHE = SingleFlightCache(ttl=None)
+forks.on_fork(LIVE_CACHE.after_fork)
 
 
 def request_key(provider: str, *parts: Any, secret: str | None = None) -> tuple[str, str]:

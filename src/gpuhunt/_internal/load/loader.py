@@ -8,14 +8,16 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, GPUHuntError
-from gpuhunt._internal.load import fetch, sources
+from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
+from gpuhunt._internal.load import fetch, sources, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.settings import Settings
@@ -27,6 +29,10 @@ from gpuhunt._internal.query.table import Table, combine
 logger = logging.getLogger("gpuhunt._internal.catalog")
 
 RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff between failed reloads: first, cap
+# Seconds a load that has a fallback (the disk cache, the bundled snapshot, a loaded catalog)
+# waits for the catalog server's first answer before it falls back: a silent server costs a
+# CLI run this much, not the whole load limit. A server that answers gets the whole limit.
+FIRST_ANSWER_TIMEOUT = 3.0
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,9 @@ class Loader:
         self.loaded: Loaded | None = None
         self._lock = threading.Lock()  # one load at a time; queries never take it
         # The latest catalog's download, which a bounded load waits for only so long.
-        self.download = Downloads(lambda deadline: self._fetch(None, deadline), self._adopt)
+        self.download = Downloads(
+            lambda deadline, answered: self._fetch(None, deadline, answered), self._adopt
+        )
         self._reload_lock = threading.Lock()  # guards `reloading` only
         self.reloading = False
         self.last_error: str | None = None
@@ -79,6 +87,20 @@ class Loader:
         self._failures = 0
         self.retry_at = 0.0
         self.downloads = 0  # requests that fetched a body, over the catalog's life
+        # Set when the latest pointer went back to an older version; cleared by a newer one.
+        self.went_back: str | None = None
+        self._warned_back: set[tuple[str, str]] = set()
+
+    def after_fork(self) -> None:
+        """In a forked child: no load, reload or download of the parent's is running here."""
+        self._lock = threading.Lock()
+        self._reload_lock = threading.Lock()
+        self.reloading = False
+        self.download = Downloads(
+            lambda deadline, answered: self._fetch(None, deadline, answered), self._adopt
+        )
+        if self.loaded is not None:
+            self.loaded.table.after_fork()
 
     def load(self, version: str | None = None) -> None:
         """`Catalog.load`: the network is asked even if the disk cache is fresh."""
@@ -90,9 +112,11 @@ class Loader:
         if version is None and not refresh and self._from_fresh_cache():
             self._failures, self.retry_at, self.last_error = 0, 0.0, None
             return
+        if version is None and not refresh and self.loaded is None and self._recently_silent():
+            return
         try:
             if may_fall_back and self._bounded():
-                raw = self.download.wait(self._load_timeout)
+                raw = self.download.wait(self._load_timeout, answer_within=self._answer_within())
             elif self._bounded():
                 # No fallback to go to: the download gets the longer, background budget.
                 limit = self._load_timeout * BACKGROUND_FACTOR
@@ -104,6 +128,8 @@ class Loader:
             return
         except Exception as e:  # noqa: BLE001 - anything from untrusted bytes is a refusal
             self._note_failure(e)
+            if may_fall_back and isinstance(e, CatalogDownloadError):
+                self._remember_silence(e)
             if not may_fall_back:
                 if isinstance(e, GPUHuntError):
                     raise
@@ -122,15 +148,104 @@ class Loader:
         if loaded is not None:  # keep it, fresh again
             self.loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
         self._failures, self.retry_at, self.last_error = 0, 0.0, None
+        self._forget_silence()
 
     def _succeeded(self, raw: sources.RawCatalog) -> None:
+        self._forget_silence()
         self._failures = 0
         self.retry_at = 0.0
         self.last_error = None if not raw.problems else "; ".join(raw.problems)
+        self._note_went_back(raw)
         self._install(raw)
+        self._tidy_cache(raw)
+
+    def _note_went_back(self, raw: sources.RawCatalog) -> None:
+        """A pointer going back (a rollback of a bad build, or a misconfigured publisher) is
+        followed, as the publisher asked, but said once and kept in `status()`."""
+        before = raw.went_back_from
+        if before is None:
+            self.went_back = None
+            return
+        self.went_back = f"the latest version pointer went back from {before} to {raw.version}"
+        if (before, raw.version) not in self._warned_back:
+            self._warned_back.add((before, raw.version))
+            logger.warning("Catalog: %s; loading %s", self.went_back, raw.version)
+
+    def _tidy_cache(self, raw: sources.RawCatalog) -> None:
+        """Keep the disk cache bounded (see `load.cache`): after a successful load, only the
+        loaded version and the one before it, and no temp file of a killed writer."""
+        if raw.source not in ("network", "disk-cache"):
+            return
+        cache = self._disk_cache(raw.url)
+        try:
+            # What `latest.json` names stays too: a pinned load is not the latest.
+            latest = cache.get_json("latest.json")
+            latest = latest if isinstance(latest, dict) else {}
+            if raw.versions:
+                named = latest.get("versions")
+                named = named if isinstance(named, dict) else {}
+                for provider, version in raw.versions.items():
+                    cache.keep_versions(provider, {version, str(named.get(provider))})
+            else:
+                names = {raw.version, str(latest.get("version"))}
+                cache.keep_versions("archive", names)
+                # Per-provider copies of this layout's objects (price history) are kept by
+                # the archive's version too.
+                for provider in registry.OFFLINE_PROVIDERS:
+                    cache.keep_versions(provider, names)
+            cache.remove_orphans()
+        except Exception:  # noqa: BLE001 - tidying costs disk space at worst, never a load
+            logger.debug("Tidying the disk cache failed", exc_info=True)
 
     def _bounded(self) -> bool:
         return self._load_timeout > 0 and not self._settings.catalog_dir
+
+    def _answer_within(self) -> float | None:
+        """How long to wait for the server's first answer: short when there is a fallback."""
+        if self.loaded is not None or sources.has_bundled():
+            return FIRST_ANSWER_TIMEOUT
+        if sources.local_path(self.url) is None and self._disk_cache(self.url).exists(
+            "latest.json"
+        ):
+            return FIRST_ANSWER_TIMEOUT
+        return None
+
+    # ------------------------------------------- failed checks remembered across processes
+
+    def _shares_failures(self) -> bool:
+        return not self._settings.catalog_dir and sources.local_path(self.url) is None
+
+    def _recently_silent(self) -> bool:
+        """If a check of this catalog URL (in this process or another) got no answer within
+        the back-off window (`load.unreachable`): serve the fallback now, without asking, and
+        set the next try for when the window ends."""
+        if not self._shares_failures():
+            return False
+        record = unreachable.read(self._disk_cache(self.url))
+        now = time.time()
+        if record is None or not record.active(now):
+            return False
+        why = (
+            f"not asked: the check {max(0, round(now - record.failed_at))}s ago got no answer "
+            f"({record.error})"
+        )
+        self._install(self._last_resort(CatalogDownloadError(why)), degraded=True)
+        self.last_error = why
+        self._failures = record.failures
+        self.retry_at = time.monotonic() + (record.retry_at - now)
+        return True
+
+    def _remember_silence(self, e: Exception) -> None:
+        if not self._shares_failures():
+            return
+        # The next process reads this: "goes on in the background" is only true here.
+        reason = re.sub(r";[^;]*in the background$", "", str(e))
+        record = unreachable.note(self._disk_cache(self.url), reason, self.reload_interval)
+        self.retry_at = max(self.retry_at, time.monotonic() + (record.retry_at - time.time()))
+
+    def _forget_silence(self) -> None:
+        if self._shares_failures():
+            unreachable.clear(self._disk_cache(self.url))
 
     def _adopt(self, job: Download) -> None:
         """A download every load gave up waiting for: install what it got for the next query."""
@@ -147,7 +262,12 @@ class Loader:
         except Exception:  # a background thread must not die loudly; status keeps the error
             logger.exception("Installing the catalog downloaded in the background failed")
 
-    def _fetch(self, version: str | None, deadline: float | None = None) -> sources.RawCatalog:
+    def _fetch(
+        self,
+        version: str | None,
+        deadline: float | None = None,
+        on_answer: Callable[[], None] | None = None,
+    ) -> sources.RawCatalog:
         if self._settings.catalog_dir:
             return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
         loaded = self.loaded
@@ -167,6 +287,7 @@ class Loader:
                 allow_http=self._settings.allow_http,
                 deadline=deadline,
                 max_bytes=self._settings.max_download_bytes,
+                on_answer=on_answer,
             )
         finally:
             self.downloads += sum(f.downloads for f in fetchers)

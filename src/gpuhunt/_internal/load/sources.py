@@ -43,9 +43,18 @@ class RawCatalog:
     failed: list[str] = field(default_factory=list)  # those providers' names
     columns: dict[str, bytes] = field(default_factory=dict)  # provider -> column file
     sha256: dict[str, str] = field(default_factory=dict)  # provider -> its CSV's, if known
+    # The latest pointer named a newer version before this one (`fetch._went_back`).
+    went_back_from: str | None = None
 
     @classmethod
-    def of(cls, archive: Archive, version: str, source: str, url: str) -> RawCatalog:
+    def of(
+        cls,
+        archive: Archive,
+        version: str,
+        source: str,
+        url: str,
+        went_back_from: str | None = None,
+    ) -> RawCatalog:
         return cls(
             archive.csvs,
             version,
@@ -54,6 +63,7 @@ class RawCatalog:
             archive.manifest,
             columns=archive.columns,
             sha256=archive.sha256,
+            went_back_from=went_back_from,
         )
 
     def take(self, provider: str, archive: Archive) -> None:
@@ -180,6 +190,14 @@ def from_directory(path: str, providers: list[str]) -> RawCatalog:
             f"No provider CSVs ({', '.join(p + '.csv' for p in providers[:3])}, ...) in {folder}"
         )
     return RawCatalog(csvs, "local", "directory", str(folder))
+
+
+def has_bundled() -> bool:
+    """Whether the snapshot is in this installation (without reading it)."""
+    try:
+        return resources.files("gpuhunt.resources").joinpath("catalog.zip").is_file()
+    except (ModuleNotFoundError, OSError):
+        return False
 
 
 def bundled() -> RawCatalog:

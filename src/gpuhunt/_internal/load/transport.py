@@ -18,6 +18,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from gpuhunt._internal import forks
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._version import __version__
@@ -162,6 +163,16 @@ def session() -> requests.Session:
             if _shared is None:
                 _shared = new_session()
     return _shared
+
+
+def _after_fork() -> None:
+    # The parent's pooled connections must not be shared by two processes: the child makes
+    # its own session (and its own connections) on first use.
+    global _shared, _shared_lock
+    _shared, _shared_lock = None, threading.Lock()
+
+
+forks.on_fork(_after_fork)
 
 
 def default_timeout(http: requests.Session | None = None) -> tuple[float, float]:

@@ -11,7 +11,13 @@ warnings again.
 
 What providers answer is checked at this boundary, once for
 all of them: an offer with a price that is not a finite positive number, or counts and sizes
-that are not sane, is skipped and counted (a NaN would also break the merge's price order)."""
+that are not sane, is skipped and counted (a NaN would also break the merge's price order).
+
+A provider's `get()` runs on the pool's thread to the end, its answer read there: a `get()`
+that is a generator and raises after some offers contributes none of them (an answer cut short
+may lack its cheapest offers, which is worse than a provider reported missing) and is
+reported in `status().online_errors` like any failure. A request that `Catalog.close()`
+cancelled before it started is sent again (`resubmit`), and never counts as a failure."""
 
 from __future__ import annotations
 
@@ -20,8 +26,8 @@ import math
 import numbers
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from collections.abc import Callable, Iterable
+from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +40,11 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff after a provider fails: first, cap
 
 Asked = list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]
+Submit = Callable[..., "Future[Any]"]  # Executor.submit, or what stands for it
+
+
+class BrokenAnswer(Exception):
+    """A provider's answer broke off midway: none of it is used."""
 
 
 @dataclass
@@ -52,6 +63,21 @@ class Health:
         self._streaks: dict[str, _Streak] = {}
         self._lock = threading.Lock()
         self.probes: dict[str, Future[None]] = {}  # the latest background retry of each
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's background retries are not running here."""
+        self._lock = threading.Lock()
+        self.probes = {}
+        for streak in self._streaks.values():
+            streak.probing = False
+
+    def probe_cancelled(self, name: str) -> None:
+        """A background retry that never ran (`close()` cancelled it): the next query may
+        start another."""
+        with self._lock:
+            streak = self._streaks.get(name)
+            if streak is not None:
+                streak.probing = False
 
     def failing(self, name: str) -> bool:
         return name in self._streaks
@@ -99,7 +125,7 @@ class Health:
 
 
 def ask(
-    executor: Executor,
+    submit: Submit,
     providers: list[LiveProvider],
     q: QueryFilter,
     balance_resources: bool,
@@ -111,17 +137,49 @@ def ask(
     asked: Asked = []
     for p in providers:
         if health is None or not health.failing(p.NAME):
-            asked.append(
-                (p, executor.submit(p.get, query_filter=q, balance_resources=balance_resources))
-            )
+            asked.append((p, submit_get(submit, p, q, balance_resources)))
         elif health.start_probe(p.NAME):
-            health.probes[p.NAME] = executor.submit(_probe, p, q, balance_resources, health)
+            probe = submit(_probe, p, q, balance_resources, health)
+            probe.add_done_callback(_on_probe_done(health, p.NAME))
+            health.probes[p.NAME] = probe
     return asked
+
+
+def _on_probe_done(health: Health, name: str) -> Callable[[Future[Any]], None]:
+    def done(f: Future[Any]) -> None:
+        if f.cancelled():
+            health.probe_cancelled(name)
+
+    return done
+
+
+def submit_get(
+    submit: Submit, p: LiveProvider, q: QueryFilter, balance_resources: bool
+) -> Future[list[CatalogItem]]:
+    return submit(collect, p, q, balance_resources)
+
+
+def collect(p: LiveProvider, q: QueryFilter, balance_resources: bool) -> Any:
+    """`p.get()`, its answer read to the end here, on the provider's thread (a generator read
+    by the query's thread could raise out of `query()`, or run past the online budget)."""
+    answer: Any = p.get(query_filter=q, balance_resources=balance_resources)
+    if isinstance(answer, (list, tuple, str, bytes)) or not isinstance(answer, Iterable):
+        return answer  # `valid_offers` judges what is not a list of offers
+    items: list[Any] = []
+    try:
+        for item in answer:
+            items.append(item)
+    except Exception as e:
+        raise BrokenAnswer(
+            f"its answer broke off after {len(items)} offers ({type(e).__name__}: {e}); "
+            "none of them is used"
+        ) from None
+    return items
 
 
 def _probe(p: LiveProvider, q: QueryFilter, balance_resources: bool, health: Health) -> None:
     try:
-        p.get(query_filter=q, balance_resources=balance_resources)
+        collect(p, q, balance_resources)
     except Exception as e:
         health.failed(p.NAME, f"{type(e).__name__}: {e}")
     else:
@@ -203,15 +261,32 @@ def answers(
     health: Health,
     skipped: dict[str, int] | None = None,
     answered: set[str] | None = None,
+    resubmit: Callable[[LiveProvider], Future[list[CatalogItem]]] | None = None,
 ) -> list[list[CatalogItem]]:
     """Each provider's matching, valid offers, in its own order, from those that answered within
     `timeout` seconds; `health` learns which failed (and forgets those that answered),
-    `skipped` how many offers each provider had to leave out, `answered` which answered."""
+    `skipped` how many offers each provider had to leave out, `answered` which answered. A
+    request cancelled before it ran (by `Catalog.close()`) is sent again with `resubmit`, and
+    is no failure."""
     deadline = time.monotonic() + timeout
     found = []
-    for p, fut in asked:
+    for p, first in asked:
+        fut = first
         try:
-            items = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+            for attempt in range(3):
+                try:
+                    items = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+                    break
+                except CancelledError:
+                    if resubmit is None or attempt == 2:
+                        raise
+                    fut = resubmit(p)
+        except CancelledError:
+            logger.debug("Online provider %s: its request was cancelled by close()", p.NAME)
+            # Not a failure, so not a reason to raise "every provider named failed" either.
+            if answered is not None:
+                answered.add(p.NAME.lower())
+            continue
         except FutureTimeout:
             health.failed(p.NAME, f"timed out after {timeout:g}s")
             continue

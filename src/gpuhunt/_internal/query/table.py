@@ -103,6 +103,9 @@ class Table:
         self._places: tuple[list[geography.Place | None], np.ndarray] | None = None
         self._form_factors: np.ndarray | None = None
 
+    def after_fork(self) -> None:
+        self._parts_lock = threading.Lock()  # a parent thread may have held it at the fork
+
     def counts(self) -> dict[str, int]:
         """Offers per provider."""
         found = np.bincount(self.provider, minlength=len(self.providers)).tolist()
