@@ -404,6 +404,7 @@ def test_gpu_names_with_a_count_or_form_factor_are_sent_as_the_gpu() -> None:
     assert set(vast_gpu_names(["H100 SXM"])) == set(vast_gpu_names(["H100"]))
 
 
+@responses.activate
 def test_a_geolocation_that_is_an_object_skips_that_offer_only() -> None:
     """`geolocation` as an object (AttributeError on `.split`): one offer skipped and counted
     by the shared record guard (issue 27), the others served."""
