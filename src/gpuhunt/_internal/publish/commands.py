@@ -28,7 +28,7 @@ from gpuhunt._internal.publish.files import (
     write_build,
 )
 from gpuhunt._internal.publish.integrity import run_integrity_tests
-from gpuhunt._internal.publish.s3 import ENDPOINT_ENV, publish
+from gpuhunt._internal.publish.s3 import ENDPOINT_ENV, PUBLIC_READ, publish
 from gpuhunt._internal.publish.verify import verify
 
 logger = logging.getLogger(__name__)
@@ -111,6 +111,12 @@ def register(cat_sub: Any) -> None:
         "--overwrite",
         action="store_true",
         help="replace version objects that exist with different content",
+    )
+    p.add_argument(
+        "--no-acl",
+        action="store_true",
+        help="upload without the public-read ACL (for buckets with ACLs disabled, which then "
+        "need the public-read bucket policy of docs/pipeline.md)",
     )
     p.set_defaults(run=_cmd_publish)
 
@@ -298,6 +304,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
         args.prefix,
         endpoint_url=args.endpoint_url,
         overwrite=args.overwrite,
+        acl=None if args.no_acl else PUBLIC_READ,
     )
     where = f"s3://{args.bucket}/{args.prefix.strip('/')}".rstrip("/")
     print(
