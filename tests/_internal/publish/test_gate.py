@@ -381,3 +381,16 @@ def test_the_committed_accept_file_is_valid():
 
     root = Path(__file__).resolve().parents[3]
     accept.active(root / accept.DEFAULT_PATH, dt.datetime.now(dt.timezone.utc))
+
+
+def test_a_broken_collection_neither_counts_nor_breaks_a_count(tmp_path, previous):
+    from gpuhunt._internal.publish.verify import verify
+
+    repriced = offers(factor=3)
+    entries = _chain(tmp_path, tmp_path / "v1", [repriced, offers(factor=300), repriced, repriced])
+    assert [e["status"] for e in entries] == ["carried_over"] * 3 + ["fresh"]
+    assert entries[1]["pending"] == entries[0]["pending"] and "broken" in entries[1]["reason"]
+    assert len(entries[2]["pending"]["collections"]) == 2
+    assert len(entries[3]["evidence"]) == 3
+    # The version with the broken collection still holds the pending candidate, and verifies.
+    assert verify(str(tmp_path / "20261130-3")).manifest["providers"]["aws"]["pending"]

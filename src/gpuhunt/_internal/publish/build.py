@@ -225,10 +225,10 @@ def build_catalog(
                             f"{needed} consecutive collections that agree with each other"
                         )
                         extra["evidence"] = evidence
-                    elif pending is not None and pending["collections"][-1]["sha256"] == (
-                        archive.sha256(got.data)
-                    ):
-                        waiting[p] = got.data
+                    elif pending is not None:
+                        waiting[p] = _candidate_csv(
+                            pending, got.data, before.get(p), candidates or {}, p
+                        )
                     if reason is None:
                         implausible = f"{implausible} (confirmed)"
             if reason is None:
@@ -343,6 +343,22 @@ def _confirm(
         "with each other to publish it)"
     )
     return why, pending, None
+
+
+def _candidate_csv(
+    pending: dict[str, Any],
+    fresh: bytes,
+    entry: dict[str, Any] | None,
+    candidates: dict[str, bytes],
+    provider: str,
+) -> bytes:
+    """The CSV of the pending change's last collection: this one, or (when this one was broken
+    and left the change as it was) the previous version's candidate."""
+    if pending["collections"][-1]["sha256"] == archive.sha256(fresh):
+        return fresh
+    known = _pending_of(entry, candidates, provider)
+    assert known is not None and known[0] is pending
+    return known[1]
 
 
 def pack_candidates(csvs: dict[str, bytes], version: str) -> bytes:
