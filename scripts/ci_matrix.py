@@ -9,8 +9,10 @@ One job per offline provider; with `--due URL`, only for the providers due for c
 their registry cadence, judged from the recording times in the manifest of the catalog
 published under URL (`freshness.due`; all of them if it cannot be read). `extra` is the pip extra holding its SDK ("" if none);
 `cred_1`..`cred_6` name the environment variables it reads its credentials from ("" when
-unused). The workflow passes `secrets[cred_N]` under that name to that job only, so a job sees
-its own provider's credentials and no other's.
+unused), and `alias_N` the reference gpuhunt workflow's secret for the same credential when its
+name differs ("" otherwise). The workflow passes `secrets[cred_N] || secrets[alias_N]` under the
+name cred_N to that job only, so a job sees its own provider's credentials and no other's, and
+a deployment moving from the reference keeps its secrets.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ from gpuhunt._internal import freshness, registry  # noqa: E402
 from gpuhunt._internal.publish import files  # noqa: E402
 
 MAX_CREDENTIALS = 6  # the workflow's collect step maps this many; raise both together
+# The reference workflow's secret where its name is not the registry's environment variable
+# (dstackai/gpuhunt .github/workflows/catalogs.yml, read 2026-12-01): it keeps the Nebius key's
+# content in NEBIUS_PRIVATE_KEY and writes it to the file NEBIUS_PRIVATE_KEY_FILE names.
+REFERENCE_SECRETS = {"NEBIUS_PRIVATE_KEY_FILE": "NEBIUS_PRIVATE_KEY"}
 
 
 def matrix(providers: Sequence[str] | None = None) -> dict[str, Any]:
@@ -45,6 +51,7 @@ def matrix(providers: Sequence[str] | None = None) -> dict[str, Any]:
         creds = list(spec.env) + [""] * (MAX_CREDENTIALS - len(spec.env))
         job = {"provider": spec.name, "extra": spec.extra or ""}
         job.update({f"cred_{i + 1}": name for i, name in enumerate(creds)})
+        job.update({f"alias_{i + 1}": REFERENCE_SECRETS.get(n, "") for i, n in enumerate(creds)})
         include.append(job)
     return {"include": include}
 

@@ -200,7 +200,12 @@ def needed_imports(job: dict[str, Any]) -> tuple[dict[str, frozenset[str]], list
                     )
                 elif command in ("publish", "publish-site"):
                     needs[line] = EXTRA_IMPORTS["aws"]  # uploads with boto3
-                elif command in ("verify", "status", "site"):
+                elif command in (
+                    "verify",
+                    "status",
+                    "report",
+                    "site",
+                ):  # report posts with requests
                     needs[line] = BASE_IMPORTS
                 else:
                     problems.append(f"runs `catalog {command}`: say here what it needs")
@@ -317,3 +322,250 @@ def test_an_sdk_imported_at_module_level_is_seen(tmp_path: Path, monkeypatch: An
     path = tmp_path / "mod.py"
     path.write_text("import os\nimport google.auth\nif TYPE_CHECKING:\n    import oci\n")
     assert _module_level_imports(path, "x") == {"os", "google.auth"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The publish job's steps, run as the workflow runs them
+
+
+def _steps(job: str) -> dict[str, dict[str, Any]]:
+    return {s["name"]: s for s in _job(load_workflow(), job)["steps"] if "name" in s}
+
+
+def _run_step(step: dict[str, Any], cwd: Path, env: dict[str, str]) -> Any:
+    import subprocess
+
+    script = step["run"]
+    # Expressions are GitHub's to expand; these steps must work from the environment alone.
+    assert "${{" not in script, step["name"]
+    return subprocess.run(
+        # GitHub runs `run:` with `bash --noprofile --norc -eo pipefail {0}`.
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+class _Hook:
+    """A JSON-accepting webhook on 127.0.0.1 that records what it gets."""
+
+    def __init__(self, status: int = 200) -> None:
+        import http.server
+        import json
+        import threading
+
+        got: list[Any] = []
+        self.got = got
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                got.append((self.headers["Content-Type"], json.loads(body)))
+                self.send_response(status)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook/SECRET-TOKEN"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _integrity_tests(folder: Path) -> None:
+    """The project's shared invariants and a test file per provider of this test."""
+    import shutil
+
+    folder.mkdir()
+    for name in ["__init__.py", "base.py", "conftest.py"]:
+        shutil.copy(ROOT / "integrity_tests" / name, folder / name)
+    for provider in ("aws", "lambdalabs"):
+        (folder / f"test_{provider}.py").write_text(
+            "from integrity_tests.base import BaseIntegrity\n\n\n"
+            f"class TestIt(BaseIntegrity):\n    provider = {provider!r}\n"
+        )
+
+
+def test_the_publish_steps_summarize_publish_and_fail_on_stale(tmp_path, monkeypatch) -> None:
+    """Build, Publish, Verify and Staleness of catalogs.yml, run by bash in subprocesses
+    against a moto S3 on 127.0.0.1: Lambda's collection has failed for four days (its limit
+    is 18 hours), AWS is fresh. The new version is published, the summary says Lambda is
+    stale, the Staleness step exits 3 and posts the summary to the webhook; a webhook that
+    fails changes nothing, and without a stale provider the step passes."""
+    import datetime as dt
+    import json
+    import os
+    import shutil
+
+    import boto3
+    from botocore.config import Config
+    from moto.server import ThreadedMotoServer
+
+    from gpuhunt._internal.formats.archive import read_archive
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.publish import build as pipeline
+    from gpuhunt._internal.publish import files, s3
+    from tests.helpers import item
+
+    steps = _steps("publish")
+    names = list(steps)
+    assert names.index("Build") < names.index("Publish") < names.index("Verify")
+    assert names.index("Verify") < names.index("Staleness")
+    assert "steps.build.outcome == 'success'" in steps["Staleness"]["if"]
+    assert steps["Build"]["id"] == "build"
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    hook = _Hook()
+    failing = _Hook(status=500)
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        aws_env = {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+        for k, v in aws_env.items():
+            monkeypatch.setenv(k, v)
+        client = boto3.client(
+            "s3", endpoint_url=endpoint, config=Config(s3={"addressing_style": "path"})
+        )
+        client.create_bucket(Bucket="catalogs")
+
+        lam = [item("lambdalabs", instance_name="gpu_1x_a10", gpu_name="A10", price=0.75)]
+        aws = [item("aws", instance_name="g5.xlarge", gpu_name="A10G", price=1.006)]
+        now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        old = (now - dt.timedelta(days=4)).isoformat()
+        first = pipeline.build_catalog(
+            "20261120-1",
+            {
+                "aws": pipeline.Collected(csv_bytes(aws), old),
+                "lambdalabs": pipeline.Collected(csv_bytes(lam), old),
+            },
+            None,
+            providers=["aws", "lambdalabs"],
+        )
+        files.write_build(first, tmp_path / "first")
+        s3.publish(tmp_path / "first", "catalogs", "v3", client=client)
+
+        work = tmp_path / "work"
+        (work / "catalogs").mkdir(parents=True)
+        (work / ".github").mkdir()
+        shutil.copy(ROOT / ".github" / "catalog-accept.json", work / ".github")
+        _integrity_tests(work / "integrity_tests")
+        # As the collect job leaves it after the artifact download: the CSV and its start time.
+        (work / "catalogs" / "aws.csv").write_bytes(csv_bytes(aws))
+        started = (now - dt.timedelta(minutes=20)).isoformat()
+        (work / "catalogs" / "aws.csv.meta.json").write_text(
+            json.dumps({"provider": "aws", "started_at": started})
+        )
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUHUNT_", "GITHUB_"))}
+        env.update(aws_env)
+        env.update(
+            PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+            CATALOG_BUCKET="catalogs",
+            CATALOG_REGION="us-east-1",
+            CATALOG_URL=f"{endpoint}/catalogs",
+            CATALOG_ACL="public-read",
+            PREFIX="v3",
+            GITHUB_RUN_NUMBER="7",
+            GITHUB_ENV=str(tmp_path / "github_env"),
+            GITHUB_STEP_SUMMARY=str(tmp_path / "step_summary.md"),
+            GPUHUNT_S3_ENDPOINT_URL=endpoint,
+            GPUHUNT_CACHE_DIR=str(tmp_path / "cache"),
+            NO_PROXY="127.0.0.1,localhost",
+            no_proxy="127.0.0.1,localhost",
+        )
+        version = f"{dt.datetime.now(dt.timezone.utc):%Y%m%d}-7"
+
+        done = _run_step(steps["Build"], work, env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert f"VERSION={version}" in (tmp_path / "github_env").read_text()
+        summary = (tmp_path / "step_summary.md").read_text()
+        assert summary == (work / "catalog-summary.md").read_text() + "\n"
+        assert f"## Catalog {version}" in summary and "**Stale: lambdalabs**" in summary
+        assert "| lambdalabs | STALE | 1 |" in summary and "since 20261120-1: no CSV" in summary
+        assert f"| aws | fresh | 1 | {started} |" in summary
+
+        for name in ("Publish", "Verify"):
+            done = _run_step(steps[name], work, env)
+            assert done.returncode == 0, (name, done.stderr[-3000:])
+        assert client.get_object(Bucket="catalogs", Key="v3/version")["Body"].read() == (
+            version.encode()
+        )
+        manifest = read_archive(
+            client.get_object(Bucket="catalogs", Key=f"v3/{version}/catalog.zip")["Body"].read()
+        ).manifest
+        assert manifest is not None and manifest["providers"]["aws"]["collected_at"] == started
+
+        # Published, and then the run fails: Lambda is four days old.
+        done = _run_step(steps["Staleness"], work, {**env, "GPUHUNT_ALERT_WEBHOOK": hook.url})
+        assert done.returncode == 3, done.stderr[-3000:]
+        assert "stale beyond the limit: lambdalabs" in done.stdout
+        ((content_type, posted),) = hook.got
+        assert content_type == "application/json"
+        assert posted["report"]["stale"] == ["lambdalabs"]
+        # The same summary, its ages as of the report.
+        assert posted["text"].startswith(f"## Catalog {version}\n\n**Stale: lambdalabs**")
+        assert "| lambdalabs | STALE | 1 |" in posted["text"]
+
+        done = _run_step(steps["Staleness"], work, {**env, "GPUHUNT_ALERT_WEBHOOK": failing.url})
+        assert done.returncode == 3 and len(failing.got) == 1
+        assert "the alert webhook failed (HTTP 500)" in done.stdout
+        assert "SECRET-TOKEN" not in done.stdout + done.stderr
+
+        # Lambda collected again: nothing stale, nothing to alert, the step passes, even with
+        # a webhook that fails.
+        shutil.rmtree(work / "build")
+        (work / "catalogs" / "lambdalabs.csv").write_bytes(csv_bytes(lam))
+        env["GITHUB_RUN_NUMBER"] = "8"
+        for name in ("Build", "Publish", "Verify"):
+            done = _run_step(steps[name], work, env)
+            assert done.returncode == 0, (name, done.stderr[-3000:])
+        done = _run_step(steps["Staleness"], work, {**env, "GPUHUNT_ALERT_WEBHOOK": failing.url})
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        assert len(failing.got) == 1 and "Stale" not in done.stdout
+    finally:
+        hook.close()
+        failing.close()
+        server.stop()
+
+
+def test_the_collect_job_uploads_the_start_time_and_takes_reference_secrets() -> None:
+    workflow = load_workflow()
+    collect = _job(workflow, "collect")
+    upload = next(s for s in collect["steps"] if s.get("name") == "Upload the CSV")
+    assert upload["with"]["path"].splitlines() == [
+        "catalogs/${{ matrix.provider }}.csv",
+        "catalogs/${{ matrix.provider }}.csv.meta.json",
+    ]
+    text = WORKFLOW.read_text(encoding="utf-8")
+    # The reference deployment's secret names work unchanged (docs/pipeline.md lists them).
+    for name in (
+        "secrets.AWS_ACCESS_KEY_ID",
+        "secrets.AWS_SECRET_ACCESS_KEY",
+        "secrets.AZURE_CLIENT_ID",
+        "secrets.AZURE_CLIENT_SECRET",
+        "secrets.AZURE_TENANT_ID",
+        "secrets.AZURE_SUBSCRIPTION_ID",
+        "vars.GCP_WORKLOAD_IDENTITY_PROVIDER",
+        "secrets.SLACK_WEBHOOK_URL",
+        "secrets[matrix.alias_",
+    ):
+        assert name in text, name
+    docs = (ROOT / "docs" / "pipeline.md").read_text(encoding="utf-8")
+    for secret in set(re.findall(r"secrets\.([A-Z0-9_]+)", text)):
+        assert f"`{secret}`" in docs, f"docs/pipeline.md does not list the secret {secret}"
+    for spec in registry.PROVIDERS:
+        if not spec.online:
+            for name in spec.env:
+                assert f"`{name}`" in docs, name

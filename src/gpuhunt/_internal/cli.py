@@ -192,9 +192,15 @@ def _collect(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     logging.getLogger().setLevel(logging.INFO)
+    import datetime as dt
+
     from gpuhunt._internal.formats import csv as catalog_csv
+    from gpuhunt._internal.publish.files import META_SUFFIX, collector_meta
 
     cls = registry.provider_class(args.provider)
+    # The data is as of when the collector started asking (the build's `collected_at`), not
+    # when the file was written, uploaded or downloaded.
+    started_at = dt.datetime.now(dt.timezone.utc)
     provider = cls.from_env()
     offers = provider.get(apply_filter=not args.no_filter)
     if not args.no_filter and hasattr(cls, "filter"):
@@ -207,7 +213,11 @@ def _collect(argv: list[str]) -> int:
     n = catalog_csv.write_csv_file(offers, tmp)
     import os
 
+    meta_tmp = f"{args.output}{META_SUFFIX}.tmp"
+    with open(meta_tmp, "wb") as f:
+        f.write(collector_meta(started_at, args.provider))
     os.replace(tmp, args.output)
+    os.replace(meta_tmp, f"{args.output}{META_SUFFIX}")
     logger.info("Wrote %d %s offers to %s", n, args.provider, args.output)
     return 0
 

@@ -32,10 +32,27 @@ class ProviderSpec:
     max_price_ratio: float = 2.0  # how far an instance type's median price may move, either way
     regions_may_vanish: bool = False
     gpus_may_vanish: bool = False
+    # Beyond these a change is a broken collection, never a repricing, and no run of agreeing
+    # collections publishes it (only an operator's accept does): prices read in cents move
+    # x100, per month instead of per hour x730; an SDK returning one page loses nearly all.
+    hard_price_ratio: float = 10.0
+    hard_offer_drop: float = 0.9
+    # How many consecutive collections that agree with each other publish a change the gate
+    # refused (the first refused one included): a real repricing is published by the third.
+    confirmations: int = 3
+    # Carried over for longer than this (hours; default 3x the cadence), the provider is stale
+    # and the workflow fails after publishing (docs/pipeline.md, `catalog report`).
+    stale_after_hours: int | None = None
 
     @property
     def module(self) -> str:
         return f"gpuhunt.providers.{self.name}"
+
+    @property
+    def stale_limit_hours(self) -> int:
+        return (
+            self.stale_after_hours if self.stale_after_hours is not None else 3 * self.cadence_hours
+        )
 
 
 # A marketplace lists what is for rent right now: offers, regions and GPU models come and go by the
@@ -46,6 +63,9 @@ MARKETPLACE: dict[str, Any] = dict(
     max_price_ratio=3.0,
     regions_may_vanish=True,
     gpus_may_vanish=True,
+    hard_offer_drop=0.95,
+    # Hourly, so 3x the cadence would alert on any three-hour API outage.
+    stale_after_hours=12,
 )
 
 PROVIDERS: tuple[ProviderSpec, ...] = (

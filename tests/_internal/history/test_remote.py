@@ -292,7 +292,8 @@ def test_build_carries_history_and_verify_checks_it(tmp_path, replayed, capsys):
         (CUT[1], V2, V2)
     }
 
-    # A history that does not match the manifest: verify names it, the next build refuses it.
+    # A history that does not match the manifest: verify names it; the next build starts the
+    # history again rather than stop, says so, and publishes the unreadable object aside.
     rel = f"{V2}/history.zip"
     good = (two / rel).read_bytes()
     table = archive.read_archive(good).csvs["lambdalabs"]
@@ -304,10 +305,23 @@ def test_build_carries_history_and_verify_checks_it(tmp_path, replayed, capsys):
         verify(str(two))
     capsys.readouterr()
     args = ["catalog", "build", "--input", tmp_path / "in-one", "--version", V3, "--previous", two]
-    assert gpuhunt(*args, "--output", tmp_path / "three") == 1
-    assert "--reset-history" in capsys.readouterr().err
-    assert gpuhunt(*args, "--output", tmp_path / "three", "--reset-history") == 0
-    assert verify(str(tmp_path / "three")).history_rows == len(replayed["lambdalabs"])
+    assert gpuhunt(*args, "--output", tmp_path / "three") == 0
+    out = capsys.readouterr().out
+    assert (
+        f"history: the price history starts again with this version: the price history of {V2} could not be read"
+        in out
+    )
+    checked = verify(str(tmp_path / "three"))
+    assert checked.history_rows == len(replayed["lambdalabs"])
+    reset = checked.manifest["history_reset"]
+    assert reset["previous_version"] == V2 and "does not match history_sha256" in reset["reason"]
+    assert reset["kept_as"].startswith(f"{V3}/history-unreadable-{V2}-")
+    assert (tmp_path / "three" / reset["kept_as"]).read_bytes() == (two / rel).read_bytes()
+    assert gpuhunt(*args, "--output", tmp_path / "four", "--reset-history") == 0
+    assert verify(str(tmp_path / "four")).manifest["history_reset"] == {
+        "reason": "--reset-history",
+        "previous_version": V2,
+    }
 
     # A history whose current rows are not the catalog's offers is caught too.
     (two / rel).write_bytes(good)
@@ -417,5 +431,7 @@ def test_a_published_table_that_does_not_parse_is_refused(tmp_path, replayed, ca
     assert gpuhunt("history", "--catalog-url", one) == 1
     assert "the lambdalabs history of 20261129-1: header is not" in capsys.readouterr().err
     args = ["catalog", "build", "--input", tmp_path / "in-one", "--version", V2, "--previous", one]
-    assert gpuhunt(*args, "--output", tmp_path / "two") == 1
-    assert "--reset-history" in capsys.readouterr().err
+    assert gpuhunt(*args, "--output", tmp_path / "two") == 0
+    assert "header is not the history format" in capsys.readouterr().out
+    manifest = verify(str(tmp_path / "two")).manifest
+    assert "header is not the history format" in manifest["history_reset"]["reason"]

@@ -225,3 +225,172 @@ def test_a_first_build_has_nothing_to_compare_with(tmp_path: Path):
         V1, {"aws": pipeline.Collected(csv(offers()[:1]), "x")}, None, providers=["aws"]
     )
     assert b.manifest["providers"]["aws"]["status"] == "fresh"
+
+
+# --------------------------------------------------------------------------- convergence
+
+
+def _chain(tmp_path: Path, previous_dir: Path, collections: list[list[CatalogItem]], **kw):
+    """Build one version per collection, each from the one before (read back from its folder
+    like `--previous`), and return the manifests' AWS entries."""
+    out = []
+    prev = previous_dir
+    for n, fresh in enumerate(collections, start=2):
+        version = f"20261130-{n}"
+        raw, error = files.load_previous(str(prev), ["aws", "lambdalabs"])
+        assert error is None and raw is not None
+        collected = {"aws": pipeline.Collected(csv(fresh), f"2026-11-30T0{n}:00:00+00:00")}
+        b = pipeline.build_catalog(
+            version,
+            collected,
+            raw,
+            providers=["aws"],
+            candidates=files.load_candidates(str(prev), raw),
+            **kw,
+        )
+        prev = tmp_path / version
+        files.write_build(b, prev)
+        out.append(b.manifest["providers"]["aws"])
+    return out
+
+
+def test_a_real_change_is_published_by_the_third_agreeing_collection(tmp_path, previous):
+    repriced = offers(factor=3)
+    first, second, third = _chain(tmp_path, tmp_path / "v1", [repriced] * 3)
+    for n, entry in enumerate([first, second], start=1):
+        assert entry["status"] == "carried_over" and entry["from_version"] == V1
+        assert entry["reason"].endswith(
+            f"(collection {n} of the 3 in a row that must agree with each other to publish it)"
+        )
+        assert entry["pending"]["confirmations"] == 3
+        assert [c["version"] for c in entry["pending"]["collections"]] == [
+            f"20261130-{i}" for i in range(2, n + 2)
+        ]
+    assert third["status"] == "fresh" and third["sha256"] == archive.sha256(csv(repriced))
+    assert third["accepted_by"] == "3 consecutive collections that agree with each other"
+    assert "moved beyond x2" in third["accepted_despite"]
+    assert [(c["version"], c["sha256"]) for c in third["evidence"]] == [
+        (f"20261130-{i}", archive.sha256(csv(repriced))) for i in (2, 3, 4)
+    ]
+    assert "pending" not in third
+
+
+def test_collections_that_disagree_start_the_count_again(tmp_path, previous):
+    entries = _chain(
+        tmp_path,
+        tmp_path / "v1",
+        [offers(factor=3), offers(factor=9), offers(factor=9), offers(factor=9)],
+    )
+    assert [e["status"] for e in entries] == ["carried_over"] * 3 + ["fresh"]
+    assert [len(e.get("pending", {}).get("collections", [])) for e in entries[:3]] == [1, 1, 2]
+
+
+def test_a_blip_consistent_with_the_published_data_is_published_at_once(tmp_path, previous):
+    entries = _chain(tmp_path, tmp_path / "v1", [offers()[:1], offers(factor=1.1)])
+    assert [e["status"] for e in entries] == ["carried_over", "fresh"]
+    assert "accepted_despite" not in entries[1]
+
+
+def test_an_unconfirmed_change_waits_through_a_run_without_a_collection(tmp_path, previous):
+    repriced = offers(factor=3)
+    (first,) = _chain(tmp_path, tmp_path / "v1", [repriced])
+    raw, _ = files.load_previous(str(tmp_path / "20261130-2"), ["aws"])
+    assert raw is not None
+    quiet = pipeline.build_catalog(
+        "20261130-3",
+        {},
+        raw,
+        providers=["aws"],
+        candidates=files.load_candidates(str(tmp_path / "20261130-2"), raw),
+    )
+    files.write_build(quiet, tmp_path / "20261130-3")
+    assert quiet.manifest["providers"]["aws"]["pending"] == first["pending"]
+    later = _chain(tmp_path / "later", tmp_path / "20261130-3", [repriced, repriced])
+    assert [e["status"] for e in later] == ["carried_over", "fresh"]
+
+
+@pytest.mark.parametrize(
+    "broken, why",
+    [(offers(factor=100), "moved beyond x10"), (offers()[:0] + offers()[:0], None)],
+    ids=["x100", "empty"],
+)
+def test_a_broken_collection_is_never_published_however_often_it_comes(
+    tmp_path, previous, broken, why
+):
+    entries = _chain(tmp_path, tmp_path / "v1", [broken] * 5)
+    assert all(e["status"] == "carried_over" and e["from_version"] == V1 for e in entries)
+    if why:
+        assert all(why in e["reason"] and "a broken collection" in e["reason"] for e in entries)
+        assert all("pending" not in e for e in entries)
+    else:
+        assert all(e["reason"] == "no offers" for e in entries)
+
+
+def test_an_operator_accepts_through_the_committed_file(tmp_path, previous, capsys):
+    import datetime as dt
+    import json
+
+    from gpuhunt._internal.errors import PipelineError
+    from gpuhunt._internal.publish import accept
+
+    path = tmp_path / "catalog-accept.json"
+    path.write_text(
+        json.dumps({"accept": [{"provider": "aws", "until": "2026-11-30", "why": "AWS repriced"}]})
+    )
+    in_force = dt.datetime(2026, 11, 30, 23, 59, tzinfo=dt.timezone.utc)
+    assert accept.active(path, in_force) == {
+        "aws": f"{path} (until 2026-12-01T00:00:00+00:00): AWS repriced"
+    }
+    assert accept.active(path, in_force + dt.timedelta(minutes=1)) == {}  # expired
+    assert accept.active(tmp_path / "none.json", in_force) == {}
+
+    # The CLI runs on the real clock: an entry in force until tomorrow.
+    tomorrow = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).date().isoformat()
+    path.write_text(
+        json.dumps({"accept": [{"provider": "aws", "until": tomorrow, "why": "AWS repriced"}]})
+    )
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "aws.csv").write_bytes(csv(offers(factor=100)))  # even beyond the hard limits
+    code = cli.main(
+        ["catalog", "build", "--input", str(folder), "--previous", str(tmp_path / "v1")]
+        + ["--version", V2, "--output", str(tmp_path / "out"), "--accept-file", str(path)]
+    )
+    assert code == 0 and "aws          fresh" in capsys.readouterr().out
+    raw, _ = files.load_previous(str(tmp_path / "out"), ["aws"])
+    assert raw is not None and raw.manifest is not None
+    entry = raw.manifest["providers"]["aws"]
+    assert entry["accepted_by"].endswith("): AWS repriced") and "x10" not in entry["accepted_by"]
+
+    for bad, message in [
+        ('{"accept": [{"provider": "aws", "until": "soon", "why": "x"}]}', "until 'soon'"),
+        ('{"accept": [{"provider": "vastai", "until": "2026-12-01", "why": "x"}]}', "offline"),
+        ('{"accept": [{"provider": "aws", "until": "2026-12-01"}]}', "say why"),
+        ('{"accept": [{"provider": "aws", "untl": "2026-12-01"}]}', "unknown key 'untl'"),
+        ("[", "not valid JSON"),
+    ]:
+        path.write_text(bad)
+        with pytest.raises(PipelineError, match=message):
+            accept.active(path, in_force)
+
+
+def test_the_committed_accept_file_is_valid():
+    import datetime as dt
+
+    from gpuhunt._internal.publish import accept
+
+    root = Path(__file__).resolve().parents[3]
+    accept.active(root / accept.DEFAULT_PATH, dt.datetime.now(dt.timezone.utc))
+
+
+def test_a_broken_collection_neither_counts_nor_breaks_a_count(tmp_path, previous):
+    from gpuhunt._internal.publish.verify import verify
+
+    repriced = offers(factor=3)
+    entries = _chain(tmp_path, tmp_path / "v1", [repriced, offers(factor=300), repriced, repriced])
+    assert [e["status"] for e in entries] == ["carried_over"] * 3 + ["fresh"]
+    assert entries[1]["pending"] == entries[0]["pending"] and "broken" in entries[1]["reason"]
+    assert len(entries[2]["pending"]["collections"]) == 2
+    assert len(entries[3]["evidence"]) == 3
+    # The version with the broken collection still holds the pending candidate, and verifies.
+    assert verify(str(tmp_path / "20261130-3")).manifest["providers"]["aws"]["pending"]

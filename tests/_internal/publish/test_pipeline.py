@@ -780,3 +780,31 @@ def test_workflows():
     assert "staging" in publish_steps
     release = (ROOT / ".github" / "workflows" / "release.yml").read_text()
     assert "gpuhunt/resources/catalog.zip" in release and "python -m build" in release
+
+
+ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
+
+
+def _public_reads(bucket: Bucket, key: str) -> list[str]:
+    grants = bucket.client.get_object_acl(Bucket=bucket.name, Key=key)["Grants"]
+    return [g["Permission"] for g in grants if g["Grantee"].get("URI") == ALL_USERS]
+
+
+def test_uploads_are_public_read_unless_told_not_to(tmp_path, collected, bucket, capsys):
+    """As the reference workflow (`aws s3 cp --acl public-read`): every object, pointers
+    included, is readable by everyone, without relying on a bucket policy."""
+    build(collected, V1, tmp_path / "v1")
+    publish(tmp_path / "v1", bucket)
+    keys = [k for k in bucket.object_keys()]
+    assert f"v3/{V1}/catalog.zip" in keys and "v3/version" in keys
+    for key in keys:
+        assert _public_reads(bucket, key) == ["READ"], key
+
+    # A bucket with ACLs disabled refuses them: --no-acl uploads without one.
+    bucket.prefix = "plain"
+    args = ["catalog", "publish", tmp_path / "v1", "--bucket", bucket.name, "--prefix", "plain"]
+    assert gpuhunt(*args, "--no-acl") == 0
+    plain = [k for k in bucket.object_keys() if k.startswith("plain/")]
+    assert f"plain/{V1}/catalog.zip" in plain and "plain/version" in plain
+    for key in plain:
+        assert _public_reads(bucket, key) == [], key

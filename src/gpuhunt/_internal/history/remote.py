@@ -36,6 +36,10 @@ class HistoryUnavailable(CatalogError):
     """The catalog has no price history (built before history was kept, or plain CSVs)."""
 
 
+class HistoryUnreadable(CatalogError):
+    """The previous catalog lists a price history that cannot be read (`previous_history`)."""
+
+
 @dataclass
 class HistorySet:
     """The verified history tables of one published version."""
@@ -189,10 +193,8 @@ def previous_history(
     url: str, previous: sources.RawCatalog, timeout: tuple[float, float]
 ) -> dict[str, bytes]:
     """The history tables to carry forward from the catalog a build reads as `--previous`.
-    Nothing when it has none yet; an error when it has one that cannot be read, since a build
-    without it would silently drop the history."""
-    from gpuhunt._internal.errors import PipelineError
-
+    Nothing when it has none yet; `HistoryUnreadable` when it has one that cannot be read, so
+    the build says it starts the history again (never silently)."""
     if previous.manifest is None:
         # Read in the per-provider layout (no archive pointer): no manifest says which version
         # each table's rows end at, so the history cannot be extended.
@@ -205,9 +207,8 @@ def previous_history(
         logger.warning("%s; the history starts with this version", e)
         return {}
     except CatalogError as e:
-        raise PipelineError(
-            f"The previous catalog's price history could not be read ({e}); fix it, or pass "
-            "--reset-history to start the history again from this version"
+        raise HistoryUnreadable(
+            f"the price history of {previous.version} could not be read ({e})"
         ) from e
     return got.tables
 

@@ -18,5 +18,9 @@ to S3, and check what was published (docs/pipeline.md says the same for humans).
   checks it against its manifest: every CSV's sha256 and row count, each column file against
   its CSV, the per-provider layout's copies and, for the latest version, that every pointer
   names it.
+- `gate`: the plausibility gate (soft limits, which agreeing collections override, and hard
+  limits, which only an operator does); `accept`: the committed accept file.
+- `report`: the per-provider summary (fresh, carried over, stale beyond the registry limit),
+  written to the job summary and posted to the alert webhook (`catalog report`).
 - `commands`: the argparse side.
 """

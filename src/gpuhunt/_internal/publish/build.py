@@ -9,8 +9,16 @@ offer, no row is malformed, and the integrity check given (the `integrity` modul
 passes on it. Then the plausibility gate (`publish/gate.py`, thresholds in the registry)
 compares it with the previous CSV: a large drop in offers, a vanished region or GPU model, or a
 median price per instance type moved beyond a ratio keeps the previous CSV, unless `accept`
-names the provider (`--accept PROVIDER`, `--accept-all`; the manifest then keeps
-`accepted_despite`). Otherwise the provider's CSV from the previous version is carried over
+names the provider (`--accept PROVIDER`, `--accept-all`, the accept file; the manifest then keeps
+`accepted_despite` and `accepted_by`).
+
+The gate converges: a refused CSV is kept with the version as a *candidate* (`{version}/
+candidates.zip`, its collections listed in the entry's `pending`), and the next collection is
+compared with it too, not only with the carried-over data. When `confirmations` consecutive
+collections (the refused one first) agree with each other, the change is real and the last of
+them is published, its entry recording the reason and the collections (`evidence`). A change
+beyond the gate's hard limits (a price x10 off, nearly every offer gone) is a broken collection:
+confirmations never publish it. Otherwise the provider's CSV from the previous version is carried over
 unchanged: status `carried_over`, `reason`, `from_version` and `collected_at` of the version that collected it (both
 survive repeated carry-overs). Every provider of the new version gets a per-provider object
 under the new version, so a pinned version is complete in both layouts. A provider with neither
@@ -68,6 +76,36 @@ class Build:
     objects: dict[str, bytes]  # path under the base -> content; immutable, uploaded first
     pointers: dict[str, bytes]  # `version` files, written last (the archive's one at the end)
     outcomes: list[Outcome] = field(default_factory=list)
+
+
+CANDIDATES = "candidates.zip"  # {version}/candidates.zip: the refused CSVs awaiting confirmation
+
+
+def _collection(version: str, got: Collected, rows: int) -> dict[str, Any]:
+    return {
+        "version": version,
+        "collected_at": got.collected_at,
+        "sha256": archive.sha256(got.data),
+        "rows": rows,
+    }
+
+
+def _pending_of(
+    entry: dict[str, Any] | None, candidates: dict[str, bytes], provider: str
+) -> tuple[dict[str, Any], bytes] | None:
+    """The previous version's unconfirmed change of `provider` and its last collection's CSV,
+    when both are there and match (else the chain starts again)."""
+    pending = (entry or {}).get("pending")
+    data = candidates.get(provider)
+    if not isinstance(pending, dict) or data is None:
+        return None
+    collections = pending.get("collections")
+    if not isinstance(collections, list) or not collections:
+        return None
+    last = collections[-1]
+    if not isinstance(last, dict) or last.get("sha256") != archive.sha256(data):
+        return None
+    return pending, data
 
 
 def check_version(version: str) -> str:
@@ -128,6 +166,10 @@ def build_catalog(
     accept: Container[str] = (),
     not_collected: dict[str, str] | None = None,
     previous_history: dict[str, bytes] | None = None,
+    accepted_by: dict[str, str] | None = None,
+    candidates: dict[str, bytes] | None = None,
+    history_reset: dict[str, Any] | None = None,
+    extra_objects: dict[str, bytes] | None = None,
 ) -> Build:
     """Decide each provider's CSV (fresh or carried over) and lay out both published formats.
 
@@ -139,6 +181,11 @@ def build_catalog(
     the manifest; by default "no CSV was collected".
     `previous_history` is the price history published with `previous` (provider -> table,
     see `history`); it is carried forward, and started afresh for providers without one.
+    `accepted_by`: who accepted a provider in `accept`, for the manifest (default: `--accept`).
+    `candidates`: the refused CSVs published with `previous` (`{version}/candidates.zip`).
+    `history_reset`: why the price history starts again with this version (the manifest's
+    `history_reset`); `extra_objects` are published with the version (the unreadable history
+    kept aside).
     """
     check_version(version)
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
@@ -151,18 +198,39 @@ def build_catalog(
     csvs: dict[str, bytes] = {}
     entries: dict[str, dict[str, Any]] = {}
     outcomes: list[Outcome] = []
+    before = ((previous.manifest or {}).get("providers") or {}) if previous is not None else {}
+    waiting: dict[str, bytes] = {}  # this version's candidates
     for p in providers:
         reason: str | None = (not_collected or {}).get(p, "no CSV was collected")
         got = collected.get(p)
+        pending: dict[str, Any] | None = None
         if got is not None:
             rows, reason = check_csv(got.data, p)
             if reason is None and integrity is not None:
                 reason = integrity(p, got.data)
             implausible = None
+            extra: dict[str, Any] = {}
             if reason is None and previous is not None:
-                implausible = gate.review(p, previous.csvs.get(p), got.data)
-                if implausible is not None and p not in accept:
-                    reason, implausible = implausible, None
+                verdict = gate.judge(p, previous.csvs.get(p), got.data)
+                implausible = verdict.reason
+                if implausible is not None and p in accept:
+                    extra["accepted_by"] = (accepted_by or {}).get(p, "the maintainer (--accept)")
+                elif implausible is not None:
+                    reason, pending, evidence = _confirm(
+                        p, version, got, rows, verdict, before.get(p), candidates or {}
+                    )
+                    if evidence is not None:
+                        needed = registry.spec(p).confirmations
+                        extra["accepted_by"] = (
+                            f"{needed} consecutive collections that agree with each other"
+                        )
+                        extra["evidence"] = evidence
+                    elif pending is not None:
+                        waiting[p] = _candidate_csv(
+                            pending, got.data, before.get(p), candidates or {}, p
+                        )
+                    if reason is None:
+                        implausible = f"{implausible} (confirmed)"
             if reason is None:
                 csvs[p] = got.data
                 entries[p] = {
@@ -175,7 +243,8 @@ def build_catalog(
                 if implausible is not None:
                     # Kept in the manifest, so the override is on record with what it overrode.
                     entries[p]["accepted_despite"] = implausible
-                    logger.warning("%s: %s; accepted by the maintainer", p, implausible)
+                    entries[p].update(extra)
+                    logger.warning("%s: %s; accepted by %s", p, implausible, extra["accepted_by"])
                 outcomes.append(Outcome(p, FRESH, rows, implausible))
                 continue
         carried = _carry_over(p, previous, previous_error, reason)
@@ -186,23 +255,31 @@ def build_catalog(
             outcomes.append(Outcome(p, "missing", 0, reason))
             continue
         csvs[p], entries[p] = carried
+        if pending is None and got is None:
+            # Not collected this time: an unconfirmed change keeps waiting for the next one.
+            kept = _pending_of(before.get(p), candidates or {}, p)
+            if kept is not None:
+                pending, waiting[p] = kept
+        if pending is not None:
+            entries[p]["pending"] = pending
         logger.warning(
             "%s: %s; carrying over its CSV from %s", p, reason, entries[p]["from_version"]
         )
         outcomes.append(Outcome(p, CARRIED_OVER, entries[p]["rows"], reason))
     if not csvs:
         raise PipelineError(f"Nothing to publish: no provider has a usable CSV for {version}")
-    manifest = {
+    manifest: dict[str, Any] = {
         "format_version": archive.FORMAT_VERSION,
         "version": version,
         "gpuhunt_version": __version__,
         "built_at": built_at,
         "providers": entries,
     }
+    if history_reset is not None:
+        manifest["history_reset"] = history_reset
     packed = {p: column_file(p, data) for p, data in csvs.items()}
     for p, data in packed.items():
         entries[p]["columns_sha256"] = archive.sha256(data)
-    before = ((previous.manifest or {}).get("providers") or {}) if previous is not None else {}
     tables = history.for_build(entries, csvs, previous_history or {}, before, built_at)
     for p, table in tables.items():
         entries[p]["history_sha256"] = archive.sha256(table)
@@ -219,8 +296,79 @@ def build_catalog(
     objects[f"{version}/{history.OBJECT}"] = history.pack(tables, version)
     for p in sorted(tables):
         objects[f"{p}/{version}/{history.OBJECT}"] = history.pack({p: tables[p]}, version)
+    if waiting:
+        objects[f"{version}/{CANDIDATES}"] = pack_candidates(waiting, version)
+    for rel, data in (extra_objects or {}).items():
+        objects[rel] = data
     pointers["version"] = version.encode()  # last: dicts keep insertion order
     return Build(version, manifest, objects, pointers, outcomes)
+
+
+def _confirm(
+    provider: str,
+    version: str,
+    got: Collected,
+    rows: int,
+    verdict: gate.Verdict,
+    entry: dict[str, Any] | None,
+    candidates: dict[str, bytes],
+) -> tuple[str | None, dict[str, Any] | None, list[dict[str, Any]] | None]:
+    """A fresh CSV the gate refused next to the published one: (why it is not published, or
+    None; the unconfirmed change to keep in the manifest; the agreeing collections that
+    confirm it, when they do)."""
+    assert verdict.reason is not None
+    this = _collection(version, got, rows)
+    known = _pending_of(entry, candidates, provider)
+    if verdict.broken is not None:
+        # Never confirmed, and it neither extends nor breaks a chain of good collections.
+        why = (
+            f"{verdict.reason}; beyond the hard limits ({verdict.broken}): a broken "
+            "collection, published only if an operator accepts it"
+        )
+        return why, known[0] if known else None, None
+    chain: list[dict[str, Any]] = [this]
+    first = verdict.reason
+    if known is not None:
+        pending, candidate = known
+        agrees = gate.judge(provider, candidate, got.data, against="the last collection")
+        if agrees.reason is None:
+            chain = [*pending["collections"], this]
+            first = str(pending.get("reason") or first)
+    needed = registry.spec(provider).confirmations
+    if len(chain) >= needed:
+        return None, None, chain
+    pending = {"reason": first, "collections": chain, "confirmations": needed}
+    why = (
+        f"{verdict.reason} (collection {len(chain)} of the {needed} in a row that must agree "
+        "with each other to publish it)"
+    )
+    return why, pending, None
+
+
+def _candidate_csv(
+    pending: dict[str, Any],
+    fresh: bytes,
+    entry: dict[str, Any] | None,
+    candidates: dict[str, bytes],
+    provider: str,
+) -> bytes:
+    """The CSV of the pending change's last collection: this one, or (when this one was broken
+    and left the change as it was) the previous version's candidate."""
+    if pending["collections"][-1]["sha256"] == archive.sha256(fresh):
+        return fresh
+    known = _pending_of(entry, candidates, provider)
+    assert known is not None and known[0] is pending
+    return known[1]
+
+
+def pack_candidates(csvs: dict[str, bytes], version: str) -> bytes:
+    """`{version}/candidates.zip`: the refused CSVs the next build compares with."""
+    manifest = {
+        "kind": "candidates",
+        "version": version,
+        "providers": {p: {"sha256": archive.sha256(d)} for p, d in csvs.items()},
+    }
+    return archive.write_archive(csvs, manifest)
 
 
 def column_file(provider: str, csv: bytes) -> bytes:

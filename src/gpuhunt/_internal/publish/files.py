@@ -4,27 +4,64 @@ providers over from, and the folder it writes (laid out like the bucket)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import GPUHuntError, PipelineInputError
+from gpuhunt._internal.formats import archive
 from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
-from gpuhunt._internal.publish.build import Build, Collected
+from gpuhunt._internal.publish.build import CANDIDATES, Build, Collected
 
 logger = logging.getLogger(__name__)
 
 DOWNLOAD_TIMEOUT = (10.0, 120.0)
 
 
+META_SUFFIX = ".meta.json"  # `python -m gpuhunt P --output X.csv` also writes X.csv.meta.json
+
+
+def collector_meta(started_at: dt.datetime, provider: str) -> bytes:
+    from gpuhunt._version import __version__
+
+    meta = {
+        "provider": provider,
+        "started_at": started_at.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "gpuhunt_version": __version__,
+    }
+    return (json.dumps(meta, indent=1) + "\n").encode()
+
+
+def _started_at(path: Path, provider: str) -> str | None:
+    """The collection's start time from the collector's side file, or None (no file, or one
+    that does not say; then the CSV's modification time stands in)."""
+    meta = path.with_name(path.name + META_SUFFIX)
+    if not meta.is_file():
+        return None
+    try:
+        doc = json.loads(meta.read_text(encoding="utf-8"))
+        when = dt.datetime.fromisoformat(str(doc["started_at"]).replace("Z", "+00:00"))
+        if doc.get("provider") not in (None, provider):
+            raise ValueError(f"it is {doc.get('provider')!r}'s")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        logger.warning("Ignoring %s (%s); using the CSV's modification time", meta, e)
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return when.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
 def read_input(
     directory: str | Path, providers: Sequence[str] | None = None
 ) -> dict[str, Collected]:
-    """The `{provider}.csv` files a collection left in `directory`; `collected_at` is each file's
-    modification time (the collector writes it once, at the end)."""
+    """The `{provider}.csv` files a collection left in `directory`. `collected_at` is when the
+    collector started (`{provider}.csv.meta.json`, written by `python -m gpuhunt P --output`);
+    without that file, the CSV's modification time, which after an artifact upload and
+    download is the download's time (docs/pipeline.md)."""
     folder = Path(directory)
     if not folder.is_dir():
         raise PipelineInputError(f"Input folder {folder} does not exist")
@@ -35,9 +72,30 @@ def read_input(
         if name not in providers:
             logger.warning("Ignoring %s: not an offline provider of this build", path)
             continue
-        mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
-        out[name] = Collected(path.read_bytes(), mtime.replace(microsecond=0).isoformat())
+        when = _started_at(path, name)
+        if when is None:
+            mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
+            when = mtime.replace(microsecond=0).isoformat()
+        out[name] = Collected(path.read_bytes(), when)
     return out
+
+
+def load_candidates(url: str, previous: RawCatalog) -> dict[str, bytes]:
+    """The refused CSVs published with `previous` (`{version}/candidates.zip`), which the gate
+    compares the next collections with. Any problem only restarts the confirmations."""
+    entries = (previous.manifest or {}).get("providers") or {}
+    if not any(isinstance(e, dict) and e.get("pending") for e in entries.values()):
+        return {}
+    rel = f"{previous.version}/{CANDIDATES}"
+    try:
+        fetcher = fetch.Fetcher(
+            url.rstrip("/"), DOWNLOAD_TIMEOUT, 2, allow_http=Settings.from_env().allow_http
+        )
+        got = archive.read_archive(fetcher.get(rel), source=rel)
+    except GPUHuntError as e:
+        logger.warning("Could not read %s (%s); unconfirmed changes start again", rel, e)
+        return {}
+    return dict(got.csvs)
 
 
 def load_previous(

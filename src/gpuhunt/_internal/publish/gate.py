@@ -4,7 +4,11 @@ the one it would replace?
 A CSV can be well formed and pass its integrity tests and still be a bad collection: a region
 whose API timed out, an SDK that silently returns one page, prices parsed in cents. Such a CSV is
 worse than yesterday's, so the build keeps yesterday's (carried over, with the reason) unless the
-maintainer accepts the change explicitly (`--accept PROVIDER` / `--accept-all`).
+maintainer accepts the change explicitly (`--accept PROVIDER` / `--accept-all`, or the committed
+accept file), or the next collections confirm it (`publish.build`: consecutive collections that
+agree with each other publish a real change by the `confirmations`-th one). A change beyond the
+hard limits (`hard_price_ratio`, `hard_offer_drop`) is a broken collection that confirmations
+never publish.
 
 Pure: bytes in, reasons out. The build decides what to do with them (`publish.build.build_catalog`);
 the thresholds live in the provider registry (`ProviderSpec.gate`), documented in
@@ -57,12 +61,19 @@ class Thresholds:
     max_price_ratio: float = 2.0
     regions_may_vanish: bool = False
     gpus_may_vanish: bool = False
+    hard_price_ratio: float = 10.0
+    hard_offer_drop: float = 0.9
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.max_offer_drop <= 1.0:
             raise ValueError(f"max_offer_drop must be within [0, 1], not {self.max_offer_drop}")
         if not self.max_price_ratio > 1.0:
             raise ValueError(f"max_price_ratio must be above 1, not {self.max_price_ratio}")
+        if not self.hard_price_ratio > 1.0 or not 0.0 <= self.hard_offer_drop <= 1.0:
+            raise ValueError(
+                f"hard_price_ratio must be above 1 and hard_offer_drop within [0, 1], not "
+                f"{self.hard_price_ratio}, {self.hard_offer_drop}"
+            )
 
 
 def limits(provider: str) -> Thresholds:
@@ -73,6 +84,8 @@ def limits(provider: str) -> Thresholds:
         max_price_ratio=s.max_price_ratio,
         regions_may_vanish=s.regions_may_vanish,
         gpus_may_vanish=s.gpus_may_vanish,
+        hard_price_ratio=s.hard_price_ratio,
+        hard_offer_drop=s.hard_offer_drop,
     )
 
 
@@ -140,6 +153,52 @@ def compare(previous: Summary, fresh: Summary, limits: Thresholds) -> list[str]:
             f"x{limits.max_price_ratio:g}: {shown}{more}"
         )
     return reasons
+
+
+def broken(previous: Summary, fresh: Summary, limits: Thresholds) -> list[str]:
+    """Why `fresh` is a broken collection next to `previous`, beyond any real change: the hard
+    limits. Agreeing collections never publish such a CSV; only an operator's accept does."""
+    # Never stricter than the soft limits: what those let through is not broken.
+    hard = Thresholds(
+        max_offer_drop=max(limits.hard_offer_drop, limits.max_offer_drop),
+        max_price_ratio=max(limits.hard_price_ratio, limits.max_price_ratio),
+        regions_may_vanish=True,
+        gpus_may_vanish=True,
+        hard_price_ratio=limits.hard_price_ratio,
+        hard_offer_drop=limits.hard_offer_drop,
+    )
+    return compare(previous, fresh, hard)
+
+
+@dataclass
+class Verdict:
+    """The gate's view of a fresh CSV next to a reference one: `reason` (None: plausible) and,
+    when it is beyond the hard limits, `broken` (why it can never be confirmed)."""
+
+    reason: str | None
+    broken: str | None = None
+
+
+def judge(
+    provider: str,
+    reference: bytes | None,
+    fresh: bytes,
+    thresholds: Thresholds | None = None,
+    *,
+    against: str = "the previous CSV",
+) -> Verdict:
+    if reference is None:
+        return Verdict(None)
+    thresholds = thresholds if thresholds is not None else limits(provider)
+    before, now = summarize(reference, provider), summarize(fresh, provider)
+    reasons = compare(before, now, thresholds)
+    if not reasons:
+        return Verdict(None)
+    hard = broken(before, now, thresholds)
+    return Verdict(
+        f"implausible next to {against}: " + "; ".join(reasons),
+        "; ".join(hard) if hard else None,
+    )
 
 
 def review(

@@ -20,6 +20,11 @@ ENDPOINT_ENV = "GPUHUNT_S3_ENDPOINT_URL"
 # Pointers must never be served stale by a cache in front of the bucket; versions never change.
 POINTER_CACHE_CONTROL = "no-cache, max-age=0"
 VERSION_CACHE_CONTROL = "public, max-age=31536000, immutable"
+# Every object is uploaded world-readable, as the reference workflow does (`--acl public-read`),
+# so a client reads a fresh bucket without a bucket policy. Buckets with ACLs disabled (S3
+# Object Ownership "bucket owner enforced") refuse any ACL: publish with `acl=None`
+# (`--no-acl`) and give the bucket the policy in docs/pipeline.md instead.
+PUBLIC_READ = "public-read"
 
 
 def s3_client(endpoint_url: str | None = None) -> Any:
@@ -56,8 +61,9 @@ def _error_code(e: Exception) -> str:
 class _Bucket:
     """The few S3 calls publishing needs, each turned into a `PipelineError` naming the key."""
 
-    def __init__(self, client: Any, bucket: str, prefix: str) -> None:
+    def __init__(self, client: Any, bucket: str, prefix: str, acl: str | None = None) -> None:
         self.client = client
+        self.acl = acl
         self.bucket = bucket
         self.prefix = prefix.strip("/")
         self.errors = _s3_errors()
@@ -94,6 +100,7 @@ class _Bucket:
         return self._call("GET", rel, read)
 
     def put(self, rel: str, data: bytes, *, pointer: bool) -> None:
+        extra = {"ACL": self.acl} if self.acl else {}
         self._call(
             "PUT",
             rel,
@@ -103,6 +110,7 @@ class _Bucket:
                 Body=data,
                 ContentType="text/plain" if pointer else "application/zip",
                 CacheControl=POINTER_CACHE_CONTROL if pointer else VERSION_CACHE_CONTROL,
+                **extra,
             ),
         )
 
@@ -132,10 +140,12 @@ def publish(
     client: Any = None,
     endpoint_url: str | None = None,
     overwrite: bool = False,
+    acl: str | None = PUBLIC_READ,
 ) -> Published:
-    """Upload a build: version objects, each checked in the bucket, then the pointers."""
+    """Upload a build: version objects, each checked in the bucket, then the pointers. Each
+    object gets `acl` (None: no ACL, for buckets with ACLs disabled)."""
     build = read_build(directory)
-    s3 = _Bucket(client if client is not None else s3_client(endpoint_url), bucket, prefix)
+    s3 = _Bucket(client if client is not None else s3_client(endpoint_url), bucket, prefix, acl)
     uploaded: list[str] = []
     skipped: list[str] = []
     for rel, data in build.objects.items():

@@ -16,7 +16,7 @@ from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
-from gpuhunt._internal.publish.build import CARRIED_OVER, FRESH, Build, count_rows
+from gpuhunt._internal.publish.build import CANDIDATES, CARRIED_OVER, FRESH, Build, count_rows
 from gpuhunt._internal.publish.files import DOWNLOAD_TIMEOUT
 from gpuhunt._internal.query import answers
 
@@ -94,10 +94,43 @@ def verify(url: str, *, version: str | None = None) -> Verified:
                 raise CatalogIntegrityError(
                     f"{base}/{p}/version names {pointer[:40]!r}, not the latest version {v}"
                 )
+    _verify_candidates(fetcher, base, v, entries)
+    kept = kept_aside(manifest)
+    if kept is not None:
+        fetcher.get(kept)  # the unreadable history, published for inspection
     from gpuhunt._internal.history import remote
 
     checked = remote.verify_history(base, v, entries, raw.csvs)
     return Verified(v, manifest, raw.csvs, checked.rows)
+
+
+def kept_aside(manifest: dict[str, Any]) -> str | None:
+    """The object holding the previous history the build could not read, if it kept one."""
+    reset = manifest.get("history_reset")
+    rel = reset.get("kept_as") if isinstance(reset, dict) else None
+    if not rel:
+        return None
+    v = str(manifest.get("version"))
+    name = str(rel).removeprefix(f"{v}/")
+    if not str(rel).startswith(f"{v}/") or "/" in name or not name.endswith(".zip"):
+        raise CatalogIntegrityError(f"history_reset.kept_as {str(rel)[:80]!r} is not under {v}/")
+    return str(rel)
+
+
+def _verify_candidates(
+    fetcher: fetch.Fetcher, base: str, version: str, entries: dict[str, Any]
+) -> None:
+    """Each unconfirmed change's last collection is in `{version}/candidates.zip`."""
+    pending = {p: e["pending"] for p, e in entries.items() if e.get("pending")}
+    if not pending:
+        return
+    where = f"{base}/{version}/{CANDIDATES}"
+    got = archive.read_archive(fetcher.get(f"{version}/{CANDIDATES}"), source=where)
+    for p, entry in pending.items():
+        last = (entry.get("collections") or [{}])[-1]
+        data = got.csvs.get(p)
+        if data is None or archive.sha256(data) != last.get("sha256"):
+            raise CatalogIntegrityError(f"{where}: {p}.csv is not the collection pending review")
 
 
 def _verify_column_file(raw: RawCatalog, provider: str, where: str) -> None:
@@ -140,5 +173,10 @@ def read_build(directory: str | Path) -> Build:
     if kept:  # checked by `verify` above
         for rel in [f"{v}/{history.OBJECT}", *(f"{p}/{v}/{history.OBJECT}" for p in kept)]:
             objects[rel] = (folder / rel).read_bytes()
+    if any(e.get("pending") for e in checked.manifest["providers"].values()):
+        objects[f"{v}/{CANDIDATES}"] = (folder / v / CANDIDATES).read_bytes()
+    kept_rel = kept_aside(checked.manifest)
+    if kept_rel is not None:
+        objects[kept_rel] = (folder / kept_rel).read_bytes()
     pointers["version"] = v.encode()
     return Build(v, checked.manifest, objects, pointers)

@@ -30,6 +30,11 @@ def register(cat_sub: Any) -> None:
     p.add_argument("site", help="the folder `gpuhunt catalog site` wrote")
     p.add_argument("--bucket", required=True)
     p.add_argument("--prefix", default="", help="the catalog's prefix, e.g. v3")
+    p.add_argument(
+        "--no-acl",
+        action="store_true",
+        help="upload without the public-read ACL (buckets with ACLs disabled)",
+    )
     p.set_defaults(run=_publish)
 
 
@@ -47,8 +52,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    from gpuhunt._internal.publish.s3 import PUBLIC_READ
     from gpuhunt._internal.site.publish import publish_site
 
-    keys = publish_site(args.site, args.bucket, args.prefix)
+    keys = publish_site(
+        args.site, args.bucket, args.prefix, acl=None if args.no_acl else PUBLIC_READ
+    )
     print(f"Published {len(keys)} objects: {', '.join(keys)}")
     return 0

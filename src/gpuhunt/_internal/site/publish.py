@@ -10,7 +10,7 @@ from typing import Any
 
 from gpuhunt._internal.errors import PipelineError
 from gpuhunt._internal.formats import archive
-from gpuhunt._internal.publish.s3 import POINTER_CACHE_CONTROL, s3_client
+from gpuhunt._internal.publish.s3 import POINTER_CACHE_CONTROL, PUBLIC_READ, s3_client
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +30,11 @@ def publish_site(
     *,
     client: Any = None,
     endpoint_url: str | None = None,
+    acl: str | None = PUBLIC_READ,
 ) -> list[str]:
-    """Upload `directory` (what `write_site` wrote) under `{prefix}/site/`; the keys written."""
+    """Upload `directory` (what `write_site` wrote) under `{prefix}/site/`; the keys written.
+    Each object gets `acl` (world-readable, as the catalog's objects; None for a bucket with
+    ACLs disabled, which needs the bucket policy of docs/pipeline.md)."""
     folder = Path(directory)
     missing = [name for name, _ in FILES if not (folder / name).is_file()]
     if missing:
@@ -51,6 +54,7 @@ def publish_site(
                 Body=body,
                 ContentType=content_type,
                 CacheControl=POINTER_CACHE_CONTROL if name == "index.html" else DATA_CACHE_CONTROL,
+                **({"ACL": acl} if acl else {}),
             )
             back = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
         except (BotoCoreError, ClientError) as e:
