@@ -20,7 +20,6 @@ LAYERS = [
         "errors",
         "registry",
         "freshness",
-        "gcpause",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff"},

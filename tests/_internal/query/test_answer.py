@@ -205,7 +205,7 @@ def test_offers_of_two_providers_with_one_instance_name_keep_their_provider_and_
 def test_an_empty_table_gives_empty_answers():
     t = build_table(csv_bytes([]).decode(), provider="aws")
     parts = answers.prepare(t)
-    assert all(len(a) == 0 for a in parts.arrays) and parts.lists == ([], [], [])
+    assert len(parts.shapes) == len(parts.shape_of_row) == 0
     assert answers.items(t, t.select(QueryFilter())) == []
 
 
