@@ -534,6 +534,10 @@ def main() -> int:
                 one["rss"] = run_rss(sys.executable, built, src)
                 one["rss_csv"] = run_rss(sys.executable, csv_url, src)
                 one["pool"] = run_pool(sys.executable, built, src)
+                # The same with glibc told to keep one malloc arena per two cores rather than
+                # one per thread (an environment setting of the server's, not the library's):
+                # what freed download and parse buffers left in the download threads' arenas.
+                one["rss_arenas"] = run_rss(sys.executable, built, {**src, "MALLOC_ARENA_MAX": "2"})
             if py:
                 # The reference reads only the CSVs; the CSV-only archives are what it is served.
                 one["reference"] = run_child(py, csv_url, args.inner, {}, mode=mode)
@@ -814,6 +818,12 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
             f"RSS (MiB, from before `import gpuhunt`): ours imports {rss['import'] * mib:.1f}, "
             f"after load {rss['load'] * mib:.1f}, all read {rss['read'] * mib:.1f}, peak "
             f"{rss['peak'] * mib:.1f} (process total)"
+            + (
+                f"; with MALLOC_ARENA_MAX=2 after load {first['rss_arenas']['load'] * mib:.1f}, "
+                f"all read {first['rss_arenas']['read'] * mib:.1f}"
+                if first.get("rss_arenas")
+                else ""
+            )
             + (
                 f"; 0.1.34 imports {first['ref_rss']['import'] * mib:.1f}, after load "
                 f"{first['ref_rss']['load'] * mib:.1f}, all read {first['ref_rss']['read'] * mib:.1f}"
