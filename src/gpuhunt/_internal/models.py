@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, fields
 from itertools import repeat, starmap
 from typing import Any, ClassVar, Protocol, Union
@@ -156,15 +156,23 @@ CatalogItem = _with_fields_view(CatalogItem)  # type: ignore[misc]
 _NEW_ARGS = (CatalogItem,)
 
 
-def build_offers(
-    shapes: list[Shape], locations: list[str], prices: list[float]
-) -> list[CatalogItem]:
-    """Offers from their parts, one per position (no validation: the catalog's rows were
-    validated when it was read). Fifteen slot stores an offer, no other object made."""
-    # The objects are made by a C loop, so the Python loop only stores. starmap hands
-    # `object.__new__` one ready-made argument tuple: map would build a tuple a call.
-    out: list[CatalogItem] = list(starmap(object.__new__, repeat(_NEW_ARGS, len(prices))))
-    for item, shape, location, price in zip(out, shapes, locations, prices):
+def new_offers(n: int) -> list[CatalogItem]:
+    """`n` offers with no field set yet, for `fill_offers`. All are made at once, by a C loop
+    (starmap hands `object.__new__` one ready-made argument tuple: map would build a tuple a
+    call): the collections their allocation starts then find them empty, quick to trace."""
+    return list(starmap(object.__new__, repeat(_NEW_ARGS, n)))
+
+
+def fill_offers(
+    offers: Iterable[CatalogItem],
+    shapes: list[Shape],
+    locations: list[str],
+    prices: list[float],
+) -> None:
+    """Set the fields of `offers` from their parts, one per position, until `offers` ends (no
+    validation: the catalog's rows were validated when it was read). Fifteen slot stores an
+    offer, no object made."""
+    for item, shape, location, price in zip(offers, shapes, locations, prices):
         (
             item.provider,
             item.instance_name,
@@ -182,7 +190,6 @@ def build_offers(
         ) = shape
         item.location = location
         item.price = price
-    return out
 
 
 @dataclass

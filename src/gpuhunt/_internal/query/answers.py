@@ -13,12 +13,13 @@ from __future__ import annotations
 import heapq
 import json
 import operator
+from itertools import islice
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from gpuhunt._internal.frozen import freeze
-from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, build_offers
+from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, fill_offers, new_offers
 from gpuhunt._internal.query.table import ARCHS, VENDORS, Table
 
 # The answer's type. gpuhunt 0.1.x returned a plain list, and so does this version again (an
@@ -50,6 +51,12 @@ class OfferParts(NamedTuple):
     locations: np.ndarray  # object array of str, indexed by the table's location codes
 
 
+# Offers are filled this many at a time: the lists they are filled from (three pointers an
+# offer, and the arrays they are gathered from) stay this small instead of growing with the
+# answer, and the allocator does not keep their freed memory as the answer's size.
+_SLICE = 1 << 16
+
+
 def items(table: Table, rows: np.ndarray) -> list[CatalogItem]:
     """The offers of `rows`, new objects for every call (so no caller sees another's
     changes). An offer's fields are the values its instance type's offers share (one `Shape`
@@ -57,16 +64,18 @@ def items(table: Table, rows: np.ndarray) -> list[CatalogItem]:
     if len(rows) == 0:
         return []
     parts = prepare(table)
-    if len(rows) == len(table):  # every offer, in order (rows are distinct and sorted)
-        shape_of_row, location, price = parts.shape_of_row, table.location, table.price
-    else:
-        shape_of_row = parts.shape_of_row[rows]
-        location, price = table.location[rows], table.price[rows]
-    return build_offers(
-        parts.shapes[shape_of_row].tolist(),
-        parts.locations[location].tolist(),
-        price.tolist(),
-    )
+    every = len(rows) == len(table)  # every offer, in order (rows are distinct and sorted)
+    out = new_offers(len(rows))
+    unfilled = iter(out)
+    for start in range(0, len(rows), _SLICE):
+        part = slice(start, start + _SLICE) if every else rows[start : start + _SLICE]
+        fill_offers(
+            islice(unfilled, _SLICE),
+            parts.shapes[parts.shape_of_row[part]].tolist(),
+            parts.locations[table.location[part]].tolist(),
+            table.price[part].tolist(),
+        )
+    return out
 
 
 def prepare(table: Table) -> OfferParts:
