@@ -203,11 +203,21 @@ QUERIES = {
 }
 
 CHILD = r"""
-import gc, json, os, statistics, sys, tempfile, threading, time, tracemalloc
+import dataclasses, gc, json, os, statistics, sys, tempfile, threading, time, tracemalloc
+from itertools import starmap
 import gpuhunt
 runs = int(sys.argv[1]); queries = json.loads(sys.argv[2]); mode = sys.argv[3]
 Catalog = gpuhunt.Catalog  # import outside the measured region
 med = statistics.median
+
+def read_all(offers):
+    # What a caller does with an answer: every offer's 7 fields read (dstack reads these and
+    # more to make an offer of its own of each).
+    n = 0
+    for o in offers:
+        o.provider; o.instance_name; o.location; o.price; o.gpu_count; o.gpu_name; o.spot
+        n += 1
+    return n
 
 def clock():
     return time.perf_counter(), time.process_time()
@@ -229,7 +239,7 @@ for _ in range(runs):
     cat = fresh_catalog()
     t = clock(); cat.load(); w, u = since(t); loads.append(w); load_cpu.append(u)
     # (The answer is freed after the clock stops, as in the query figures below.)
-    t = clock(); a = cat.query(); n = sum(1 for _ in a); w, u = since(t); firsts.append(w); first_cpu.append(u)
+    t = clock(); a = cat.query(); n = read_all(a); w, u = since(t); firsts.append(w); first_cpu.append(u)
     del a
     c = cat
 res.update(offers=n, load_s=med(loads), load_cpu_s=med(load_cpu), loads=loads,
@@ -250,7 +260,7 @@ if mode != "queries":  # (memory hardly varies between rounds: measured in the f
     m = fresh_catalog(); m.load(); gc.collect()
     res["bytes_per_offer"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
     held = m.query()
-    for item in held: pass
+    read_all(held)
     gc.collect()
     res["bytes_per_offer_after_read"] = tracemalloc.get_traced_memory()[0] / max(n, 1)
     tracemalloc.stop(); del held, m; gc.collect()
@@ -260,11 +270,36 @@ if mode in ("all", "queries"):
     for name, kw in queries.items():
         full, head10 = [], []
         for _ in range(runs):
-            t = time.perf_counter(); r = c.query(**kw); count = sum(1 for _ in r); full.append(time.perf_counter() - t)
+            t = time.perf_counter(); r = c.query(**kw); count = read_all(r); full.append(time.perf_counter() - t)
             del r
-            t = time.perf_counter(); r = c.query(**kw); head = [r[i] for i in range(min(10, len(r)))]; head10.append(time.perf_counter() - t)
-            del r, head
+            t = time.perf_counter(); r = c.query(**kw); read_all(r[:10]); head10.append(time.perf_counter() - t)
+            del r
         res["queries"][name] = {"full_s": med(full), "first10_s": med(head10), "answer": count}
+    # The unfiltered answer split into building it and reading its offers' 7 fields, against
+    # the floor: the same number of plain slotted objects with the same 15 fields, made by a
+    # constructor from ready tuples of the values, and the same 7 fields read.
+    names = [f.name for f in dataclasses.fields(gpuhunt.CatalogItem)]
+    src = "class Plain:\n    __slots__ = %r\n    def __init__(self, %s):\n" % (tuple(names), ", ".join(names))
+    src += "".join("        self.%s = %s\n" % (f, f) for f in names)
+    space = {}; exec(src, space); Plain = space["Plain"]
+    a = c.query(); rows = [tuple(getattr(o, f) for f in names) for o in a]; del a
+    build, read, floor_build, floor_read, build_nogc = [], [], [], [], []
+    for _ in range(runs):
+        # What a caller who chooses to pause the collector around its query gets (the
+        # library itself never touches it).
+        gc.disable(); t = time.perf_counter(); a = c.query(); build_nogc.append(time.perf_counter() - t); gc.enable()
+        del a
+        t = time.perf_counter(); a = c.query(); build.append(time.perf_counter() - t)
+        t = time.perf_counter(); read_all(a); read.append(time.perf_counter() - t)
+        del a
+        t = time.perf_counter(); p = list(starmap(Plain, rows)); floor_build.append(time.perf_counter() - t)
+        t = time.perf_counter(); read_all(p); floor_read.append(time.perf_counter() - t)
+        del p
+    res["unfiltered_split"] = {"build_s": med(build), "read_s": med(read),
+                               "floor_build_s": med(floor_build), "floor_read_s": med(floor_read),
+                               "build_caller_gc_off_s": med(build_nogc),
+                               "offers": len(rows)}
+    del rows
 if mode == "all":
     # 16 threads query: first with nothing else running, then while a reload runs.
     latencies = []; stop = threading.Event()
@@ -288,6 +323,102 @@ if mode == "all":
     res["queries_during_reload"] = len(latencies)
 print("RESULT " + json.dumps(res))
 """
+
+# Resident memory as a user's process sees it: VmRSS growth from before `import gpuhunt`
+# (numpy's import and the library's own included) to after a load, and to after an unfiltered
+# answer whose every offer had its 7 fields read, held. A process of its own, so that nothing
+# measured before (timed loads, tracemalloc) is in it. With argv[1] == "pool" it is one of
+# several workers: it reports RSS and PSS (/proc/self/smaps_rollup) after its load, when the
+# parent says all of them have loaded, so that shared pages are divided among them.
+RSS_CHILD = r"""
+import gc, json, sys
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+def pss():
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+start = status("VmRSS")
+import gpuhunt
+imported = status("VmRSS")
+c = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
+c.load(); gc.collect()
+loaded = status("VmRSS")
+if sys.argv[1] == "pool":
+    print("READY", flush=True); sys.stdin.readline()
+    print("RESULT " + json.dumps({"rss": loaded - start, "pss": pss(), "rss_total": loaded}), flush=True)
+    sys.stdin.readline()
+    sys.exit(0)
+a = c.query(); n = 0
+for o in a:
+    o.provider; o.instance_name; o.location; o.price; o.gpu_count; o.gpu_name; o.spot
+    n += 1
+gc.collect()
+read = status("VmRSS")
+print("RESULT " + json.dumps({"offers": n, "import": imported - start, "load": loaded - start,
+                              "read": read - start, "peak": status("VmHWM")}))
+"""
+
+
+def run_rss(python: str, url: str, env_extra: dict[str, str]) -> dict:
+    env = dict(
+        os.environ, GPUHUNT_CATALOG_URL=url, GPUHUNT_CACHE_DIR=tempfile.mkdtemp(), **env_extra
+    )
+    out = subprocess.run(
+        [python, "-c", RSS_CHILD, "one"], env=env, capture_output=True, text=True, timeout=3600
+    )
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"RSS child failed:\n{out.stderr[-3000:]}")
+
+
+def run_pool(python: str, url: str, env_extra: dict[str, str], workers: int = 4) -> dict:
+    """`workers` processes with one disk cache (warmed by a process before them, as a server's
+    workers find it after the first start), all loaded at once: RSS and PSS of each."""
+    env = dict(
+        os.environ, GPUHUNT_CATALOG_URL=url, GPUHUNT_CACHE_DIR=tempfile.mkdtemp(), **env_extra
+    )
+    subprocess.run([python, "-c", RSS_CHILD, "one"], env=env, capture_output=True, timeout=3600)
+    procs = [
+        subprocess.Popen(
+            [python, "-c", RSS_CHILD, "pool"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(workers)
+    ]
+    results = []
+    try:
+        for p in procs:  # every worker loaded ...
+            assert p.stdout is not None and p.stdout.readline().startswith("READY")
+        for p in procs:  # ... before any measures
+            assert p.stdin is not None and p.stdout is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        for p in procs:
+            assert p.stdout is not None
+            results.append(json.loads(p.stdout.readline()[7:]))
+    finally:
+        for p in procs:
+            if p.stdin is not None:
+                p.stdin.close()
+            p.wait(timeout=600)
+    return {
+        "rss": statistics.median(r["rss"] for r in results),
+        "pss": statistics.median(r["pss"] for r in results) if results[0]["pss"] else None,
+        "rss_total": statistics.median(r["rss_total"] for r in results),
+    }
+
 
 # What a terminal user runs. gpuhunt 0.1.34 has no query command and no disk cache, so its
 # equivalent is a script that queries the catalog (downloading it) and prints ten offers.
@@ -404,10 +535,21 @@ def main() -> int:
                 "csv_only": run_child(sys.executable, csv_url, args.inner, src, mode="load"),
                 "cli": time_cli(sys.executable, CLI_OURS, csv_url, src, 1),
             }
+            if k == 0:  # resident memory hardly varies between rounds: the first only
+                one["rss"] = run_rss(sys.executable, built, src)
+                one["rss_csv"] = run_rss(sys.executable, csv_url, src)
+                one["pool"] = run_pool(sys.executable, built, src)
+                # The same with glibc told to keep one malloc arena per two cores rather than
+                # one per thread (an environment setting of the server's, not the library's):
+                # what freed download and parse buffers left in the download threads' arenas.
+                one["rss_arenas"] = run_rss(sys.executable, built, {**src, "MALLOC_ARENA_MAX": "2"})
             if py:
                 # The reference reads only the CSVs; the CSV-only archives are what it is served.
                 one["reference"] = run_child(py, csv_url, args.inner, {}, mode=mode)
                 one["ref_cli"] = time_cli(py, CLI_REFERENCE, csv_url, {}, 1)
+                if k == 0:
+                    one["ref_rss"] = run_rss(py, csv_url, {})
+                    one["ref_pool"] = run_pool(py, csv_url, {})
             rounds.append(one)
             print(f"round {k + 1} of {args.runs} done", file=sys.stderr)
         server.shutdown()
@@ -520,6 +662,64 @@ def _figures() -> list[tuple[str, str, Any, Any, str, float]]:
             1,
         ),
     ]
+
+    def per_offer(key: str, name: str) -> Any:
+        def get(r: dict) -> Any:
+            m = r.get(key)
+            return m[name] / m["offers"] if m and m.get(name) is not None else None
+
+        return get
+
+    def pool(key: str, name: str) -> Any:
+        def get(r: dict) -> Any:
+            m, n = r.get(key), r.get("rss", {}).get("offers")
+            return m[name] / n if m and n and m.get(name) is not None else None
+
+        return get
+
+    for label, ours_key, ref_key, name in (
+        ("RSS/offer: the imports alone (numpy ...)", "rss", "ref_rss", "import"),
+        ("RSS/offer after load (col.)", "rss", "ref_rss", "load"),
+        ("RSS/offer all read, held (col.)", "rss", "ref_rss", "read"),
+        ("RSS/offer after load (CSV)", "rss_csv", "ref_rss", "load"),
+        ("RSS/offer all read, held (CSV)", "rss_csv", "ref_rss", "read"),
+    ):
+        rows.append((label, "size", per_offer(ours_key, name), per_offer(ref_key, name), "B", 1))
+    rows.append(
+        (
+            "RSS/offer, each of 4 workers (col.)",
+            "size",
+            pool("pool", "rss"),
+            pool("ref_pool", "rss"),
+            "B",
+            1,
+        )
+    )
+    rows.append(
+        (
+            "PSS/offer, each of 4 workers (col.)",
+            "size",
+            pool("pool", "pss"),
+            pool("ref_pool", "pss"),
+            "B",
+            1,
+        )
+    )
+    for label, name in (
+        ("unfiltered: build the answer (no read)", "build_s"),
+        ("unfiltered: read 7 fields of each offer", "read_s"),
+        ("  build, caller disabled gc around it", "build_caller_gc_off_s"),
+    ):
+        rows.append(
+            (
+                label,
+                "time",
+                at("ours", "unfiltered_split", name),
+                at("reference", "unfiltered_split", name),
+                "ms",
+                1000,
+            )
+        )
     for name in QUERIES:
         rows.append((f"query: {name}", "time", *q(name), "ms", 1000))
 
@@ -592,6 +792,51 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
     if has_ref:
         loads = [x for r in rounds for x in r["reference"]["loads"]]
         print(f"reference loads (s): {', '.join(f'{x:.2f}' for x in loads)}")
+
+    splits = [r["ours"]["unfiltered_split"] for r in rounds if "unfiltered_split" in r["ours"]]
+    if splits:
+
+        def med(key: str) -> float:
+            return statistics.median(x[key] for x in splits)
+
+        n_split = splits[0]["offers"]
+        ours_s, floor_s = med("build_s") + med("read_s"), med("floor_build_s") + med("floor_read_s")
+        ns = 1e9 / (7 * n_split)
+        print(
+            f"the floor ({n_split} plain slotted objects, the same 15 fields, made from ready "
+            f"tuples, 7 fields read): {floor_s * 1000:.1f} ms (build {med('floor_build_s') * 1000:.1f}"
+            f" + read {med('floor_read_s') * 1000:.1f}); ours, unfiltered query + 7 fields read: "
+            f"{ours_s * 1000:.1f} ms = {ours_s / floor_s:.2f}x the floor"
+        )
+        line = (
+            f"field read: ours {med('read_s') * ns:.1f} ns, a plain slot "
+            f"{med('floor_read_s') * ns:.1f} ns"
+        )
+        refs = [r["reference"]["unfiltered_split"] for r in rounds if r.get("reference")]
+        if refs:
+            ref_read = statistics.median(x["read_s"] for x in refs)
+            line += f", 0.1.34 {ref_read * 1e9 / (7 * refs[0]['offers']):.1f} ns"
+        print(line + " (a field: 7 fields of every offer of the unfiltered answer, per field)")
+    rss = first.get("rss")
+    if rss:
+        mib = 1 / 2**20
+        print(
+            f"RSS (MiB, from before `import gpuhunt`): ours imports {rss['import'] * mib:.1f}, "
+            f"after load {rss['load'] * mib:.1f}, all read {rss['read'] * mib:.1f}, peak "
+            f"{rss['peak'] * mib:.1f} (process total)"
+            + (
+                f"; with MALLOC_ARENA_MAX=2 after load {first['rss_arenas']['load'] * mib:.1f}, "
+                f"all read {first['rss_arenas']['read'] * mib:.1f}"
+                if first.get("rss_arenas")
+                else ""
+            )
+            + (
+                f"; 0.1.34 imports {first['ref_rss']['import'] * mib:.1f}, after load "
+                f"{first['ref_rss']['load'] * mib:.1f}, all read {first['ref_rss']['read'] * mib:.1f}"
+                if first.get("ref_rss")
+                else ""
+            )
+        )
 
     def ms(x: float | None) -> str:
         return f"{x * 1000:.1f} ms" if x is not None else "-"

@@ -21,7 +21,6 @@ LAYERS = [
         "errors",
         "registry",
         "freshness",
-        "gcpause",
         "validate",
         "geography",
         "collapse",

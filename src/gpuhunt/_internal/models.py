@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import enum
-import operator
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, fields
 from itertools import repeat, starmap
 from typing import Any, ClassVar, Protocol, Union
@@ -57,17 +56,8 @@ class AMDArchitecture(enum.Enum):
         return cls(value.upper())
 
 
-class _Factory:
-    """Default of `flags` and `provider_data`: a new empty list/dict for each offer."""
-
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-_NEW: Any = _Factory()
-
-# What offers of one instance type share: all fields but location and price (spot too: an
-# object fewer to store per offer, for at most twice as many shapes).
+# What offers of one instance type share: all fields but location and price (spot too: one
+# tuple fewer to gather per offer, for at most twice as many shapes).
 SHAPE_FIELDS = (
     "provider",
     "instance_name",
@@ -84,65 +74,11 @@ SHAPE_FIELDS = (
     "spot",
 )
 
-
-class Shape:
-    """The fields an offer shares with the other offers of its instance type (in the catalog,
-    one object for all of them). Never changed once an offer holds it: setting one of these
-    fields on an offer gives that offer a changed copy."""
-
-    __slots__ = SHAPE_FIELDS
-
-    provider: str
-    instance_name: str
-    cpu: int
-    memory: float
-    gpu_count: int
-    gpu_name: str | None
-    gpu_memory: float | None
-    disk_size: float | None
-    gpu_vendor: AcceleratorVendor | None
-    flags: list[str]
-    cpu_arch: CPUArchitecture
-    provider_data: JSONObject
-    spot: bool
-
-    def __init__(
-        self,
-        provider: str,
-        instance_name: str,
-        cpu: int,
-        memory: float,
-        gpu_count: int,
-        gpu_name: str | None,
-        gpu_memory: float | None,
-        disk_size: float | None,
-        gpu_vendor: AcceleratorVendor | None,
-        flags: list[str],
-        cpu_arch: CPUArchitecture,
-        provider_data: JSONObject,
-        spot: bool,
-    ) -> None:
-        self.provider = provider
-        self.instance_name = instance_name
-        self.cpu = cpu
-        self.memory = memory
-        self.gpu_count = gpu_count
-        self.gpu_name = gpu_name
-        self.gpu_memory = gpu_memory
-        self.disk_size = disk_size
-        self.gpu_vendor = gpu_vendor
-        self.flags = flags
-        self.cpu_arch = cpu_arch
-        self.provider_data = provider_data
-        self.spot = spot
-
-    def replaced(self, name: str, value: Any) -> Shape:
-        new = Shape(*[getattr(self, f) for f in SHAPE_FIELDS])
-        setattr(new, name, value)
-        return new
+# An instance type's shared values in the order of SHAPE_FIELDS (one tuple for all its offers).
+Shape = tuple
 
 
-@dataclass  # keeps the __init__ below (dataclass never replaces one the class defines)
+@dataclass(slots=True)
 class CatalogItem:
     """One offer: an instance type in a location at an hourly price.
 
@@ -150,13 +86,10 @@ class CatalogItem:
     `flags` hide offers from consumers that cannot handle them; `provider_data` carries
     provider-specific details as JSON-compatible values.
 
-    A dataclass whose fields read and write like plain attributes. Offers from the catalog
-    share their instance type's fields (one `Shape`) and hold only location and price of their
-    own, which makes them small and quick to build; their `flags` and `provider_data`
-    are read-only (`FrozenList`, `FrozenDict`) because other offers share them.
+    A dataclass with a slot per field, so reading any field is a slot read. Offers from the
+    catalog share their instance type's values (the same objects, not copies), so their `flags`
+    and `provider_data` are read-only (`FrozenList`, `FrozenDict`); replace them to change them.
     """
-
-    __slots__ = ("_shape", "location", "price")
 
     provider: str
     instance_name: str
@@ -174,43 +107,6 @@ class CatalogItem:
     cpu_arch: CPUArchitecture = CPUArchitecture.X86
     provider_data: JSONObject = field(default_factory=dict)
 
-    def __init__(
-        self,
-        provider: str,
-        instance_name: str,
-        location: str,
-        price: float,
-        cpu: int,
-        memory: float,
-        gpu_count: int,
-        gpu_name: str | None,
-        gpu_memory: float | None,
-        spot: bool,
-        disk_size: float | None,
-        gpu_vendor: AcceleratorVendor | None = None,
-        flags: list[str] = _NEW,
-        cpu_arch: CPUArchitecture = CPUArchitecture.X86,
-        provider_data: JSONObject = _NEW,
-    ) -> None:
-        self._shape = Shape(
-            provider,
-            instance_name,
-            cpu,
-            memory,
-            gpu_count,
-            gpu_name,
-            gpu_memory,
-            disk_size,
-            gpu_vendor,
-            [] if flags is _NEW else flags,
-            cpu_arch,
-            {} if provider_data is _NEW else provider_data,
-            spot,
-        )
-        self.location = location
-        self.price = price
-        self.__post_init__()
-
     def __post_init__(self) -> None:
         if self.gpu_count and self.gpu_vendor is None:
             raise ValueError(f"gpu_vendor is required when gpu_count is non-zero: {self}")
@@ -223,14 +119,9 @@ class CatalogItem:
         # Pickles written by gpuhunt 0.1.x hold the instance dict.
         if isinstance(state, tuple):  # (dict, slots) as the default protocol gives
             state = {**(state[0] or {}), **(state[1] or {})}
-        self._shape = Shape(*[state.get(f) for f in SHAPE_FIELDS])
+        for f in _FIELD_NAMES:
+            setattr(self, f, state.get(f))
         self.location, self.price = state["location"], state["price"]
-
-    @property  # type: ignore[misc]
-    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
-        """The fields by name, for code written when offers had an instance dict (`vars(item)`,
-        `item.__dict__`). A snapshot: changing it does not change the offer."""
-        return {f: getattr(self, f) for f in _FIELD_NAMES}
 
     @property
     def price_per_gpu(self) -> float | None:
@@ -266,36 +157,62 @@ class CatalogItem:
 _FIELD_NAMES = tuple(f.name for f in fields(CatalogItem))
 
 
-def _shape_property(name: str) -> property:
-    def set_field(item: CatalogItem, value: Any) -> None:
-        item._shape = item._shape.replaced(name, value)
-
-    # attrgetter reads through the shape in C: as quick as a plain attribute, nearly.
-    return property(operator.attrgetter(f"_shape.{name}"), set_field)
+def _fields_by_name(self: CatalogItem) -> dict[str, Any]:
+    """The fields by name, for code written when offers had an instance dict (`vars(item)`,
+    `item.__dict__`). A snapshot: changing it does not change the offer."""
+    return {f: getattr(self, f) for f in _FIELD_NAMES}
 
 
-for _name in SHAPE_FIELDS:
-    setattr(CatalogItem, _name, _shape_property(_name))
-del _name
+def _with_fields_view(cls: type) -> Any:
+    """`cls` made again with `__dict__` as `_fields_by_name`: `dataclass(slots=True)` drops a
+    `__dict__` from the class body, and a class's `__dict__` cannot be set once it exists."""
+    slots = cls.__dict__["__slots__"]
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in slots}
+    namespace["__dict__"] = property(_fields_by_name)
+    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    new.__qualname__ = cls.__qualname__
+    return new
 
+
+CatalogItem = _with_fields_view(CatalogItem)  # type: ignore[misc]
 
 _NEW_ARGS = (CatalogItem,)
 
 
-def build_offers(
-    shapes: list[Shape], locations: list[str], prices: list[float]
-) -> list[CatalogItem]:
-    """Offers from their parts, one per position (no validation: the catalog's rows were
-    validated when it was read). Three attribute stores an offer."""
-    # The objects are made by a C loop, so the Python loop only stores. starmap hands
-    # `object.__new__` one ready-made argument tuple: map would build a tuple a call, which
-    # made allocating take 40% longer.
-    out: list[CatalogItem] = list(starmap(object.__new__, repeat(_NEW_ARGS, len(prices))))
-    for item, shape, location, price in zip(out, shapes, locations, prices):
-        item._shape = shape
+def new_offers(n: int) -> list[CatalogItem]:
+    """`n` offers with no field set yet, for `fill_offers`. All are made at once, by a C loop
+    (starmap hands `object.__new__` one ready-made argument tuple: map would build a tuple a
+    call): the collections their allocation starts then find them empty, quick to trace."""
+    return list(starmap(object.__new__, repeat(_NEW_ARGS, n)))
+
+
+def fill_offers(
+    offers: Iterable[CatalogItem],
+    shapes: list[Shape],
+    locations: list[str],
+    prices: list[float],
+) -> None:
+    """Set the fields of `offers` from their parts, one per position, until `offers` ends (no
+    validation: the catalog's rows were validated when it was read). Fifteen slot stores an
+    offer, no object made."""
+    for item, shape, location, price in zip(offers, shapes, locations, prices):
+        (
+            item.provider,
+            item.instance_name,
+            item.cpu,
+            item.memory,
+            item.gpu_count,
+            item.gpu_name,
+            item.gpu_memory,
+            item.disk_size,
+            item.gpu_vendor,
+            item.flags,
+            item.cpu_arch,
+            item.provider_data,
+            item.spot,
+        ) = shape
         item.location = location
         item.price = price
-    return out
 
 
 @dataclass

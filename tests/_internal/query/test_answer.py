@@ -205,7 +205,7 @@ def test_offers_of_two_providers_with_one_instance_name_keep_their_provider_and_
 def test_an_empty_table_gives_empty_answers():
     t = build_table(csv_bytes([]).decode(), provider="aws")
     parts = answers.prepare(t)
-    assert all(len(a) == 0 for a in parts.arrays) and parts.lists == ([], [], [])
+    assert len(parts.shapes) == len(parts.shape_of_row) == 0
     assert answers.items(t, t.select(QueryFilter())) == []
 
 
@@ -222,3 +222,18 @@ def test_shapes_share_one_provider_data_and_flags_per_distinct_text():
     assert a1.provider_data is b.provider_data and a1.flags is b.flags
     assert isinstance(a1.provider_data, FrozenDict) and isinstance(a1.flags, FrozenList)
     assert a2.provider_data is a1.provider_data and a2.flags == []
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 100])
+def test_answers_built_a_slice_at_a_time_are_whole_and_in_order(monkeypatch, size):
+    """Large answers are built `_SLICE` rows at a time: every slice size gives the same
+    offers, for every offer and for a selection."""
+    offers = [
+        item(price=float(k), instance_name=f"t{k % 3}", location=f"r{k % 4}") for k in range(10)
+    ]
+    t = build_table(csv_bytes(offers).decode(), provider="aws")
+    monkeypatch.setattr(answers, "_SLICE", size)
+    assert answers.items(t, t.select(QueryFilter())) == offers
+    assert answers.items(t, t.select(QueryFilter(min_price=3.0, max_price=8.0))) == offers[3:9]
+    odd = np.array([1, 4, 5, 9])
+    assert answers.items(t, odd) == [offers[k] for k in odd]

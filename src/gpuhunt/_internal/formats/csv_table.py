@@ -24,7 +24,6 @@ from typing import Any
 from gpuhunt._internal import schema
 from gpuhunt._internal.formats.csv import ReadStats
 from gpuhunt._internal.formats.table_builder import TableBuilder, distinct
-from gpuhunt._internal.gcpause import gc_paused
 from gpuhunt._internal.query.table import Table
 
 logger = logging.getLogger(__name__)
@@ -41,13 +40,12 @@ def build_table(
     stats = stats if stats is not None else ReadStats()
     data = text if isinstance(text, str) else text.read()
     try:
-        with gc_paused():  # parsing allocates many short-lived lists; none hold cycles
-            try:
-                return read(data, provider, stats)
-            except _SpansLines:
-                stats.rows = stats.skipped = 0
-                stats.errors.clear()
-                return read(data, provider, stats, strategy="chunks")
+        try:
+            return read(data, provider, stats)
+        except _SpansLines:
+            stats.rows = stats.skipped = 0
+            stats.errors.clear()
+            return read(data, provider, stats, strategy="chunks")
     except csv.Error:
         # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
         # step over the broken rows.

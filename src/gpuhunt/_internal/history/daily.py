@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal.gcpause import gc_paused as _gc_paused
 from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.history.table import Span
 
@@ -82,8 +81,7 @@ def query(
     """Cheapest price per day of the offers matching every filter given. By GPU the price is
     per GPU (an 8-GPU instance at $16/h is $2/GPU/h), so instance sizes compare; offers without
     GPUs appear only by instance."""
-    with _gc_paused():  # as in `loads`
-        return _query(histories, gpu_name, provider, location, spot, since, by)
+    return _query(histories, gpu_name, provider, location, spot, since, by)
 
 
 def _query(

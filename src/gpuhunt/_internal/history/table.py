@@ -27,7 +27,6 @@ from typing import Any, NamedTuple
 
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import iter_rows
-from gpuhunt._internal.gcpause import gc_paused as _gc_paused
 
 HEADER = [
     "instance_name",
@@ -175,14 +174,13 @@ def loads(data: bytes) -> list[Span]:
         raise ValueError(f"header is not the history format: {','.join(header or [])[:120]!r}")
     spans = []
     parser = _Parser()
-    with _gc_paused():  # rows hold no cycles; collections over 100k tuples only cost time
-        for line, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            try:
-                spans.append(parser.span(row))
-            except ValueError as e:
-                raise ValueError(f"line {line}: {e}") from None
+    for line, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        try:
+            spans.append(parser.span(row))
+        except ValueError as e:
+            raise ValueError(f"line {line}: {e}") from None
     return spans
 
 
@@ -203,8 +201,7 @@ def dumps(spans: Iterable[Span]) -> bytes:
             text = days[d] = d.isoformat()
         return text
 
-    with _gc_paused():  # as in `loads`
-        rows = sorted(spans, key=_sort_key)
+    rows = sorted(spans, key=_sort_key)
     w.writerows(
         (
             s.instance_name,
@@ -240,8 +237,7 @@ def observe(
 
     `last_version` is the version of the previous collection: only the rows it ended are
     extended, so an offer that went away and came back starts a new row."""
-    with _gc_paused():  # as in `loads`
-        return _observe(previous, last_version, offers, version, day, retention_days, max_rows)
+    return _observe(previous, last_version, offers, version, day, retention_days, max_rows)
 
 
 def _observe(

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
-from gpuhunt._internal.load import fetch, sources, unreachable
+from gpuhunt._internal.load import fetch, memory, sources, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.settings import Settings
@@ -108,6 +108,14 @@ class Loader:
             self._load(version, may_fall_back=version is None, refresh=True)
 
     def _load(self, version: str | None, may_fall_back: bool, refresh: bool = False) -> None:
+        try:
+            self._load_once(version, may_fall_back, refresh)
+        finally:
+            # What the load freed (archives, CSV text, columns before combining) goes back to
+            # the OS, now that nothing of it is referenced (`load.memory`).
+            memory.release_free_memory()
+
+    def _load_once(self, version: str | None, may_fall_back: bool, refresh: bool) -> None:
         self.last_attempt = dt.datetime.now(dt.timezone.utc)
         if version is None and not refresh and self._from_fresh_cache():
             self._failures, self.retry_at, self.last_error = 0, 0.0, None

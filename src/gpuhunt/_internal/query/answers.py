@@ -2,10 +2,10 @@
 (pure: no I/O).
 
 Every answer is a new list of new `CatalogItem`s, so no caller sees another's changes. An offer
-holds its location and its price, and shares everything else with the other offers of its
-instance type (one `Shape`). What offers are built from is made once per table, at load
-(`prepare`): each row's `Shape`, location and price as Python objects, so that building an
-offer is an allocation and three stores.
+has a slot per field; all but its location and price hold the values the other offers of its
+instance type hold too (one `Shape` tuple per type). What offers are built from is made once per
+table, at load (`prepare`): the shapes, each row's shape number and the locations, so that
+building an offer is an allocation and fifteen stores.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 import heapq
 import json
 import operator
+from itertools import islice
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from gpuhunt._internal.frozen import freeze
-from gpuhunt._internal.gcpause import gc_paused
-from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, build_offers
+from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, fill_offers, new_offers
 from gpuhunt._internal.query.table import ARCHS, VENDORS, Table
 
 # The answer's type. gpuhunt 0.1.x returned a plain list, and so does this version again (an
@@ -40,28 +40,42 @@ def merge_online(
 
 
 class OfferParts(NamedTuple):
-    """Each row's `Shape`, location and price as Python objects (floats made once, not for
-    every answer). In object arrays, from which an answer gathers its rows in C; and in lists,
-    which an answer of every offer uses as they are (24 bytes an offer, for a fifth of the
-    time such an answer takes)."""
+    """What an answer's offers are built from: one `Shape` (a tuple of the shared values) per
+    distinct instance type, each row's shape number, and the locations as Python strings.
+    Nothing per row is a Python object: an answer makes its prices from the table's column
+    (Python floats, made in C), so a catalog holds only numpy columns and a few thousand
+    tuples between queries."""
 
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray]
-    lists: tuple[list[Shape], list[str], list[float]]
+    shapes: np.ndarray  # object array of Shape
+    shape_of_row: np.ndarray  # int32
+    locations: np.ndarray  # object array of str, indexed by the table's location codes
+
+
+# Offers are filled this many at a time: the lists they are filled from (three pointers an
+# offer, and the arrays they are gathered from) stay this small instead of growing with the
+# answer, and the allocator does not keep their freed memory as the answer's size.
+_SLICE = 1 << 16
 
 
 def items(table: Table, rows: np.ndarray) -> list[CatalogItem]:
     """The offers of `rows`, new objects for every call (so no caller sees another's
-    changes). An offer shares the fields of its instance type (one `Shape` for all the
-    offers of a type, spot or not) and holds its location and price: three stores."""
+    changes). An offer's fields are the values its instance type's offers share (one `Shape`
+    for all the offers of a type, spot or not), its location and its price."""
     if len(rows) == 0:
         return []
     parts = prepare(table)
-    if len(rows) == len(table):  # every offer, in order (rows are distinct and sorted)
-        shapes, locations, prices = parts.lists
-    else:
-        shapes, locations, prices = (a[rows].tolist() for a in parts.arrays)
-    with gc_paused(promote=True):
-        return build_offers(shapes, locations, prices)
+    every = len(rows) == len(table)  # every offer, in order (rows are distinct and sorted)
+    out = new_offers(len(rows))
+    unfilled = iter(out)
+    for start in range(0, len(rows), _SLICE):
+        part = slice(start, start + _SLICE) if every else rows[start : start + _SLICE]
+        fill_offers(
+            islice(unfilled, _SLICE),
+            parts.shapes[parts.shape_of_row[part]].tolist(),
+            parts.locations[table.location[part]].tolist(),
+            table.price[part].tolist(),
+        )
+    return out
 
 
 def prepare(table: Table) -> OfferParts:
@@ -77,11 +91,7 @@ def prepare(table: Table) -> OfferParts:
                 shapes[:] = _shapes(table, firsts)
                 locations = np.empty(len(table.locations), dtype=object)
                 locations[:] = table.locations
-                prices = np.empty(len(table), dtype=object)
-                prices[:] = table.price.tolist()
-                arrays = (shapes[shape_of_row], locations[table.location], prices)
-                lists = tuple(a.tolist() for a in arrays)
-                parts = table._parts = OfferParts(arrays, lists)  # type: ignore[arg-type]
+                parts = table._parts = OfferParts(shapes, shape_of_row, locations)
     return parts
 
 
@@ -125,7 +135,7 @@ def _shapes(table: Table, rows: np.ndarray) -> list[Shape]:
             text = table.provider_datas[pd]
             data = datas[pd] = freeze({} if text == "{}" else json.loads(text))
         out.append(
-            Shape(
+            (
                 providers[prov],
                 names[n],
                 cpu,
