@@ -213,6 +213,13 @@ CASES = [
     ({"spot": "spot"}, {"spot": True}),
     ({"max_count": "0"}, {"max_gpu_count": 0}),
     ({"max_price": "2.45"}, {"max_price": 2.45}),  # leaves one of the H100's three regions
+    # The library's geography: the cheapest region and the count among European ones only.
+    ({"area": "europe"}, {"area": "europe"}),
+    ({"country": "DE"}, {"country": "DE"}),
+    ({"gpu": "H100", "area": "north-america"}, {"gpu_name": "H100", "area": "north-america"}),
+    # A form factor as gpu_name="H100 SXM" asks for it: that one, or unknown.
+    ({"gpu": "H100", "ff": "sxm"}, {"gpu_name": "H100 SXM"}),
+    ({"gpu": "H100", "ff": "pcie"}, {"gpu_name": "H100 PCIe"}),
 ]
 
 
@@ -298,6 +305,30 @@ def test_chart_shows_the_price_history(site, browser):
     assert points == ["2026-11-30: $2.49 per GPU-hour", "2026-12-01: $2.29 per GPU-hour"]
     assert browser.find_element("id", "chart-line").get_attribute("d").startswith("M")
     assert errors(browser) == []
+
+
+def test_tflops_per_dollar_is_the_librarys(site, browser):
+    browser.get((site / "out" / "index.html").as_uri() + "#gpu=H100&sort=-tflops")
+    cells = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#body .row')).map(r => "
+        "[r.children[1].textContent, r.children[10].textContent])"
+    )
+    catalog_items = {
+        (i.instance_name): i.tflops_per_dollar
+        for v in [offers(V2)]
+        for items in v.values()
+        for i in items
+        if i.gpu_name == "H100"
+    }
+    assert [c[0] for c in cells] == ["gpu_1x_h100_pcie", "p5.48xlarge"]
+    for instance, shown in cells:
+        # the cheapest region's price: the first (cheapest) offer of that instance
+        cheapest = min(
+            (i for items in offers(V2).values() for i in items if i.instance_name == instance),
+            key=lambda i: i.price,
+        )
+        assert shown == f"{cheapest.tflops_per_dollar:.1f}"
+    assert all(v is not None for v in catalog_items.values())
 
 
 def test_provider_ages_and_sources_are_shown(site, browser):

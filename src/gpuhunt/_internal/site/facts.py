@@ -4,20 +4,27 @@ table). The page shows and filters by exactly these, so its filters mean what th
 
 from __future__ import annotations
 
+from gpuhunt._internal import geography
+from gpuhunt._internal.gpu_specs import dense_tflops
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.site.data import Facts
 
 
 def _place(provider: str, location: str) -> tuple[str | None, str | None]:
-    return None, None
+    place = geography.locate(provider, location)
+    return (place.country, place.area) if place is not None else (None, None)
 
 
 def _form_factor(item: CatalogItem) -> str | None:
-    return None
+    return item.form_factor
 
 
 def _tflops(item: CatalogItem) -> float | None:
-    return None
+    """Dense BF16 (FP16 where the GPU has none) TFLOPS of one of the offer's GPUs, as
+    `CatalogItem.tflops_per_dollar` counts it."""
+    if not item.gpu_count or not item.gpu_name:
+        return None
+    return dense_tflops(item.gpu_name, item.form_factor, item.gpu_memory)
 
 
 def library_facts() -> Facts:
