@@ -78,7 +78,14 @@ def test_a_gpu_no_offer_has_names_who_lists_it(catalog):
     e = catalog.explain(gpu_name="RTX 4090")
     assert e.gpu_sources == {
         "RTX 4090": [
-            GpuSource("RTX4090", "runpod", False, False, "https://www.runpod.io/pricing"),
+            GpuSource(
+                "RTX4090",
+                "runpod",
+                False,
+                False,
+                "https://github.com/skypilot-org/skypilot-catalog/blob/01acdfd4/catalogs/v8/runpod/"
+                "vms.csv (the GPU models of its rows)",
+            ),
             GpuSource(
                 "RTX4090", "vastai", True, False, "gpuhunt.providers.vastai.LISTED_GPU_NAMES"
             ),

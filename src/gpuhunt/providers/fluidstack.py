@@ -129,11 +129,13 @@ def parse_configurations(payload: Any, report: ParseReport | None = None) -> lis
     for index, record in enumerate(payload):
         gpu_type = record.get("gpu_type") if isinstance(record, dict) else None
         what = f"configuration {gpu_type!r}" if gpu_type else f"configuration #{index}"
-        try:
-            offers.extend(_configuration_offers(record, report, what))
-        except BadRecord as e:
-            report.counts["malformed"] += 1
-            report.skip(what, str(e))
+        # Any other exception of one record skips it too, counted (ParseReport.record).
+        with report.record(what):
+            try:
+                offers.extend(_configuration_offers(record, report, what))
+            except BadRecord as e:
+                report.counts["malformed"] += 1
+                report.skip(what, str(e))
     return offers
 
 

@@ -107,11 +107,13 @@ def parse_marketplace(payload: Any, report: ParseReport | None = None) -> list[C
     for index, node in enumerate(payload["instances"]):
         ident = node.get("id") if isinstance(node, dict) else None
         what = f"node {ident!r}" if isinstance(ident, str) else f"node #{index}"
-        try:
-            offers.extend(_node_offers(node, report, what))
-        except BadRecord as e:
-            report.counts["malformed"] += 1
-            report.skip(what, str(e))
+        # Any other exception of one record skips it too, counted (ParseReport.record).
+        with report.record(what):
+            try:
+                offers.extend(_node_offers(node, report, what))
+            except BadRecord as e:
+                report.counts["malformed"] += 1
+                report.skip(what, str(e))
     return offers
 
 

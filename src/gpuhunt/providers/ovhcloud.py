@@ -91,12 +91,15 @@ def parse_catalog(catalog: Any, report: ParseReport | None = None) -> list[Catal
     for index, addon in enumerate(catalog["addons"]):
         plan = addon.get("planCode") if isinstance(addon, dict) else None
         what = f"plan {plan!r}" if isinstance(plan, str) else f"addon #{index}"
-        try:
-            offer = _addon_offer(addon, report)
-        except BadRecord as e:
-            report.counts["malformed"] += 1
-            report.skip(what, str(e))
-            continue
+        # Any other exception of one record skips it too, counted (ParseReport.record).
+        offer = None
+        with report.record(what):
+            try:
+                offer = _addon_offer(addon, report)
+            except BadRecord as e:
+                report.counts["malformed"] += 1
+                report.skip(what, str(e))
+                continue
         if offer is not None:
             offers.append(offer)
     return offers

@@ -181,9 +181,14 @@ def is_available(api_key: str, machine_type: str, region: str, report: ParseRepo
         headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
         allow_redirects=False,
     )
-    available = answer.get("available") if isinstance(answer, dict) else None
-    if not isinstance(available, bool):
-        report.counts["malformed"] += 1
-        report.skip(f"availability of {machine_type} in {region}", "no boolean 'available'")
-        return False
-    return available
+    what = f"availability of {machine_type} in {region}"
+    # The record here is the answer for one (type, region): any exception reading it skips
+    # that offer, counted (ParseReport.record); HTTP failures above still raise.
+    with report.record(what):
+        available = answer.get("available") if isinstance(answer, dict) else None
+        if not isinstance(available, bool):
+            report.counts["malformed"] += 1
+            report.skip(what, "no boolean 'available'")
+            return False
+        return available
+    return False

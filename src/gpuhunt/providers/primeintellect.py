@@ -111,12 +111,15 @@ def parse_items(items: list[Any], report: ParseReport | None = None) -> list[Cat
     offers: list[CatalogItem] = []
     for index, item in enumerate(items):
         what = _what(item, index)
-        try:
-            offer = _item_offer(item, report, what)
-        except BadRecord as e:
-            report.counts["malformed"] += 1
-            report.skip(what, str(e))
-            continue
+        # Any other exception of one record skips it too, counted (ParseReport.record).
+        offer = None
+        with report.record(what):
+            try:
+                offer = _item_offer(item, report, what)
+            except BadRecord as e:
+                report.counts["malformed"] += 1
+                report.skip(what, str(e))
+                continue
         if offer is not None:
             offers.append(offer)
     return offers

@@ -105,12 +105,15 @@ def parse_products(products: list[Any], report: ParseReport | None = None) -> li
     for index, product in enumerate(products):
         sku = product.get("sku") if isinstance(product, dict) else None
         what = f"product {sku!r}" if isinstance(sku, str) else f"product #{index}"
-        try:
-            offer = _product_offer(product, report, what)
-        except BadRecord as e:
-            report.counts["malformed"] += 1
-            report.skip(what, str(e))
-            continue
+        # Any other exception of one record skips it too, counted (ParseReport.record).
+        offer = None
+        with report.record(what):
+            try:
+                offer = _product_offer(product, report, what)
+            except BadRecord as e:
+                report.counts["malformed"] += 1
+                report.skip(what, str(e))
+                continue
         if offer is not None:
             offers.append(offer)
     return offers

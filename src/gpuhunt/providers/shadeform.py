@@ -93,11 +93,13 @@ def parse_instance_types(payload: Any, report: ParseReport | None = None) -> lis
     offers: list[CatalogItem] = []
     for index, record in enumerate(payload["instance_types"]):
         what = _what(record, index)
-        try:
-            offers.extend(_type_offers(record, report, what))
-        except BadRecord as e:
-            report.counts["malformed"] += 1
-            report.skip(what, str(e))
+        # Any other exception of one record skips it too, counted (ParseReport.record).
+        with report.record(what):
+            try:
+                offers.extend(_type_offers(record, report, what))
+            except BadRecord as e:
+                report.counts["malformed"] += 1
+                report.skip(what, str(e))
     return offers
 
 
