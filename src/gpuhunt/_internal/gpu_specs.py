@@ -6,8 +6,11 @@ Figures are the vendors' peak numbers without sparsity. Where a datasheet gives 
 sparse figure ("1,979 TFLOPS*", footnote "with sparsity"), the dense one is half of it, as the
 footnotes say ("specifications are one-half lower without sparsity"); the row's `note` says
 so. GPUs without BF16 (T4, V100) carry their dense FP16 Tensor figure (`precision="fp16"`).
-Looked up on 2026-12-01 in the vendors' datasheets and product pages (as quoted in stored
-copies of those pages; the URLs are the vendors' own).
+The URLs are the vendors' own datasheets and product pages. On 2026-12-01 each figure was
+checked against stored copies of pages that quote those datasheets (this project has no
+network access to the vendors' sites), except the rows whose `note` says "not re-checked":
+those hold the datasheet figures as published but were not found in a stored copy, and should
+be checked against the datasheet before they are relied on.
 
 A model absent from `GPU_SPECS` has no figure here: never guessed. `NO_PUBLISHED_FIGURE`
 names models whose vendor publishes none, and why.
@@ -60,23 +63,23 @@ _GH200 = (
 GPU_SPECS: list[GpuSpec] = [
     GpuSpec("H100", "sxm", None, 989.5, "bf16", 1979.0, 3350, *_H100, _HALF),
     GpuSpec("H100", "pcie", None, 756.5, "bf16", 1513.0, 2000, *_H100, _HALF + " (2022 edition, H100 PCIe column)"),
-    GpuSpec("H100NVL", "nvl", None, 835.5, "bf16", 1670.5, 3900, *_H100, _HALF + " (H100 NVL column)"),
+    GpuSpec("H100NVL", "nvl", None, 835.5, "bf16", 1670.5, 3900, *_H100, _HALF + " (H100 NVL column); not re-checked"),
     GpuSpec("H200", "sxm", None, 989.5, "bf16", 1979.0, 4800, *_H200, _HALF),
-    GpuSpec("H200NVL", "nvl", None, 835.5, "bf16", 1670.5, 4800, *_H200, _HALF + " (H200 NVL column)"),
-    GpuSpec("GH200", "superchip", 96, 989.5, "bf16", 1979.0, 4000, *_GH200, _HALF + " (96GB HBM3)"),
+    GpuSpec("H200NVL", "nvl", None, 835.5, "bf16", 1670.5, 4800, *_H200, _HALF + " (H200 NVL column); not re-checked"),
+    GpuSpec("GH200", "superchip", 96, 989.5, "bf16", 1979.0, 4000, *_GH200, _HALF + " (96GB HBM3); not re-checked"),
     GpuSpec("A100", "sxm", 40, 312.0, "bf16", None, 1555, *_A100),
     GpuSpec("A100", "sxm", 80, 312.0, "bf16", None, 2039, *_A100),
     GpuSpec("A100", "pcie", 40, 312.0, "bf16", None, 1555, *_A100),
     GpuSpec("A100", "pcie", 80, 312.0, "bf16", None, 1935, *_A100),
     GpuSpec(
-        "B200", "sxm", None, 2250.0, "bf16", 4500.0, 8000,
+        "B200", "sxm", None, 2250.0, "bf16", 4500.0, 7700,
         "NVIDIA HGX B200 specifications", "https://www.nvidia.com/en-us/data-center/hgx/",
-        "per GPU: the 8-GPU board's figures with sparsity divided by 8, dense = half",
+        "the individual GPU column of HGX B200 (180GB HBM3E, 7.7TB/s); " + _HALF,
     ),
     GpuSpec(
         "GB200", "nvl72", None, 2500.0, "bf16", 5000.0, 8000,
         "NVIDIA GB200 NVL72 specifications", "https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
-        "per GPU: the GB200 superchip's (2 GPUs) figures with sparsity divided by 2, dense = half",
+        "the individual GPU column of GB200 NVL72 (186GB HBM3E, 8TB/s); " + _HALF,
     ),
     GpuSpec(
         "L40S", None, None, 362.05, "bf16", 733.0, 864,
@@ -125,7 +128,7 @@ GPU_SPECS: list[GpuSpec] = [
         "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html",
     ),
     GpuSpec(
-        "MI250X", "oam", None, 383.0, "bf16", None, 3276.8,
+        "MI250X", "oam", None, 383.0, "bf16", None, 3200,
         "AMD Instinct MI250X accelerator specifications",
         "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html",
     ),
