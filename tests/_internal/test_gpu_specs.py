@@ -29,7 +29,7 @@ def figures(spec: GpuSpec | None):
         ("H100", "sxm", ("H100", "sxm", None, 989.5, 1979.0, 3350)),
         ("H100", "PCIe", ("H100", "pcie", None, 756.5, 1513.0, 2000)),
         ("h100-pcie", None, ("H100", "pcie", None, 756.5, 1513.0, 2000)),
-        ("H100 NVL", None, ("H100NVL", "nvl", None, 835.5, 1670.5, 3900)),
+        ("H100 NVL", None, None),  # datasheet figures not confirmed here (UNCHECKED)
         ("H100", None, None),  # SXM, PCIe or NVL: say which
         ("H200", None, ("H200", "sxm", None, 989.5, 1979.0, 4800)),
         ("A100 80GB SXM", None, ("A100", "sxm", 80, 312.0, None, 2039)),

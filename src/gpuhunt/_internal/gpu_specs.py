@@ -8,9 +8,9 @@ footnotes say ("specifications are one-half lower without sparsity"); the row's 
 so. GPUs without BF16 (T4, V100) carry their dense FP16 Tensor figure (`precision="fp16"`).
 The URLs are the vendors' own datasheets and product pages. On 2026-12-01 each figure was
 checked against stored copies of pages that quote those datasheets (this project has no
-network access to the vendors' sites), except the rows whose `note` says "not re-checked":
-those hold the datasheet figures as published but were not found in a stored copy, and should
-be checked against the datasheet before they are relied on.
+network access to the vendors' sites). Models whose figures could not be checked so are left
+out (`UNCHECKED`) until someone checks them against the datasheet: a figure users compare
+prices by is never shipped on memory alone.
 
 A model absent from `GPU_SPECS` has no figure here: never guessed. `NO_PUBLISHED_FIGURE`
 names models whose vendor publishes none, and why.
@@ -55,18 +55,11 @@ _A100 = (
     "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
     "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
 )
-_GH200 = (
-    "NVIDIA GH200 Grace Hopper Superchip datasheet",
-    "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/",
-)
 
 GPU_SPECS: list[GpuSpec] = [
     GpuSpec("H100", "sxm", None, 989.5, "bf16", 1979.0, 3350, *_H100, _HALF),
     GpuSpec("H100", "pcie", None, 756.5, "bf16", 1513.0, 2000, *_H100, _HALF + " (2022 edition, H100 PCIe column)"),
-    GpuSpec("H100NVL", "nvl", None, 835.5, "bf16", 1670.5, 3900, *_H100, _HALF + " (H100 NVL column); not re-checked"),
     GpuSpec("H200", "sxm", None, 989.5, "bf16", 1979.0, 4800, *_H200, _HALF),
-    GpuSpec("H200NVL", "nvl", None, 835.5, "bf16", 1670.5, 4800, *_H200, _HALF + " (H200 NVL column); not re-checked"),
-    GpuSpec("GH200", "superchip", 96, 989.5, "bf16", 1979.0, 4000, *_GH200, _HALF + " (96GB HBM3); not re-checked"),
     GpuSpec("A100", "sxm", 40, 312.0, "bf16", None, 1555, *_A100),
     GpuSpec("A100", "sxm", 80, 312.0, "bf16", None, 2039, *_A100),
     GpuSpec("A100", "pcie", 40, 312.0, "bf16", None, 1555, *_A100),
@@ -137,6 +130,14 @@ GPU_SPECS: list[GpuSpec] = [
 # Models offers carry whose vendor publishes no such figure: never guessed.
 NO_PUBLISHED_FIGURE: dict[str, str] = {
     "A10G": "AWS's own variant of the A10 (g5 instances); NVIDIA publishes no datasheet for it",
+}
+
+# Models with a published datasheet whose figures no stored copy confirmed on 2026-12-01 (the
+# pages found disagree on the H100 NVL's and H200 NVL's bandwidth): no figure until checked.
+UNCHECKED: dict[str, str] = {
+    "H100NVL": "NVIDIA H100 datasheet, H100 NVL column: not confirmed by a stored copy",
+    "H200NVL": "NVIDIA H200 datasheet, H200 NVL column: not confirmed by a stored copy",
+    "GH200": "NVIDIA GH200 datasheet: not confirmed by a stored copy",
 }
 
 
