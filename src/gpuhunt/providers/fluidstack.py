@@ -33,9 +33,9 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._records import BadRecord, number, obj, text, whole
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -80,32 +80,12 @@ SHAPES: dict[tuple[str, int], tuple[int, float]] = {
 }
 
 
-class FluidstackProvider(OnlineProvider):
+class FluidstackProvider(KeyedProvider):
     NAME = NAME
+    CREDENTIAL = CREDENTIAL
 
-    def __init__(self, api_key: str) -> None:
-        self.api_key = api_key
-
-    def __repr__(self) -> str:
-        return "FluidstackProvider(api_key='***')"
-
-    @classmethod
-    def from_env(cls) -> FluidstackProvider:
-        return cls(api_key=get_creds_env(CREDENTIAL))
-
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
-        if query_filter is not None and query_filter.spot is True:
-            self.last_report = report
-            return []
-        offers = parse_configurations(fetch_configurations(self.api_key), report)
-        self.last_report = report
-        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
+    def _offers(self, query_filter: QueryFilter | None, report: ParseReport) -> list[CatalogItem]:
+        return parse_configurations(fetch_configurations(self.api_key), report)
 
 
 def fetch_configurations(api_key: str) -> Any:

@@ -42,8 +42,8 @@ from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 NAME = "paperspace"
 API_URL = "https://api.paperspace.com/v1"
@@ -102,35 +102,18 @@ GPU_REGIONS: dict[str, tuple[str, ...]] = {
 _QUADRO_MEMORY = {"M4000": 8.0, "P4000": 8.0}
 
 
-class PaperspaceProvider(OnlineProvider):
+class PaperspaceProvider(KeyedProvider):
     NAME = NAME
+    CREDENTIAL = CREDENTIAL
 
-    def __init__(self, api_key: str) -> None:
-        self.api_key = api_key
-
-    def __repr__(self) -> str:
-        return "PaperspaceProvider(api_key='***')"
-
-    @classmethod
-    def from_env(cls) -> PaperspaceProvider:
-        return cls(api_key=get_creds_env(CREDENTIAL))
-
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
-        offers: list[CatalogItem] = []
-        if query_filter is None or query_filter.spot is not True:
-            for offer in list_offers(report):
-                if query_filter is not None and not matches(offer, query_filter):
-                    continue
-                if is_available(self.api_key, offer.instance_name, offer.location, report):
-                    offers.append(offer)
-        self.last_report = report
-        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
+    def _offers(self, query_filter: QueryFilter | None, report: ParseReport) -> list[CatalogItem]:
+        offers = []
+        for offer in list_offers(report):
+            if query_filter is not None and not matches(offer, query_filter):
+                continue
+            if is_available(self.api_key, offer.instance_name, offer.location, report):
+                offers.append(offer)
+        return offers
 
 
 def list_offers(report: ParseReport | None = None) -> list[CatalogItem]:

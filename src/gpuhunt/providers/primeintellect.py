@@ -39,9 +39,9 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._records import BadRecord, count, number, obj, text
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -53,29 +53,13 @@ MAX_PAGES = 50
 MAX_PRICE_PER_HOUR = 10_000.0
 
 
-class PrimeIntellectProvider(OnlineProvider):
+class PrimeIntellectProvider(KeyedProvider):
     NAME = NAME
+    CREDENTIAL = CREDENTIAL
+    HAS_SPOT = True
 
-    def __init__(self, api_key: str) -> None:
-        self.api_key = api_key
-
-    def __repr__(self) -> str:
-        return "PrimeIntellectProvider(api_key='***')"
-
-    @classmethod
-    def from_env(cls) -> PrimeIntellectProvider:
-        return cls(api_key=get_creds_env(CREDENTIAL))
-
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
-        offers = parse_items(fetch_items(self.api_key), report)
-        self.last_report = report
-        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
+    def _offers(self, query_filter: QueryFilter | None, report: ParseReport) -> list[CatalogItem]:
+        return parse_items(fetch_items(self.api_key), report)
 
 
 def fetch_items(api_key: str) -> list[Any]:

@@ -34,9 +34,9 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._records import BadRecord, count, number, obj, text
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
 NAME = "shadeform"
 TYPES_URL = "https://api.shadeform.ai/v1/instances/types"
@@ -44,32 +44,12 @@ CREDENTIAL = "SHADEFORM_API_KEY"
 MAX_CENTS_PER_HOUR = 100_000.0
 
 
-class ShadeformProvider(OnlineProvider):
+class ShadeformProvider(KeyedProvider):
     NAME = NAME
+    CREDENTIAL = CREDENTIAL
 
-    def __init__(self, api_key: str) -> None:
-        self.api_key = api_key
-
-    def __repr__(self) -> str:
-        return "ShadeformProvider(api_key='***')"
-
-    @classmethod
-    def from_env(cls) -> ShadeformProvider:
-        return cls(api_key=get_creds_env(CREDENTIAL))
-
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
-        if query_filter is not None and query_filter.spot is True:
-            self.last_report = report
-            return []
-        offers = parse_instance_types(fetch_instance_types(self.api_key), report)
-        self.last_report = report
-        return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
+    def _offers(self, query_filter: QueryFilter | None, report: ParseReport) -> list[CatalogItem]:
+        return parse_instance_types(fetch_instance_types(self.api_key), report)
 
 
 def fetch_instance_types(api_key: str) -> Any:
