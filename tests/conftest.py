@@ -19,10 +19,10 @@ def _fast_http(monkeypatch):
     livecache.LIVE_CACHE.clear()
 
 
-@pytest.fixture(scope="session")
-def gpuhunt_0130(tmp_path_factory) -> Path:
-    """A virtualenv with gpuhunt 0.1.30 from PyPI, made once per test session."""
-    venv = tmp_path_factory.mktemp("gpuhunt-0.1.30") / "venv"
+def reference_venv(tmp_path_factory: pytest.TempPathFactory, version: str) -> Path:
+    """The python of a virtualenv with gpuhunt `version` from PyPI (skips when it cannot be
+    made: no index reachable)."""
+    venv = tmp_path_factory.mktemp(f"gpuhunt-{version}") / "venv"
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     try:
         subprocess.run(
@@ -36,7 +36,7 @@ def gpuhunt_0130(tmp_path_factory) -> Path:
                 "install",
                 "-q",
                 "--disable-pip-version-check",
-                "gpuhunt==0.1.30",
+                f"gpuhunt=={version}",
             ],
             check=True,
             capture_output=True,
@@ -44,7 +44,19 @@ def gpuhunt_0130(tmp_path_factory) -> Path:
             timeout=600,
         )
     except subprocess.CalledProcessError as e:
-        pytest.skip(f"could not install gpuhunt 0.1.30 in a venv: {(e.stderr or '')[-300:]}")
+        pytest.skip(f"could not install gpuhunt {version} in a venv: {(e.stderr or '')[-300:]}")
     except (subprocess.TimeoutExpired, OSError) as e:
-        pytest.skip(f"could not create a venv with gpuhunt 0.1.30: {e}")
+        pytest.skip(f"could not create a venv with gpuhunt {version}: {e}")
     return python
+
+
+@pytest.fixture(scope="session")
+def gpuhunt_0130(tmp_path_factory) -> Path:
+    """A virtualenv with gpuhunt 0.1.30 from PyPI, made once per test session."""
+    return reference_venv(tmp_path_factory, "0.1.30")
+
+
+@pytest.fixture(scope="session")
+def gpuhunt_0134(tmp_path_factory) -> Path:
+    """A virtualenv with gpuhunt 0.1.34 (what dstack 0.22.5 pins), made once per session."""
+    return reference_venv(tmp_path_factory, "0.1.34")

@@ -2,12 +2,8 @@
 instance types, GPU names that ask for one, the `CatalogItem` contract left as it was, and a
 catalog we build read back by gpuhunt 0.1.34 itself.
 
-The 0.1.34 check needs gpuhunt 0.1.34 installed in a separate virtualenv; the test creates
-nothing from the network. Make it once with
-
-    python -m venv /tmp/ref-venv && /tmp/ref-venv/bin/pip install gpuhunt==0.1.34
-
-(or point GPUHUNT_REF_VENV at another one); without it the test is skipped.
+The 0.1.34 check runs gpuhunt 0.1.34 from PyPI in a virtualenv of its own (the session fixture
+`gpuhunt_0134`, as the 0.1.30 checks do); it is skipped only where PyPI cannot be reached.
 """
 
 from __future__ import annotations
@@ -294,26 +290,10 @@ print(json.dumps(out))
 """
 
 
-def _reference_python() -> Path:
-    venv = Path(os.environ.get("GPUHUNT_REF_VENV", "/tmp/ref-venv"))
-    python = venv / "bin" / "python"
-    if not python.exists():
-        pytest.skip(f"no gpuhunt 0.1.34 virtualenv at {venv} (see this module's docstring)")
-    version = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.version('gpuhunt'))"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.strip()
-    if version != "0.1.34":
-        pytest.skip(f"{venv} holds gpuhunt {version or 'nothing'}, not 0.1.34")
-    return python
-
-
-def test_gpuhunt_0134_reads_a_catalog_we_build(tmp_path):
+def test_gpuhunt_0134_reads_a_catalog_we_build(tmp_path, gpuhunt_0134):
     """Our build of the bundled snapshot's CSVs, plus an offer whose provider_data says its
     form factor (as online collectors write it), read by 0.1.34's own loader over file://."""
-    python = _reference_python()
+    python = gpuhunt_0134
     from gpuhunt._internal import cli
 
     inputs = tmp_path / "in"
