@@ -371,3 +371,31 @@ def test_the_page_keys_spellings_as_the_library_does(site, browser):
     browser.get((site / "out" / "index.html").as_uri())
     got = browser.execute_script("return arguments[0].map(gpuhuntView.gpuKey)", spellings)
     assert got == [gpu_key(s) for s in spellings]
+
+
+def test_many_rows_are_virtualised_and_scroll(browser, tmp_path):
+    """5,000 distinct offers: only the rows on screen are in the page, and scrolling to the
+    end draws the last (most expensive) one."""
+    (tmp_path / "csv").mkdir()
+    many = [
+        item("aws", instance_name=f"t{i:04d}", price=1.0 + i / 100, gpu_count=0, cpu=2, memory=8)
+        for i in range(5000)
+    ]
+    write_csv_file(many, str(tmp_path / "csv" / "aws.csv"))
+    assert (
+        gpuhunt_main(["catalog", "site", str(tmp_path / "out"), "--catalog", str(tmp_path / "csv")])
+        == 0
+    )
+    browser.get((tmp_path / "out" / "index.html").as_uri())
+    assert len(page_rows(browser)) == 5000
+    in_dom = browser.execute_script("return document.querySelectorAll('#body .row').length")
+    assert 10 < in_dom < 100
+    last = browser.execute_script(
+        "const g = document.getElementById('grid'); g.scrollTop = g.scrollHeight;"
+        "return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r("
+        "Array.from(document.querySelectorAll('#body .row')).map(e => e.children[1].textContent)"
+        ".pop()))))"
+    )
+    assert last == "t4999"
+    browser.save_screenshot(str(tmp_path / "site.png"))  # what the page looks like, scrolled
+    assert errors(browser) == []
