@@ -46,9 +46,9 @@ def test_server_that_never_answers():
         offers = c.query()
         first = time.monotonic() - t
         assert first < 5 and len(offers) > 0 and c.status().source == "bundled"
-        t = time.monotonic()
         c.query()
-        assert time.monotonic() - t < 0.5  # the failure is remembered; no second wait
+        # The failure is remembered: the second query asks nothing, so it cannot wait on the
+        # silent server (a wall-clock bound here measured the collector, not the library).
         assert srv.hits["/version"] == 1
 
 
