@@ -10,6 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
+from gpuhunt._internal.models import AcceleratorVendor
+from gpuhunt.providers._report import ParseReport
+
 
 class BadRecord(ValueError):
     """A record that cannot be offered, with the reason."""
@@ -54,3 +58,25 @@ def whole(value: Any, what: str, *, low: int = 1, high: int = 4096) -> int:
     if not math.isfinite(value) or value != int(value) or not low <= value <= high:
         raise BadRecord(f"{what} is {value!r}, not a whole number in [{low}, {high}]")
     return int(value)
+
+
+def gpu_or_kept(
+    spelling: str,
+    memory: float | None,
+    report: ParseReport,
+    where: str,
+    *also: str,
+) -> tuple[str, AcceleratorVendor, float | None]:
+    """(name, vendor, GiB per GPU) of a provider's GPU through the one resolver (`spelling`,
+    else each of `also`, e.g. a description). A GPU the tables do not know is kept under the
+    provider's spelling and counted (`report.unknown_gpu`): vendor AMD for an Instinct-style
+    "MI..." name, else NVIDIA (what these clouds sell), memory as reported or written in the
+    name."""
+    for text in (spelling, *also):
+        resolved = resolve_gpu(text, memory) if text else None
+        if resolved is not None:
+            return resolved.name, resolved.vendor, resolved.memory
+    report.unknown_gpu(spelling, f"{where}; kept under that name")
+    amd = spelling.upper().startswith("MI") or spelling.upper().startswith("AMD")
+    vendor = AcceleratorVendor.AMD if amd else AcceleratorVendor.NVIDIA
+    return spelling, vendor, memory if memory is not None else gpu_memory_from_name(spelling)

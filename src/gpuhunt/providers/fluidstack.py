@@ -30,11 +30,10 @@ import logging
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import BadRecord, number, obj, text, whole
+from gpuhunt.providers._records import BadRecord, gpu_or_kept, number, obj, text, whole
 from gpuhunt.providers._report import ParseReport
 
 logger = logging.getLogger(__name__)
@@ -130,13 +129,7 @@ def _configuration_offers(raw: Any, report: ParseReport, what: str) -> list[Cata
     if not isinstance(regions, list) or not all(isinstance(r, str) and r for r in regions):
         raise BadRecord("field 'regions' is missing or not a list of names")
     gpu_counts = [whole(n, "a value of 'gpu_counts'", high=64) for n in counts]
-    resolved = resolve_gpu(gpu_type)
-    if resolved is None:
-        report.unknown_gpu(gpu_type, f"{what}; kept under that name")
-        name, vendor = gpu_type, AcceleratorVendor.NVIDIA
-        memory = gpu_memory_from_name(gpu_type)
-    else:
-        name, vendor, memory = resolved.name, resolved.vendor, resolved.memory
+    name, vendor, memory = gpu_or_kept(gpu_type, None, report, what)
     offers = []
     for gpu_count in gpu_counts:
         shape = SHAPES.get((gpu_type, gpu_count))

@@ -40,10 +40,9 @@ from typing import Any
 from typing_extensions import Self
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
-from gpuhunt.providers._records import BadRecord, count, number, obj, text
+from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider
 
@@ -143,12 +142,7 @@ def _node_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
     price = obj(obj(node.get("pricing"), "field 'pricing'").get("price"), "field 'pricing.price'")
     per_gpu = number(price, "amount", high=MAX_CENTS_PER_GPU_HOUR) / 100
     vram = number(gpu, "ram", high=1024 * 1024) / 1024 if "ram" in gpu else None
-    resolved = resolve_gpu(model, vram)
-    if resolved is None:
-        report.unknown_gpu(model, f"{what}; kept under that name")
-        name, vendor, memory = model, AcceleratorVendor.NVIDIA, vram
-    else:
-        name, vendor, memory = resolved.name, resolved.vendor, resolved.memory
+    name, vendor, memory = gpu_or_kept(model, vram, report, what)
     offers = []
     for k in range(1, free + 1):
         cpu = cpus * k // total

@@ -39,10 +39,9 @@ import re
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
-from gpuhunt.providers._records import BadRecord, count, number, obj
+from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OfflineProvider
 
@@ -142,12 +141,7 @@ def _addon_offer(raw: Any, report: ParseReport) -> CatalogItem | None:
             if isinstance(vram_record, dict) and "size" in vram_record
             else None
         )
-        resolved = resolve_gpu(model, vram)
-        if resolved is None:
-            report.unknown_gpu(model, f"flavor {flavor}; kept under that name")
-            gpu_name, vendor, gpu_memory = model, AcceleratorVendor.NVIDIA, vram
-        else:
-            gpu_name, vendor, gpu_memory = resolved.name, resolved.vendor, resolved.memory
+        gpu_name, vendor, gpu_memory = gpu_or_kept(model, vram, report, f"flavor {flavor}")
     return CatalogItem(
         provider=NAME,
         instance_name=flavor,

@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal.constraints import matches
-from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
+from gpuhunt.providers._records import gpu_or_kept
 from gpuhunt.providers._report import ParseReport
 
 NAME = "paperspace"
@@ -125,13 +125,12 @@ def list_offers(report: ParseReport | None = None) -> list[CatalogItem]:
         vendor: AcceleratorVendor | None = None
         memory: float | None = None
         if machine.gpu is not None:
-            resolved = resolve_gpu(machine.gpu)
-            if resolved is None:
-                report.unknown_gpu(machine.gpu, f"machine {machine.machine_type}; kept")
-                name, vendor = machine.gpu, AcceleratorVendor.NVIDIA
-                memory = _QUADRO_MEMORY.get(machine.gpu)
-            else:
-                name, vendor, memory = resolved.name, resolved.vendor, resolved.memory
+            name, vendor, memory = gpu_or_kept(
+                machine.gpu,
+                _QUADRO_MEMORY.get(machine.gpu),
+                report,
+                f"machine {machine.machine_type}",
+            )
         regions = GPU_REGIONS[machine.gpu] if machine.gpu else ALL_REGIONS
         for region in regions:
             offers.append(

@@ -36,11 +36,10 @@ import logging
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import BadRecord, count, number, obj, text
+from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
 from gpuhunt.providers._report import ParseReport
 
 logger = logging.getLogger(__name__)
@@ -143,13 +142,7 @@ def _item_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | None:
     )
     total_vram = item.get("gpuMemory")
     vram = number(item, "gpuMemory", high=64 * 1024) / gpu_count if total_vram is not None else None
-    resolved = resolve_gpu(gpu_type, vram)
-    if resolved is None:
-        report.unknown_gpu(gpu_type, f"{what}; kept under that name")
-        vendor = AcceleratorVendor.AMD if "MI" in gpu_type.upper()[:3] else AcceleratorVendor.NVIDIA
-        name, memory_per_gpu = gpu_type, vram
-    else:
-        name, vendor, memory_per_gpu = resolved.name, resolved.vendor, resolved.memory
+    name, vendor, memory_per_gpu = gpu_or_kept(gpu_type, vram, report, what)
     provider_data: dict[str, Any] = {"provider": upstream, "cloud_id": cloud_id}
     for field, value in (("security", item.get("security")), ("socket", item.get("socket"))):
         if isinstance(value, str) and value:

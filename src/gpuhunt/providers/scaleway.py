@@ -43,10 +43,10 @@ import logging
 import re
 from typing import Any
 
-from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
+from gpuhunt._internal.gpu_names import gpu_memory_from_name
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
-from gpuhunt.providers._records import BadRecord, count, number, obj, text
+from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OfflineProvider
 
@@ -208,8 +208,4 @@ def _gpu(
     description = gpu.get("description") if isinstance(gpu.get("description"), str) else ""
     m = _OFFER_MEMORY.search(offer_id)
     memory = float(m.group(1)) if m else gpu_memory_from_name(str(description))
-    resolved = resolve_gpu(spelling, memory) or resolve_gpu(str(description), memory)
-    if resolved is None:
-        report.unknown_gpu(spelling, f"{what}; kept under that name")
-        return spelling, AcceleratorVendor.NVIDIA, memory
-    return resolved.name, resolved.vendor, resolved.memory
+    return gpu_or_kept(spelling, memory, report, what, str(description))
