@@ -2,6 +2,7 @@
 
 import dataclasses
 import importlib
+import inspect
 import pkgutil
 
 import pytest
@@ -81,10 +82,61 @@ def test_catalog_item_fields_and_validation():
 
 
 def test_query_filter_fields_are_query_keywords():
-    import inspect
-
     params = set(inspect.signature(gpuhunt.Catalog.query).parameters) - {"self"}
     assert {f.name for f in dataclasses.fields(gpuhunt.QueryFilter)} == params
+
+
+def test_all_is_the_public_surface():
+    # Every name in __all__ resolves (lazy ones included), and every public name the package
+    # defines is in __all__, so `from gpuhunt import *` and type checkers see one surface.
+    for name in gpuhunt.__all__:
+        assert getattr(gpuhunt, name) is not None, name
+    assert set(CONTRACT) <= set(gpuhunt.__all__)
+    defined = {
+        n for n, v in vars(gpuhunt).items() if not n.startswith("_") and not inspect.ismodule(v)
+    } | set(gpuhunt._LAZY)  # subpackages (gpuhunt.providers) are reached by their own import
+    defined -= {"TYPE_CHECKING", "Any"}  # typing helpers of the module itself
+    assert defined <= set(gpuhunt.__all__), sorted(defined - set(gpuhunt.__all__))
+    assert sorted(gpuhunt.__all__, key=str.lower) == sorted(set(gpuhunt.__all__), key=str.lower)
+    assert set(gpuhunt.__all__) <= set(dir(gpuhunt))
+
+
+def test_documented_types_are_exported():
+    from gpuhunt._internal.catalog import CatalogStatus
+    from gpuhunt._internal.history.daily import PriceHistory
+    from gpuhunt._internal.history.remote import HistoryUnavailable
+
+    assert gpuhunt.CatalogStatus is CatalogStatus
+    assert gpuhunt.PriceHistory is PriceHistory
+    assert gpuhunt.HistoryUnavailable is HistoryUnavailable
+    assert issubclass(gpuhunt.HistoryUnavailable, gpuhunt.CatalogError)
+    assert not hasattr(gpuhunt, "Offers")  # a dead alias of `list`, removed
+
+
+def test_module_level_query_shows_catalog_query_signature():
+    catalog_params = list(inspect.signature(gpuhunt.Catalog.query).parameters.values())[1:]
+    assert list(inspect.signature(gpuhunt.query).parameters.values()) == catalog_params
+    assert "min_gpu_count" in inspect.signature(gpuhunt.query).parameters
+    assert inspect.signature(gpuhunt.query).return_annotation == "list[CatalogItem]"
+    assert list(inspect.signature(gpuhunt.explain).parameters) == ["filters"]
+    assert gpuhunt.query.__name__ == "query" and "cheapest first" in gpuhunt.query.__doc__
+
+
+def test_module_level_query_asks_the_default_catalog(monkeypatch):
+    from gpuhunt._internal import default
+
+    seen = []
+
+    class Fake:
+        def query(self, **kw):
+            seen.append(kw)
+            return ["answer"]
+
+    monkeypatch.setattr(default, "default_catalog", lambda: Fake())
+    # The wrapper calls the unbound Catalog.query with the default catalog as `self`.
+    monkeypatch.setattr(default.Catalog, "query", Fake.query)
+    assert default._on_default_catalog(default.Catalog.query)(gpu_name="H100") == ["answer"]
+    assert seen == [{"gpu_name": "H100"}]
 
 
 def test_error_tree():

@@ -115,23 +115,78 @@ from gpuhunt._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog as Catalog
+    from gpuhunt._internal.catalog import CatalogStatus as CatalogStatus
     from gpuhunt._internal.default import default_catalog as default_catalog
     from gpuhunt._internal.default import explain as explain
     from gpuhunt._internal.default import query as query
     from gpuhunt._internal.explain import Explanation as Explanation
     from gpuhunt._internal.history.api import diff as diff
+    from gpuhunt._internal.history.daily import PriceHistory as PriceHistory
+    from gpuhunt._internal.history.remote import HistoryUnavailable as HistoryUnavailable
 
 # The catalog pulls in numpy and the HTTP stack; importing them only when used keeps
 # `import gpuhunt` (and every provider collector) light.
 _LAZY = {
     "Catalog": "gpuhunt._internal.catalog",
+    "CatalogStatus": "gpuhunt._internal.catalog",
     "default_catalog": "gpuhunt._internal.default",
     "query": "gpuhunt._internal.default",
     "explain": "gpuhunt._internal.default",
     "Explanation": "gpuhunt._internal.explain",
-    "Offers": "gpuhunt._internal.query.answers",
     "diff": "gpuhunt._internal.history.api",
+    "PriceHistory": "gpuhunt._internal.history.daily",
+    "HistoryUnavailable": "gpuhunt._internal.history.remote",
 }
+
+# What `from gpuhunt import *` gives and what tools (type checkers, IDEs, docs) take as the
+# public surface; tests/test_api.py checks every name resolves and nothing public is missing.
+__all__ = [
+    "AMDGPUInfo",
+    "AcceleratorInfo",
+    "AcceleratorVendor",
+    "CPUArchitecture",
+    "Catalog",
+    "CatalogDownloadError",
+    "CatalogError",
+    "CatalogIntegrityError",
+    "CatalogItem",
+    "CatalogStatus",
+    "CollapsedOffer",
+    "Explanation",
+    "GPUHuntError",
+    "GPU_SPECS",
+    "GpuSpec",
+    "HistoryUnavailable",
+    "IntelAcceleratorInfo",
+    "KNOWN_ACCELERATORS",
+    "KNOWN_AMD_GPUS",
+    "KNOWN_INTEL_ACCELERATORS",
+    "KNOWN_NVIDIA_GPUS",
+    "KNOWN_TENSTORRENT_ACCELERATORS",
+    "KNOWN_TPUS",
+    "MissingCredsError",
+    "NO_PUBLISHED_FIGURE",
+    "NvidiaGPUInfo",
+    "OnlineProvidersFailedError",
+    "PriceHistory",
+    "ProviderError",
+    "QueryFilter",
+    "TPUInfo",
+    "TenstorrentAcceleratorInfo",
+    "UnknownProviderError",
+    "__version__",
+    "canonical_gpu_name",
+    "collapse_regions",
+    "correct_gpu_memory_gib",
+    "default_catalog",
+    "diff",
+    "explain",
+    "find_accelerators",
+    "gpu_spec",
+    "is_nvidia_superchip",
+    "matches",
+    "query",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -142,3 +197,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'gpuhunt' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -411,7 +411,7 @@ class Catalog:
             why = f"{why}; next try in {wait:.0f}s"
         return why
 
-    def explain(self, **filters: Any) -> Explanation:
+    def explain(self, /, **filters: Any) -> Explanation:
         """Why `query(**filters)` answers as it does, over the loaded catalog (online
         providers are not asked): how many offers are left after each filter, in the order
         given; which filter removed the last ones; the cheapest offers that fail exactly one

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
 
 from gpuhunt._internal import forks, registry
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.errors import GPUHuntError, MissingCredsError
-from gpuhunt._internal.models import CatalogItem
 
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _catalog: Catalog | None = None
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _after_fork() -> None:
@@ -46,11 +50,23 @@ def default_catalog() -> Catalog:
         return _catalog
 
 
-def query(**filters: Any) -> list[CatalogItem]:
-    """`default_catalog().query(**filters)`; see `Catalog.query` for the filters."""
-    return default_catalog().query(**filters)
+def _on_default_catalog(method: Callable[Concatenate[Catalog, P], R]) -> Callable[P, R]:
+    """`method` called on `default_catalog()`, with its signature (less `self`) for type
+    checkers, IDEs and `help()`: `gpuhunt.query` shows the keywords `Catalog.query` takes."""
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        return method(default_catalog(), *args, **kwargs)
+
+    signature = inspect.signature(method)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:]
+    )
+    del call.__wrapped__  # else inspect follows it back to the signature with `self`
+    call.__doc__ = f"`default_catalog().{method.__name__}(...)`: {inspect.getdoc(method) or ''}"
+    call.__module__ = "gpuhunt"
+    return call
 
 
-def explain(**filters: Any) -> Any:
-    """`default_catalog().explain(**filters)`: why `query(**filters)` answers as it does."""
-    return default_catalog().explain(**filters)
+query = _on_default_catalog(Catalog.query)
+explain = _on_default_catalog(Catalog.explain)

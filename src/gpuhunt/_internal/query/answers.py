@@ -22,10 +22,6 @@ from gpuhunt._internal.frozen import freeze
 from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, fill_offers, new_offers
 from gpuhunt._internal.query.table import ARCHS, VENDORS, Table
 
-# The answer's type. gpuhunt 0.1.x returned a plain list, and so does this version again (an
-# earlier development version returned a lazy sequence under this name).
-Offers = list
-
 _PRICE = operator.attrgetter("price")
 
 
