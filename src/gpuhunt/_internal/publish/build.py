@@ -250,11 +250,11 @@ def build_catalog(
             version,
             reason,
             pending,
-            got is None,
             previous,
             previous_error,
             before.get(p),
             candidates or {},
+            not_collected=got is None,
         )
     if not chosen.csvs:
         raise PipelineError(f"Nothing to publish: no provider has a usable CSV for {version}")
@@ -354,14 +354,16 @@ def _take_carried(
     version: str,
     reason: str | None,
     pending: dict[str, Any] | None,
-    not_collected: bool,
     previous: RawCatalog | None,
     previous_error: str | None,
     entry: Entry | None,
     candidates: dict[str, bytes],
+    *,
+    not_collected: bool,
 ) -> None:
     """Carry `p`'s CSV over from the previous version (`reason`: why no fresh one), or leave
-    `p` out when there is none."""
+    `p` out when there is none; `not_collected`: no fresh CSV came at all (an unconfirmed
+    change then keeps waiting)."""
     carried = _carry_over(p, previous, previous_error, reason)
     if carried is None:
         logger.warning("%s is left out of %s: %s, and there is no previous CSV", p, version, reason)
