@@ -3,7 +3,8 @@
 
 A record that fails one raises `BadRecord` naming the field; the provider then skips that
 record with `ParseReport.skip` and goes on with the others (a malformed row is skipped and
-counted, never the whole answer lost)."""
+counted, never the whole answer lost). `json_number` and `need_number` are the one reading of a
+JSON number for the older providers too (RunPod, Verda, CloudRift, Lium, Azure)."""
 
 from __future__ import annotations
 
