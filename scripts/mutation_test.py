@@ -429,7 +429,7 @@ def _child(m: Mutant | None, verbose: bool, targets: list[str]) -> None:
         import pytest
 
         code = int(pytest.main(_pytest_args(verbose, [m.target] if m else targets)))
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - the forked child must reach os._exit, whatever happened
         code = 3
     finally:
         os._exit(code)

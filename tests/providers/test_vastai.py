@@ -321,7 +321,7 @@ def test_fifty_identical_concurrent_queries_make_one_api_call() -> None:
         barrier.wait()
         try:
             results[i] = VastAIProvider().get(copy.deepcopy(q))
-        except Exception as e:  # reported below
+        except Exception as e:  # noqa: BLE001 - reported below
             results[i] = e
 
     with responses.RequestsMock() as rsps:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, fields
 from itertools import repeat, starmap
 from typing import Any, ClassVar, Protocol, Union
 
+from typing_extensions import Self
+
 from gpuhunt._internal import validate
 
 JSONType = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
@@ -16,7 +18,7 @@ JSONObject = dict[str, Any]
 
 class _CastableEnum(str, enum.Enum):
     @classmethod
-    def cast(cls, value: Any) -> Any:
+    def cast(cls, value: Any) -> Self:
         if isinstance(value, cls):
             return value
         if not isinstance(value, str):

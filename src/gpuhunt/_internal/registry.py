@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError, UnknownProviderError
@@ -18,6 +18,8 @@ from gpuhunt._internal.errors import ProviderError, UnknownProviderError
 class ProviderSpec:
     name: str
     class_name: str
+    # Keyword-only from here: `ProviderSpec("x", "X", False, None)` hid which flag was False.
+    _: KW_ONLY
     online: bool
     extra: str | None = None  # pip extra holding the provider's SDK, if it needs one
     env: tuple[str, ...] = field(default=())  # credentials it reads, for docs and `--help`
@@ -71,16 +73,22 @@ MARKETPLACE: dict[str, Any] = dict(
 PROVIDERS: tuple[ProviderSpec, ...] = (
     # Offline: collected nightly into the published catalog.
     ProviderSpec(
-        "aws", "AWSProvider", False, "aws", ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+        "aws",
+        "AWSProvider",
+        online=False,
+        extra="aws",
+        env=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
     ),
-    ProviderSpec("azure", "AzureProvider", False, "azure", ("AZURE_SUBSCRIPTION_ID",)),
-    ProviderSpec("gcp", "GCPProvider", False, "gcp", ("GCP_PROJECT_ID",)),
+    ProviderSpec(
+        "azure", "AzureProvider", online=False, extra="azure", env=("AZURE_SUBSCRIPTION_ID",)
+    ),
+    ProviderSpec("gcp", "GCPProvider", online=False, extra="gcp", env=("GCP_PROJECT_ID",)),
     ProviderSpec(
         "oci",
         "OCIProvider",
-        False,
-        "oci",  # or the profile of ~/.oci/config when none of these is set
-        (
+        online=False,
+        extra="oci",  # or the profile of ~/.oci/config when none of these is set
+        env=(
             "OCI_CLI_USER",
             "OCI_CLI_TENANCY",
             "OCI_CLI_FINGERPRINT",
@@ -92,69 +100,73 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec(
         "lambdalabs",
         "LambdaLabsProvider",
-        False,
-        None,
-        ("LAMBDALABS_TOKEN",),
+        online=False,
+        env=("LAMBDALABS_TOKEN",),
         cadence_hours=6,
         regions_may_vanish=True,  # regions with capacity are added to those with images
     ),
     ProviderSpec(
         "verda",
         "VerdaProvider",
-        False,
-        None,
-        ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"),
+        online=False,
+        env=("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"),
         cadence_hours=6,
     ),
     ProviderSpec(
         "nebius",
         "NebiusProvider",
-        False,
-        "nebius",  # the SDK is imported only when collecting
-        (
+        online=False,
+        extra="nebius",  # the SDK is imported only when collecting
+        env=(
             "NEBIUS_ACCESS_TOKEN",
             "NEBIUS_SERVICE_ACCOUNT_ID",
             "NEBIUS_PUBLIC_KEY_ID",
             "NEBIUS_PRIVATE_KEY_FILE",
         ),
     ),
-    ProviderSpec("runpod", "RunpodProvider", False, None, (), **MARKETPLACE),
-    ProviderSpec("cloudrift", "CloudRiftProvider", False, None, (), **MARKETPLACE),
+    ProviderSpec("runpod", "RunpodProvider", online=False, **MARKETPLACE),
+    ProviderSpec("cloudrift", "CloudRiftProvider", online=False, **MARKETPLACE),
     # Issue 30. Public price lists that change by the month: the defaults (daily, a
     # hyperscaler's gate thresholds) fit.
-    ProviderSpec("scaleway", "ScalewayProvider", False, None, (), cadence_hours=24),
-    ProviderSpec("ovhcloud", "OVHcloudProvider", False, None, (), cadence_hours=24),
+    ProviderSpec("scaleway", "ScalewayProvider", online=False, cadence_hours=24),
+    ProviderSpec("ovhcloud", "OVHcloudProvider", online=False, cadence_hours=24),
     # Online: queried live at query time.
-    ProviderSpec("vastai", "VastAIProvider", True, None, ()),
-    ProviderSpec("vultr", "VultrProvider", True, None, ()),
+    ProviderSpec("vastai", "VastAIProvider", online=True),
+    ProviderSpec("vultr", "VultrProvider", online=True),
     ProviderSpec(
-        "hotaisle", "HotAisleProvider", True, None, ("HOTAISLE_API_KEY", "HOTAISLE_TEAM_HANDLE")
+        "hotaisle",
+        "HotAisleProvider",
+        online=True,
+        env=("HOTAISLE_API_KEY", "HOTAISLE_TEAM_HANDLE"),
     ),
-    ProviderSpec("digitalocean", "DigitalOceanProvider", True, None, ("DIGITAL_OCEAN_API_KEY",)),
-    ProviderSpec("jarvislabs", "JarvisLabsProvider", True, None, ("JL_API_KEY",)),
+    ProviderSpec(
+        "digitalocean", "DigitalOceanProvider", online=True, env=("DIGITAL_OCEAN_API_KEY",)
+    ),
+    ProviderSpec("jarvislabs", "JarvisLabsProvider", online=True, env=("JL_API_KEY",)),
     ProviderSpec(
         "crusoe",
         "CrusoeProvider",
-        True,
-        None,
-        ("CRUSOE_ACCESS_KEY", "CRUSOE_SECRET_KEY", "CRUSOE_PROJECT_ID"),
+        online=True,
+        env=("CRUSOE_ACCESS_KEY", "CRUSOE_SECRET_KEY", "CRUSOE_PROJECT_ID"),
     ),
-    ProviderSpec("seeweb", "SeewebProvider", True, None, ("SEEWEB_API_TOKEN",)),
-    ProviderSpec("tensordock", "TensorDockProvider", True, None, ()),
-    ProviderSpec("cudo", "CudoProvider", True, None, ()),
-    ProviderSpec("lium", "LiumProvider", True, None, ()),
+    ProviderSpec("seeweb", "SeewebProvider", online=True, env=("SEEWEB_API_TOKEN",)),
+    ProviderSpec("tensordock", "TensorDockProvider", online=True),
+    ProviderSpec("cudo", "CudoProvider", online=True),
+    ProviderSpec("lium", "LiumProvider", online=True),
     # Both optional: the key adds the organization's GPU capacity; the URL is for other installs.
-    ProviderSpec("daytona", "DaytonaProvider", True, None, ("DAYTONA_API_KEY", "DAYTONA_API_URL")),
+    ProviderSpec(
+        "daytona", "DaytonaProvider", online=True, env=("DAYTONA_API_KEY", "DAYTONA_API_URL")
+    ),
     # Issue 30. Online providers are asked per query (their answers reused for
     # GPUHUNT_LIVE_CACHE_TTL), so `cadence_hours` does not apply to them: each needs the
     # user's key and answers with what is in stock now, which a nightly copy would misstate.
-    ProviderSpec("fluidstack", "FluidstackProvider", True, None, ("FLUIDSTACK_API_KEY",)),
-    ProviderSpec("shadeform", "ShadeformProvider", True, None, ("SHADEFORM_API_KEY",)),
+    ProviderSpec("fluidstack", "FluidstackProvider", online=True, env=("FLUIDSTACK_API_KEY",)),
+    ProviderSpec("shadeform", "ShadeformProvider", online=True, env=("SHADEFORM_API_KEY",)),
     # The marketplace listing is public; the key, when set, is sent along.
-    ProviderSpec("hyperbolic", "HyperbolicProvider", True, None, ("HYPERBOLIC_API_KEY",)),
-    ProviderSpec("primeintellect", "PrimeIntellectProvider", True, None, ("PRIME_API_KEY",)),
+    ProviderSpec("hyperbolic", "HyperbolicProvider", online=True, env=("HYPERBOLIC_API_KEY",)),
+    ProviderSpec("primeintellect", "PrimeIntellectProvider", online=True, env=("PRIME_API_KEY",)),
     # A kept price list checked against live availability (the API lists no prices).
-    ProviderSpec("paperspace", "PaperspaceProvider", True, None, ("PAPERSPACE_API_KEY",)),
+    ProviderSpec("paperspace", "PaperspaceProvider", online=True, env=("PAPERSPACE_API_KEY",)),
 )
 
 _BY_NAME = {spec.name: spec for spec in PROVIDERS}

@@ -3,7 +3,8 @@
 
 A record that fails one raises `BadRecord` naming the field; the provider then skips that
 record with `ParseReport.skip` and goes on with the others (a malformed row is skipped and
-counted, never the whole answer lost)."""
+counted, never the whole answer lost). `json_number` and `need_number` are the one reading of a
+JSON number for the older providers too (RunPod, Verda, CloudRift, Lium, Azure)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,47 @@ def number(record: dict[str, Any], key: str, *, low: float = 0.0, high: float = 
     if not math.isfinite(value) or not low < value <= high:
         raise BadRecord(f"field {key!r} is {value!r}, outside ({low:g}, {high:g}]")
     return float(value)
+
+
+def json_number(value: object) -> float | None:
+    """`value` as a float if the decoded answer holds a number there, else None (missing, a
+    string, null). A bool is not a number here although Python counts True as 1: an API that
+    sends `true` for a count or a price has changed shape. NaN and infinity pass; callers that
+    refuse them say so (`need_number`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def need_number(
+    value: object,
+    what: str,
+    *,
+    error: type[ValueError] = ValueError,
+    refusal: str = "has type {type}",
+    parse_text: bool = False,
+    finite: bool = False,
+) -> float:
+    """`json_number`, raising `error(f"{what} {refusal}")` (`{type}` filled in with the type
+    found) instead of answering None, so the parser skips the record and says why.
+
+    The providers that share it differ on purpose, kept as parameters: `parse_text` reads a
+    numeric string (Azure sends every capability as text; an unreadable one is "{what} is not
+    a number: '...'"); `finite` refuses NaN and infinity ("{what} is not finite", Lium);
+    `error` is the class the caller's record guard expects (Lium's is a `SkipRecord`)."""
+    number: float | None
+    if parse_text and isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            raise error(f"{what} is not a number: {value!r}") from None
+    else:
+        number = json_number(value)
+        if number is None:
+            raise error(f"{what} {refusal.format(type=type(value).__name__)}")
+    if finite and not math.isfinite(number):
+        raise error(f"{what} is not finite")
+    return number
 
 
 def count(record: dict[str, Any], key: str, *, low: int = 1, high: int = 4096) -> int:

@@ -83,7 +83,7 @@ class RecordGuard:
         what = self.what
         try:
             name = what() if callable(what) else what
-        except Exception:  # naming a broken record must not break the guard
+        except Exception:  # noqa: BLE001 - naming a broken record must not break the guard
             name = "a record"
         if isinstance(error, SkipRecord):
             self.report.skip(name, str(error))

@@ -59,6 +59,7 @@ from gpuhunt._internal.models import (
 )
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
+from gpuhunt.providers._records import need_number
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
 if TYPE_CHECKING:
@@ -210,12 +211,9 @@ def _capabilities(record: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _number(caps: Mapping[str, str], name: str) -> float:
-    if name not in caps:
-        raise ValueError(f"capability {name!r} is missing")
-    try:
-        value = float(caps[name])
-    except ValueError:
-        raise ValueError(f"capability {name!r} is not a number: {caps[name]!r}") from None
+    value = need_number(
+        caps.get(name), f"capability {name!r}", refusal="is missing", parse_text=True
+    )
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"capability {name!r} is out of range: {caps[name]!r}")
     return value

@@ -37,6 +37,7 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
+from gpuhunt.providers._records import need_number
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -131,12 +132,6 @@ def parse_instance_types(payload: Any, report: ParseReport | None = None) -> lis
     return sorted(offers, key=lambda o: (o.price, o.instance_name, o.location))
 
 
-def _number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{what} has type {type(value).__name__}")
-    return float(value)
-
-
 def _cpu(variant: dict[str, Any]) -> float:
     """The variant's CPUs: `cpu_count`, not `logical_cpu_count` (its double in every recorded
     variant: hyper-threads).
@@ -149,7 +144,7 @@ def _cpu(variant: dict[str, Any]) -> float:
     CPU filters written against CloudRift offers keep matching the same offers. Revisit if
     CloudRift documents that a VM gets `logical_cpu_count` vCPUs.
     """
-    return _number(variant["cpu_count"], "cpu_count")
+    return need_number(variant["cpu_count"], "cpu_count")
 
 
 def _parse_variant(
@@ -160,16 +155,16 @@ def _parse_variant(
     name = variant["name"]
     if not isinstance(name, str) or not name:
         raise ValueError("name is empty")
-    cents = _number(variant["cost_per_hour"], "cost_per_hour")
+    cents = need_number(variant["cost_per_hour"], "cost_per_hour")
     if cents <= 0:
         raise ValueError(f"cost_per_hour is {cents}")
     cpu = _cpu(variant)
-    memory = _number(variant["dram"], "dram") / _GIB
-    disk = _number(variant["disk"], "disk") / 10**9
-    gpu_count = int(_number(variant["gpu_count"], "gpu_count"))
+    memory = need_number(variant["dram"], "dram") / _GIB
+    disk = need_number(variant["disk"], "disk") / 10**9
+    gpu_count = int(need_number(variant["gpu_count"], "gpu_count"))
     gpu_name, gpu_memory, gpu_vendor = None, None, None
     if gpu_count:
-        vram = _number(variant["vram"], "vram") / _GIB
+        vram = need_number(variant["vram"], "vram") / _GIB
         gpu_name, gpu_vendor, gpu_memory = _gpu(instance_type, name, vram, gpu_count, report)
     hosting = {**(variant.get("available_nodes_per_dc") or {}), **variant["nodes_per_dc"]}
     datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)

@@ -830,7 +830,8 @@ def _describe(error: Exception) -> str:
 
 
 def _to_json(message: Any) -> dict[str, Any]:
-    return type(message).to_dict(message, preserving_proto_field_name=False)
+    as_dict: dict[str, Any] = type(message).to_dict(message, preserving_proto_field_name=False)
+    return as_dict
 
 
 def _aggregated(what: str, list_page: Callable[[str], Any]) -> dict[str, dict[str, list[Any]]]:
@@ -946,6 +947,7 @@ def fetch_tpu_types(
 def default_credentials() -> Credentials:
     """Application default credentials with the cloud-platform scope."""
     auth = _sdk().auth
+    credentials: Credentials
     try:
         credentials, _ = auth.default(scopes=list(SCOPES))
     except auth.exceptions.DefaultCredentialsError:
@@ -960,7 +962,8 @@ def _bearer(credentials: Credentials) -> dict[str, str]:
     auth = _sdk().auth
     try:
         if not credentials.valid:
-            credentials.refresh(auth.transport.requests.Request(session=transport.session()))
+            request = auth.transport.requests.Request(session=transport.session())
+            credentials.refresh(request)  # type: ignore[no-untyped-call]  # google-auth: untyped
     except auth.exceptions.GoogleAuthError:
         raise ProviderError(f"gcp: refreshing the access token failed; check {ADC_HINT}") from None
     return {"Authorization": f"Bearer {credentials.token}"}

@@ -43,6 +43,7 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers import _report
+from gpuhunt.providers._records import need_number
 from gpuhunt.providers.base import OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -249,12 +250,13 @@ def _location(country_code: Any, region: Any) -> str:
 
 
 def _number(node: dict[str, Any], key: str) -> float:
-    value = node.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _BadRecord(f"field {key!r} is missing or not a number")
-    if not math.isfinite(value):
-        raise _BadRecord(f"field {key!r} is not finite")
-    return float(value)
+    return need_number(
+        node.get(key),
+        f"field {key!r}",
+        error=_BadRecord,
+        refusal="is missing or not a number",
+        finite=True,
+    )
 
 
 def _positive(node: dict[str, Any], key: str, high: float) -> float:

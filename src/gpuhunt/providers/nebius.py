@@ -255,7 +255,7 @@ class SDKClient:
     def close(self) -> None:
         try:
             self._sdk.sync_close(timeout=RPC_TIMEOUT)
-        except Exception as e:  # closing must not hide the collection's own outcome
+        except Exception as e:  # noqa: BLE001 - closing must not hide the collection's outcome
             logger.warning("nebius: closing the SDK failed: %s", type(e).__name__)
 
 
@@ -265,7 +265,7 @@ def _call_sdk(what: str, fn: Callable[[], Any]) -> Any:
         return fn()
     except ProviderError:
         raise
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - the SDK's errors share no base: any becomes a safe ProviderError
         status = getattr(e, "status", None)
         code = getattr(getattr(status, "code", None), "name", None)
         detail = f"{type(e).__name__}{f' {code}' if code else ''}"

@@ -120,7 +120,9 @@ class ParseReport(_report.ParseReport):
 def parse_document(payload: Any, model: type[Any], document: str, report: ParseReport) -> list[Any]:
     """`{"items": [...]}` -> validated records (`Shape`, `Product`); bad records skipped, a
     changed shape raised."""
-    return _schema().parse_document(payload, model, document, report)
+    # `_schema()` is the lazily imported module, so Any to mypy; its function returns a list.
+    records: list[Any] = _schema().parse_document(payload, model, document, report)
+    return records
 
 
 def _oci_sdk() -> Any:
@@ -401,7 +403,14 @@ def credentials_from_env() -> OCICredentials | None:
         missing.append(f"{ENV_VARS['key_content']} (or {ENV_VARS['key_file']})")
     if missing:
         raise MissingCredsError(f"Set the {', '.join(missing)} environment variable(s) for OCI")
-    return OCICredentials(**values)  # type: ignore[typeddict-item]
+    return OCICredentials(
+        user=values["user"],
+        tenancy=values["tenancy"],
+        fingerprint=values["fingerprint"],
+        region=values["region"],
+        key_content=values["key_content"],
+        key_file=values["key_file"],
+    )
 
 
 def _config_problem(error: Exception) -> str:

@@ -67,6 +67,7 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
+from gpuhunt.providers._records import json_number
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -290,13 +291,6 @@ class Gpu:
     form_factor: str | None = None
 
 
-def _number(record: dict[str, Any], key: str) -> float | None:
-    value = record.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
 def _list_field(data: dict[str, Any], key: str) -> list[Any]:
     value = data.get(key)
     if not isinstance(value, list):
@@ -320,8 +314,10 @@ def parse_discovery(data: dict[str, Any], report: ParseReport | None = None) -> 
         if not isinstance(gpu_type, dict):
             report.skip_record("GPU type", gpu_type, "not an object")
             continue
-        max_secure = max(max_secure, int(_number(gpu_type, "maxGpuCountSecureCloud") or 0))
-        max_community = max(max_community, int(_number(gpu_type, "maxGpuCountCommunityCloud") or 0))
+        max_secure = max(max_secure, int(json_number(gpu_type.get("maxGpuCountSecureCloud")) or 0))
+        max_community = max(
+            max_community, int(json_number(gpu_type.get("maxGpuCountCommunityCloud")) or 0)
+        )
     cluster_types = data.get("clusterGpuTypes") or []
     if not isinstance(cluster_types, list):
         raise ProviderError("runpod: field 'clusterGpuTypes' is not a list")
@@ -353,7 +349,7 @@ def gpu_of_record(record: dict[str, Any], report: ParseReport) -> Gpu | None:
     """The canonical GPU of a GPU-type record; None (counted) if it cannot be described."""
     display = record.get("displayName") if isinstance(record.get("displayName"), str) else None
     type_id = record["id"]
-    memory = _number(record, "memoryInGb")
+    memory = json_number(record.get("memoryInGb"))
     if memory is None or memory <= 0:
         report.skip_record("GPU type", record, "no memoryInGb")
         return None
@@ -402,14 +398,14 @@ def parse_pod_offers(
             continue
         if record.get(f"{cloud}Cloud") is False:
             continue
-        on_demand = _number(record, f"{cloud}Price")
+        on_demand = json_number(record.get(f"{cloud}Price"))
         if on_demand is None:
-            on_demand = _number(lowest, "uninterruptablePrice")
-        spot = _number(lowest, "minimumBidPrice")
+            on_demand = json_number(lowest.get("uninterruptablePrice"))
+        spot = json_number(lowest.get("minimumBidPrice"))
         if not on_demand and not spot:
             continue
-        cpu = _number(lowest, "minVcpu")
-        memory = _number(lowest, "minMemory")
+        cpu = json_number(lowest.get("minVcpu"))
+        memory = json_number(lowest.get("minMemory"))
         if not cpu or not memory:
             report.skip_record("GPU type", record, "lowestPrice has no minVcpu/minMemory")
             continue
@@ -455,14 +451,14 @@ def parse_cluster_offers(
             continue
         quote = record.get("lowestPrice")
         lowest: dict[str, Any] = quote if isinstance(quote, dict) else {}
-        cpu = _number(lowest, "minVcpu")
-        memory = _number(lowest, "minMemory")
+        cpu = json_number(lowest.get("minVcpu"))
+        memory = json_number(lowest.get("minMemory"))
         if not cpu or not memory:
             # RunPod leaves these out while a cluster type is out of stock for a long time.
             logger.info("runpod: cluster type %r has no vCPU/RAM quote; skipped", record["id"])
             continue
-        price = _number(record, "clusterPrice")
-        gpu_count = _number(record, "maxGpuCountSecureCloud")
+        price = json_number(record.get("clusterPrice"))
+        gpu_count = json_number(record.get("maxGpuCountSecureCloud"))
         centers = record.get("nodeGroupDatacenters")
         if not price or not gpu_count or not isinstance(centers, list):
             report.skip_record("cluster GPU type", record, "no clusterPrice/GPU count/data centers")
@@ -517,13 +513,13 @@ def parse_cpu_offers(
         specifics = flavor.get("specifics")
         if not isinstance(specifics, dict) or specifics.get("stockStatus") is None:
             continue
-        base_price = _number(specifics, "securePrice")
+        base_price = json_number(specifics.get("securePrice"))
         if not base_price:
             continue
-        min_vcpu = _number(flavor, "minVcpu")
-        max_vcpu = _number(flavor, "maxVcpu")
-        ram_per_vcpu = _number(flavor, "ramMultiplier")
-        disk_per_vcpu = _number(flavor, "diskLimitPerVcpu")
+        min_vcpu = json_number(flavor.get("minVcpu"))
+        max_vcpu = json_number(flavor.get("maxVcpu"))
+        ram_per_vcpu = json_number(flavor.get("ramMultiplier"))
+        disk_per_vcpu = json_number(flavor.get("diskLimitPerVcpu"))
         if not (min_vcpu and max_vcpu and ram_per_vcpu and disk_per_vcpu):
             report.skip_record("CPU flavor", flavor, "missing vCPU/RAM/disk sizing")
             continue

@@ -195,7 +195,7 @@ def _price(price: dict[str, Any]) -> float:
     nanos = retail.get("nanos", 0)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (units, nanos)):
         raise BadRecord("price 'units'/'nanos' are not whole numbers")
-    value = units + nanos / 1e9
+    value: float = units + nanos / 1e9
     if not value > 0:
         raise BadRecord(f"price is {value!r}, not positive")
     return value

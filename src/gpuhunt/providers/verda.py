@@ -40,6 +40,7 @@ from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
+from gpuhunt.providers._records import need_number
 from gpuhunt.providers.base import OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -225,12 +226,6 @@ def _price(value: Any, what: str) -> float:
         raise ValueError(f"{what} is not a number: {value!r}") from None
 
 
-def _number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{what} has type {type(value).__name__}")
-    return float(value)
-
-
 def _parse_instance_type(
     record: Any, locations: list[str], report: ParseReport
 ) -> list[CatalogItem]:
@@ -244,9 +239,9 @@ def _parse_instance_type(
         raise ValueError(f"price_per_hour is {price}")
     spot_price = record.get("spot_price")
     spot = _price(spot_price, "spot_price") if spot_price is not None else None
-    cpu = _number(record["cpu"]["number_of_cores"], "cpu.number_of_cores")
-    memory = _number(record["memory"]["size_in_gigabytes"], "memory.size_in_gigabytes")
-    gpu_count = int(_number(record["gpu"]["number_of_gpus"], "gpu.number_of_gpus"))
+    cpu = need_number(record["cpu"]["number_of_cores"], "cpu.number_of_cores")
+    memory = need_number(record["memory"]["size_in_gigabytes"], "memory.size_in_gigabytes")
+    gpu_count = int(need_number(record["gpu"]["number_of_gpus"], "gpu.number_of_gpus"))
     gpu_name, gpu_memory, gpu_vendor = None, None, None
     if gpu_count:
         total = (record.get("gpu_memory") or {}).get("size_in_gigabytes")

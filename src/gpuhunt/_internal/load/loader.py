@@ -134,7 +134,7 @@ class Loader:
         except sources.Unchanged:
             self._unchanged()
             return
-        except Exception as e:  # noqa: BLE001 - anything from untrusted bytes is a refusal
+        except Exception as e:  # anything from untrusted bytes is a refusal
             self._note_failure(e)
             if may_fall_back and isinstance(e, CatalogDownloadError):
                 self._remember_silence(e)
@@ -202,7 +202,7 @@ class Loader:
                 for provider in registry.OFFLINE_PROVIDERS:
                     cache.keep_versions(provider, names)
             cache.remove_orphans()
-        except Exception:  # noqa: BLE001 - tidying costs disk space at worst, never a load
+        except Exception:  # tidying costs disk space at worst, never a load
             logger.debug("Tidying the disk cache failed", exc_info=True)
 
     def _bounded(self) -> bool:

@@ -51,7 +51,7 @@ def release_free_memory() -> bool:
         return False
     try:
         _trim(0)
-    except Exception:  # noqa: BLE001 - only memory is at stake, never the load
+    except Exception:  # only memory is at stake, never the load
         logger.debug("malloc_trim failed", exc_info=True)
         return False
     return True

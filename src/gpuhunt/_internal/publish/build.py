@@ -78,6 +78,39 @@ class Build:
     outcomes: list[Outcome] = field(default_factory=list)
 
 
+# One provider's entry in the manifest (rows, sha256, status, from_version, ...; see
+# docs/pipeline.md): kept as the JSON object it is, as `verify` reads it back from published
+# archives.
+Entry = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """`manifest.json` of a version: the one place its top-level fields are written, for the
+    archive and (with one provider's entry) each per-provider archive."""
+
+    version: str
+    built_at: str  # ISO 8601, UTC
+    providers: dict[str, Entry]
+    history_reset: dict[str, Any] | None = None  # why the price history starts again here
+    format_version: int = archive.FORMAT_VERSION
+    gpuhunt_version: str = __version__
+
+    def to_json(self, *, only: str | None = None) -> dict[str, Any]:
+        """The manifest as written (`archive.write_archive` sorts the keys); `only`: the
+        per-provider archive's, which lists that provider alone."""
+        out: dict[str, Any] = {
+            "format_version": self.format_version,
+            "version": self.version,
+            "gpuhunt_version": self.gpuhunt_version,
+            "built_at": self.built_at,
+            "providers": self.providers if only is None else {only: self.providers[only]},
+        }
+        if self.history_reset is not None:
+            out["history_reset"] = self.history_reset
+        return out
+
+
 CANDIDATES = "candidates.zip"  # {version}/candidates.zip: the refused CSVs awaiting confirmation
 
 
@@ -188,120 +221,194 @@ def build_catalog(
     kept aside).
     """
     check_version(version)
-    providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
+    _refuse_published(version, previous)
+    built_at = built_at or _now()
+    before = ((previous.manifest or {}).get("providers") or {}) if previous is not None else {}
+    chosen = _Chosen()
+    for p in registry.OFFLINE_PROVIDERS if providers is None else providers:
+        got = collected.get(p)
+        reason: str | None = (not_collected or {}).get(p, "no CSV was collected")
+        pending: dict[str, Any] | None = None
+        if got is not None:
+            reason, pending = _take_fresh(
+                chosen,
+                p,
+                version,
+                got,
+                previous,
+                integrity,
+                accept,
+                accepted_by or {},
+                before.get(p),
+                candidates or {},
+            )
+            if reason is None:
+                continue
+        _take_carried(
+            chosen,
+            p,
+            version,
+            reason,
+            pending,
+            previous,
+            previous_error,
+            before.get(p),
+            candidates or {},
+            not_collected=got is None,
+        )
+    if not chosen.csvs:
+        raise PipelineError(f"Nothing to publish: no provider has a usable CSV for {version}")
+    manifest = Manifest(version, built_at, chosen.entries, history_reset)
+    packed = {p: column_file(p, data) for p, data in chosen.csvs.items()}
+    for p, data in packed.items():
+        chosen.entries[p]["columns_sha256"] = archive.sha256(data)
+    tables = history.for_build(
+        chosen.entries, chosen.csvs, previous_history or {}, before, built_at
+    )
+    for p, table in tables.items():
+        chosen.entries[p]["history_sha256"] = archive.sha256(table)
+        chosen.entries[p]["history_rows"] = history.rows_of(table)
+    objects, pointers = _lay_out(manifest, chosen, packed, tables, extra_objects or {})
+    return Build(version, manifest.to_json(), objects, pointers, chosen.outcomes)
+
+
+def _refuse_published(version: str, previous: RawCatalog | None) -> None:
     if previous is not None and version in _previous_versions(previous):
         raise PipelineError(
             f"Version {version} is already published under {previous.url}; "
             "published versions never change, pick a new one"
         )
-    built_at = built_at or _now()
-    csvs: dict[str, bytes] = {}
-    entries: dict[str, dict[str, Any]] = {}
-    outcomes: list[Outcome] = []
-    before = ((previous.manifest or {}).get("providers") or {}) if previous is not None else {}
-    waiting: dict[str, bytes] = {}  # this version's candidates
-    for p in providers:
-        reason: str | None = (not_collected or {}).get(p, "no CSV was collected")
-        got = collected.get(p)
-        pending: dict[str, Any] | None = None
-        if got is not None:
-            rows, reason = check_csv(got.data, p)
-            if reason is None and integrity is not None:
-                reason = integrity(p, got.data)
-            implausible = None
-            extra: dict[str, Any] = {}
-            if reason is None and previous is not None:
-                verdict = gate.judge(p, previous.csvs.get(p), got.data)
-                implausible = verdict.reason
-                if implausible is not None and p in accept:
-                    extra["accepted_by"] = (accepted_by or {}).get(p, "the maintainer (--accept)")
-                elif implausible is not None:
-                    reason, pending, evidence = _confirm(
-                        p, version, got, rows, verdict, before.get(p), candidates or {}
-                    )
-                    if evidence is not None:
-                        needed = registry.spec(p).confirmations
-                        extra["accepted_by"] = (
-                            f"{needed} consecutive collections that agree with each other"
-                        )
-                        extra["evidence"] = evidence
-                    elif pending is not None:
-                        waiting[p] = _candidate_csv(
-                            pending, got.data, before.get(p), candidates or {}, p
-                        )
-                    if reason is None:
-                        implausible = f"{implausible} (confirmed)"
+
+
+@dataclass
+class _Chosen:
+    """What `build_catalog` has decided so far: each provider's CSV and manifest entry, the
+    outcome for the report, and this version's candidates (the refused CSVs awaiting
+    confirmation)."""
+
+    csvs: dict[str, bytes] = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)
+    outcomes: list[Outcome] = field(default_factory=list)
+    waiting: dict[str, bytes] = field(default_factory=dict)
+
+
+def _take_fresh(
+    chosen: _Chosen,
+    p: str,
+    version: str,
+    got: Collected,
+    previous: RawCatalog | None,
+    integrity: Callable[[str, bytes], str | None] | None,
+    accept: Container[str],
+    accepted_by: dict[str, str],
+    entry: Entry | None,
+    candidates: dict[str, bytes],
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Publish `p`'s fresh CSV if it passes the checks, the gate, an accept or a confirmation:
+    (None, None) when it is taken, else (why not, the unconfirmed change to keep)."""
+    rows, reason = check_csv(got.data, p)
+    if reason is None and integrity is not None:
+        reason = integrity(p, got.data)
+    implausible = None
+    pending: dict[str, Any] | None = None
+    extra: dict[str, Any] = {}
+    if reason is None and previous is not None:
+        verdict = gate.judge(p, previous.csvs.get(p), got.data)
+        implausible = verdict.reason
+        if implausible is not None and p in accept:
+            extra["accepted_by"] = accepted_by.get(p, "the maintainer (--accept)")
+        elif implausible is not None:
+            reason, pending, evidence = _confirm(p, version, got, rows, verdict, entry, candidates)
+            if evidence is not None:
+                needed = registry.spec(p).confirmations
+                extra["accepted_by"] = (
+                    f"{needed} consecutive collections that agree with each other"
+                )
+                extra["evidence"] = evidence
+            elif pending is not None:
+                chosen.waiting[p] = _candidate_csv(pending, got.data, entry, candidates, p)
             if reason is None:
-                csvs[p] = got.data
-                entries[p] = {
-                    "rows": rows,
-                    "sha256": archive.sha256(got.data),
-                    "collected_at": got.collected_at,
-                    "status": FRESH,
-                    "from_version": version,
-                }
-                if implausible is not None:
-                    # Kept in the manifest, so the override is on record with what it overrode.
-                    entries[p]["accepted_despite"] = implausible
-                    entries[p].update(extra)
-                    logger.warning("%s: %s; accepted by %s", p, implausible, extra["accepted_by"])
-                outcomes.append(Outcome(p, FRESH, rows, implausible))
-                continue
-        carried = _carry_over(p, previous, previous_error, reason)
-        if carried is None:
-            logger.warning(
-                "%s is left out of %s: %s, and there is no previous CSV", p, version, reason
-            )
-            outcomes.append(Outcome(p, "missing", 0, reason))
-            continue
-        csvs[p], entries[p] = carried
-        if pending is None and got is None:
-            # Not collected this time: an unconfirmed change keeps waiting for the next one.
-            kept = _pending_of(before.get(p), candidates or {}, p)
-            if kept is not None:
-                pending, waiting[p] = kept
-        if pending is not None:
-            entries[p]["pending"] = pending
-        logger.warning(
-            "%s: %s; carrying over its CSV from %s", p, reason, entries[p]["from_version"]
-        )
-        outcomes.append(Outcome(p, CARRIED_OVER, entries[p]["rows"], reason))
-    if not csvs:
-        raise PipelineError(f"Nothing to publish: no provider has a usable CSV for {version}")
-    manifest: dict[str, Any] = {
-        "format_version": archive.FORMAT_VERSION,
-        "version": version,
-        "gpuhunt_version": __version__,
-        "built_at": built_at,
-        "providers": entries,
+                implausible = f"{implausible} (confirmed)"
+    if reason is not None:
+        return reason, pending
+    chosen.csvs[p] = got.data
+    chosen.entries[p] = {
+        "rows": rows,
+        "sha256": archive.sha256(got.data),
+        "collected_at": got.collected_at,
+        "status": FRESH,
+        "from_version": version,
     }
-    if history_reset is not None:
-        manifest["history_reset"] = history_reset
-    packed = {p: column_file(p, data) for p, data in csvs.items()}
-    for p, data in packed.items():
-        entries[p]["columns_sha256"] = archive.sha256(data)
-    tables = history.for_build(entries, csvs, previous_history or {}, before, built_at)
-    for p, table in tables.items():
-        entries[p]["history_sha256"] = archive.sha256(table)
-        entries[p]["history_rows"] = history.rows_of(table)
-    objects = {f"{version}/catalog.zip": archive.write_archive(csvs, manifest, packed)}
+    if implausible is not None:
+        # Kept in the manifest, so the override is on record with what it overrode.
+        chosen.entries[p]["accepted_despite"] = implausible
+        chosen.entries[p].update(extra)
+        logger.warning("%s: %s; accepted by %s", p, implausible, extra["accepted_by"])
+    chosen.outcomes.append(Outcome(p, FRESH, rows, implausible))
+    return None, None
+
+
+def _take_carried(
+    chosen: _Chosen,
+    p: str,
+    version: str,
+    reason: str | None,
+    pending: dict[str, Any] | None,
+    previous: RawCatalog | None,
+    previous_error: str | None,
+    entry: Entry | None,
+    candidates: dict[str, bytes],
+    *,
+    not_collected: bool,
+) -> None:
+    """Carry `p`'s CSV over from the previous version (`reason`: why no fresh one), or leave
+    `p` out when there is none; `not_collected`: no fresh CSV came at all (an unconfirmed
+    change then keeps waiting)."""
+    carried = _carry_over(p, previous, previous_error, reason)
+    if carried is None:
+        logger.warning("%s is left out of %s: %s, and there is no previous CSV", p, version, reason)
+        chosen.outcomes.append(Outcome(p, "missing", 0, reason))
+        return
+    chosen.csvs[p], chosen.entries[p] = carried
+    if pending is None and not_collected:
+        # Not collected this time: an unconfirmed change keeps waiting for the next one.
+        kept = _pending_of(entry, candidates, p)
+        if kept is not None:
+            pending, chosen.waiting[p] = kept
+    if pending is not None:
+        chosen.entries[p]["pending"] = pending
+    logger.warning(
+        "%s: %s; carrying over its CSV from %s", p, reason, chosen.entries[p]["from_version"]
+    )
+    chosen.outcomes.append(Outcome(p, CARRIED_OVER, chosen.entries[p]["rows"], reason))
+
+
+def _lay_out(
+    manifest: Manifest,
+    chosen: _Chosen,
+    packed: dict[str, bytes],
+    tables: dict[str, bytes],
+    extra_objects: dict[str, bytes],
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """(objects, pointers) of both published layouts (the module docstring)."""
+    version, csvs = manifest.version, chosen.csvs
+    objects = {f"{version}/catalog.zip": archive.write_archive(csvs, manifest.to_json(), packed)}
     pointers: dict[str, bytes] = {}
     for p in sorted(csvs):
-        own = {**manifest, "providers": {p: entries[p]}}
         objects[f"{p}/{version}/catalog.zip"] = archive.write_archive(
-            {p: csvs[p]}, own, {p: packed[p]}
+            {p: csvs[p]}, manifest.to_json(only=p), {p: packed[p]}
         )
         pointers[f"{p}/version"] = version.encode()
     # Beside the catalogs, so clients that only query never download it.
     objects[f"{version}/{history.OBJECT}"] = history.pack(tables, version)
     for p in sorted(tables):
         objects[f"{p}/{version}/{history.OBJECT}"] = history.pack({p: tables[p]}, version)
-    if waiting:
-        objects[f"{version}/{CANDIDATES}"] = pack_candidates(waiting, version)
-    for rel, data in (extra_objects or {}).items():
+    if chosen.waiting:
+        objects[f"{version}/{CANDIDATES}"] = pack_candidates(chosen.waiting, version)
+    for rel, data in extra_objects.items():
         objects[rel] = data
     pointers["version"] = version.encode()  # last: dicts keep insertion order
-    return Build(version, manifest, objects, pointers, outcomes)
+    return objects, pointers
 
 
 def _confirm(

@@ -8,13 +8,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuhunt._internal.errors import PipelineError
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.publish.verify import read_build
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 ENDPOINT_ENV = "GPUHUNT_S3_ENDPOINT_URL"
 # Pointers must never be served stale by a cache in front of the bucket; versions never change.
@@ -74,7 +75,7 @@ class _Bucket:
     def url(self, rel: str) -> str:
         return f"s3://{self.bucket}/{self.key(rel)}"
 
-    def _call(self, what: str, rel: str, fn: Callable[[], Any]) -> Any:
+    def _call(self, what: str, rel: str, fn: Callable[[], _T]) -> _T:
         try:
             return fn()
         except self.errors as e:

@@ -169,7 +169,7 @@ def collect(p: LiveProvider, q: QueryFilter, balance_resources: bool) -> Any:
     try:
         for item in answer:
             items.append(item)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - a provider's iterator may raise anything; reported
         raise BrokenAnswer(
             f"its answer broke off after {len(items)} offers ({type(e).__name__}: {e}); "
             "none of them is used"
@@ -180,7 +180,7 @@ def collect(p: LiveProvider, q: QueryFilter, balance_resources: bool) -> Any:
 def _probe(p: LiveProvider, q: QueryFilter, balance_resources: bool, health: Health) -> None:
     try:
         collect(p, q, balance_resources)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any failure of the probe is the provider's health
         health.failed(p.NAME, f"{type(e).__name__}: {e}")
     else:
         health.succeeded(p.NAME)
@@ -290,7 +290,7 @@ def answers(
         except FutureTimeout:
             health.failed(p.NAME, f"timed out after {timeout:g}s")
             continue
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - one provider failing must not fail the query
             health.failed(p.NAME, f"{type(e).__name__}: {e}")
             continue
         try:

@@ -1,0 +1,119 @@
+"""The shared number readers of `gpuhunt.providers._records`, with each variant the providers
+that use them rely on (RunPod, Verda, CloudRift, Lium, Azure)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuhunt.providers import _report
+from gpuhunt.providers._records import json_number, need_number
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (3, 3.0),
+        (2.5, 2.5),
+        (0, 0.0),
+        (-1, -1.0),
+        (None, None),
+        ("", None),
+        ("2.89", None),  # a string is not a JSON number here
+        ("80 GB", None),
+        (True, None),  # bool is an int to Python, not a number to an API
+        (False, None),
+        ([1], None),
+        ({"n": 1}, None),
+    ],
+)
+def test_json_number(value, expected):
+    got = json_number(value)
+    assert got == expected
+    assert got is None or type(got) is float
+
+
+def test_json_number_lets_nan_and_infinity_through():
+    assert math.isnan(json_number(float("nan")) or 0.0)
+    assert json_number(float("inf")) == math.inf
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "cpu_count has type NoneType"),
+        ("", "cpu_count has type str"),
+        ("4", "cpu_count has type str"),
+        (True, "cpu_count has type bool"),
+        ([4], "cpu_count has type list"),
+    ],
+)
+def test_need_number_default_names_the_type(value, message):
+    # Verda and CloudRift: a plain ValueError naming the type found.
+    with pytest.raises(ValueError) as e:
+        need_number(value, "cpu_count")
+    assert type(e.value) is ValueError
+    assert str(e.value) == message
+
+
+def test_need_number_default_keeps_nan():
+    assert need_number(4, "x") == 4.0
+    assert type(need_number(4, "x")) is float
+    assert math.isnan(need_number(float("nan"), "x"))
+
+
+class _Skip(_report.SkipRecord):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "field 'price' is missing or not a number"),
+        ("1.5", "field 'price' is missing or not a number"),
+        (False, "field 'price' is missing or not a number"),
+        (float("nan"), "field 'price' is not finite"),
+        (float("inf"), "field 'price' is not finite"),
+        (-math.inf, "field 'price' is not finite"),
+    ],
+)
+def test_need_number_lium_variant(value, message):
+    with pytest.raises(_Skip) as e:
+        need_number(
+            value,
+            "field 'price'",
+            error=_Skip,
+            refusal="is missing or not a number",
+            finite=True,
+        )
+    assert str(e.value) == message
+
+
+def test_need_number_finite_accepts_finite():
+    assert need_number(-2, "x", finite=True) == -2.0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("4", 4.0), (" 1.5 ", 1.5), ("1e3", 1000.0), (8, 8.0), ("inf", math.inf)],
+)
+def test_need_number_parses_text(value, expected):
+    # Azure sends every capability as text.
+    assert need_number(value, "capability 'vCPUs'", parse_text=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "capability 'vCPUs' is missing"),
+        ("", "capability 'vCPUs' is not a number: ''"),
+        ("4 cores", "capability 'vCPUs' is not a number: '4 cores'"),
+        ("True", "capability 'vCPUs' is not a number: 'True'"),
+        (True, "capability 'vCPUs' is missing"),
+    ],
+)
+def test_need_number_text_refusals(value, message):
+    with pytest.raises(ValueError) as e:
+        need_number(value, "capability 'vCPUs'", refusal="is missing", parse_text=True)
+    assert str(e.value) == message
