@@ -7,12 +7,13 @@ The copy, not the package's file: the bundled snapshot is refreshed on its own s
 new snapshot must not read as a change of output. Small answers are pinned as files in
 `pinned/`; the whole catalog's `--json` and `--csv` by length and sha256. Tables are compared
 without their last line, the footer, whose data ages depend on today's date (the footer's
-wording has its own tests in test_cli_query.py).
+wording has its own tests in test_query.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,45 @@ def test_the_copy_is_what_the_pins_were_made_from(capsys):
     # A pin made from a catalog with few rows would pin little: the copy has every provider.
     out = _run(capsys, ["query", "--csv"])
     assert out.count("\n") - 1 == 3065
+
+
+# `--help` of every command at COLUMNS=100, as Python 3.11's argparse writes it (other versions
+# lay help out differently: 3.13 lists a short option's metavar once), and `gpuhunt` or
+# `gpuhunt catalog` alone (the help, exit 2).
+HELP = [
+    [],
+    ["catalog"],
+    ["query"],
+    ["providers"],
+    ["history"],
+    ["catalog", "status"],
+    ["catalog", "build"],
+    ["catalog", "publish"],
+    ["catalog", "verify"],
+    ["catalog", "report"],
+    ["catalog", "diff"],
+    ["catalog", "site"],
+    ["catalog", "publish-site"],
+]
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="pinned with Python 3.11's argparse")
+@pytest.mark.parametrize("argv", HELP, ids=[" ".join(["gpuhunt", *a]) for a in HELP])
+def test_help_is_byte_identical(capsys, monkeypatch, argv):
+    monkeypatch.setenv("COLUMNS", "100")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:
+        cli.main([*argv, "--help"])
+    assert exit.value.code == 0
+    name = "-".join(["gpuhunt", *argv]) + ".txt"
+    assert capsys.readouterr().out.encode() == (PINNED / "help" / name).read_bytes()
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="pinned with Python 3.11's argparse")
+@pytest.mark.parametrize("argv", [[], ["catalog"]], ids=["gpuhunt", "gpuhunt catalog"])
+def test_a_group_alone_prints_its_help(capsys, monkeypatch, argv):
+    monkeypatch.setenv("COLUMNS", "100")
+    capsys.readouterr()
+    assert cli.main(argv) == 2
+    name = "bare-" + "-".join(["gpuhunt", *argv]) + ".txt"
+    assert capsys.readouterr().out.encode() == (PINNED / "help" / name).read_bytes()
