@@ -6,6 +6,11 @@ python -m gpuhunt lambdalabs --output lambdalabs.csv     # collect (nightly buil
 gpuhunt catalog status
 gpuhunt history --gpu H100 --provider aws --since 2026-03-01 [--plot h100.png]
 gpuhunt catalog diff 20261129-1 latest
+
+One module per command (`query.py`, `catalog_build.py`, ...), each registering its `run` in the
+command table (`commands.py`); this module builds one parser from the table and dispatches every
+command the same way (`args.run`), under one exit-code rule (`_guard`). What commands print goes
+through the renderer table of `render.py`.
 """
 
 from __future__ import annotations
