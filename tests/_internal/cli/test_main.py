@@ -130,7 +130,8 @@ def test_catalog_alone_shows_the_catalog_subcommands(capsys):
 
 def test_a_command_imports_only_what_it_runs():
     # Every command module is imported to build the parser; what running one needs is imported
-    # in its `run`, so `gpuhunt providers` (or --help) loads no catalog, history, site or SDK.
+    # in its `run`, so `gpuhunt providers` (or --help) loads no catalog, engine (numpy), history,
+    # build pipeline, site or SDK.
     code = (
         "import sys\n"
         "from gpuhunt._internal import cli\n"
@@ -148,6 +149,9 @@ def test_a_command_imports_only_what_it_runs():
         "gpuhunt._internal.history.plot",
         "gpuhunt._internal.site.build",
         "gpuhunt._internal.publish.run",
+        "gpuhunt._internal.publish.build",
+        "gpuhunt._internal.load.fetch",
+        "numpy",
         "matplotlib",
         "boto3",
     }

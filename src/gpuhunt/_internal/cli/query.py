@@ -19,7 +19,6 @@ from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.constraints import parse_version
 from gpuhunt._internal.errors import GPUHuntError, InputError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
-from gpuhunt._internal.query.filters import make_filter
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog, CatalogStatus
@@ -186,6 +185,8 @@ def _check_query_args(args: argparse.Namespace) -> None:
                 f"{flag.format('min')} {shown[0]} is above {flag.format('max')} {shown[1]}: "
                 "no offer can match"
             )
+    from gpuhunt._internal.query.filters import make_filter  # the engine: numpy
+
     _cli_value(lambda: make_filter(**filters))
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
