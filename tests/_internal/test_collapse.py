@@ -1,13 +1,13 @@
 """`gpuhunt.collapse_regions`: one row per (provider, instance type, spot), at its cheapest
-location; and the table layout that fits a terminal (`cli_format.fit`, `table`, `wrap`)."""
+location; and the table layout that fits a terminal (`cli.render.fit`, `table`, `wrap`)."""
 
 from __future__ import annotations
 
 import pytest
 
 import gpuhunt
-from gpuhunt._internal import cli_format
-from gpuhunt._internal.cli_format import Column, fit, table
+from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli.render import Column, fit, table
 from tests.helpers import item
 
 
@@ -85,8 +85,8 @@ def test_table_cuts_cells_with_an_ellipsis_and_keeps_the_region_count():
 
 def test_wrap_only_with_a_width():
     text = "word " * 40
-    assert cli_format.wrap(text, None) == text
-    assert max(map(len, cli_format.wrap(text, 30).splitlines())) <= 30
+    assert render.wrap(text, None) == text
+    assert max(map(len, render.wrap(text, 30).splitlines())) <= 30
 
 
 @pytest.mark.parametrize("columns, tty, expected", [("72", False, 72), ("", False, None)])
@@ -96,7 +96,7 @@ def test_terminal_width(monkeypatch, columns, tty, expected):
             return tty
 
     monkeypatch.setenv("COLUMNS", columns)
-    assert cli_format.terminal_width(Stream()) == expected
+    assert render.terminal_width(Stream()) == expected
 
 
 def test_terminal_width_of_a_terminal(monkeypatch):
@@ -106,6 +106,6 @@ def test_terminal_width_of_a_terminal(monkeypatch):
 
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.setattr(
-        cli_format.shutil, "get_terminal_size", lambda: type("S", (), {"columns": 93})()
+        render.shutil, "get_terminal_size", lambda: type("S", (), {"columns": 93})()
     )
-    assert cli_format.terminal_width(Tty()) == 93
+    assert render.terminal_width(Tty()) == 93

@@ -42,7 +42,7 @@ LAYERS = [
         "site.build",
     },
     {"publish", "site.publish"},
-    {"cli", "cli_query", "cli_format", "history.commands", "site.commands"},
+    {"cli"},
 ]
 
 

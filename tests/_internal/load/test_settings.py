@@ -151,3 +151,23 @@ def test_a_changed_bad_value_is_warned_about_again(monkeypatch, caplog):
         monkeypatch.setenv("GPUHUNT_RELOAD_INTERVAL", "-1")
         Settings.from_env()
     assert len(caplog.records) == 2
+
+
+def test_the_readme_settings_table_states_the_ranges_of_RANGES():
+    # RANGES is the source; the README's "valid values" column says the same, with notes in
+    # parentheses ("0 (check on every query) to 31536000 (a year)") and one range per variable
+    # of a row naming two ("above 0 to 600 / above 0 to 3600").
+    import re
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    stated: dict[str, str] = {}
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`GPUHUNT_"):
+            continue
+        names = re.findall(r"`(GPUHUNT_[A-Z_]+)", cells[0])
+        valid = [re.sub(r"\s*\([^)]*\)", "", v).strip() for v in cells[2].split(" / ")]
+        if len(valid) == len(names):
+            stated.update(zip(names, valid))
+    expected = {name: str(r).removesuffix(f" {r.unit}") for name, r in settings.RANGES.items()}
+    assert {name: stated.get(name) for name in settings.RANGES} == expected

@@ -1,6 +1,6 @@
 """Months of the hourly pipeline on a simulated clock: every hour the providers that are due
 (`freshness.due`, as `scripts/ci_matrix.py --due` decides) are collected from a simulated world,
-`catalog build` runs (`publish.commands.run_build`, the command without its printing) with the
+`catalog build` runs (`publish.run.run_build`, the command without its printing) with the
 previous version read from a local folder that stands for the bucket, and the build is copied
 into it as `catalog publish` would upload it.
 
@@ -34,7 +34,7 @@ from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.history import remote
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt._internal.publish import commands, gate
+from gpuhunt._internal.publish import gate, run
 from gpuhunt._internal.publish.verify import verify
 from tests.helpers import item
 
@@ -167,7 +167,7 @@ def _manifest(bucket: Path) -> dict[str, Any] | None:
 def _only_these_providers(monkeypatch):
     # The build covers every offline provider of the registry; the world has three.
     monkeypatch.setattr(registry, "OFFLINE_PROVIDERS", PROVIDERS)
-    monkeypatch.setattr(commands.registry, "OFFLINE_PROVIDERS", PROVIDERS)
+    monkeypatch.setattr(run.registry, "OFFLINE_PROVIDERS", PROVIDERS)
 
 
 @pytest.fixture
@@ -223,7 +223,7 @@ def test_weeks_of_hourly_builds(fast_tmp):
             (bucket / latest / "history.zip").write_bytes(b"garbage")
         version = f"{now:%Y%m%d}-{hour}"
         out = tmp_path / "builds" / version
-        build, summary = commands.run_build(
+        build, summary = run.run_build(
             folder, version, out, previous_url=str(bucket) if manifest else None, now=now
         )
         publish(out, bucket)

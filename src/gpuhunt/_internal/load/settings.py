@@ -15,9 +15,10 @@ when a provider's shared HTTP session is first used), never at import time.
     GPUHUNT_MAX_DOWNLOAD_MB   largest catalog object downloaded, in MiB (default 256)
 
 Every variable is read and checked here, and nowhere else. A value that cannot be read (`abc`),
-is not finite (`nan`, `inf`) or is out of its range (`RANGES`, also in the README's settings
-table) is warned about once per process (naming the variable, the value and the default used)
-and replaced by the default: a bad setting never stops a query.
+is not finite (`nan`, `inf`) or is out of its range (`RANGES`, the one list: the README's
+settings table states it, and tests/_internal/load/test_settings.py checks the two agree) is
+warned about once per process (naming the variable, the value and the default used) and
+replaced by the default: a bad setting never stops a query.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 
 from gpuhunt._internal.errors import PipelineError
 from gpuhunt._internal.formats import archive
-from gpuhunt._internal.publish.verify import read_build
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -145,6 +144,10 @@ def publish(
 ) -> Published:
     """Upload a build: version objects, each checked in the bucket, then the pointers. Each
     object gets `acl` (None: no ACL, for buckets with ACLs disabled)."""
+    # Here, not at the top: `gpuhunt` reads ENDPOINT_ENV for `catalog publish --help`, and every
+    # command would otherwise load the verifier (and the build and fetch code it imports).
+    from gpuhunt._internal.publish.verify import read_build
+
     build = read_build(directory)
     s3 = _Bucket(client if client is not None else s3_client(endpoint_url), bucket, prefix, acl)
     uploaded: list[str] = []

@@ -1,28 +1,32 @@
-"""`gpuhunt query`: its options, their checks, and printing the answer (tables, --group-by gpu,
---json, --csv, the footer)."""
+"""`gpuhunt query`: its options, their checks, and the answer (offers or `--group-by gpu`
+groups, through the renderer table of `render`; the footer)."""
 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import json
 import logging
 import re
 import sys
 import textwrap
-from collections.abc import Container
-from typing import Any
+from collections.abc import Callable, Container
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpuhunt._internal import cli_format, geography, registry
+from gpuhunt._internal import geography, registry, validate
+from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.constraints import parse_version
 from gpuhunt._internal.errors import GPUHuntError, InputError
 from gpuhunt._internal.models import CatalogItem, QueryFilter
-from gpuhunt._internal.query.filters import make_filter
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.catalog import Catalog, CatalogStatus
 
 logger = logging.getLogger("gpuhunt")
 
+
+T = TypeVar("T")
 
 DEFAULT_LIMIT = 50  # table rows when --limit is not given
 
@@ -31,15 +35,21 @@ class UsageError(InputError):
     """Input that cannot be meant as given; printed as one line, exit status 2."""
 
 
+HELP = "search the catalog"
+DESCRIPTION = (
+    "Search the catalog of offers, cheapest first. Prices are USD per hour; "
+    "memory and disk are GB, GPU memory GiB (as clouds market it: an 80GB A100 is 80). "
+    "Ranges are inclusive."
+)
+
+
 def add_parser(sub: Any) -> None:
-    """Add `query` to the `gpuhunt` subcommands."""
-    p = sub.add_parser(
-        "query",
-        help="search the catalog",
-        description="Search the catalog of offers, cheapest first. Prices are USD per hour; "
-        "memory and disk are GB, GPU memory GiB (as clouds market it: an 80GB A100 is 80). "
-        "Ranges are inclusive.",
-    )
+    """Add `query` to `sub`, a subparsers action (the command table does this for `gpuhunt`)."""
+    arguments(sub.add_parser("query", help=HELP, description=DESCRIPTION))
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `gpuhunt query`."""
     p.add_argument("--provider", action="append", help="provider name (repeatable)")
     p.add_argument(
         "--gpu",
@@ -151,16 +161,8 @@ def add_parser(sub: Any) -> None:
     )
 
 
-_RANGES = [
-    ("cpu", "--{}-cpu"),
-    ("memory", "--{}-memory"),
-    ("gpu_count", "--{}-gpu-count"),
-    ("gpu_memory", "--{}-gpu-memory"),
-    ("total_gpu_memory", "--{}-total-gpu-memory"),
-    ("disk_size", "--{}-disk-size"),
-    ("price", "--{}-price"),
-    ("compute_capability", "--{}-compute-capability"),
-]
+# The ranges are the library's (`validate.RANGES`); each is the options `--min-X`/`--max-X`.
+_RANGES = [(name, "--{}-" + name.replace("_", "-")) for name in validate.RANGES]
 
 
 def _check_query_args(args: argparse.Namespace) -> None:
@@ -183,6 +185,8 @@ def _check_query_args(args: argparse.Namespace) -> None:
                 f"{flag.format('min')} {shown[0]} is above {flag.format('max')} {shown[1]}: "
                 "no offer can match"
             )
+    from gpuhunt._internal.query.filters import make_filter  # the engine: numpy
+
     _cli_value(lambda: make_filter(**filters))
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
@@ -195,7 +199,7 @@ _OPTION = {
 }
 
 
-def _cli_value(read: Any) -> Any:
+def _cli_value(read: Callable[[], T]) -> T:
     """`read()`, its TypeError/ValueError a `UsageError` naming the option, not the keyword
     ("Invalid min_cuda ..." becomes "Invalid --min-cuda ...")."""
     try:
@@ -233,6 +237,7 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
     return live
 
 
+@command("query", help=HELP, description=DESCRIPTION, arguments=arguments)
 def run(args: argparse.Namespace) -> int:
     """`gpuhunt query`: check the options, ask the catalog (and online providers), print."""
     from gpuhunt._internal.catalog import Catalog
@@ -258,12 +263,12 @@ def run(args: argparse.Namespace) -> int:
     elif args.sort == "gpu-memory":
         offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
     elif args.sort == "tflops-per-dollar":
-        offers.sort(key=cli_format.tflops_per_dollar_order)
+        offers.sort(key=render.tflops_per_dollar_order)
     status = catalog.status()
-    if args.group_by == "gpu":
-        _print_groups(args, offers, status)
-    else:
-        _print_offers(args, offers, status)
+    answer = (
+        _groups(args, offers, status) if args.group_by == "gpu" else _offers(args, offers, status)
+    )
+    render.emit(answer, render.format_of(args))
     # An online-only query never read the catalog: explaining the catalog would not help.
     online_only = bool(args.provider) and all(registry.spec(p).online for p in args.provider)
     if args.explain or (not offers and not online_only):
@@ -273,13 +278,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_explanation(args: argparse.Namespace, catalog: Any, filters: dict[str, Any]) -> None:
+def _print_explanation(args: argparse.Namespace, catalog: Catalog, filters: dict[str, Any]) -> None:
     """`Catalog.explain` of the query, after the table (to stderr after --json/--csv, which
     stay machine-readable). Filters are listed in `QueryFilter`'s order."""
     given = {k: v for k, v in filters.items() if v is not None}
     machine = bool(args.json or args.csv)
     out = sys.stderr if machine else sys.stdout
-    width = cli_format.terminal_width(out)
+    width = render.terminal_width(out)
     text = catalog.explain(**given).lines()
     if not machine:
         print(file=out)
@@ -311,57 +316,54 @@ def _cut_note(args: argparse.Namespace, shown: int, total: int) -> str:
     return ""
 
 
-def _print_offers(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
-    if args.json or args.csv:
-        shown = _cut(args, offers, machine=True)
-        if args.json:
-            json.dump([cli_format.as_dict(i) for i in shown], sys.stdout, indent=2)
-            print()
-        else:
-            w = csv.writer(sys.stdout)
-            w.writerow(cli_format.csv_header())
-            for i in shown:
-                w.writerow([cli_format.csv_cell(v) for v in cli_format.as_dict(i).values()])
-        return
-    width = cli_format.terminal_width()
-    rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
-    cut = _cut(args, rows, machine=False)
-    if cut:  # an empty answer is its footer and its explanation
-        print(cli_format.offers_table(cut, per_gpu=args.sort == "price-per-gpu", width=width))
-        print()
-    providers = {cli_format.row_offer(r).provider for r in cut}
-    offline = providers & set(registry.OFFLINE_PROVIDERS)
-    count = f"{len(cut)} of {len(rows)} offers{_cut_note(args, len(cut), len(rows))}"
-    if len(rows) < len(offers):
-        count += f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
-    count += "."
-    print(cli_format.wrap(f"{count} {_footer(args, status, offline)}", width))
+def _offers(
+    args: argparse.Namespace, offers: list[CatalogItem], status: CatalogStatus
+) -> render.Answer:
+    machine = render.format_of(args) != "table"
+
+    def table() -> str:
+        width = render.terminal_width()
+        rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
+        cut = _cut(args, rows, machine=False)
+        providers = {render.row_offer(r).provider for r in cut}
+        offline = providers & set(registry.OFFLINE_PROVIDERS)
+        count = f"{len(cut)} of {len(rows)} offers{_cut_note(args, len(cut), len(rows))}"
+        if len(rows) < len(offers):
+            count += (
+                f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
+            )
+        count += "."
+        footer = render.wrap(f"{count} {_footer(args, status, offline)}", width)
+        if not cut:  # an empty answer is its footer and its explanation
+            return render.lines(footer)
+        per_gpu = args.sort == "price-per-gpu"
+        return render.lines(render.offers_table(cut, per_gpu=per_gpu, width=width), "", footer)
+
+    return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
 
 
-def _print_groups(args: argparse.Namespace, offers: list[CatalogItem], status: Any) -> None:
-    groups = cli_format.group_by_gpu(offers)
-    shown = _cut(args, groups, machine=bool(args.json or args.csv))
-    if args.json:
-        json.dump([g.as_dict() for g in shown], sys.stdout, indent=2)
-        print()
-    elif args.csv:
-        w = csv.DictWriter(sys.stdout, fieldnames=cli_format.GROUP_CSV_FIELDS)
-        w.writeheader()
-        for g in shown:
-            w.writerow({k: cli_format.csv_cell(v) for k, v in g.flat().items()})
-    else:
-        width = cli_format.terminal_width()
-        print(cli_format.groups_table(shown, width))
+def _groups(
+    args: argparse.Namespace, offers: list[CatalogItem], status: CatalogStatus
+) -> render.Answer:
+    groups = render.group_by_gpu(offers)
+    shown = _cut(args, groups, machine=render.format_of(args) != "table")
+
+    def table() -> str:
+        width = render.terminal_width()
         n = sum(g.offers for g in groups)
-        text = (
+        footer = (
             f"{len(shown)} of {len(groups)} GPU models and counts"
             f"{_cut_note(args, len(shown), len(groups))}, from {n} offers with GPUs. "
             f"{_footer(args, status)}"
         )
-        print("\n" + cli_format.wrap(text, width))
+        return render.lines(render.groups_table(shown, width), "\n" + render.wrap(footer, width))
+
+    return render.groups_answer(shown, table)
 
 
-def _footer(args: argparse.Namespace, status: Any, providers: Container[str] | None = None) -> str:
+def _footer(
+    args: argparse.Namespace, status: CatalogStatus, providers: Container[str] | None = None
+) -> str:
     """The footer's source part. A query of online providers only never reads the catalog, so
     where the catalog came from is beside the point: it names whom it asked (and who failed)."""
     if args.provider and all(registry.spec(p).online for p in args.provider):
@@ -370,4 +372,4 @@ def _footer(args: argparse.Namespace, status: Any, providers: Container[str] | N
             p + (" (failed, see below)" if p in failed else "") for p in args.provider
         )
         return f"Asked live: {asked}."
-    return cli_format.describe_source(status, providers)
+    return render.describe_source(status, providers)

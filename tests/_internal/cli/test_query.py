@@ -11,7 +11,8 @@ import json
 import pytest
 
 from gpuhunt import AcceleratorVendor
-from gpuhunt._internal import cli, cli_format
+from gpuhunt._internal import cli
+from gpuhunt._internal.cli import render
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.registry import ALL_PROVIDERS
 from gpuhunt._version import __version__
@@ -307,7 +308,7 @@ def test_no_per_gpu_column_without_gpus_unless_sorted_by_it(capsys):
 
 
 def test_price_format():
-    assert [cli_format.price(x) for x in (1.7, 64, 0.7345, 2.49, 0.123456, None)] == [
+    assert [render.price(x) for x in (1.7, 64, 0.7345, 2.49, 0.123456, None)] == [
         "$1.70",
         "$64.00",
         "$0.7345",

@@ -1,6 +1,8 @@
-"""What `gpuhunt query` prints (pure: lists of offers and the catalog's status in, text or
-JSON-ready values out): the tables, the grouped view and the footer saying where the answer
-came from and how old each provider's data is.
+"""What every `gpuhunt` command prints: the renderer table (`RENDERERS`: table, JSON, CSV, one
+entry each, that every command's `Answer` goes through), the table layout fitted to the
+terminal, and the views of `gpuhunt query` (pure: offers and the catalog's status in, text or
+JSON-ready values out): the offers table, the grouped view (`--group-by gpu`) and the footer
+saying where the answer came from and how old each provider's data is.
 
 Prices are USD per hour and shown with at least two decimals (`$1.70`, `$0.7345`); memory is
 GB and GPU memory GiB, as in `CatalogItem`.
@@ -8,6 +10,8 @@ GB and GPU memory GiB, as in `CatalogItem`.
 
 from __future__ import annotations
 
+import argparse
+import csv
 import dataclasses
 import datetime as dt
 import enum
@@ -20,11 +24,14 @@ import sys
 import textwrap
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TextIO, TypeVar
 
 from gpuhunt._internal import form_factor, freshness, geography
 from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.catalog import CatalogStatus
 
 
 def price(x: float | None) -> str:
@@ -413,7 +420,7 @@ def groups_table(groups: list[GpuGroup], width: int | None = None) -> str:
 # The footer: where the catalog came from, why, and how old each provider's data is.
 
 
-def describe_source(status: Any, providers: Container[str] | None = None) -> str:
+def describe_source(status: CatalogStatus, providers: Container[str] | None = None) -> str:
     """Where the catalog came from and why, then how old each provider's data is (of
     `providers`, default all): the footer of `gpuhunt query`."""
     text = origin(status) + "."
@@ -430,16 +437,16 @@ def describe_source(status: Any, providers: Container[str] | None = None) -> str
     return text
 
 
-def source_labels(status: Any) -> dict[str, str]:
+def source_labels(status: CatalogStatus) -> dict[str, str]:
     """provider -> the short name of where its data came from ("SkyPilot"), for the
     providers whose manifest gives one (the bundled snapshot's does)."""
-    sources = getattr(status, "sources", None) or {}
+    sources = status.sources or {}
     return {
         p: str(s["label"]) for p, s in sources.items() if isinstance(s, dict) and s.get("label")
     }
 
 
-def origin(status: Any) -> str:
+def origin(status: CatalogStatus) -> str:
     v, url = status.version, status.url
     error = " ".join(str(status.last_error or "").split())
     why = f" ({error[:157] + '...' if len(error) > 160 else error})" if error else ""
@@ -453,7 +460,7 @@ def origin(status: Any) -> str:
             )
         return f"Catalog {v} from the disk cache: {url} lists it as the latest version"
     # After a failure the status's url is the fallback's; the error names what failed.
-    wait = getattr(status, "next_retry_in", None)
+    wait = status.next_retry_in
     # Rounded up: "next check in 0min 0s" would read as "now".
     retry = f"; next check in {_ago(math.ceil(wait))} (--refresh checks now)" if wait else ""
     if status.source == "disk-cache":
@@ -475,7 +482,7 @@ def _ago(seconds: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60}min" if s >= 3600 else f"{s // 60}min {s % 60}s"
 
 
-def data_ages(status: Any, providers: Container[str] | None = None) -> dict[str, str]:
+def data_ages(status: CatalogStatus, providers: Container[str] | None = None) -> dict[str, str]:
     """provider -> age of its data (`3h`, `314d`, `unknown`), from the manifest's recording
     dates; empty when the manifest has none (a bucket without manifests)."""
     if not any(status.recorded_at.values()):
@@ -488,3 +495,95 @@ def data_ages(status: Any, providers: Container[str] | None = None) -> dict[str,
         p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
         for p, when in sorted(recorded.items())
     }
+
+
+# ------------------------------------------------------------------ the renderer table
+
+Format = Literal["table", "json", "csv"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a command prints, in each format it has: `text` the table (or plain lines) exactly
+    as written, newlines included; `json` the JSON-ready value; `csv` the header and the rows.
+    Each is called only when its format is asked for (building every offer's dict for a table
+    would be wasted). `csv_line_end`: `gpuhunt query` writes the csv module's default `\\r\\n`
+    (RFC 4180), `gpuhunt history` `\\n`; both are what scripts already read."""
+
+    text: Callable[[], str] | None = None
+    json: Callable[[], Any] | None = None
+    csv: Callable[[], tuple[Sequence[str], Iterable[Sequence[Any]]]] | None = None
+    csv_line_end: str = "\r\n"
+
+
+def _write_text(answer: Answer, out: TextIO) -> None:
+    assert answer.text is not None
+    out.write(answer.text())
+
+
+def _write_json(answer: Answer, out: TextIO) -> None:
+    assert answer.json is not None
+    json.dump(answer.json(), out, indent=2)
+    out.write("\n")
+
+
+def _write_csv(answer: Answer, out: TextIO) -> None:
+    assert answer.csv is not None
+    header, rows = answer.csv()
+    w = csv.writer(out, lineterminator=answer.csv_line_end)
+    w.writerow(header)
+    w.writerows(rows)
+
+
+RENDERERS: dict[str, Callable[[Answer, TextIO], None]] = {
+    "table": _write_text,
+    "json": _write_json,
+    "csv": _write_csv,
+}
+
+
+def format_of(args: argparse.Namespace) -> Format:
+    """The format a command's `--json` / `--csv` options ask for (`table` without them)."""
+    if getattr(args, "json", False):
+        return "json"
+    if getattr(args, "csv", False):
+        return "csv"
+    return "table"
+
+
+def emit(answer: Answer, fmt: Format = "table", out: TextIO | None = None) -> None:
+    """Print `answer` in `fmt` (to stdout unless `out`)."""
+    RENDERERS[fmt](answer, sys.stdout if out is None else out)
+
+
+def lines(*pieces: str) -> str:
+    """`pieces` as `print` writes them, one after another: each followed by a newline."""
+    return "".join(f"{p}\n" for p in pieces)
+
+
+def text(*pieces: str) -> Answer:
+    """An answer that is only text: the lines of a command without --json or --csv."""
+    written = lines(*pieces)
+    return Answer(text=lambda: written)
+
+
+def offers_answer(rows: Sequence[CatalogItem], table_text: Callable[[], str]) -> Answer:
+    """Offers: every field (`as_dict`) as JSON and CSV, `table_text` as the table."""
+    return Answer(
+        text=table_text,
+        json=lambda: [as_dict(i) for i in rows],
+        csv=lambda: (csv_header(), ([csv_cell(v) for v in as_dict(i).values()] for i in rows)),
+    )
+
+
+def groups_answer(groups: Sequence[GpuGroup], table_text: Callable[[], str]) -> Answer:
+    """`--group-by gpu`: one record per GPU model and count (`GpuGroup.as_dict` as JSON, its
+    `flat` columns as CSV), `table_text` as the table."""
+    return Answer(
+        text=table_text,
+        json=lambda: [g.as_dict() for g in groups],
+        csv=lambda: (
+            GROUP_CSV_FIELDS,
+            ([csv_cell(v) for v in g.flat().values()] for g in groups),
+        ),
+    )

@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-from gpuhunt._internal import cli, cli_query, registry
+from gpuhunt._internal import cli, registry
+from gpuhunt._internal.cli import query as cli_query
 from gpuhunt._internal.formats.csv import csv_bytes
 from tests.helpers import item, publish_archive
 
@@ -125,3 +126,33 @@ def test_catalog_alone_shows_the_catalog_subcommands(capsys):
     out = capsys.readouterr().out
     assert out.startswith("usage: gpuhunt catalog")
     assert all(name in out for name in ("status", "build", "publish", "verify", "diff"))
+
+
+def test_a_command_imports_only_what_it_runs():
+    # Every command module is imported to build the parser; what running one needs is imported
+    # in its `run`, so `gpuhunt providers` (or --help) loads no catalog, engine (numpy), history,
+    # build pipeline, site or SDK.
+    code = (
+        "import sys\n"
+        "from gpuhunt._internal import cli\n"
+        "assert cli.main(['providers']) == 0\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(out.splitlines()[-1].split())
+    assert "gpuhunt._internal.cli.history" in loaded  # registered, so imported
+    heavy = {
+        "gpuhunt._internal.catalog",
+        "gpuhunt._internal.history.api",
+        "gpuhunt._internal.history.plot",
+        "gpuhunt._internal.site.build",
+        "gpuhunt._internal.publish.run",
+        "gpuhunt._internal.publish.build",
+        "gpuhunt._internal.load.fetch",
+        "numpy",
+        "matplotlib",
+        "boto3",
+    }
+    assert heavy & loaded == set()

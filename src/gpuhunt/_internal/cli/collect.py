@@ -1,0 +1,51 @@
+"""`python -m gpuhunt PROVIDER --output FILE [--no-filter]`: collect one provider's offers into
+a catalog CSV, what the nightly build runs per provider. Not a subcommand: its first word is the
+provider's name, so `gpuhunt` looks for it before the command table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+
+from gpuhunt._internal import registry
+from gpuhunt._internal.cli.commands import Parser
+
+logger = logging.getLogger("gpuhunt")
+
+
+def run(argv: list[str]) -> int:
+    parser = Parser(
+        prog="python -m gpuhunt", description="Collect one provider's offers into a catalog CSV."
+    )
+    parser.add_argument("provider", choices=registry.ALL_PROVIDERS)
+    parser.add_argument("--output", required=True)
+    parser.add_argument(
+        "--no-filter", action="store_true", help="keep offers the provider's filter() would drop"
+    )
+    args = parser.parse_args(argv)
+    logging.getLogger().setLevel(logging.INFO)
+    from gpuhunt._internal.formats import csv as catalog_csv
+    from gpuhunt._internal.publish.files import META_SUFFIX, collector_meta
+
+    cls = registry.provider_class(args.provider)
+    # The data is as of when the collector started asking (the build's `collected_at`), not
+    # when the file was written, uploaded or downloaded.
+    started_at = dt.datetime.now(dt.timezone.utc)
+    provider = cls.from_env()
+    offers = provider.get(apply_filter=not args.no_filter)
+    if not args.no_filter and hasattr(cls, "filter"):
+        offers = cls.filter(offers)
+    offers = (
+        sorted(offers, key=lambda i: i.price) if not registry.spec(args.provider).online else offers
+    )
+    # Write next to the target and rename, so a failed run never leaves a half-written CSV.
+    tmp = f"{args.output}.tmp"
+    n = catalog_csv.write_csv_file(offers, tmp)
+    meta_tmp = f"{args.output}{META_SUFFIX}.tmp"
+    with open(meta_tmp, "wb") as f:
+        f.write(collector_meta(started_at, args.provider))
+    os.replace(tmp, args.output)
+    os.replace(meta_tmp, f"{args.output}{META_SUFFIX}")
+    logger.info("Wrote %d %s offers to %s", n, args.provider, args.output)
+    return 0

@@ -1,0 +1,145 @@
+"""`gpuhunt history`: the cheapest price per day from the published price history (argparse and
+output; the data comes from `history.api`, imported when the command runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli.commands import command
+from gpuhunt._internal.cli.render import price as _price
+from gpuhunt._internal.errors import InputError
+from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.history.daily import PriceHistory
+
+
+def _arguments(h: argparse.ArgumentParser) -> None:
+    h.add_argument("--gpu", action="append", dest="gpu_name", help="GPU name (repeatable)")
+    h.add_argument("--provider", action="append", help="provider name (repeatable)")
+    h.add_argument("--location", action="append", help="region or zone (repeatable)")
+    spot = h.add_mutually_exclusive_group()
+    spot.add_argument("--spot", dest="spot", action="store_true", default=None)
+    spot.add_argument("--on-demand", dest="spot", action="store_false")
+    h.add_argument("--since", help="first day to show, YYYY-MM-DD")
+    h.add_argument("--by", choices=["gpu", "instance"], default="gpu")
+    h.add_argument("--limit", type=int, default=30, help="lines to print (0: all; default 30)")
+    h.add_argument("--daily", action="store_true", help="also print one row per day")
+    fmt = h.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="JSON output")
+    fmt.add_argument("--csv", action="store_true", help="CSV output: name,date,price,where")
+    h.add_argument(
+        "--plot", metavar="FILE", help="draw the lines to FILE.png or FILE.svg (matplotlib)"
+    )
+    h.add_argument("--catalog-url", help="where the catalog is published")
+    h.add_argument("--version", help="read the history as of this version (default: the latest)")
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.1f}%"
+
+
+def _table(rows: list[list[str]], right: set[int]) -> str:
+    """rows[0] as the header over the rest, aligned as `gpuhunt query` aligns."""
+    return render.render(rows[0], rows[1:], right)
+
+
+def _check_gpu_names(names: list[str] | None) -> None:
+    for name in names or []:
+        if canonical_gpu_name(name) is None:
+            close = closest_gpu_names(name)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise InputError(f"Unknown GPU name {name!r}{hint}")
+
+
+@command(
+    "history",
+    help="cheapest price per day, per GPU model or instance, from the published history",
+    description="The cheapest price on each day (per GPU per hour, or per instance per "
+    "hour with --by instance) of the offers matching the filters, from the price history "
+    "published with the catalog.",
+    arguments=_arguments,
+)
+def run(args: argparse.Namespace) -> int:
+    from gpuhunt._internal.history.api import catalog_history, catalog_url_of
+
+    _check_gpu_names(args.gpu_name)
+    url = catalog_url_of(args.catalog_url)
+    got = catalog_history(
+        url,
+        gpu_name=args.gpu_name,
+        provider=args.provider,
+        location=args.location,
+        spot=args.spot,
+        since=args.since,
+        by=args.by,
+        version=args.version,
+    )
+    if args.plot:
+        from gpuhunt._internal.history import plot
+
+        fig = plot.save(got, args.plot)
+        print(f"wrote {args.plot}: {len(fig.axes[0].get_lines())} lines", file=sys.stderr)
+    answer = render.Answer(
+        text=lambda: _text(got, url, args),
+        json=got.to_dict,
+        csv=lambda: (["name", "date", "price", "where"], got.rows()),
+        csv_line_end="\n",
+    )
+    render.emit(answer, render.format_of(args))
+    if got.missing and render.format_of(args) == "table":
+        print(f"gpuhunt: note: no price history for {', '.join(got.missing)}", file=sys.stderr)
+    return 0
+
+
+def _text(got: PriceHistory, url: str, args: argparse.Namespace) -> str:
+    from gpuhunt._internal.history.daily import sparkline
+    from gpuhunt._internal.load import transport
+
+    out = []
+    shown = got.series if args.limit <= 0 else got.series[: args.limit]
+    unit = "$/GPU/h" if got.by == "gpu" else "$/h"
+    if not shown:
+        out.append(f"No offers match in the price history of catalog {got.version}.")
+    else:
+        header = [
+            "GPU" if got.by == "gpu" else "INSTANCE",
+            "FIRST",
+            "LAST",
+            "MIN",
+            "MAX",
+            "CHANGE",
+            "CHEAPEST PER DAY",
+            "LAST AT",
+        ]
+        rows = [header]
+        for s in shown:
+            known = s.known()
+            change = 100 * (known[-1] - known[0]) / known[0] if known[0] else None
+            rows.append(
+                [
+                    s.name,
+                    _price(known[0]),
+                    _price(known[-1]),
+                    _price(min(known)),
+                    _price(max(known)),
+                    _pct(change),
+                    sparkline(s.prices),
+                    next((w for w in reversed(s.where) if w), "-"),
+                ]
+            )
+        out.append(_table(rows, {1, 2, 3, 4, 5}))
+        if args.daily:
+            out.append("")
+            daily = [["DATE", *(s.name for s in shown)]]
+            for i, d in enumerate(got.days):
+                daily.append([d.isoformat(), *(_price(s.prices[i]) for s in shown)])
+            out.append(_table(daily, set(range(1, len(daily[0])))))
+        out.append(
+            f"\n{len(shown)} of {len(got.series)} lines, {unit}, {got.days[0]} to {got.days[-1]}, "
+            f"from the history of catalog {got.version} at {transport.safe_url(got.url or url)}."
+        )
+    return render.lines(*out)
