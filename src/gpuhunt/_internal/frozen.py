@@ -28,8 +28,8 @@ class FrozenList(list):  # type: ignore[type-arg]
             "change a copy (list(...)) instead"
         )
 
-    append = extend = insert = remove = pop = clear = sort = reverse = _refuse  # type: ignore[assignment]
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
 
     def __reduce__(self) -> Any:
         # Unpickled as a plain list: a copy nobody shares, readable by any version.
@@ -61,8 +61,8 @@ class FrozenDict(dict):  # type: ignore[type-arg]
             "change a copy (dict(...)) instead"
         )
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
-    __ior__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse
 
     def __reduce__(self) -> Any:
         return (dict, (dict(self),))

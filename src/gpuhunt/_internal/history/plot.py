@@ -43,11 +43,11 @@ def figure(h: PriceHistory) -> Any:
     ax.grid(True, alpha=0.3)
     if len(h.days) <= 15:  # a tick per day, never hours
         ax.set_xticks(h.days)  # type: ignore[arg-type]
-        ax.xaxis.set_major_formatter(DateFormatter("%Y-%m-%d"))
+        ax.xaxis.set_major_formatter(DateFormatter("%Y-%m-%d"))  # type: ignore[no-untyped-call]
     else:
-        locator = AutoDateLocator(minticks=3, maxticks=12)
+        locator = AutoDateLocator(minticks=3, maxticks=12)  # type: ignore[no-untyped-call]
         ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     ax.legend(loc="best", fontsize="small")
     fig.autofmt_xdate()
     return fig
