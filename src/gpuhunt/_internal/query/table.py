@@ -4,7 +4,9 @@ Offers live in a `Table`: one numpy column per field, sorted by price, with stri
 and referenced by integer codes, and derived columns precomputed (effective GPU memory, total
 GPU memory, compute capability). Each provider's CSV is read into a table of its own
 (`formats.csv_table`), and the catalog `combine`s them into one, so an answer across providers
-is already in price order. A query evaluates `matches` as vectorised masks over the columns, so
+is already in price order. Once its offers' shapes are known (at load) the table is
+`compact`ed: per row only the price, the location and a shape number stay, and every other
+column is held once per shape. A query evaluates `matches` as vectorised masks over the columns, so
 its cost is a few passes of machine code over the rows plus building the offers it returns
 (`query.answers`).
 
