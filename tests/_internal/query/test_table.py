@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -9,7 +11,7 @@ from gpuhunt import AcceleratorVendor, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.query import answers
-from gpuhunt._internal.query.table import combine
+from gpuhunt._internal.query.table import COLUMNS, combine
 from tests.helpers import item
 
 GPUS = [
@@ -136,6 +138,31 @@ def test_select_equals_matches(items, q, providers):
         key=lambda i: (i.price, PROVIDER_ORDER.index(i.provider)),
     )  # stable: file order within a provider
     assert got == expected
+    # Compacted (shape fields once per shape, as a load leaves it): the same answer.
+    answers.prepare(table)
+    assert (table._by_shape is not None) == (len(table) > 0)
+    assert answers.items(table, table.select(q, providers)) == expected
+
+
+def test_a_compacted_table_keeps_per_row_only_price_location_and_shape():
+    rows = [
+        item(price=1.0, location="us-east-1"),
+        item(price=2.0, location="eu-west-1", spot=True),
+        item(instance_name="p5.48xlarge", gpu_name="H100", gpu_count=8, price=9.0),
+    ]
+    table = combine([build_table(csv_bytes(rows).decode(), provider="aws")])
+    before = {k: getattr(table, k).copy() for k in COLUMNS}
+    answers.prepare(table)  # groups the rows into shapes, then compacts
+    assert table._by_shape is not None and len(table._by_shape) == 3  # spot is a shape field
+    held = {k for k, v in vars(table).items() if isinstance(v, np.ndarray) and len(v) == 3}
+    assert held == {"price", "location", "_shape_of_row"}
+    assert table.location.dtype == np.uint16 and table._shape_of_row.dtype == np.uint16
+    for k, v in before.items():  # every column still reads as it did, row by row
+        assert np.array_equal(getattr(table, k), v, equal_nan=v.dtype.kind == "f"), k
+    assert answers.items(table, table.select(QueryFilter(gpu_name=["H100"]))) == [rows[2]]
+    assert answers.items(table, table.select(QueryFilter(spot=True))) == [rows[1]]
+    with pytest.raises(AttributeError, match="no_such_column"):
+        table.no_such_column  # noqa: B018
 
 
 def test_combined_tables_order_by_price_then_provider():

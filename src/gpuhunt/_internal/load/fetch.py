@@ -278,7 +278,8 @@ def fetch_per_provider(
     cache: DiskCache | None,
     source: str,
 ) -> RawCatalog:
-    def one(provider: str) -> tuple[str, Archive]:
+    def one(provider: str) -> tuple[str, bytes, bool]:
+        """The provider's version, its archive's bytes, and whether the disk cache had them."""
         v = version or _check_version(
             fetcher.get(f"{provider}/version", max_bytes=MAX_SMALL_OBJECT).decode(
                 "utf-8", "replace"
@@ -287,19 +288,29 @@ def fetch_per_provider(
         )
         cached = cache.get(provider, v, "catalog.zip") if cache else None
         if cached is not None:
+            return v, cached, True
+        return v, fetcher.get(f"{provider}/{v}/catalog.zip"), False
+
+    def opened(provider: str, v: str, data: bytes, from_cache: bool) -> Archive:
+        """The archive read, on this thread: what it expands to (the CSVs, the column files)
+        is allocated in one thread's malloc arena instead of one per download thread. glibc's
+        `malloc_trim` gives back the free memory inside an arena but not the free top of a
+        thread's arena, so each download thread that had expanded an archive kept up to
+        several megabytes of it resident after the load (17 MB at 180,000 offers)."""
+        if from_cache:
             try:
-                archive = read_archive(cached, source=f"cached {provider}/{v}")
+                archive = read_archive(data, source=f"cached {provider}/{v}")
                 if provider in archive.csvs:
-                    return v, archive
+                    return archive
             except CatalogIntegrityError:
                 pass
-        data = fetcher.get(f"{provider}/{v}/catalog.zip")
+            data = fetcher.get(f"{provider}/{v}/catalog.zip")
         archive = read_archive(data, source=f"{provider}/{v}/catalog.zip")
         if provider not in archive.csvs:
             raise CatalogIntegrityError(f"{provider}/{v}/catalog.zip has no {provider}.csv")
         if cache:
             cache.put(data, provider, v, "catalog.zip")
-        return v, archive
+        return archive
 
     # Daemon threads: a download abandoned at the load's deadline never holds the process up.
     with threads.DaemonPool(8, "gpuhunt-fetch") as pool:
@@ -308,7 +319,9 @@ def fetch_per_provider(
     first_error: Exception | None = None
     for p, fut in futures.items():
         try:
-            raw.versions[p], archive = fut.result()
+            v, data, from_cache = fut.result()
+            archive = opened(p, v, data, from_cache)
+            raw.versions[p] = v
             raw.take(p, archive)
         except NotFound as e:
             if version is not None:

@@ -43,7 +43,7 @@ class OfferParts(NamedTuple):
     tuples between queries."""
 
     shapes: np.ndarray  # object array of Shape
-    shape_of_row: np.ndarray  # int32
+    shape_of_row: np.ndarray  # uint16, or int32 beyond 65,536 shapes
     locations: np.ndarray  # object array of str, indexed by the table's location codes
 
 
@@ -83,11 +83,15 @@ def prepare(table: Table) -> OfferParts:
             parts = table._parts
             if parts is None:
                 shape_of_row, firsts = _shape_groups(table)
+                if len(firsts) <= 1 << 16:  # two bytes a row where the shapes allow
+                    shape_of_row = shape_of_row.astype(np.uint16)
                 shapes = np.empty(len(firsts), dtype=object)
                 shapes[:] = _shapes(table, firsts)
                 locations = np.empty(len(table.locations), dtype=object)
                 locations[:] = table.locations
                 parts = table._parts = OfferParts(shapes, shape_of_row, locations)
+                # From here on the table keeps per row only price, location and shape number.
+                table.compact(shape_of_row, firsts)
     return parts
 
 

@@ -4,7 +4,9 @@ Offers live in a `Table`: one numpy column per field, sorted by price, with stri
 and referenced by integer codes, and derived columns precomputed (effective GPU memory, total
 GPU memory, compute capability). Each provider's CSV is read into a table of its own
 (`formats.csv_table`), and the catalog `combine`s them into one, so an answer across providers
-is already in price order. A query evaluates `matches` as vectorised masks over the columns, so
+is already in price order. Once its offers' shapes are known (at load) the table is
+`compact`ed: per row only the price, the location and a shape number stay, and every other
+column is held once per shape. A query evaluates `matches` as vectorised masks over the columns, so
 its cost is a few passes of machine code over the rows plus building the offers it returns
 (`query.answers`).
 
@@ -102,6 +104,38 @@ class Table:
         self._cuda: np.ndarray | None = None
         self._places: tuple[list[geography.Place | None], np.ndarray] | None = None
         self._form_factors: np.ndarray | None = None
+        # Set by `compact`: the table of one row per shape, and each row's shape number.
+        self._by_shape: Table | None = None
+        self._shape_of_row: np.ndarray | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for an attribute the instance does not hold: once compacted, a
+        # per-row shape column, rebuilt from the shapes for the rare reader that needs it
+        # (a provider's part kept across a reload, equality, the status counts).
+        by_shape = self.__dict__.get("_by_shape")
+        if by_shape is not None and name in SHAPE_ROW_COLUMNS:
+            return getattr(by_shape, name)[self.__dict__["_shape_of_row"]]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def compact(self, shape_of_row: np.ndarray, firsts: np.ndarray) -> None:
+        """Keep per row only the price, the location and a shape number (`answers.prepare`
+        groups the rows into shapes: offers equal in every field but location and price):
+        every other column is held once per shape, in a table of its own whose rows are the
+        shapes, and filters on them are evaluated there and then spread to the rows. About
+        12 bytes a row instead of 88, for a few thousand shapes."""
+        if self._by_shape is not None or len(self) == 0:
+            return
+        columns = {k: getattr(self, k)[firsts] for k in COLUMNS}
+        strings = {k: getattr(self, k) for k in STRING_LISTS.values()}
+        by_shape = Table(**columns, **strings)
+        if len(self.locations) <= 1 << 16 and int(self.location.min()) >= 0:
+            self.location = self.location.astype(np.uint16)
+        # Set before the per-row columns go, so that a reader meanwhile finds one or the other.
+        self.__dict__["_shape_of_row"] = shape_of_row
+        self.__dict__["_by_shape"] = by_shape
+        for k in SHAPE_ROW_COLUMNS:
+            self.__dict__.pop(k, None)
+        self._cuda = self._form_factors = None
 
     def after_fork(self) -> None:
         self._parts_lock = threading.Lock()  # a parent thread may have held it at the fork
@@ -136,15 +170,12 @@ class Table:
     def select(self, q: QueryFilter, providers: Collection[str] | None = None) -> np.ndarray:
         """Row numbers (in price order) of the offers that `matches(item, q)`, of `providers`
         only if given."""
-        m = np.ones(len(self), dtype=bool)
-        if providers is not None:
-            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in providers])
-        if q.provider is not None:  # as `matches` reads it: case-insensitive
-            named = {p.lower() for p in q.provider}
-            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in named])
+        by_shape, shape_of_row = self._by_shape, self._shape_of_row
+        if by_shape is None or shape_of_row is None:
+            m = self._shape_mask(q, providers)
+        else:  # the filters on shape fields once per shape, then spread to the rows
+            m = by_shape._shape_mask(q, providers)[shape_of_row]
         _range(m, self.price, q.min_price, q.max_price)
-        if q.spot is not None:
-            m &= self.spot == bool(q.spot)
         if q.location is not None:
             m &= _one_of(
                 self.location,
@@ -158,6 +189,18 @@ class Table:
                 codes,
                 [k for k, p in enumerate(places) if geography.place_matches(p, countries, areas)],
             )
+        return np.flatnonzero(m)
+
+    def _shape_mask(self, q: QueryFilter, providers: Collection[str] | None) -> np.ndarray:
+        """The rows that pass the filters on shape fields (all but price and location)."""
+        m = np.ones(len(self), dtype=bool)
+        if providers is not None:
+            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in providers])
+        if q.provider is not None:  # as `matches` reads it: case-insensitive
+            named = {p.lower() for p in q.provider}
+            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in named])
+        if q.spot is not None:
+            m &= self.spot == bool(q.spot)
         if q.min_cuda is not None:
             m &= (self.gpu_count > 0) & (self.gpu_vendor == _NVIDIA)  # asks for an NVIDIA GPU
             cuda = self.cuda_version()
@@ -194,7 +237,7 @@ class Table:
                 [all(f in allowed for f in s.split()) for s in self.flag_sets], dtype=bool
             )
             m &= ok[self.flags]
-        return np.flatnonzero(m)
+        return m
 
     def _gpu_name_mask(self, names: list[str]) -> np.ndarray:
         """`constraints.gpu_name_wanted` over the table: names as written, plus the GPU of
@@ -365,6 +408,11 @@ STORED_COLUMNS: dict[str, Any] = {
     "provider_data": np.int32,
 }
 COLUMNS: dict[str, Any] = {"provider": np.int8, **STORED_COLUMNS}
+# What a compacted table holds once per shape rather than per row (`Table.compact`).
+SHAPE_ROW_COLUMNS = frozenset(COLUMNS) - {"price", "location"} | {
+    "gpu_memory_eff",
+    "total_gpu_memory",
+}
 # Code columns and the list of strings their codes point into.
 STRING_LISTS = {
     "provider": "providers",
