@@ -11,24 +11,13 @@ import time
 import pytest
 
 from gpuhunt import Catalog, CatalogError
-from gpuhunt._internal.formats.archive import sha256, write_archive
+from gpuhunt._internal.formats.archive import write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
+from tests.faults.common import GOOD, archive, publish
 from tests.faults.server import FaultServer, Reply
 from tests.helpers import item
-
-GOOD = csv_bytes([item(price=float(p), instance_name=f"i{p}") for p in range(1, 11)])
-
-
-def archive(csv: bytes = GOOD, version: str = "v1", manifest_sha: str | None = None) -> bytes:
-    sha = manifest_sha or sha256(csv)
-    return write_archive({"aws": csv}, {"version": version, "providers": {"aws": {"sha256": sha}}})
-
-
-def publish(srv: FaultServer, version: str = "v1", data: bytes | None = None) -> None:
-    srv.serve("/version", default=Reply(body=version.encode()))
-    srv.serve(f"/{version}/catalog.zip", default=Reply(body=data or archive(version=version)))
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,8 @@ import pytest
 
 from gpuhunt import Catalog
 from gpuhunt._internal.load.settings import Settings
+from tests.faults.common import GOOD, SRC, archive, cli, publish
 from tests.faults.server import FaultServer, Reply
-from tests.faults.test_faults import GOOD, archive, publish
-
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 @pytest.fixture(autouse=True)
@@ -28,17 +26,6 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     for var in ("GPUHUNT_CATALOG_URL", "GPUHUNT_CATALOG_DIR", "GPUHUNT_LOAD_TIMEOUT"):
         monkeypatch.delenv(var, raising=False)
-
-
-def cli(args: list[str], env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PYTHONPATH": SRC, **env}
-    return subprocess.run(
-        [sys.executable, "-m", "gpuhunt", *args],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 # --------------------------------------------------------------------------- time

@@ -26,9 +26,8 @@ from gpuhunt._internal.load import transport, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
+from tests.faults.common import SRC, archive, cli, publish
 from tests.faults.server import FaultServer, Reply
-from tests.faults.test_faults import archive, publish
-from tests.faults.test_round2 import SRC, cli
 from tests.helpers import item
 
 

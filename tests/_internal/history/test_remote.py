@@ -22,15 +22,8 @@ from gpuhunt._internal.history import remote as tracking
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.publish.verify import verify
-from tests._internal.publish import test_pipeline
-from tests._internal.publish.test_pipeline import Bucket, build, gpuhunt, publish
+from tests._internal.pipeline import Bucket, build, gpuhunt, publish
 from tests.helpers import serve_directory
-
-# The moto S3 server, bucket and recorded offers of the pipeline's tests.
-moto_url = test_pipeline.moto_url
-bucket = test_pipeline.bucket
-replayed = test_pipeline.replayed
-_isolated_cache = test_pipeline._isolated_cache
 
 V1, V2, V3 = "20261129-1", "20261130-1", "20261201-1"
 DAYS = {V1: "2026-11-29", V2: "2026-11-30", V3: "2026-12-01"}

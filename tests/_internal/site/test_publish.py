@@ -8,11 +8,7 @@ import requests
 
 from gpuhunt._internal.cli import main as gpuhunt_main
 from gpuhunt._internal.formats.csv import write_csv_file
-from tests._internal.publish import test_pipeline
 from tests.helpers import item
-
-moto_url = test_pipeline.moto_url
-bucket = test_pipeline.bucket
 
 
 def test_publish_site_uploads_data_then_the_page(tmp_path, bucket, capsys):
