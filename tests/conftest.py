@@ -7,6 +7,9 @@ import pytest
 
 from gpuhunt._internal.load import livecache, transport
 
+# Cost markers and the checks that keep them true; pytester for the checks' own tests.
+pytest_plugins = ["tests.markers", "pytester"]
+
 
 @pytest.fixture(autouse=True)
 def _fast_http(monkeypatch):

@@ -97,6 +97,7 @@ def test_reuses_loaded_catalog_until_reload_interval(tmp_path):
         assert c.status().version == "v2" and [i.price for i in c.query()] == [9.0]
 
 
+@pytest.mark.subprocess
 def test_disk_cache_serves_a_new_process_without_network(tmp_path):
     root = tmp_path / "b"
     publish_archive(root, "v7", {"aws": AWS})
@@ -374,6 +375,7 @@ def test_settings_are_read_once_when_the_catalog_is_made(tmp_path, monkeypatch):
     assert Catalog().reload_interval == 4 * 3600
 
 
+@pytest.mark.subprocess
 def test_importing_reads_no_settings():
     """Settings are read when a catalog is made, never at `import`: a malformed one is not
     even warned about by importing."""
@@ -407,6 +409,7 @@ def test_a_provider_bug_is_not_skipped_as_a_missing_credential(monkeypatch):
         default._catalog = None
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_a_new_process_within_the_reload_interval_asks_nothing(tmp_path, layout, capsys):
     """The disk cache holds across processes for the reload interval: a CLI run seconds after

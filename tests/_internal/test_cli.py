@@ -87,6 +87,7 @@ def test_collector_missing_sdk_hint(monkeypatch, capsys):
     assert "pip install 'gpuhunt[aws]'" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_python_m_gpuhunt_runs(catalog_dir):
     out = subprocess.run(
         [sys.executable, "-m", "gpuhunt", "query", "--max-price", "1"],

@@ -100,6 +100,7 @@ def test_a_carried_over_provider_stays_due_until_collected():
     assert freshness.due(first.manifest, NOW, ["aws"]) == ["aws"]
 
 
+@pytest.mark.subprocess
 def test_ci_matrix_lists_only_due_providers(tmp_path):
     now = dt.datetime.now(UTC).replace(microsecond=0)
     when = {"aws": now, "runpod": now - dt.timedelta(minutes=45)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import event, given, note, settings, target
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def random_filter(rnd, items, chosen=None):
     return QueryFilter(**kw), fields
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.integers(0, 2**32),

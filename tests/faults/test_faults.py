@@ -161,6 +161,7 @@ class FlakyProvider(AbstractProvider):
         return [item("vastai", price=0.1, instance_name="vast")]
 
 
+@pytest.mark.slow
 def test_threads_queries_reloads_and_a_flaky_online_provider(monkeypatch):
     # No backoff: the provider is retried (in the background) as soon as it has failed, so the
     # threads keep going through both the asked and the retried path.

@@ -73,6 +73,7 @@ def _offer(o: dict[str, Any]) -> tuple[Any, ...]:
     return (o["provider"], o["instance_name"], o["location"])
 
 
+@pytest.mark.moto
 def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
     b = three_versions
     lam = replayed["lambdalabs"]
@@ -215,6 +216,7 @@ def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
     assert (tmp_path / "again.svg").read_text().lstrip().startswith("<?xml")
 
 
+@pytest.mark.moto
 def test_history_in_the_per_provider_layout_and_from_the_disk_cache(three_versions, tmp_path):
     b = three_versions
     b.delete("version")  # read the layout gpuhunt 0.1.x reads

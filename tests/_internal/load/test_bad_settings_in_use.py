@@ -79,6 +79,7 @@ def test_a_negative_reload_interval_does_not_ask_on_every_query(tmp_path, monkey
     assert requests.count("/version") == 1
 
 
+@pytest.mark.subprocess
 def test_cli_query_with_a_bad_value_answers_and_warns_once(tmp_path):
     publish_archive(tmp_path / "bucket", "v1", {"aws": AWS})
     env = {

@@ -53,6 +53,7 @@ def manifest_in(bucket: Bucket, version: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.moto
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_collect_build_publish_and_load_over_http(
     layout, tmp_path, collected, replayed, bucket, capsys
@@ -111,6 +112,7 @@ def test_collect_build_publish_and_load_over_http(
     assert {(i.instance_name, i.price) for i in cheap_h100} == {("gpu_1x_h100_sxm5", 4.29)}
 
 
+@pytest.mark.moto
 def test_failed_collection_is_carried_over(tmp_path, collected, replayed, bucket, capsys):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
@@ -180,6 +182,7 @@ def _zero_a_price(csv_path: Path) -> None:
     csv_path.write_text("".join(lines), encoding="utf-8", newline="")
 
 
+@pytest.mark.moto
 def test_integrity_failure_is_not_published(tmp_path, collected, replayed, bucket, capsys):
     checks = _integrity_dir(tmp_path)
     build(collected, V1, tmp_path / "v1", "--integrity", "--integrity-dir", checks)
@@ -248,6 +251,7 @@ class _FailingPointers:
         return self._client.put_object(**kw)
 
 
+@pytest.mark.moto
 def test_interrupted_publish_leaves_previous_version(tmp_path, collected, replayed, bucket):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
@@ -292,6 +296,7 @@ class _TamperingBucket(_FailingPointers):
         return answer
 
 
+@pytest.mark.moto
 def test_publish_checks_every_object_before_the_pointers(tmp_path, collected, bucket):
     build(collected, V1, tmp_path / "v1")
     tampering = _TamperingBucket(s3_client())
@@ -314,6 +319,7 @@ def _tampered_zip(data: bytes) -> bytes:
     return write_archive(csvs, archive.manifest or {})
 
 
+@pytest.mark.moto
 def test_corrupted_archive_is_rejected_and_cached_version_served(
     tmp_path, collected, replayed, bucket, capsys
 ):
@@ -344,6 +350,7 @@ def test_corrupted_archive_is_rejected_and_cached_version_served(
         Catalog(catalog_url=bucket.base, auto_reload=False).load(version=V2)
 
 
+@pytest.mark.moto
 def test_corrupted_per_provider_object_is_rejected(tmp_path, collected, bucket, capsys):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
@@ -390,6 +397,7 @@ print(json.dumps({"offers": [key(i) for i in offers], "h100": [key(i) for i in h
 NEWER_THAN_0130 = {"scaleway", "ovhcloud"}
 
 
+@pytest.mark.pypi
 def test_gpuhunt_0130_reads_the_published_bucket(
     tmp_path, collected, replayed, bucket, gpuhunt_0130
 ):
@@ -595,6 +603,7 @@ def test_verify_checks_each_column_file_against_its_csv(tmp_path, replayed):
 # --------------------------------------------------------------------------- snapshot, CI
 
 
+@pytest.mark.subprocess
 def test_make_snapshot_from_a_published_catalog(tmp_path, collected, replayed):
     build(collected, V1, tmp_path / "published")
     real = ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip"
@@ -623,6 +632,7 @@ def test_make_snapshot_from_a_published_catalog(tmp_path, collected, replayed):
     assert snapshot_age_days(snapshot.manifest) is not None
 
 
+@pytest.mark.subprocess
 def test_ci_matrix_comes_from_the_registry():
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "ci_matrix.py")],
@@ -665,6 +675,7 @@ def _public_reads(bucket: Bucket, key: str) -> list[str]:
     return [g["Permission"] for g in grants if g["Grantee"].get("URI") == ALL_USERS]
 
 
+@pytest.mark.moto
 def test_uploads_are_public_read_unless_told_not_to(tmp_path, collected, bucket, capsys):
     """As the reference workflow (`aws s3 cp --acl public-read`): every object, pointers
     included, is readable by everyone, without relying on a bucket policy."""

@@ -4,6 +4,7 @@ reads it."""
 
 from __future__ import annotations
 
+import pytest
 import requests
 
 from gpuhunt._internal.cli import main as gpuhunt_main
@@ -11,6 +12,7 @@ from gpuhunt._internal.formats.csv import write_csv_file
 from tests.helpers import item
 
 
+@pytest.mark.moto
 def test_publish_site_uploads_data_then_the_page(tmp_path, bucket, capsys):
     (tmp_path / "csv").mkdir()
     write_csv_file(
@@ -42,6 +44,7 @@ def test_publish_site_uploads_data_then_the_page(tmp_path, bucket, capsys):
     assert data["offers"]["price"] == [1.5, 1.75]
 
 
+@pytest.mark.moto
 def test_publish_site_refuses_a_folder_that_is_not_a_site(tmp_path, bucket, capsys):
     assert gpuhunt_main(["catalog", "publish-site", str(tmp_path), "--bucket", bucket.name]) == 1
     assert (
