@@ -40,8 +40,6 @@ def catalog(tmp_path, monkeypatch):
         },
     )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(root))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
     for var in ("HOTAISLE_API_KEY", "HOTAISLE_TEAM", "LAMBDALABS_TOKEN"):
         monkeypatch.delenv(var, raising=False)
     settings._warned.clear()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import platformdirs
 import pytest
 
 from tests import markers
@@ -29,6 +30,7 @@ def test_pyproject_registers_exactly_the_markers_the_plugin_checks(pytestconfig)
 
 
 INNER_CONFTEST = """
+import platformdirs
 import pytest
 
 pytest_plugins = ["tests.markers"]
@@ -57,6 +59,7 @@ def test_a_test_starting_a_process_needs_the_marker(inner):
     inner.makepyfile(
         test_procs="""
 import os, subprocess, sys
+import platformdirs
 import pytest
 
 def test_unmarked_run():
@@ -101,6 +104,7 @@ def test_no_process():
 def test_a_test_using_a_costly_fixture_needs_its_marker(inner):
     inner.makepyfile(
         test_fixtures="""
+import platformdirs
 import pytest
 
 def test_unmarked(gpuhunt_0130):
@@ -125,6 +129,7 @@ def test_marked(gpuhunt_0130, request):
 def test_unmarked_tests_get_the_short_timeout_and_marked_ones_keep_the_long(inner):
     inner.makepyfile(
         test_timeouts=f"""
+import platformdirs
 import pytest
 
 def test_plain(request):
@@ -146,6 +151,7 @@ def test_own(request):
 def test_an_unregistered_marker_is_an_error(inner):
     inner.makepyfile(
         test_typo="""
+import platformdirs
 import pytest
 
 @pytest.mark.slwo
@@ -204,3 +210,46 @@ def test_no_test_module_imports_another():
         if "data" not in p.relative_to(TESTS).parts and p.name != "test_suite_rules.py"
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+# ------------------------------------------------------------------------------ the user cache
+
+
+def test_a_query_caches_in_the_tests_own_dir_and_not_the_users(tmp_path):
+    from gpuhunt import Catalog
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from tests.helpers import item, publish_archive, serve_directory
+
+    user_cache = Path(platformdirs.user_cache_dir("gpuhunt"))
+    assert user_cache.is_relative_to(tmp_path)  # the suite's fixture moved it
+    assert not user_cache.is_relative_to(Path.home())
+    publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes([item()])})
+    with serve_directory(tmp_path / "b") as (url, _), Catalog(catalog_url=url) as c:
+        assert len(c.query()) == 1 and c.status().source == "network"
+    assert [p.name for p in (tmp_path / "cache").rglob("catalog.zip")] == ["catalog.zip"]
+    assert not user_cache.exists()
+
+
+def test_a_settings_without_cache_dir_would_write_to_the_user_cache(tmp_path):
+    """What the fixture's check catches: `Settings()` made by hand has no cache dir, so the
+    catalog uses the user's; here that is the test's stand-in, which the fixture would fail
+    the test for (it is emptied before the fixture looks)."""
+    import shutil
+
+    from gpuhunt import Catalog
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.load.settings import Settings
+    from tests.helpers import item, publish_archive, serve_directory
+
+    user_cache = Path(platformdirs.user_cache_dir("gpuhunt"))
+    publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes([item()])})
+    with (
+        serve_directory(tmp_path / "b") as (url, _),
+        Catalog(settings=Settings(catalog_url=url)) as c,
+    ):
+        assert len(c.query()) == 1 and c.status().source == "network"
+    try:
+        assert [p.name for p in user_cache.rglob("catalog.zip")] == ["catalog.zip"]
+        assert not (tmp_path / "cache").exists()
+    finally:
+        shutil.rmtree(user_cache)

@@ -69,9 +69,6 @@ def bucket(moto_url, monkeypatch, tmp_path) -> Bucket:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv(ENDPOINT_ENV, moto_url)
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
     client = boto3.client(
         "s3", endpoint_url=moto_url, config=Config(s3={"addressing_style": "path"})
     )
@@ -90,8 +87,3 @@ def bucket(moto_url, monkeypatch, tmp_path) -> Bucket:
     }
     client.put_bucket_policy(Bucket=name, Policy=json.dumps(policy))
     return Bucket(name, client, moto_url)
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))

@@ -37,13 +37,6 @@ LAMBDA = csv_bytes(
 )
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
-
-
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_loads_both_layouts_over_http(tmp_path, layout):
     root = tmp_path / "bucket"

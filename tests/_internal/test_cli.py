@@ -27,7 +27,6 @@ def catalog_dir(tmp_path, monkeypatch):
         },
     )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path
 
 

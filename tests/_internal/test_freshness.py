@@ -162,8 +162,6 @@ def published(tmp_path, monkeypatch):
     }
     b = pipeline.build_catalog("20261201-7", fresh, None, providers=["aws", "lambdalabs"])
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", URL)
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
     return b
 
 

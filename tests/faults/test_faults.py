@@ -20,13 +20,6 @@ from tests.faults.server import FaultServer, Reply
 from tests.helpers import item
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
-
-
 def test_server_that_never_answers():
     with FaultServer() as srv:
         srv.serve("/version", default=Reply(hang=True))

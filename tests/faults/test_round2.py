@@ -20,14 +20,6 @@ from gpuhunt._internal.load.settings import Settings
 from tests.faults.common import GOOD, SRC, archive, cli, publish
 from tests.faults.server import FaultServer, Reply
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    for var in ("GPUHUNT_CATALOG_URL", "GPUHUNT_CATALOG_DIR", "GPUHUNT_LOAD_TIMEOUT"):
-        monkeypatch.delenv(var, raising=False)
-
-
 # --------------------------------------------------------------------------- time
 
 

@@ -30,19 +30,6 @@ from tests.faults.common import SRC, archive, cli, publish
 from tests.faults.server import FaultServer, Reply
 from tests.helpers import item
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    for var in (
-        "GPUHUNT_CATALOG_URL",
-        "GPUHUNT_CATALOG_DIR",
-        "GPUHUNT_LOAD_TIMEOUT",
-        "GPUHUNT_RELOAD_INTERVAL",
-    ):
-        monkeypatch.delenv(var, raising=False)
-
-
 # ------------------------------------------------ a failed check remembered across processes
 
 

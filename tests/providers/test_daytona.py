@@ -470,7 +470,6 @@ def catalog_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     csv = csv_bytes([item(price=2.0, instance_name="p5.48xlarge", gpu_name="H100")])
     publish_archive(tmp_path, "20261201-1", {"aws": csv})
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("DAYTONA_API_KEY", raising=False)
     monkeypatch.delenv("DAYTONA_API_URL", raising=False)
     monkeypatch.setattr(default, "_catalog", None)

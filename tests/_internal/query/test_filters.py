@@ -31,7 +31,6 @@ OFFERS = [
 
 @pytest.fixture
 def catalog(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes(OFFERS)})
     c = Catalog(catalog_url=str(tmp_path / "b"))
     yield c
@@ -107,7 +106,6 @@ def test_unknown_gpu_name_warns_once_per_catalog_with_closest_names(catalog, cap
 
 
 def test_a_name_only_the_catalog_uses_is_not_unknown(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes([item(gpu_name="NewGPU")])})
     c = Catalog(catalog_url=str(tmp_path / "b"))
     assert c.gpu_name_problems(["newgpu"]) == []
@@ -295,7 +293,6 @@ def test_module_level_query_takes_location_and_min_cuda(tmp_path, monkeypatch):
     import gpuhunt
     from gpuhunt._internal import default
 
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes(OFFERS)})
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "b"))
     monkeypatch.setattr(default, "_catalog", None)
