@@ -24,7 +24,6 @@ from gpuhunt import Catalog
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.load import transport, unreachable
 from gpuhunt._internal.load.cache import DiskCache
-from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
 from tests.faults.common import SRC, archive, cli, publish
 from tests.faults.server import FaultServer, Reply
@@ -243,15 +242,6 @@ def test_a_get_that_raises_midway_contributes_nothing_and_is_reported():
         }
         assert "vastai" in s.online_retry_in
         c.close()
-
-
-def test_a_background_retry_cancelled_by_close_is_started_again():
-    health = online.Health()
-    health.failed("vastai", "down")
-    health._streaks["vastai"].retry_at = 0
-    assert health.start_probe("vastai") and not health.start_probe("vastai")
-    health.probe_cancelled("vastai")
-    assert health.start_probe("vastai")
 
 
 # ------------------------------------------------------------------------------ fork
