@@ -349,6 +349,7 @@ def test_readme_table_matches_the_manifest(snapshot):
     assert f"{round(size / 1024)} KB" in readme
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_the_script_imports_no_test_code():
     code = (

@@ -402,6 +402,7 @@ def test_a_provider_bug_is_not_skipped_as_a_missing_credential(monkeypatch):
         default._catalog = None
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_a_new_process_within_the_reload_interval_asks_nothing(tmp_path, layout, capsys):

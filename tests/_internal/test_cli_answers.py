@@ -39,6 +39,7 @@ def h100():
         return c.query(gpu_name="H100")
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_the_table_shows_each_offer_once_at_its_cheapest_region(h100):
     out = gpuhunt("--gpu", "H100", "--limit", "0", columns="200").splitlines()

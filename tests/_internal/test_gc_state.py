@@ -114,6 +114,7 @@ PATHS: dict[str, Callable[[str], None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", list(PATHS))
 def test_collector_state_is_left_as_found(path, gc_state, catalog_url, capsys):
     enabled, frozen = _set(gc_state)

@@ -66,6 +66,7 @@ def test_select_equals_matches_on_selective_filters(seed, size, n_shapes, rnd, p
     target(1.0 if got else 0.0, label="non-empty answer")
 
 
+@pytest.mark.slow
 def test_most_drawn_filters_select_something_and_every_field_bites():
     """Over a fixed run of drawn filters: more than half of the answers are non-empty and leave
     some offers out, and every field, drawn alone, both keeps and drops offers somewhere."""

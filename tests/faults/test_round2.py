@@ -23,6 +23,7 @@ from tests.faults.server import FaultServer, Reply
 # --------------------------------------------------------------------------- time
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("how", ["silent", "dripping"])
 def test_cli_answers_within_the_load_deadline(how, tmp_path):
@@ -147,6 +148,7 @@ def test_a_query_never_waits_for_an_explicit_load_in_progress():
 # --------------------------------------------------------------------------- the CLI exits
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_cli_exits_once_answered_while_a_provider_sleeps_on_retry_after(tmp_path):
     """An online provider answering 429 with `Retry-After: 3600`: the query gives up on it after
@@ -497,6 +499,7 @@ def test_online_answer_nested_too_deep_is_a_provider_error_not_an_escape(tmp_pat
 # --------------------------------------------------------------------------- URLs with user info
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_password_in_the_catalog_url_is_never_shown(tmp_path, caplog):
     import logging

@@ -32,6 +32,7 @@ from tests.helpers import item
 # ------------------------------------------------ a failed check remembered across processes
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_silent_server_is_asked_once_then_not_again_within_the_window(tmp_path):
     """Default settings (10 s load limit). The first run falls back to the bundled snapshot

@@ -232,6 +232,7 @@ def lines_in(*locations: str) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_get_over_http_with_boto3_default_chain(aws_env: str, caplog: Any) -> None:
     caplog.set_level(logging.INFO)
@@ -270,6 +271,7 @@ def test_get_over_http_with_boto3_default_chain(aws_env: str, caplog: Any) -> No
     assert [i.price for i in items] == sorted(i.price for i in items)
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_apply_filter_describes_only_published_families(moto_url: str) -> None:
     described: list[str] = []
@@ -313,6 +315,7 @@ def test_filter_families() -> None:
 # The price list: cache, streaming, errors
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_cache_path_absent_downloads_atomically_then_reuses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moto_clients: Any

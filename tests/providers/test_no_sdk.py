@@ -105,6 +105,7 @@ def test_every_provider_module_imports_without_sdks(tmp_path: Path) -> None:
     assert json.loads(out.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_integrity_tests_collect_and_run_without_sdks(tmp_path: Path) -> None:
     test_files = sorted(p.name for p in INTEGRITY_DIR.glob("test_*.py"))
@@ -193,6 +194,7 @@ def test_missing_sdk_is_one_line_with_the_install_hint(
     assert message.endswith(f": pip install 'gpuhunt[{extra}]'")
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_catalog_build_integrity_runs_every_provider_without_sdks(tmp_path: Path) -> None:
     """The publish job as it runs: `catalog build --integrity` over CSVs of every offline

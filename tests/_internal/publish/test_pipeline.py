@@ -53,6 +53,7 @@ def manifest_in(bucket: Bucket, version: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_collect_build_publish_and_load_over_http(
@@ -112,6 +113,7 @@ def test_collect_build_publish_and_load_over_http(
     assert {(i.instance_name, i.price) for i in cheap_h100} == {("gpu_1x_h100_sxm5", 4.29)}
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_failed_collection_is_carried_over(tmp_path, collected, replayed, bucket, capsys):
     build(collected, V1, tmp_path / "v1")
@@ -182,6 +184,7 @@ def _zero_a_price(csv_path: Path) -> None:
     csv_path.write_text("".join(lines), encoding="utf-8", newline="")
 
 
+@pytest.mark.subprocess
 @pytest.mark.moto
 def test_integrity_failure_is_not_published(tmp_path, collected, replayed, bucket, capsys):
     checks = _integrity_dir(tmp_path)
@@ -251,6 +254,7 @@ class _FailingPointers:
         return self._client.put_object(**kw)
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_interrupted_publish_leaves_previous_version(tmp_path, collected, replayed, bucket):
     build(collected, V1, tmp_path / "v1")
@@ -296,6 +300,7 @@ class _TamperingBucket(_FailingPointers):
         return answer
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_publish_checks_every_object_before_the_pointers(tmp_path, collected, bucket):
     build(collected, V1, tmp_path / "v1")
@@ -319,6 +324,7 @@ def _tampered_zip(data: bytes) -> bytes:
     return write_archive(csvs, archive.manifest or {})
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_corrupted_archive_is_rejected_and_cached_version_served(
     tmp_path, collected, replayed, bucket, capsys
@@ -350,6 +356,7 @@ def test_corrupted_archive_is_rejected_and_cached_version_served(
         Catalog(catalog_url=bucket.base, auto_reload=False).load(version=V2)
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_corrupted_per_provider_object_is_rejected(tmp_path, collected, bucket, capsys):
     build(collected, V1, tmp_path / "v1")
@@ -397,6 +404,7 @@ print(json.dumps({"offers": [key(i) for i in offers], "h100": [key(i) for i in h
 NEWER_THAN_0130 = {"scaleway", "ovhcloud"}
 
 
+@pytest.mark.moto
 @pytest.mark.pypi
 def test_gpuhunt_0130_reads_the_published_bucket(
     tmp_path, collected, replayed, bucket, gpuhunt_0130
@@ -675,6 +683,7 @@ def _public_reads(bucket: Bucket, key: str) -> list[str]:
     return [g["Permission"] for g in grants if g["Grantee"].get("URI") == ALL_USERS]
 
 
+@pytest.mark.slow
 @pytest.mark.moto
 def test_uploads_are_public_read_unless_told_not_to(tmp_path, collected, bucket, capsys):
     """As the reference workflow (`aws s3 cp --acl public-read`): every object, pointers

@@ -381,6 +381,7 @@ def test_the_page_keys_spellings_as_the_library_does(site, browser):
     assert got == [gpu_key(s) for s in spellings]
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_many_rows_are_virtualised_and_scroll(browser, tmp_path):
     """5,000 distinct offers: only the rows on screen are in the page, and scrolling to the
