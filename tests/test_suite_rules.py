@@ -253,3 +253,162 @@ def test_a_settings_without_cache_dir_would_write_to_the_user_cache(tmp_path):
         assert not (tmp_path / "cache").exists()
     finally:
         shutil.rmtree(user_cache)
+
+
+# ------------------------------------------------------------------------------ the map
+
+SRC = TESTS.parent / "src" / "gpuhunt"
+
+# Modules of _internal and providers without a test file named for them, each with the file
+# that tests its behaviour and why there is no file of its own. A module that gets its own test
+# file leaves this list (the test below fails on a stale entry).
+NOT_MIRRORED: dict[str, tuple[str, str]] = {
+    # declarations: tables and types, no behaviour of their own
+    "_internal/accelerators.py": (
+        "_internal/test_gpu_specs.py",
+        "KNOWN_* tables, read by lookups tested there",
+    ),
+    "_internal/errors.py": (
+        "test_api.py",
+        "the exception classes; the public tree is checked there",
+    ),
+    "_internal/models.py": (
+        "_internal/test_schema.py",
+        "CatalogItem and QueryFilter: the schema's tests",
+    ),
+    "providers/_oci_schema.py": (
+        "providers/test_oci.py",
+        "OCI's answer types, read by the OCI parser",
+    ),
+    # glue whose behaviour is its package's, tested end to end there
+    "_internal/default.py": (
+        "test_arguments.py",
+        "default_catalog() and query(): the public entries",
+    ),
+    "_internal/validate.py": (
+        "test_arguments.py",
+        "the one argument check, tried through every entry",
+    ),
+    "_internal/cli_format.py": (
+        "_internal/test_cli_query.py",
+        "what `gpuhunt query` prints (moving with the CLI package)",
+    ),
+    "_internal/history/api.py": (
+        "_internal/history/test_remote.py",
+        "the two sides of a diff, over HTTP",
+    ),
+    "_internal/history/commands.py": (
+        "_internal/history/test_remote.py",
+        "argparse for history and diff",
+    ),
+    "_internal/publish/build.py": (
+        "_internal/publish/test_pipeline.py",
+        "the nightly build, end to end with moto",
+    ),
+    "_internal/publish/files.py": (
+        "_internal/publish/test_pipeline.py",
+        "the build's file I/O, in the pipeline",
+    ),
+    "_internal/publish/s3.py": (
+        "_internal/publish/test_pipeline.py",
+        "upload order and checks, against moto",
+    ),
+    "_internal/publish/verify.py": (
+        "_internal/publish/test_pipeline.py",
+        "verify after publish, and tampered objects",
+    ),
+    "_internal/publish/integrity.py": (
+        "_internal/publish/test_pipeline.py",
+        "integrity tests refusing a build",
+    ),
+    "_internal/publish/commands.py": (
+        "_internal/publish/test_simulation.py",
+        "argparse, driven by weeks of builds",
+    ),
+    "_internal/publish/accept.py": (
+        "_internal/publish/test_gate.py",
+        "the gate's override, tested with the gate",
+    ),
+    "_internal/site/build.py": (
+        "_internal/site/test_browser.py",
+        "the page built and read in Chromium",
+    ),
+    "_internal/site/commands.py": (
+        "_internal/site/test_publish.py",
+        "argparse for site and publish-site",
+    ),
+    "_internal/site/facts.py": (
+        "_internal/site/test_browser.py",
+        "the page's facts equal the library's",
+    ),
+    "_internal/registry.py": (
+        "providers/test_contract.py",
+        "every provider's registry entry against its module",
+    ),
+    "_internal/load/sources.py": (
+        "_internal/test_catalog.py",
+        "folders, file URLs, the bundled snapshot",
+    ),
+    "_internal/load/download.py": (
+        "faults/test_round2.py",
+        "a late download kept for the next query",
+    ),
+    "_internal/load/livecache.py": (
+        "providers/test_vastai.py",
+        "TTL and single flight as providers use it",
+    ),
+    "_internal/load/unreachable.py": (
+        "faults/test_round3.py",
+        "the back-off window across processes",
+    ),
+    "_internal/forks.py": ("faults/test_round3.py", "a forked child's query"),
+    "_internal/formats/table_builder.py": (
+        "_internal/formats/test_csv_table.py",
+        "typed columns, by every CSV strategy",
+    ),
+    "providers/base.py": (
+        "providers/test_contract.py",
+        "the provider contract, for every provider",
+    ),
+    "providers/_keyed.py": (
+        "providers/test_fluidstack.py",
+        "the keyed-provider base, through its providers",
+    ),
+    "providers/_records.py": (
+        "providers/test_nebius.py",
+        "the record guard, through every online parser",
+    ),
+    "providers/_report.py": ("providers/test_contract.py", "ParseReport, kept by every provider"),
+}
+
+
+def mirror(module: str) -> str:
+    """The test file named for a module: `_internal/x/y.py` -> `_internal/x/test_y.py`,
+    `providers/_y.py` -> `providers/test_y.py` (a leading underscore dropped)."""
+    folder, _, name = module.rpartition("/")
+    return f"{folder}/test_{name.lstrip('_')}"
+
+
+def modules() -> list[str]:
+    return sorted(
+        str(p.relative_to(SRC))
+        for top in ("_internal", "providers")
+        for p in (SRC / top).rglob("*.py")
+        if p.name != "__init__.py" and "__pycache__" not in p.parts
+    )
+
+
+def test_every_module_has_its_test_file_or_a_reason():
+    missing = [m for m in modules() if not (TESTS / mirror(m)).exists()]
+    unexplained = sorted(set(missing) - set(NOT_MIRRORED))
+    assert not unexplained, f"modules without tests/{{path}}/test_{{name}}.py: {unexplained}"
+    stale = sorted(set(NOT_MIRRORED) - set(missing))
+    assert not stale, f"NOT_MIRRORED entries that have a test file now, or are gone: {stale}"
+    gone = sorted(f for f, _ in NOT_MIRRORED.values() if not (TESTS / f).exists())
+    assert not gone, f"NOT_MIRRORED names test files that do not exist: {gone}"
+
+
+def test_the_modules_named_in_issue_31_have_their_own_test_files():
+    for module in ("load/loader.py", "load/fetch.py", "load/transport.py", "query/online.py"):
+        assert (TESTS / mirror(f"_internal/{module}")).exists()
+        assert f"_internal/{module}" not in NOT_MIRRORED
