@@ -120,7 +120,7 @@ TESTS_OF = {
         "tests/_internal/test_select_properties.py",
     ],
     "answers": [
-        "tests/_internal/query/test_answer.py",
+        "tests/_internal/query/test_answers.py",
         "tests/_internal/query/test_table.py",
         "tests/_internal/formats/test_columns.py",
         "tests/_internal/formats/test_csv_table.py",

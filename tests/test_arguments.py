@@ -30,7 +30,6 @@ OFFERS = [
 
 @pytest.fixture
 def catalog(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes(OFFERS)})
     c = Catalog(catalog_url=str(tmp_path / "b"))
     monkeypatch.setattr(default, "_catalog", c)
@@ -88,7 +87,6 @@ def test_bad_argument_is_refused_naming_it(catalog, name, value, error):
 
 def test_row1_no_numpy_error_and_no_load(tmp_path, monkeypatch):
     # Refused before anything is loaded or asked: the catalog is never touched.
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     c = Catalog(catalog_url=str(tmp_path / "nothing-here"))
     with pytest.raises(TypeError, match=r"min_gpu_count must be a whole number, got '8' \(str\)"):
         c.query(min_gpu_count="8")
@@ -234,7 +232,6 @@ def test_accepted_spellings(catalog):
     ],
 )
 def test_catalog_arguments(tmp_path, monkeypatch, kwargs, error, text):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(error) as raised:
         Catalog(**kwargs)
     assert text in str(raised.value)

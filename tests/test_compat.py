@@ -9,6 +9,8 @@ import os
 import random
 import subprocess
 
+import pytest
+
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter, matches
 from gpuhunt._internal.formats.csv import load, write_csv_file
 from tests.helpers import possible_ranges
@@ -129,6 +131,7 @@ def _as_filter(d: dict) -> QueryFilter:
     return QueryFilter(**d)
 
 
+@pytest.mark.pypi
 def test_matches_and_csv_agree_with_gpuhunt_0130(gpuhunt_0130, tmp_path):
     rnd = random.Random(1130)
     items = _items(rnd, 150)

@@ -40,8 +40,6 @@ def catalog(tmp_path, monkeypatch):
         },
     )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(root))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
     for var in ("HOTAISLE_API_KEY", "HOTAISLE_TEAM", "LAMBDALABS_TOKEN"):
         monkeypatch.delenv(var, raising=False)
     settings._warned.clear()
@@ -191,12 +189,14 @@ def _python_m(tmp_path, *args: str, env: dict[str, str] | None = None):
     )
 
 
+@pytest.mark.subprocess
 def test_collector_unknown_provider_exits_2(tmp_path):
     done = _python_m(tmp_path, "nosuch", "--output", "x.csv")
     assert done.returncode == 2
     assert "unknown provider 'nosuch'" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_collector_missing_credential_exits_2(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "LAMBDALABS_TOKEN"}
     done = subprocess.run(

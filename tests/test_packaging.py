@@ -8,9 +8,12 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.build
 def test_wheel_contains_package_data(tmp_path):
     out = subprocess.run(
         [
@@ -38,6 +41,7 @@ def test_wheel_contains_package_data(tmp_path):
     assert not [n for n in names if n.startswith("tests/")]
 
 
+@pytest.mark.build
 def test_sdist_runs_its_own_provider_tests(tmp_path):
     """An sdist unpacked elsewhere runs a provider test that replays through `scripts/`."""
     out = subprocess.run(

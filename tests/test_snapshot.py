@@ -256,6 +256,7 @@ def test_gcp_sku_sources_match_the_generator():
     assert "ILL" in replay_gcp.sku_sources().values()
 
 
+@pytest.mark.slow
 def test_the_bundled_snapshot_is_what_the_script_makes(snapshot):
     """The provenance test: the conversions re-run over the stored inputs give the bundled
     snapshot, offer by offer. Regenerate with `python scripts/make_snapshot.py` when a source
@@ -348,6 +349,8 @@ def test_readme_table_matches_the_manifest(snapshot):
     assert f"{round(size / 1024)} KB" in readme
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_script_imports_no_test_code():
     code = (
         "import runpy, sys\n"

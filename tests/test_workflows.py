@@ -258,6 +258,7 @@ def test_every_job_installs_what_it_runs() -> None:
     assert workflow_problems(load_workflow()) == []
 
 
+@pytest.mark.slow
 def test_the_matrix_gives_each_provider_its_registry_extra() -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
@@ -393,6 +394,9 @@ def _integrity_tests(folder: Path) -> None:
         )
 
 
+@pytest.mark.moto
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_publish_steps_summarize_publish_and_fail_on_stale(tmp_path, monkeypatch) -> None:
     """Build, Publish, Verify and Staleness of catalogs.yml, run by bash in subprocesses
     against a moto S3 on 127.0.0.1: Lambda's collection has failed for four days (its limit

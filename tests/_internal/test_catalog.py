@@ -37,13 +37,6 @@ LAMBDA = csv_bytes(
 )
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
-
-
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_loads_both_layouts_over_http(tmp_path, layout):
     root = tmp_path / "bucket"
@@ -97,6 +90,7 @@ def test_reuses_loaded_catalog_until_reload_interval(tmp_path):
         assert c.status().version == "v2" and [i.price for i in c.query()] == [9.0]
 
 
+@pytest.mark.subprocess
 def test_disk_cache_serves_a_new_process_without_network(tmp_path):
     root = tmp_path / "b"
     publish_archive(root, "v7", {"aws": AWS})
@@ -374,6 +368,7 @@ def test_settings_are_read_once_when_the_catalog_is_made(tmp_path, monkeypatch):
     assert Catalog().reload_interval == 4 * 3600
 
 
+@pytest.mark.subprocess
 def test_importing_reads_no_settings():
     """Settings are read when a catalog is made, never at `import`: a malformed one is not
     even warned about by importing."""
@@ -407,6 +402,8 @@ def test_a_provider_bug_is_not_skipped_as_a_missing_credential(monkeypatch):
         default._catalog = None
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_a_new_process_within_the_reload_interval_asks_nothing(tmp_path, layout, capsys):
     """The disk cache holds across processes for the reload interval: a CLI run seconds after

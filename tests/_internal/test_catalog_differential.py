@@ -139,6 +139,7 @@ def test_catalog_is_realistic(loaded):
     assert sum(unknown.values()) > 100
 
 
+@pytest.mark.slow
 def test_query_answers_what_matches_answers(loaded):
     catalog, everything = loaded
     rnd = random.Random(19)

@@ -32,7 +32,6 @@ def catalog(tmp_path, monkeypatch):
         tmp_path, "20261201-1", {"aws": csv_bytes(AWS), "lambdalabs": csv_bytes(LAMBDA)}
     )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     with Catalog(catalog_url=str(tmp_path), auto_reload=False) as c:
         c.load()
         yield c

@@ -290,6 +290,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.pypi
 def test_gpuhunt_0134_reads_a_catalog_we_build(tmp_path, gpuhunt_0134):
     """Our build of the bundled snapshot's CSVs, plus an offer whose provider_data says its
     form factor (as online collectors write it), read by 0.1.34's own loader over file://."""

@@ -100,6 +100,7 @@ def test_a_carried_over_provider_stays_due_until_collected():
     assert freshness.due(first.manifest, NOW, ["aws"]) == ["aws"]
 
 
+@pytest.mark.subprocess
 def test_ci_matrix_lists_only_due_providers(tmp_path):
     now = dt.datetime.now(UTC).replace(microsecond=0)
     when = {"aws": now, "runpod": now - dt.timedelta(minutes=45)}
@@ -161,8 +162,6 @@ def published(tmp_path, monkeypatch):
     }
     b = pipeline.build_catalog("20261201-7", fresh, None, providers=["aws", "lambdalabs"])
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", URL)
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
     return b
 
 

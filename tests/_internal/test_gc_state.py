@@ -42,7 +42,6 @@ class Online(AbstractProvider):
 def catalog_url(tmp_path, monkeypatch) -> str:
     publish_archive(tmp_path, "v1", {"aws": csv_bytes(AWS)})
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     return str(tmp_path)
 
 
@@ -115,6 +114,7 @@ PATHS: dict[str, Callable[[str], None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", list(PATHS))
 def test_collector_state_is_left_as_found(path, gc_state, catalog_url, capsys):
     enabled, frozen = _set(gc_state)

@@ -42,6 +42,7 @@ def test_every_location_of_the_bundled_snapshot_is_placed():
     assert unplaced(pairs) == []
 
 
+@pytest.mark.slow
 def test_every_location_in_the_recorded_answers_is_placed():
     pairs = recorded_locations()
     providers = {p for p, _ in pairs}

@@ -6,6 +6,8 @@ when it is imported."""
 import ast
 from pathlib import Path
 
+import pytest
+
 import gpuhunt._internal
 
 ROOT = Path(list(gpuhunt._internal.__path__)[0])
@@ -90,6 +92,7 @@ def test_layers_import_only_downwards():
 REPO = ROOT.parents[2]  # src/gpuhunt/_internal -> the repository
 
 
+@pytest.mark.slow
 def test_nothing_shipped_or_scripted_imports_tests():
     """`src/` ships to users and `scripts/` builds what ships: neither may need the tests."""
     wrong = [

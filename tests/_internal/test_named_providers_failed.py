@@ -13,22 +13,11 @@ import responses
 import gpuhunt
 from gpuhunt import Catalog, GPUHuntError, OnlineProvidersFailedError, ProviderError
 from gpuhunt._internal.formats.csv import csv_bytes
-from gpuhunt._internal.load import livecache
 from gpuhunt.providers.base import AbstractProvider
 from gpuhunt.providers.vastai import BUNDLES_URL, VastAIProvider
 from tests.helpers import item, publish_archive
 
 AWS = csv_bytes([item(price=1.0, instance_name="g5")])
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
-    livecache.LIVE_CACHE.clear()
-    yield
-    livecache.LIVE_CACHE.clear()
 
 
 class Broken(AbstractProvider):

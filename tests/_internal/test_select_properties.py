@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import event, given, note, settings, target
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def random_filter(rnd, items, chosen=None):
     return QueryFilter(**kw), fields
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.integers(0, 2**32),
@@ -64,6 +66,7 @@ def test_select_equals_matches_on_selective_filters(seed, size, n_shapes, rnd, p
     target(1.0 if got else 0.0, label="non-empty answer")
 
 
+@pytest.mark.slow
 def test_most_drawn_filters_select_something_and_every_field_bites():
     """Over a fixed run of drawn filters: more than half of the answers are non-empty and leave
     some offers out, and every field, drawn alone, both keeps and drops offers somewhere."""

@@ -11,31 +11,13 @@ import time
 import pytest
 
 from gpuhunt import Catalog, CatalogError
-from gpuhunt._internal.formats.archive import sha256, write_archive
+from gpuhunt._internal.formats.archive import write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
+from tests.faults.common import GOOD, archive, publish
 from tests.faults.server import FaultServer, Reply
 from tests.helpers import item
-
-GOOD = csv_bytes([item(price=float(p), instance_name=f"i{p}") for p in range(1, 11)])
-
-
-def archive(csv: bytes = GOOD, version: str = "v1", manifest_sha: str | None = None) -> bytes:
-    sha = manifest_sha or sha256(csv)
-    return write_archive({"aws": csv}, {"version": version, "providers": {"aws": {"sha256": sha}}})
-
-
-def publish(srv: FaultServer, version: str = "v1", data: bytes | None = None) -> None:
-    srv.serve("/version", default=Reply(body=version.encode()))
-    srv.serve(f"/{version}/catalog.zip", default=Reply(body=data or archive(version=version)))
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
 
 
 def test_server_that_never_answers():
@@ -172,6 +154,7 @@ class FlakyProvider(AbstractProvider):
         return [item("vastai", price=0.1, instance_name="vast")]
 
 
+@pytest.mark.slow
 def test_threads_queries_reloads_and_a_flaky_online_provider(monkeypatch):
     # No backoff: the provider is retried (in the background) as soon as it has failed, so the
     # threads keep going through both the asked and the retried path.

@@ -17,33 +17,14 @@ import pytest
 
 from gpuhunt import Catalog
 from gpuhunt._internal.load.settings import Settings
+from tests.faults.common import GOOD, SRC, archive, cli, publish
 from tests.faults.server import FaultServer, Reply
-from tests.faults.test_faults import GOOD, archive, publish
-
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    for var in ("GPUHUNT_CATALOG_URL", "GPUHUNT_CATALOG_DIR", "GPUHUNT_LOAD_TIMEOUT"):
-        monkeypatch.delenv(var, raising=False)
-
-
-def cli(args: list[str], env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PYTHONPATH": SRC, **env}
-    return subprocess.run(
-        [sys.executable, "-m", "gpuhunt", *args],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
 
 # --------------------------------------------------------------------------- time
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", ["silent", "dripping"])
 def test_cli_answers_within_the_load_deadline(how, tmp_path):
     """A silent catalog server, and one sending a byte every half second (which never trips a
@@ -69,6 +50,7 @@ def test_cli_answers_within_the_load_deadline(how, tmp_path):
     assert "within 2s" in done.stderr
 
 
+@pytest.mark.slow
 def test_first_query_falls_back_at_the_deadline_and_the_download_lands_later():
     """Load deadline 1 s; the archive takes a few seconds to trickle in. The first query is
     answered from the bundled snapshot; the download goes on in the background and a later
@@ -113,11 +95,14 @@ def test_body_announced_too_large_is_refused_before_reading(caplog):
         assert "over the" in (s.last_error or "") and "v2/catalog.zip" in (s.last_error or "")
 
 
-def test_body_without_length_is_cut_at_the_cap():
+@pytest.mark.slow
+def test_body_without_length_is_cut_at_the_cap(tmp_path):
     """No Content-Length, 3 MiB streamed against a 1 MiB cap: refused once the cap is passed."""
     with FaultServer() as srv:
         publish(srv)
-        settings = Settings(max_download_bytes=2**20)
+        # Settings made by hand read no environment: the cache dir is given, or it would be
+        # the user's (tests/conftest.py fails a test that writes there).
+        settings = Settings(max_download_bytes=2**20, cache_dir=tmp_path / "cache")
         c = Catalog(catalog_url=srv.url, settings=settings)
         assert len(c.query()) == 10
         srv.serve("/version", default=Reply(body=b"v2"))
@@ -139,6 +124,7 @@ def test_oversized_version_object_is_refused():
 # --------------------------------------------------------------------------- locks
 
 
+@pytest.mark.slow
 def test_a_query_never_waits_for_an_explicit_load_in_progress():
     """`load()` holds the load lock while its download hangs; queries on the stale catalog
     are answered meanwhile (the load is still running when they return)."""
@@ -164,6 +150,8 @@ def test_a_query_never_waits_for_an_explicit_load_in_progress():
 # --------------------------------------------------------------------------- the CLI exits
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_cli_exits_once_answered_while_a_provider_sleeps_on_retry_after(tmp_path):
     """An online provider answering 429 with `Retry-After: 3600`: the query gives up on it after
     the online budget and the process exits at once, not after the provider's retries."""
@@ -339,6 +327,7 @@ def _cache_files(root: Path, folder: str) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and p.parent.name == folder)
 
 
+@pytest.mark.slow
 def test_bit_flips_in_the_cache_are_never_served(tmp_path):
     """75 single-bit flips spread over the cached parsed table and 75 over the cached archive,
     one at a time: each start serves the exact offers, refusing the damaged file (never wrong
@@ -512,6 +501,8 @@ def test_online_answer_nested_too_deep_is_a_provider_error_not_an_escape(tmp_pat
 # --------------------------------------------------------------------------- URLs with user info
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_password_in_the_catalog_url_is_never_shown(tmp_path, caplog):
     import logging
 

@@ -24,29 +24,16 @@ from gpuhunt import Catalog
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.load import transport, unreachable
 from gpuhunt._internal.load.cache import DiskCache
-from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
+from tests.faults.common import SRC, archive, cli, publish
 from tests.faults.server import FaultServer, Reply
-from tests.faults.test_faults import archive, publish
-from tests.faults.test_round2 import SRC, cli
 from tests.helpers import item
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    for var in (
-        "GPUHUNT_CATALOG_URL",
-        "GPUHUNT_CATALOG_DIR",
-        "GPUHUNT_LOAD_TIMEOUT",
-        "GPUHUNT_RELOAD_INTERVAL",
-    ):
-        monkeypatch.delenv(var, raising=False)
-
 
 # ------------------------------------------------ a failed check remembered across processes
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_silent_server_is_asked_once_then_not_again_within_the_window(tmp_path):
     """Default settings (10 s load limit). The first run falls back to the bundled snapshot
     when the server has not answered within the first-answer deadline; the second run, a new
@@ -76,6 +63,7 @@ def test_a_silent_server_is_asked_once_then_not_again_within_the_window(tmp_path
         srv.release()
 
 
+@pytest.mark.slow
 def test_the_window_is_shown_in_status_and_load_asks_now():
     with FaultServer() as srv:
         srv.serve("/version", default=Reply(hang=True))
@@ -100,6 +88,7 @@ def test_the_window_is_shown_in_status_and_load_asks_now():
         assert srv.hits["/version"] == hits + 1  # asked: the record is gone
 
 
+@pytest.mark.slow
 def test_a_silent_server_with_a_disk_cache_serves_the_cached_version(tmp_path):
     with FaultServer() as srv:
         publish(srv)
@@ -175,6 +164,7 @@ class HttpProvider(AbstractProvider):
         return [item("vastai", price=float(p), instance_name=f"vast{p}") for p in data]
 
 
+@pytest.mark.slow
 def test_close_racing_twenty_querying_threads():
     """20 threads query (offline offers and an online provider over HTTP) while another calls
     `close()` every few milliseconds: no query raises, every answer is whole, and no provider
@@ -255,15 +245,6 @@ def test_a_get_that_raises_midway_contributes_nothing_and_is_reported():
         c.close()
 
 
-def test_a_background_retry_cancelled_by_close_is_started_again():
-    health = online.Health()
-    health.failed("vastai", "down")
-    health._streaks["vastai"].retry_at = 0
-    assert health.start_probe("vastai") and not health.start_probe("vastai")
-    health.probe_cancelled("vastai")
-    assert health.start_probe("vastai")
-
-
 # ------------------------------------------------------------------------------ fork
 
 
@@ -300,6 +281,7 @@ def _in_forked_child(work) -> dict:
     return json.loads(b"".join(chunks))
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
 def test_a_forked_child_queries_online_and_offline_providers():
     """A pre-fork server: the parent loads and queries (its pool has threads, its session a
@@ -339,6 +321,7 @@ def test_a_forked_child_queries_online_and_offline_providers():
 # ------------------------------------------------------------------ a bounded disk cache
 
 
+@pytest.mark.slow
 def test_thirty_versions_leave_two_archives_and_an_offline_start_works(tmp_path):
     with FaultServer() as srv:
         url = srv.url
@@ -394,6 +377,7 @@ def _killed_writer(url: str, root) -> set:
     return left
 
 
+@pytest.mark.subprocess
 def test_temp_files_of_killed_writers_are_removed_at_load_in_any_cache_folder(tmp_path):
     """Two writers killed mid-write under another catalog URL's folder, never written again:
     the one older than the orphan age is removed by the next successful load of any catalog,

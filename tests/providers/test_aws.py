@@ -232,6 +232,8 @@ def lines_in(*locations: str) -> str:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_get_over_http_with_boto3_default_chain(aws_env: str, caplog: Any) -> None:
     caplog.set_level(logging.INFO)
     locations = ("us-east-1", "us-west-2", "us-west-2-lax-1")
@@ -269,6 +271,8 @@ def test_get_over_http_with_boto3_default_chain(aws_env: str, caplog: Any) -> No
     assert [i.price for i in items] == sorted(i.price for i in items)
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_apply_filter_describes_only_published_families(moto_url: str) -> None:
     described: list[str] = []
     clients = replay_aws.client_factory(moto_url)
@@ -311,6 +315,8 @@ def test_filter_families() -> None:
 # The price list: cache, streaming, errors
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_cache_path_absent_downloads_atomically_then_reuses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moto_clients: Any
 ) -> None:
@@ -328,6 +334,7 @@ def test_cache_path_absent_downloads_atomically_then_reuses(
     assert second == first
 
 
+@pytest.mark.moto
 def test_cache_path_present_is_read_without_network(sample_file: Path, moto_clients: Any) -> None:
     with responses.RequestsMock():
         items = AWSProvider(str(sample_file), client_factory=moto_clients).get()
@@ -363,6 +370,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(aws, "CHUNK_SIZE", 1 << 16)
 
 
+@pytest.mark.moto
 @pytest.mark.usefixtures("small_chunks")
 def test_stream_broken_off_is_started_again(moto_clients: Any) -> None:
     with responses.RequestsMock() as rsps:
@@ -376,6 +384,7 @@ def test_stream_broken_off_is_started_again(moto_clients: Any) -> None:
     assert offer(items, "p5.48xlarge", "us-east-1").price == 55.04
 
 
+@pytest.mark.moto
 @pytest.mark.usefixtures("small_chunks")
 @pytest.mark.parametrize("cached", [False, True])
 def test_stream_broken_off_every_time_fails_after_bounded_attempts(
@@ -392,6 +401,7 @@ def test_stream_broken_off_every_time_fails_after_bounded_attempts(
     assert os.listdir(tmp_path) == []  # neither the cache file nor a partial one
 
 
+@pytest.mark.moto
 @pytest.mark.parametrize("status", [429, 503])
 def test_retryable_status_is_retried_a_bounded_number_of_times(
     status: int, moto_clients: Any
@@ -403,6 +413,7 @@ def test_retryable_status_is_retried_a_bounded_number_of_times(
         assert len(rsps.calls) == 4  # the first try and 3 retries
 
 
+@pytest.mark.moto
 def test_retryable_status_then_success(moto_clients: Any) -> None:
     with responses.RequestsMock() as rsps:
         rsps.add(responses.GET, EC2_PRICING_URL, status=503)
@@ -412,6 +423,7 @@ def test_retryable_status_then_success(moto_clients: Any) -> None:
     assert offer(items, "p4d.24xlarge", "us-east-1").price == 21.957642
 
 
+@pytest.mark.moto
 def test_forbidden_is_a_provider_error_without_query_string(moto_clients: Any) -> None:
     url = "https://pricing.example.test/index.csv"
     with responses.RequestsMock() as rsps:
@@ -429,6 +441,7 @@ def test_missing_column_is_a_provider_error_naming_it() -> None:
         parse_price_list(lines)
 
 
+@pytest.mark.moto
 def test_no_kept_row_is_a_provider_error(moto_clients: Any) -> None:
     with responses.RequestsMock() as rsps:
         rsps.add(
@@ -647,6 +660,7 @@ def test_describe_failing_everywhere_is_a_provider_error() -> None:
         fetch_instance_details(lambda _: client, {"us-east-1": {"p5.48xlarge"}})
 
 
+@pytest.mark.slow
 def test_describe_gives_up_after_a_few_refusing_regions() -> None:
     asked: list[str] = []
     stubs = []
@@ -668,12 +682,14 @@ def test_describe_gives_up_after_a_few_refusing_regions() -> None:
         stub.deactivate()
 
 
+@pytest.mark.moto
 def test_describe_drops_types_the_api_does_not_know(moto_clients: Any) -> None:
     wanted = {"us-east-1": {"p5.48xlarge", "zz9.mega", "g6.xlarge"}}
     details = fetch_instance_details(moto_clients, wanted)
     assert sorted(details) == ["g6.xlarge", "p5.48xlarge"]
 
 
+@pytest.mark.moto
 def test_describe_batches_of_100(moto_url: str) -> None:
     with open(DATA / "describe_instance_types.json") as f:
         known = [i["InstanceType"] for i in json.load(f)["InstanceTypes"]]
@@ -801,6 +817,7 @@ def test_spot_cheapest_zone_pages_parallel_regions_and_a_dead_endpoint(caplog: A
     assert "eu-west-1" in caplog.text and "EndpointConnectionError" in caplog.text
 
 
+@pytest.mark.moto
 def test_spot_offers_copy_on_demand_offers(moto_url: str) -> None:
     east, stub = _stubbed("us-east-1")
     describe = replay_aws.client_factory(moto_url)

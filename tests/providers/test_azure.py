@@ -375,6 +375,7 @@ def test_malformed_price_pages_fail(body: str, error: str) -> None:
             replay_azure.provider().get()
 
 
+@pytest.mark.slow
 def test_a_repeated_next_page_link_ends_the_walk() -> None:
     link = f"{PRICES_URL}?$skip=1000"
     page = {"Items": [price_item("Standard_D2s_v3", 0.096)], "NextPageLink": link}

@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 import responses
-from responses import matchers
 
 import gpuhunt
 from gpuhunt._internal import cli, default
@@ -40,43 +39,16 @@ from gpuhunt.providers.daytona import (
     parse_regions,
 )
 from tests.helpers import item, publish_archive
-
-DATA = Path(__file__).parent / "data" / "daytona"
-KEY = "dtn_test-key"
-ORG = "org-7f3a"
-IDENTITY_URL = f"{API_URL}/api-keys/current"
-CAPACITY_URL = f"{API_URL}/organizations/{ORG}/gpu-capacity"
-REGIONS_URL = f"{API_URL}/shared-regions"
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text())
-
-
-def pricing() -> Any:
-    return load("gpu_pricing_testfixture.json")
-
-
-def serve(
-    *,
-    rates: Any = None,
-    capacity: Any = None,
-    regions: Any = None,
-    api_url: str = API_URL,
-) -> None:
-    """Register the public answers, and the authenticated ones (which demand the key)."""
-    auth = [matchers.header_matcher({"Authorization": f"Bearer {KEY}"})]
-    responses.get(PRICING_URL, json=pricing() if rates is None else rates)
-    responses.get(
-        f"{api_url}/shared-regions",
-        json=load("shared_regions_testfixture.json") if regions is None else regions,
-    )
-    responses.get(f"{api_url}/api-keys/current", json={"organizationId": ORG}, match=auth)
-    responses.get(
-        f"{api_url}/organizations/{ORG}/gpu-capacity",
-        json=load("organization_gpu_capacity_testfixture.json") if capacity is None else capacity,
-        match=auth,
-    )
+from tests.providers.daytona_answers import (
+    CAPACITY_URL,
+    IDENTITY_URL,
+    KEY,
+    ORG,
+    REGIONS_URL,
+    load,
+    pricing,
+    serve,
+)
 
 
 def row(offer: Any) -> tuple:
@@ -498,7 +470,6 @@ def catalog_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     csv = csv_bytes([item(price=2.0, instance_name="p5.48xlarge", gpu_name="H100")])
     publish_archive(tmp_path, "20261201-1", {"aws": csv})
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("DAYTONA_API_KEY", raising=False)
     monkeypatch.delenv("DAYTONA_API_URL", raising=False)
     monkeypatch.setattr(default, "_catalog", None)

@@ -19,7 +19,7 @@ import responses
 
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt.providers.daytona import DaytonaProvider
-from tests.providers.test_daytona import KEY, serve
+from tests.providers.daytona_answers import KEY, serve
 
 SCENARIOS: dict[str, tuple[dict[str, Any], bool, bool]] = {
     "default_with_key": ({}, True, True),

@@ -321,7 +321,6 @@ def catalog_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A published catalog with one offline offer, and a fresh default catalog."""
     publish_archive(tmp_path, "20261201-1", {"aws": storage_csv()})
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     for var in ("DAYTONA_API_KEY", "DAYTONA_API_URL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(default, "_catalog", None)

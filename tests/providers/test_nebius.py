@@ -444,6 +444,7 @@ def test_sdk_missing(monkeypatch: pytest.MonkeyPatch) -> None:
         NebiusProvider(NebiusCredentials(access_token=TOKEN)).get()
 
 
+@pytest.mark.slow
 def test_sdk_message_conversions() -> None:
     pytest.importorskip("nebius.api.nebius.compute.v1")
     from nebius.api.nebius.billing.v1alpha1 import (

@@ -26,6 +26,7 @@ NEW = {
 }
 
 
+@pytest.mark.subprocess
 def test_gpuhunt_providers_lists_them() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "gpuhunt", "providers"],

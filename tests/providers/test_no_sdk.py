@@ -92,6 +92,7 @@ def run_blocked(code: str, tmp_path: Path, env: dict[str, str] | None = None) ->
     return done.stdout
 
 
+@pytest.mark.subprocess
 def test_every_provider_module_imports_without_sdks(tmp_path: Path) -> None:
     out = run_blocked(
         "import importlib, json\n"
@@ -104,6 +105,8 @@ def test_every_provider_module_imports_without_sdks(tmp_path: Path) -> None:
     assert json.loads(out.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_integrity_tests_collect_and_run_without_sdks(tmp_path: Path) -> None:
     test_files = sorted(p.name for p in INTEGRITY_DIR.glob("test_*.py"))
     assert test_files, "no integrity tests found"
@@ -170,6 +173,7 @@ SDK_USES = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("provider", "code"), SDK_USES)
 def test_missing_sdk_is_one_line_with_the_install_hint(
     provider: str, code: str, tmp_path: Path
@@ -190,6 +194,8 @@ def test_missing_sdk_is_one_line_with_the_install_hint(
     assert message.endswith(f": pip install 'gpuhunt[{extra}]'")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_catalog_build_integrity_runs_every_provider_without_sdks(tmp_path: Path) -> None:
     """The publish job as it runs: `catalog build --integrity` over CSVs of every offline
     provider, with only `.[aws] pytest` importable. The blocker is a `sitecustomize` on

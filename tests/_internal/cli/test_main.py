@@ -28,7 +28,6 @@ def catalog_dir(tmp_path, monkeypatch):
         },
     )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path
 
 
@@ -88,6 +87,7 @@ def test_collector_missing_sdk_hint(monkeypatch, capsys):
     assert "pip install 'gpuhunt[aws]'" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_python_m_gpuhunt_runs(catalog_dir):
     out = subprocess.run(
         [sys.executable, "-m", "gpuhunt", "query", "--max-price", "1"],

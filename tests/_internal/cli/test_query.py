@@ -75,7 +75,6 @@ def catalog_dir(tmp_path, monkeypatch):
         {"aws": csv_bytes(AWS), "gcp": csv_bytes(GCP), "runpod": csv_bytes(RUNPOD)},
     )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
     for var in ("HOTAISLE_API_KEY", "HOTAISLE_TEAM_HANDLE"):
         monkeypatch.delenv(var, raising=False)
     return tmp_path

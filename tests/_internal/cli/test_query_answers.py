@@ -39,6 +39,8 @@ def h100():
         return c.query(gpu_name="H100")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_table_shows_each_offer_once_at_its_cheapest_region(h100):
     out = gpuhunt("--gpu", "H100", "--limit", "0", columns="200").splitlines()
     rows = out[1 : out.index("")]
@@ -57,12 +59,14 @@ def test_the_table_shows_each_offer_once_at_its_cheapest_region(h100):
     )
 
 
+@pytest.mark.subprocess
 def test_all_regions_lists_every_region(h100):
     out = gpuhunt("--gpu", "H100", "--all-regions", "--limit", "0", columns="200").splitlines()
     assert len(out[1 : out.index("")]) == len(h100)
     assert out[out.index("") + 1].startswith(f"{len(h100)} of {len(h100)} offers.")
 
 
+@pytest.mark.subprocess
 def test_at_80_columns_every_line_fits():
     for args in (["--gpu", "H100"], ["--group-by", "gpu"], ["--all-regions"]):
         out = gpuhunt(*args, columns="80")
@@ -70,6 +74,7 @@ def test_at_80_columns_every_line_fits():
         assert "PRICE/H" in out or "ON-DEMAND/H" in out
 
 
+@pytest.mark.subprocess
 def test_a_pipe_gets_full_rows_and_a_one_line_footer():
     out = gpuhunt("--gpu", "H100").splitlines()
     header = out[0].split()
@@ -84,6 +89,7 @@ def test_a_pipe_gets_full_rows_and_a_one_line_footer():
     assert len(out) == out.index("") + 2  # the footer is one line
 
 
+@pytest.mark.subprocess
 def test_json_and_csv_carry_every_offer_unless_limit(h100):
     assert len(h100) > 50  # more than the table's default limit
     data = json.loads(gpuhunt("--gpu", "H100", "--json"))
@@ -96,6 +102,7 @@ def test_json_and_csv_carry_every_offer_unless_limit(h100):
     assert len(json.loads(gpuhunt("--gpu", "H100", "--json", "--limit", "7"))) == 7
 
 
+@pytest.mark.subprocess
 def test_the_footer_says_how_to_see_a_table_cut_by_the_default_limit():
     out = gpuhunt(columns="300").splitlines()
     footer = out[out.index("") + 1]

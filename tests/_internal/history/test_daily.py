@@ -8,7 +8,7 @@ import pytest
 from gpuhunt._internal.history import daily
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.history.table import Offer, Span
-from tests._internal.history.test_table import D1, D2, D3, D4, offers
+from tests._internal.history.offers import D1, D2, D3, D4, offers
 
 
 def _spans() -> dict[str, list[Span]]:

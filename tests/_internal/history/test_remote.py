@@ -22,15 +22,8 @@ from gpuhunt._internal.history import remote as tracking
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.publish.verify import verify
-from tests._internal.publish import test_pipeline
-from tests._internal.publish.test_pipeline import Bucket, build, gpuhunt, publish
+from tests._internal.pipeline import Bucket, build, gpuhunt, publish
 from tests.helpers import serve_directory
-
-# The moto S3 server, bucket and recorded offers of the pipeline's tests.
-moto_url = test_pipeline.moto_url
-bucket = test_pipeline.bucket
-replayed = test_pipeline.replayed
-_isolated_cache = test_pipeline._isolated_cache
 
 V1, V2, V3 = "20261129-1", "20261130-1", "20261201-1"
 DAYS = {V1: "2026-11-29", V2: "2026-11-30", V3: "2026-12-01"}
@@ -80,6 +73,7 @@ def _offer(o: dict[str, Any]) -> tuple[Any, ...]:
     return (o["provider"], o["instance_name"], o["location"])
 
 
+@pytest.mark.moto
 def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
     b = three_versions
     lam = replayed["lambdalabs"]
@@ -222,6 +216,7 @@ def test_diff_and_history_over_http(three_versions, replayed, tmp_path, capsys):
     assert (tmp_path / "again.svg").read_text().lstrip().startswith("<?xml")
 
 
+@pytest.mark.moto
 def test_history_in_the_per_provider_layout_and_from_the_disk_cache(three_versions, tmp_path):
     b = three_versions
     b.delete("version")  # read the layout gpuhunt 0.1.x reads

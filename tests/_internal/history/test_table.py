@@ -10,19 +10,9 @@ import pytest
 
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.history import table as history
-from gpuhunt._internal.history.table import Offer, Span
+from gpuhunt._internal.history.table import Span
+from tests._internal.history.offers import D1, D2, D3, D4, offers
 from tests.helpers import item
-
-D1, D2, D3, D4 = (dt.date(2026, 11, 29) + dt.timedelta(days=n) for n in range(4))
-
-
-def offers(*rows: tuple[str, str, float]) -> dict[history.Key, Offer]:
-    """(instance, location, price) of 1-GPU H100 on-demand offers."""
-    out = {}
-    for instance, location, price in rows:
-        o = Offer(instance, location, False, "H100", 1, price)
-        out[o.key] = o
-    return out
 
 
 def test_unchanged_prices_extend_a_row_and_changes_open_one():

@@ -14,21 +14,10 @@ import pytest
 
 from gpuhunt import Catalog
 from gpuhunt._internal.formats.csv import csv_bytes
-from gpuhunt._internal.load import settings
 from tests.helpers import item, publish_archive, serve_directory
 
 AWS = csv_bytes([item(price=1.0, instance_name="g5"), item(price=2.0, instance_name="p4d")])
 SRC = str(Path(__file__).resolve().parents[3] / "src")
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
-    settings._warned.clear()
-    yield
-    settings._warned.clear()
 
 
 @pytest.mark.parametrize(
@@ -79,6 +68,7 @@ def test_a_negative_reload_interval_does_not_ask_on_every_query(tmp_path, monkey
     assert requests.count("/version") == 1
 
 
+@pytest.mark.subprocess
 def test_cli_query_with_a_bad_value_answers_and_warns_once(tmp_path):
     publish_archive(tmp_path / "bucket", "v1", {"aws": AWS})
     env = {

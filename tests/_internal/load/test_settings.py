@@ -76,7 +76,10 @@ GOOD_VALUES = {
 
 
 @pytest.fixture(autouse=True)
-def _fresh_warnings():
+def _fresh_warnings(monkeypatch):
+    # Settings read from the environment compare equal to the defaults only without the
+    # suite's own GPUHUNT_CACHE_DIR (nothing here writes to a cache).
+    monkeypatch.delenv("GPUHUNT_CACHE_DIR")
     settings._warned.clear()
     yield
     settings._warned.clear()

@@ -6,21 +6,18 @@ gpuhunt 0.1.30) reading the bucket back over HTTP."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gpuhunt import Catalog
-from gpuhunt._internal import cli, registry
+from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogIntegrityError, PipelineError
 from gpuhunt._internal.formats import columns
 from gpuhunt._internal.formats.archive import FORMAT_VERSION, read_archive, sha256, write_archive
@@ -31,9 +28,10 @@ from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.publish import s3
 from gpuhunt._internal.publish.build import Collected, build_catalog, check_csv, column_file
 from gpuhunt._internal.publish.files import load_previous, write_build
-from gpuhunt._internal.publish.s3 import ENDPOINT_ENV, s3_client
+from gpuhunt._internal.publish.s3 import s3_client
 from gpuhunt._internal.publish.verify import verify
 from gpuhunt._internal.query.table import COLUMNS, STRING_LISTS, Table
+from tests._internal.pipeline import Bucket, build, gpuhunt, publish
 
 ROOT = Path(__file__).resolve().parents[3]
 V1, V2, V3 = "20261129-1", "20261130-1", "20261201-1"
@@ -46,129 +44,6 @@ def offer_key(i: CatalogItem) -> tuple[Any, ...]:
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="session")
-def replayed() -> dict[str, list[CatalogItem]]:
-    """Each offline provider's offers as its real collector makes them from the recordings."""
-    out = {}
-    for name in registry.OFFLINE_PROVIDERS:
-        module = f"scripts.replay.replay_{name}"
-        try:
-            replay = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-            continue
-        out[name] = sorted(replay.collect(), key=lambda i: i.price)  # as `python -m gpuhunt` does
-    assert "lambdalabs" in out and all(out.values())
-    return out
-
-
-@pytest.fixture
-def collected(tmp_path, replayed) -> Path:
-    """A folder of `{provider}.csv`, as the nightly matrix jobs leave them."""
-    folder = tmp_path / "collected"
-    folder.mkdir()
-    for name, items in replayed.items():
-        write_csv_file(items, str(folder / f"{name}.csv"))
-    return folder
-
-
-@pytest.fixture(scope="session")
-def moto_url() -> Any:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@dataclass
-class Bucket:
-    name: str
-    client: Any
-    endpoint: str
-    prefix: str = "v3"
-
-    @property
-    def base(self) -> str:
-        return f"{self.endpoint}/{self.name}/{self.prefix}"
-
-    def get(self, rel: str) -> bytes:
-        return self.client.get_object(Bucket=self.name, Key=f"{self.prefix}/{rel}")["Body"].read()
-
-    def put(self, rel: str, data: bytes) -> None:
-        self.client.put_object(Bucket=self.name, Key=f"{self.prefix}/{rel}", Body=data)
-
-    def delete(self, rel: str) -> None:
-        self.client.delete_object(Bucket=self.name, Key=f"{self.prefix}/{rel}")
-
-    def object_keys(self) -> list[str]:
-        listed = self.client.list_objects_v2(Bucket=self.name).get("Contents", [])
-        return sorted(o["Key"] for o in listed)
-
-
-@pytest.fixture
-def bucket(moto_url, monkeypatch, tmp_path) -> Bucket:
-    """A fresh bucket, publicly readable like the real one, and the environment `publish`
-    runs with: dummy AWS credentials and `GPUHUNT_S3_ENDPOINT_URL`."""
-    import boto3
-    from botocore.config import Config
-
-    for var in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"]:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv(ENDPOINT_ENV, moto_url)
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("GPUHUNT_CATALOG_URL", raising=False)
-    monkeypatch.delenv("GPUHUNT_CATALOG_DIR", raising=False)
-    client = boto3.client(
-        "s3", endpoint_url=moto_url, config=Config(s3={"addressing_style": "path"})
-    )
-    name = f"gpuhunt-{uuid.uuid4().hex[:12]}"
-    client.create_bucket(Bucket=name)
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": "s3:GetObject",
-                "Resource": f"arn:aws:s3:::{name}/*",
-            }
-        ],
-    }
-    client.put_bucket_policy(Bucket=name, Policy=json.dumps(policy))
-    return Bucket(name, client, moto_url)
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
-
-
-def gpuhunt(*argv: Any) -> int:
-    return cli.main([str(a) for a in argv])
-
-
-def build(
-    input_dir: Path, version: str, output: Path, *extra: Any, previous: str | None = None
-) -> None:
-    args: list[Any] = ["catalog", "build", "--input", input_dir, "--version", version]
-    args += ["--output", output, *extra]
-    if previous:
-        args += ["--previous", previous]
-    assert gpuhunt(*args) == 0
-
-
-def publish(folder: Path, bucket: Bucket) -> None:
-    # No --endpoint-url: publish must take it from GPUHUNT_S3_ENDPOINT_URL.
-    assert gpuhunt("catalog", "publish", folder, "--bucket", bucket.name, "--prefix", "v3") == 0
-
-
 def manifest_in(bucket: Bucket, version: str) -> dict[str, Any]:
     archive = read_archive(bucket.get(f"{version}/catalog.zip"))
     assert archive.manifest is not None
@@ -178,6 +53,8 @@ def manifest_in(bucket: Bucket, version: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 @pytest.mark.parametrize("layout", ["archive", "per-provider"])
 def test_collect_build_publish_and_load_over_http(
     layout, tmp_path, collected, replayed, bucket, capsys
@@ -236,6 +113,8 @@ def test_collect_build_publish_and_load_over_http(
     assert {(i.instance_name, i.price) for i in cheap_h100} == {("gpu_1x_h100_sxm5", 4.29)}
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_failed_collection_is_carried_over(tmp_path, collected, replayed, bucket, capsys):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
@@ -305,6 +184,8 @@ def _zero_a_price(csv_path: Path) -> None:
     csv_path.write_text("".join(lines), encoding="utf-8", newline="")
 
 
+@pytest.mark.subprocess
+@pytest.mark.moto
 def test_integrity_failure_is_not_published(tmp_path, collected, replayed, bucket, capsys):
     checks = _integrity_dir(tmp_path)
     build(collected, V1, tmp_path / "v1", "--integrity", "--integrity-dir", checks)
@@ -373,6 +254,8 @@ class _FailingPointers:
         return self._client.put_object(**kw)
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_interrupted_publish_leaves_previous_version(tmp_path, collected, replayed, bucket):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
@@ -417,6 +300,8 @@ class _TamperingBucket(_FailingPointers):
         return answer
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_publish_checks_every_object_before_the_pointers(tmp_path, collected, bucket):
     build(collected, V1, tmp_path / "v1")
     tampering = _TamperingBucket(s3_client())
@@ -439,6 +324,8 @@ def _tampered_zip(data: bytes) -> bytes:
     return write_archive(csvs, archive.manifest or {})
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_corrupted_archive_is_rejected_and_cached_version_served(
     tmp_path, collected, replayed, bucket, capsys
 ):
@@ -469,6 +356,8 @@ def test_corrupted_archive_is_rejected_and_cached_version_served(
         Catalog(catalog_url=bucket.base, auto_reload=False).load(version=V2)
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_corrupted_per_provider_object_is_rejected(tmp_path, collected, bucket, capsys):
     build(collected, V1, tmp_path / "v1")
     publish(tmp_path / "v1", bucket)
@@ -515,6 +404,8 @@ print(json.dumps({"offers": [key(i) for i in offers], "h100": [key(i) for i in h
 NEWER_THAN_0130 = {"scaleway", "ovhcloud"}
 
 
+@pytest.mark.moto
+@pytest.mark.pypi
 def test_gpuhunt_0130_reads_the_published_bucket(
     tmp_path, collected, replayed, bucket, gpuhunt_0130
 ):
@@ -720,6 +611,7 @@ def test_verify_checks_each_column_file_against_its_csv(tmp_path, replayed):
 # --------------------------------------------------------------------------- snapshot, CI
 
 
+@pytest.mark.subprocess
 def test_make_snapshot_from_a_published_catalog(tmp_path, collected, replayed):
     build(collected, V1, tmp_path / "published")
     real = ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip"
@@ -748,6 +640,7 @@ def test_make_snapshot_from_a_published_catalog(tmp_path, collected, replayed):
     assert snapshot_age_days(snapshot.manifest) is not None
 
 
+@pytest.mark.subprocess
 def test_ci_matrix_comes_from_the_registry():
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "ci_matrix.py")],
@@ -790,6 +683,8 @@ def _public_reads(bucket: Bucket, key: str) -> list[str]:
     return [g["Permission"] for g in grants if g["Grantee"].get("URI") == ALL_USERS]
 
 
+@pytest.mark.slow
+@pytest.mark.moto
 def test_uploads_are_public_read_unless_told_not_to(tmp_path, collected, bucket, capsys):
     """As the reference workflow (`aws s3 cp --acl public-read`): every object, pointers
     included, is readable by everyone, without relying on a bucket policy."""

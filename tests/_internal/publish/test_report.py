@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gpuhunt._internal import registry
 from gpuhunt._internal.publish import files, report
 
@@ -141,6 +143,7 @@ class _CloudRift(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.subprocess
 def test_the_collector_writes_its_start_time_beside_the_csv(tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CloudRift)
     threading.Thread(target=server.serve_forever, daemon=True).start()

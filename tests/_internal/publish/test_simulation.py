@@ -183,6 +183,7 @@ def fast_tmp(tmp_path):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_weeks_of_hourly_builds(fast_tmp):
     tmp_path = fast_tmp
     world = World()

@@ -118,6 +118,7 @@ def test_every_filter_field_is_tried():
 PROVIDER_ORDER = ["aws", "gcp", "runpod"]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(offers(), max_size=40),

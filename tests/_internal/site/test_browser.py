@@ -223,6 +223,7 @@ CASES = [
 ]
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("how", ["file", "http"])
 def test_rows_equal_the_library_answer(site, browser, how, tmp_path):
     catalog = Catalog(
@@ -242,6 +243,7 @@ def test_rows_equal_the_library_answer(site, browser, how, tmp_path):
             assert sorted({r.split("?")[0] for r in requested}) == ["/index.html", "/offers.js"]
 
 
+@pytest.mark.browser
 def test_sorting_and_the_url_state_round_trip(site, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -288,6 +290,7 @@ def test_sorting_and_the_url_state_round_trip(site, browser):
     assert errors(browser) == []
 
 
+@pytest.mark.browser
 def test_unknown_gpu_spelling_says_so(site, browser):
     browser.get((site / "out" / "index.html").as_uri() + "#gpu=H200")
     assert page_rows(browser) == []
@@ -295,6 +298,7 @@ def test_unknown_gpu_spelling_says_so(site, browser):
     assert 'No GPU model in this catalog is spelled "H200"' in problem
 
 
+@pytest.mark.browser
 def test_chart_shows_the_price_history(site, browser):
     browser.get((site / "out" / "index.html").as_uri() + "#gpu=H100")
     assert browser.find_element("id", "chart-gpu").get_attribute("value") == "H100"
@@ -307,6 +311,7 @@ def test_chart_shows_the_price_history(site, browser):
     assert errors(browser) == []
 
 
+@pytest.mark.browser
 def test_tflops_per_dollar_is_the_librarys(site, browser):
     browser.get((site / "out" / "index.html").as_uri() + "#gpu=H100&sort=-tflops")
     cells = browser.execute_script(
@@ -331,6 +336,7 @@ def test_tflops_per_dollar_is_the_librarys(site, browser):
     assert all(v is not None for v in catalog_items.values())
 
 
+@pytest.mark.browser
 def test_provider_ages_and_sources_are_shown(site, browser):
     browser.get((site / "out" / "index.html").as_uri())
     rows = browser.execute_script(
@@ -342,6 +348,7 @@ def test_provider_ages_and_sources_are_shown(site, browser):
     assert [p["recorded_at"] is not None for p in doc["provenance"]] == [True, True]
 
 
+@pytest.mark.browser
 def test_virtualised_rows_and_phone_width(site, browser, tmp_path):
     browser.set_window_size(390, 844)
     try:
@@ -357,6 +364,7 @@ def test_virtualised_rows_and_phone_width(site, browser, tmp_path):
     assert errors(browser) == []
 
 
+@pytest.mark.browser
 def test_the_page_keys_spellings_as_the_library_does(site, browser):
     from gpuhunt._internal.site.data import gpu_key
 
@@ -373,6 +381,8 @@ def test_the_page_keys_spellings_as_the_library_does(site, browser):
     assert got == [gpu_key(s) for s in spellings]
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_many_rows_are_virtualised_and_scroll(browser, tmp_path):
     """5,000 distinct offers: only the rows on screen are in the page, and scrolling to the
     end draws the last (most expensive) one."""

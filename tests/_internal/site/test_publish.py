@@ -4,17 +4,15 @@ reads it."""
 
 from __future__ import annotations
 
+import pytest
 import requests
 
 from gpuhunt._internal.cli import main as gpuhunt_main
 from gpuhunt._internal.formats.csv import write_csv_file
-from tests._internal.publish import test_pipeline
 from tests.helpers import item
 
-moto_url = test_pipeline.moto_url
-bucket = test_pipeline.bucket
 
-
+@pytest.mark.moto
 def test_publish_site_uploads_data_then_the_page(tmp_path, bucket, capsys):
     (tmp_path / "csv").mkdir()
     write_csv_file(
@@ -46,6 +44,7 @@ def test_publish_site_uploads_data_then_the_page(tmp_path, bucket, capsys):
     assert data["offers"]["price"] == [1.5, 1.75]
 
 
+@pytest.mark.moto
 def test_publish_site_refuses_a_folder_that_is_not_a_site(tmp_path, bucket, capsys):
     assert gpuhunt_main(["catalog", "publish-site", str(tmp_path), "--bucket", bucket.name]) == 1
     assert (
