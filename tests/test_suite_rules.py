@@ -289,21 +289,46 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
         "test_arguments.py",
         "the one argument check, tried through every entry",
     ),
-    "_internal/cli_format.py": (
-        "_internal/test_cli_query.py",
-        "what `gpuhunt query` prints (moving with the CLI package)",
+    # the command line: one module per command, each driven through `gpuhunt ...` there
+    "_internal/cli/catalog_build.py": (
+        "_internal/publish/test_simulation.py",
+        "`catalog build`, driven by weeks of builds",
+    ),
+    "_internal/cli/catalog_publish.py": (
+        "_internal/publish/test_pipeline.py",
+        "`catalog publish` against moto",
+    ),
+    "_internal/cli/catalog_verify.py": (
+        "_internal/publish/test_pipeline.py",
+        "`catalog verify` after publish, and tampered objects",
+    ),
+    "_internal/cli/catalog_report.py": ("test_workflows.py", "`catalog report`, as CI runs it"),
+    "_internal/cli/catalog_diff.py": (
+        "_internal/history/test_remote.py",
+        "`catalog diff` between published versions",
+    ),
+    "_internal/cli/catalog_site.py": ("_internal/site/test_publish.py", "`catalog site`"),
+    "_internal/cli/catalog_publish_site.py": (
+        "_internal/site/test_publish.py",
+        "`catalog publish-site` against moto",
+    ),
+    "_internal/cli/catalog_status.py": (
+        "_internal/cli/test_main.py",
+        "`catalog status`, with the other commands",
+    ),
+    "_internal/cli/collect.py": (
+        "test_workflows.py",
+        "`python -m gpuhunt PROVIDER`, as CI runs it",
+    ),
+    "_internal/cli/history.py": ("_internal/history/test_remote.py", "`gpuhunt history`"),
+    "_internal/cli/providers.py": ("_internal/cli/test_pinned_output.py", "`gpuhunt providers`"),
+    "_internal/publish/run.py": (
+        "_internal/publish/test_simulation.py",
+        "the build run, driven by weeks of builds",
     ),
     "_internal/history/api.py": (
         "_internal/history/test_remote.py",
         "the two sides of a diff, over HTTP",
-    ),
-    "_internal/history/commands.py": (
-        "_internal/history/test_remote.py",
-        "argparse for history and diff",
-    ),
-    "_internal/publish/build.py": (
-        "_internal/publish/test_pipeline.py",
-        "the nightly build, end to end with moto",
     ),
     "_internal/publish/files.py": (
         "_internal/publish/test_pipeline.py",
@@ -321,10 +346,6 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
         "_internal/publish/test_pipeline.py",
         "integrity tests refusing a build",
     ),
-    "_internal/publish/commands.py": (
-        "_internal/publish/test_simulation.py",
-        "argparse, driven by weeks of builds",
-    ),
     "_internal/publish/accept.py": (
         "_internal/publish/test_gate.py",
         "the gate's override, tested with the gate",
@@ -333,17 +354,9 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
         "_internal/site/test_browser.py",
         "the page built and read in Chromium",
     ),
-    "_internal/site/commands.py": (
-        "_internal/site/test_publish.py",
-        "argparse for site and publish-site",
-    ),
     "_internal/site/facts.py": (
         "_internal/site/test_browser.py",
         "the page's facts equal the library's",
-    ),
-    "_internal/registry.py": (
-        "providers/test_contract.py",
-        "every provider's registry entry against its module",
     ),
     "_internal/load/sources.py": (
         "_internal/test_catalog.py",
@@ -373,10 +386,6 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
     "providers/_keyed.py": (
         "providers/test_fluidstack.py",
         "the keyed-provider base, through its providers",
-    ),
-    "providers/_records.py": (
-        "providers/test_nebius.py",
-        "the record guard, through every online parser",
     ),
     "providers/_report.py": ("providers/test_contract.py", "ParseReport, kept by every provider"),
 }

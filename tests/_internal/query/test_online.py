@@ -39,7 +39,7 @@ def run_now(fn: Any, *args: Any) -> Future[Any]:
     f: Future[Any] = Future()
     try:
         f.set_result(fn(*args))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - a Future carries whatever the call raised
         f.set_exception(e)
     return f
 
