@@ -26,6 +26,7 @@ LAYERS = [
         "collapse",
         "form_factor",
         "gpu_specs",
+        "backoff",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff", "site.data"},

@@ -17,6 +17,8 @@ from gpuhunt._internal.history.api import catalog_history, catalog_url_of, diff
 from gpuhunt._internal.history.daily import sparkline
 from gpuhunt._internal.history.diff import Listed
 from gpuhunt._internal.load import transport
+from gpuhunt._internal.load.context import Context
+from gpuhunt._internal.load.settings import Settings
 
 
 def register_cli(sub: Any, cat_sub: Any) -> None:
@@ -80,9 +82,12 @@ def _check_gpu_names(names: list[str] | None) -> None:
 
 def _cmd_history(args: argparse.Namespace) -> int:
     _check_gpu_names(args.gpu_name)
-    url = catalog_url_of(args.catalog_url)
+    settings = Settings.from_env()  # a command's entry point: the environment is read here
+    url = catalog_url_of(args.catalog_url, settings)
     got = catalog_history(
         url,
+        context=Context(settings=settings),
+        load_timeout=settings.load_timeout,
         gpu_name=args.gpu_name,
         provider=args.provider,
         location=args.location,

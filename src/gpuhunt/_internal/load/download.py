@@ -38,7 +38,7 @@ class Download:
 class Downloads:
     """A catalog's downloads of its latest version, at most one in progress.
 
-    `fetch(deadline, answered)` downloads (a `time.monotonic()` deadline), calling `answered()`
+    `fetch(deadline, answered)` downloads (a deadline on `clock`), calling `answered()`
     once the server first answers; `adopt(download)` is called on
     the download's thread with an outcome no load waited for (it must check that the download
     is still `current`: a newer one started meanwhile decides instead)."""
@@ -47,9 +47,14 @@ class Downloads:
         self,
         fetch: Callable[[float, Callable[[], None]], RawCatalog],
         adopt: Callable[[Download], None],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        start: Callable[[Callable[[], object], str], object] | None = None,
     ) -> None:
         self._fetch = fetch
         self._adopt = adopt
+        self._clock = clock  # the deadline handed to `fetch` is on this clock
+        self._start = start  # starts the download's thread (the catalog's `threads.Owner`)
         self._lock = threading.Lock()
         self.current: Download | None = None
 
@@ -62,13 +67,16 @@ class Downloads:
             job = self.current
             if job is None or job.taken:
                 job = self.current = Download()
-                deadline = time.monotonic() + limit * BACKGROUND_FACTOR
-                threading.Thread(
-                    target=self._run,
-                    args=(job, deadline),
-                    name="gpuhunt-download",
-                    daemon=True,
-                ).start()
+                deadline = self._clock() + limit * BACKGROUND_FACTOR
+                if self._start is not None:
+                    self._start(lambda: self._run(job, deadline), "gpuhunt-download")
+                else:
+                    threading.Thread(
+                        target=self._run,
+                        args=(job, deadline),
+                        name="gpuhunt-download",
+                        daemon=True,
+                    ).start()
             job.waiting += 1
         started = time.monotonic()
         silent = False

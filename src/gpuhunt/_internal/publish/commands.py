@@ -10,6 +10,7 @@ from typing import Any
 
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.errors import PipelineError, PipelineInputError
+from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish import accept as accept_file
 from gpuhunt._internal.publish import gate, report
@@ -230,7 +231,9 @@ def run_build(
     collected = read_input(input_dir)
     previous, previous_error = (None, None)
     if previous_url:
-        previous, previous_error = load_previous(previous_url)
+        previous, previous_error = load_previous(
+            previous_url, allow_http=Settings.from_env().allow_http
+        )
         if previous_error:
             logger.warning("Could not read the previous catalog: %s", previous_error)
     previous_history: dict[str, bytes] = {}
@@ -241,7 +244,9 @@ def run_build(
         previous_history, history_reset, kept = _previous_history(
             previous_url, previous, reset_history, version, now
         )
-        candidates = load_candidates(previous_url, previous)
+        candidates = load_candidates(
+            previous_url, previous, allow_http=Settings.from_env().allow_http
+        )
     integrity = None
     if integrity_dir is not None:
         tests_dir = Path(integrity_dir)
@@ -315,7 +320,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    checked = verify(args.url, version=args.version)
+    checked = verify(args.url, version=args.version, allow_http=Settings.from_env().allow_http)
     entries = checked.manifest["providers"]
     for p, e in sorted(entries.items()):
         print(f"{p:12} {e['status']:13} {e['rows']:7} offers  from {e.get('from_version')}")
@@ -331,7 +336,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     import os
 
     from gpuhunt._internal.load import fetch
-    from gpuhunt._internal.load.settings import Settings
 
     raw = fetch.fetch(
         args.source,

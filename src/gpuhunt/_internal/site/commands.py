@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gpuhunt._internal.load.settings import Settings
+
 
 def register(cat_sub: Any) -> None:
     s = cat_sub.add_parser(
@@ -41,7 +43,8 @@ def register(cat_sub: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from gpuhunt._internal.site import build
 
-    raw = build.load_catalog(args.catalog)
+    # A command's entry point: the environment is read here.
+    raw = build.load_catalog(args.catalog, Settings.from_env())
     w = build.write_site(args.out, raw, with_history=not args.no_history)
     history = "with price history" if w.history else "no price history in this catalog"
     print(
