@@ -17,7 +17,8 @@ from typing import Any
 from gpuhunt._internal import cli_format, geography, registry
 from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.constraints import parse_version
-from gpuhunt._internal.errors import GPUHuntError, InputError
+from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import UsageError as UsageError  # importable from here, as before
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query.filters import make_filter
 
@@ -25,10 +26,6 @@ logger = logging.getLogger("gpuhunt")
 
 
 DEFAULT_LIMIT = 50  # table rows when --limit is not given
-
-
-class UsageError(InputError):
-    """Input that cannot be meant as given; printed as one line, exit status 2."""
 
 
 def add_parser(sub: Any) -> None:
