@@ -262,7 +262,8 @@ class Loader:
         # The next process reads this: "goes on in the background" is only true here.
         reason = re.sub(r";[^;]*in the background$", "", str(e))
         record = unreachable.note(self._disk_cache(self.url), reason, self.reload_interval)
-        self.retry_at = max(self.retry_at, self._clock() + (record.retry_at - time.time()))
+        # Just written: its window runs from now, on this catalog's clock.
+        self.retry_at = max(self.retry_at, self._clock() + (record.retry_at - record.failed_at))
 
     def _forget_silence(self) -> None:
         if self._shares_failures():

@@ -250,7 +250,12 @@ class MockTransport(BaseAdapter):
     ) -> requests.Response:
         with self._lock:
             self.requests.append(request)
-        response = self.handler(request)
+        try:
+            response = self.handler(request)
+        except requests.RequestException as e:
+            if e.request is None:  # as requests' own adapter does: the error names its request
+                e.request = request
+            raise
         response.request = request
         if response.url is None:
             response.url = request.url or ""
