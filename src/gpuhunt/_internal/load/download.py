@@ -1,4 +1,5 @@
-"""The latest catalog's download, on its own daemon thread, that loads wait for only so long.
+"""The latest catalog's download, on its own daemon thread (started by the catalog's thread
+owner), that loads wait for only so long.
 
 A load waits for the download up to its time limit and then falls back; the download goes on
 (up to `BACKGROUND_FACTOR` times that limit) so that a slow but working network still brings
@@ -48,13 +49,15 @@ class Downloads:
         fetch: Callable[[float, Callable[[], None]], RawCatalog],
         adopt: Callable[[Download], None],
         *,
+        start: Callable[[Callable[[], object], str], object],
         clock: Callable[[], float] = time.monotonic,
-        start: Callable[[Callable[[], object], str], object] | None = None,
     ) -> None:
         self._fetch = fetch
         self._adopt = adopt
         self._clock = clock  # the deadline handed to `fetch` is on this clock
-        self._start = start  # starts the download's thread (the catalog's `threads.Owner`)
+        # Starts the download's thread: the catalog's `threads.Owner.start`, so that
+        # `Catalog.close()` stops and waits for it.
+        self._start = start
         self._lock = threading.Lock()
         self.current: Download | None = None
 
@@ -68,15 +71,7 @@ class Downloads:
             if job is None or job.taken:
                 job = self.current = Download()
                 deadline = self._clock() + limit * BACKGROUND_FACTOR
-                if self._start is not None:
-                    self._start(lambda: self._run(job, deadline), "gpuhunt-download")
-                else:
-                    threading.Thread(
-                        target=self._run,
-                        args=(job, deadline),
-                        name="gpuhunt-download",
-                        daemon=True,
-                    ).start()
+                self._start(lambda: self._run(job, deadline), "gpuhunt-download")
             job.waiting += 1
         started = time.monotonic()
         silent = False

@@ -377,7 +377,7 @@ class Loader:
         # (a restart, every CLI run) loads them as column files instead of parsing again.
         cache = self._disk_cache(raw.url) if raw.source in ("network", "disk-cache") else None
         cached: set[str] = set()
-        side = SideWork()
+        side = SideWork(self._context.threads)
         try:
             if cache is not None:
                 side.hash_ahead(raw, registry.OFFLINE_PROVIDERS)
