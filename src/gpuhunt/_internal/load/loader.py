@@ -148,8 +148,14 @@ class Loader:
             self._unchanged()
             return
         except Exception as e:  # noqa: BLE001 - anything from untrusted bytes is a refusal
-            self._note_failure(e)
-            if may_fall_back and isinstance(e, CatalogDownloadError):
+            # A download `Catalog.close()` stopped says nothing about the server: no backoff,
+            # and nothing written for other processes to avoid it.
+            closing = self._context.threads.stopping.is_set()
+            if closing:
+                self.last_error = str(e)
+            else:
+                self._note_failure(e)
+            if may_fall_back and isinstance(e, CatalogDownloadError) and not closing:
                 self._remember_silence(e)
             if not may_fall_back:
                 if isinstance(e, GPUHuntError):
