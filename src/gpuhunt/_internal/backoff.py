@@ -17,7 +17,7 @@ def delay(failures: int, policy: tuple[float, float] = DEFAULT) -> float:
         return 0.0
     first, cap = policy
     # 2**n overflows a float past ~1024 failures; the cap is reached long before.
-    return min(cap, first * 2 ** min(failures - 1, 64))
+    return min(cap, first * 2.0 ** min(failures - 1, 64))
 
 
 def retry_at(
