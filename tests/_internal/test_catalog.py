@@ -1,3 +1,4 @@
+import io
 import json
 import os
 import subprocess
@@ -6,6 +7,7 @@ import threading
 
 import pytest
 import requests
+import urllib3
 
 import gpuhunt
 from gpuhunt import Catalog, CatalogError, UnknownProviderError
@@ -15,7 +17,8 @@ from gpuhunt._internal.formats import columns
 from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
-from gpuhunt._internal.load import tables
+from gpuhunt._internal.load import tables, unreachable
+from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.transport import MockTransport, make_response
 from gpuhunt._internal.publish.build import Collected, build_catalog
 from gpuhunt._internal.publish.files import write_build
@@ -595,3 +598,47 @@ def test_the_loaders_backoff_runs_on_the_catalogs_clock(tmp_path):
     assert (s.source, s.next_retry_in, s.age_seconds) == ("network", None, 0.0)
     clock.now += 125
     assert c.status().age_seconds == 125.0
+
+
+def test_close_stops_a_download_in_progress_without_backing_off(tmp_path):
+    """A catalog download dripping in one byte at a time: `close()` stops it at its next read
+    (the load falls back, as it would for any failed download), waits for its thread, and
+    counts no failure of the server (no backoff, nothing recorded for other processes)."""
+    publish_archive(tmp_path / "bucket", "20261129-1", {"aws": AWS})
+    zip_bytes = (tmp_path / "bucket" / "20261129-1" / "catalog.zip").read_bytes()
+    dripping = threading.Event()
+
+    class Drip(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            dripping.set()
+            threading.Event().wait(0.01)  # one byte per read, far slower than a real server
+            buffer[0] = zip_bytes[0]
+            return 1
+
+    def answer(request):
+        if request.path_url.endswith("/version"):
+            return make_response(200, b"20261129-1")
+        response = make_response(200, b"", {"Content-Length": str(len(zip_bytes))})
+        response.raw = urllib3.HTTPResponse(
+            body=io.BufferedReader(Drip()), preload_content=False, status=200
+        )
+        return response
+
+    c = Catalog(
+        catalog_url="https://catalog.test/v3", transport=MockTransport(answer), load_timeout=600
+    )
+    loading = threading.Thread(target=c.load)
+    loading.start()
+    assert dripping.wait(60)
+    c.close()
+    loading.join(60)
+    assert not loading.is_alive()
+    assert [t.name for t in c._context.threads.alive()] == []
+    s = c.status()
+    assert "stopped (the catalog was closed)" in (s.last_error or "")
+    assert (s.source, s.next_retry_in) == ("bundled", None)
+    cache = DiskCache("https://catalog.test/v3", c._settings.cache_dir)
+    assert unreachable.read(cache) is None

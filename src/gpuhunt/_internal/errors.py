@@ -77,6 +77,10 @@ class CatalogDownloadError(CatalogError, _HTTPExchange):
         self._keep(request, response)
 
 
+class DownloadStopped(CatalogDownloadError):
+    """A download `Catalog.close()` stopped: no failure of the server (no backoff follows)."""
+
+
 class NotFound(CatalogDownloadError):
     """A catalog object that is not there (HTTP 403/404, or no such file)."""
 

@@ -23,7 +23,12 @@ from typing import Any
 
 import requests
 
-from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, CatalogIntegrityError
+from gpuhunt._internal.errors import (
+    CatalogDownloadError,
+    CatalogError,
+    CatalogIntegrityError,
+    DownloadStopped,
+)
 from gpuhunt._internal.formats.archive import Archive, read_archive
 from gpuhunt._internal.load import threads, transport
 from gpuhunt._internal.load.cache import DiskCache
@@ -86,7 +91,7 @@ class Fetcher:
 
     def _left(self, where: str) -> float | None:
         if self.context.threads.stopping.is_set():
-            raise CatalogDownloadError(f"{where}: stopped (the catalog was closed)")
+            raise DownloadStopped(f"{where}: stopped (the catalog was closed)")
         if self.deadline is None:
             return None
         left = self.deadline - self.context.clock()
@@ -325,6 +330,8 @@ def fetch_per_provider(
                     f"Catalog version {version} is not published for {p}"
                 ) from e
             logger.debug("No %s catalog under %s", p, transport.safe_url(fetcher.base))
+        except DownloadStopped:
+            raise  # `Catalog.close()` stopped the whole load, not one provider's download
         except CatalogError as e:
             if version is not None:
                 raise

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal import backoff, registry
-from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
+from gpuhunt._internal.errors import (
+    CatalogDownloadError,
+    CatalogError,
+    DownloadStopped,
+    GPUHuntError,
+)
 from gpuhunt._internal.load import fetch, memory, sources, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
@@ -150,7 +155,7 @@ class Loader:
         except Exception as e:  # noqa: BLE001 - anything from untrusted bytes is a refusal
             # A download `Catalog.close()` stopped says nothing about the server: no backoff,
             # and nothing written for other processes to avoid it.
-            closing = self._context.threads.stopping.is_set()
+            closing = isinstance(e, DownloadStopped)
             if closing:
                 self.last_error = str(e)
             else:
