@@ -13,8 +13,10 @@ import requests
 import responses
 
 from gpuhunt import Catalog
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.transport import MockTransport, make_response
+from gpuhunt.providers.base import OnlineProvider
 from gpuhunt.providers.vultr import VultrProvider
 
 PLAN = {
@@ -86,3 +88,25 @@ def test_a_catalog_gives_its_transport_to_providers_without_a_session(tmp_path) 
     assert [o.instance_name for o in offers] == [PLAN["id"]]
     assert set(paths(mock)) == set(ANSWERS)
     assert len(responses.calls) == 0
+
+
+@responses.activate
+def test_a_generator_get_is_read_on_the_providers_session() -> None:
+    mock = vultr_api()
+    session = requests.Session()
+    session.mount("https://", mock)
+
+    class Lazy(OnlineProvider):
+        NAME = "lazy"
+
+        @classmethod
+        def from_env(cls) -> Lazy:
+            return cls()
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):  # type: ignore[override]
+            # Asks only once read: after `get()` itself has returned.
+            yield transport.request_json("GET", "https://api.vultr.com/v2/plans", provider="lazy")
+
+    [answer] = Lazy().with_session(session).get()
+    assert answer == ANSWERS["/v2/plans"]
+    assert paths(mock) == ["/v2/plans"] and len(responses.calls) == 0

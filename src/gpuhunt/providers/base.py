@@ -16,6 +16,7 @@ reads a provider's variables and is called from the top (`default_catalog()`, th
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -40,7 +41,12 @@ def _with_own_session(get: F) -> F:
     @functools.wraps(get)
     def run(self: AbstractProvider, *args: Any, **kwargs: Any) -> Any:
         with transport.using(self.session):
-            return get(self, *args, **kwargs)
+            offers = get(self, *args, **kwargs)
+            if inspect.isgenerator(offers):
+                # Its requests happen as it is read: read it here, on the provider's session
+                # (a list is what `get()` is declared to return).
+                offers = list(offers)
+            return offers
 
     run.__dict__["_own_session"] = True
     return run  # type: ignore[return-value]
