@@ -107,6 +107,6 @@ def test_a_generator_get_is_read_on_the_providers_session() -> None:
             # Asks only once read: after `get()` itself has returned.
             yield transport.request_json("GET", "https://api.vultr.com/v2/plans", provider="lazy")
 
-    [answer] = Lazy().with_session(session).get()
+    [answer] = list(Lazy().with_session(session).get())
     assert answer == ANSWERS["/v2/plans"]
     assert paths(mock) == ["/v2/plans"] and len(responses.calls) == 0

@@ -19,7 +19,7 @@ import functools
 import inspect
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import Self
@@ -42,14 +42,25 @@ def _with_own_session(get: F) -> F:
     def run(self: AbstractProvider, *args: Any, **kwargs: Any) -> Any:
         with transport.using(self.session):
             offers = get(self, *args, **kwargs)
-            if inspect.isgenerator(offers):
-                # Its requests happen as it is read: read it here, on the provider's session
-                # (a list is what `get()` is declared to return).
-                offers = list(offers)
-            return offers
+        if inspect.isgenerator(offers):
+            # Its requests happen as it is read: each step runs on the provider's session.
+            return _read_on(self.session, offers)
+        return offers
 
     run.__dict__["_own_session"] = True
     return run  # type: ignore[return-value]
+
+
+def _read_on(session: requests.Session | None, offers: Generator[Any, Any, Any]) -> Any:
+    """`offers`, each step of it with `session` in use (set and reset around each step, so
+    nothing is left set between steps, whoever reads it and on whichever thread)."""
+    while True:
+        with transport.using(session):
+            try:
+                offer = next(offers)
+            except StopIteration as stop:
+                return stop.value
+        yield offer
 
 
 class AbstractProvider(ABC):
