@@ -110,3 +110,25 @@ def serve_directory(root: Path) -> Iterator[tuple[str, list[str]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def folder_transport(root: Path, prefix: str = "/v3") -> Any:
+    """A `MockTransport` serving the files under `root` at any host, below `prefix` (404 for
+    what is not there): a published catalog without a server. Its `.paths` lists what was
+    asked, in order."""
+    from gpuhunt._internal.load.transport import MockTransport, make_response
+
+    paths: list[str] = []
+
+    def answer(request: Any) -> Any:
+        path = request.path_url.split("?", 1)[0]
+        paths.append(path)
+        rel = path.removeprefix(prefix).lstrip("/")
+        file = root / rel
+        if not path.startswith(prefix) or not rel or not file.is_file():
+            return make_response(404, b"not found")
+        return make_response(200, file.read_bytes())
+
+    mock = MockTransport(answer)
+    mock.paths = paths  # type: ignore[attr-defined]
+    return mock

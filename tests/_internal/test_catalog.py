@@ -1,3 +1,4 @@
+import io
 import json
 import os
 import subprocess
@@ -5,18 +6,29 @@ import sys
 import threading
 
 import pytest
+import requests
+import urllib3
 
 import gpuhunt
 from gpuhunt import Catalog, CatalogError, UnknownProviderError
 from gpuhunt._internal import default
+from gpuhunt._internal.errors import CatalogDownloadError
 from gpuhunt._internal.formats import columns
 from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
-from gpuhunt._internal.load import tables
+from gpuhunt._internal.load import tables, unreachable
+from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.transport import MockTransport, make_response
 from gpuhunt._internal.publish.build import Collected, build_catalog
 from gpuhunt._internal.publish.files import write_build
-from tests.helpers import item, publish_archive, publish_per_provider, serve_directory
+from tests.helpers import (
+    folder_transport,
+    item,
+    publish_archive,
+    publish_per_provider,
+    serve_directory,
+)
 
 AWS = csv_bytes(
     [
@@ -501,3 +513,129 @@ def test_a_load_keeps_no_downloaded_bytes(tmp_path, layout):
         job = catalog._loader.download.current
         assert job is not None and job.taken
         assert job.raw is None
+
+
+# ------------------------------------------------- the context: transport, clock, errors
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_swapped_transport_carries_every_catalog_request(tmp_path):
+    """`Catalog(transport=...)`: the load asks the transport, not the network (no server, no
+    patched module global)."""
+    publish_archive(tmp_path / "bucket", "20261129-1", {"aws": AWS})
+    mock = folder_transport(tmp_path / "bucket")
+    c = Catalog(catalog_url="https://catalog.test/v3", transport=mock)
+    assert [o.instance_name for o in c.query()] == ["g5", "p4d"]
+    assert mock.paths == ["/v3/version", "/v3/20261129-1/catalog.zip"]
+    assert {r.headers["User-Agent"] for r in mock.requests} == {f"gpuhunt/{gpuhunt.__version__}"}
+    assert c.status().source == "network"
+    with pytest.raises(TypeError, match="transport must be a requests.adapters.BaseAdapter"):
+        Catalog(transport=object())  # type: ignore[arg-type]
+
+
+def test_download_errors_carry_the_request_and_the_response(tmp_path):
+    def answer(request):
+        return make_response(500 if request.path_url.endswith("catalog.zip") else 200, b"x")
+
+    c = Catalog(catalog_url="https://catalog.test/v3", transport=MockTransport(answer))
+    with pytest.raises(CatalogDownloadError) as got:
+        c.load(version="20261129-1")
+    assert got.value.response.status_code == 500
+    assert got.value.request.url == "https://catalog.test/v3/20261129-1/catalog.zip"
+
+    def down(request):
+        raise requests.ConnectionError("refused")
+
+    c = Catalog(catalog_url="https://catalog.test/v3", transport=MockTransport(down))
+    with pytest.raises(CatalogDownloadError) as got:
+        c.load(version="20261129-1")
+    assert got.value.response is None  # no answer; the request is the one sent
+    assert got.value.request.url == "https://catalog.test/v3/20261129-1/catalog.zip"
+
+
+def test_the_loaders_backoff_runs_on_the_catalogs_clock(tmp_path):
+    """After a load that got no answer the next try waits 60 s (the unreachable window, longer
+    than the 30 s reload backoff), then 120 s: on the catalog's clock, so moving a fake clock
+    is enough (no sleeping, no patched `time.monotonic`)."""
+    publish_archive(tmp_path / "bucket", "20261129-1", {"aws": AWS})
+    up = folder_transport(tmp_path / "bucket")
+    state = {"up": False}
+
+    def answer(request):
+        if not state["up"]:
+            raise requests.ConnectionError("down")
+        return up.send(request)
+
+    mock = MockTransport(answer)
+    clock = _Clock()
+    c = Catalog(
+        catalog_url="https://catalog.test/v3", transport=mock, clock=clock, reload_interval=3600
+    )
+    assert [o.instance_name for o in c.query()] != []  # the bundled snapshot
+    assert (c.status().fallback, c.status().next_retry_in) == (True, 60.0)
+    asked = len(mock.requests)
+    clock.now += 59
+    c.query()
+    assert len(mock.requests) == asked  # within the backoff: nothing asked
+    assert c.status().next_retry_in == 1.0
+    clock.now += 1
+    c.load()  # a second failure: the wait doubles
+    assert c.status().next_retry_in == 120.0
+    state["up"] = True
+    clock.now += 120
+    c.load()
+    s = c.status()
+    assert (s.source, s.next_retry_in, s.age_seconds) == ("network", None, 0.0)
+    clock.now += 125
+    assert c.status().age_seconds == 125.0
+
+
+def test_close_stops_a_download_in_progress_without_backing_off(tmp_path):
+    """A catalog download dripping in one byte at a time: `close()` stops it at its next read
+    (the load falls back, as it would for any failed download), waits for its thread, and
+    counts no failure of the server (no backoff, nothing recorded for other processes)."""
+    publish_archive(tmp_path / "bucket", "20261129-1", {"aws": AWS})
+    zip_bytes = (tmp_path / "bucket" / "20261129-1" / "catalog.zip").read_bytes()
+    dripping = threading.Event()
+
+    class Drip(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            dripping.set()
+            threading.Event().wait(0.01)  # one byte per read, far slower than a real server
+            buffer[0] = zip_bytes[0]
+            return 1
+
+    def answer(request):
+        if request.path_url.endswith("/version"):
+            return make_response(200, b"20261129-1")
+        response = make_response(200, b"", {"Content-Length": str(len(zip_bytes))})
+        response.raw = urllib3.HTTPResponse(
+            body=io.BufferedReader(Drip()), preload_content=False, status=200
+        )
+        return response
+
+    c = Catalog(
+        catalog_url="https://catalog.test/v3", transport=MockTransport(answer), load_timeout=600
+    )
+    loading = threading.Thread(target=c.load)
+    loading.start()
+    assert dripping.wait(60)
+    c.close()
+    loading.join(60)
+    assert not loading.is_alive()
+    assert [t.name for t in c._context.threads.alive()] == []
+    s = c.status()
+    assert "stopped (the catalog was closed)" in (s.last_error or "")
+    assert (s.source, s.next_retry_in) == ("bundled", None)
+    cache = DiskCache("https://catalog.test/v3", c._settings.cache_dir)
+    assert unreachable.read(cache) is None

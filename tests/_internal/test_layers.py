@@ -28,6 +28,7 @@ LAYERS = [
         "collapse",
         "form_factor",
         "gpu_specs",
+        "backoff",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff", "site.data"},
@@ -133,3 +134,181 @@ def test_no_environment_read_at_import_time():
             if isinstance(node, ast.Attribute) and node.attr in {"getenv", "environ"}:
                 wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not wrong
+
+
+# ------------------------------------------------------- only the top reads the environment
+
+SRC = ROOT.parent  # src/gpuhunt
+
+# Where the environment may be read, and why each is "the top" (see docs/design.md, "One
+# context"): everything else gets settings from the `Catalog` (or command) that called it.
+ENV_READERS = {
+    ("_internal/load/settings.py", "Settings.from_env"): "the one reader of GPUHUNT_*",
+    ("_internal/catalog.py", "Catalog.__init__"): "a Catalog made without settings",
+    ("_internal/history/api.py", "diff"): "gpuhunt.diff, a public entry point",
+    ("_internal/cli.py", "_collect"): "`python -m gpuhunt PROVIDER`",
+    ("_internal/cli_format.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
+    ("_internal/history/commands.py", "_cmd_history"): "`gpuhunt history`",
+    ("_internal/site/commands.py", "_run"): "`gpuhunt catalog site`",
+    ("_internal/publish/commands.py", "run_build"): "`gpuhunt catalog build`",
+    ("_internal/publish/commands.py", "_cmd_verify"): "`gpuhunt catalog verify`",
+    ("_internal/publish/commands.py", "_cmd_report"): "`gpuhunt catalog report` (webhook)",
+    ("_internal/publish/integrity.py", "run_integrity_tests"): "the build's test subprocess",
+    ("_internal/publish/report.py", "write"): "GITHUB_STEP_SUMMARY, the build's CI job",
+    ("_internal/publish/s3.py", "s3_client"): "the S3 endpoint of `catalog publish`",
+    # Providers read their own credential variables, in `from_env()` (called from the top:
+    # default_catalog(), the CLI) and the helpers it calls; three constructors keep the
+    # environment fallback they had in 0.1.x.
+    ("providers/base.py", "get_creds_env"): "credentials, for from_env()",
+    ("providers/jarvislabs.py", "_key_from_env"): "credentials, for from_env() and __init__",
+    ("providers/oci.py", "credentials_from_env"): "credentials, for from_env()",
+    ("providers/oci.py", "load_config"): "the OCI config file named by OCI_CONFIG_FILE",
+    ("providers/aws.py", "AWSProvider.__init__"): "the pricing cache path (0.1.x)",
+    ("providers/cloudrift.py", "CloudRiftProvider.__init__"): "the server address (0.1.x)",
+}
+
+# Where threads start, and who ends them (docs/design.md, "Threads").
+THREAD_STARTERS = {
+    ("_internal/load/threads.py", "Owner.start"): "the Catalog's Owner: Catalog.close()",
+    ("_internal/load/threads.py", "run"): "without an owner: a daemon, ends with its work",
+    ("_internal/load/threads.py", "DaemonPool.submit"): "without an owner: its pool's shutdown",
+    ("providers/runpod.py", "run_batched"): "the with-block of the call",
+    ("providers/aws.py", "fetch_spot_prices"): "the with-block of the call",
+    ("providers/azure.py", "fetch_prices"): "the with-block of the call",
+    ("providers/vultr.py", "fetch_vdm_locations"): "the with-block of the call",
+}
+
+
+def _found(want) -> set[tuple[str, str]]:
+    """(file, function) of every node `want(node)` accepts under src/gpuhunt."""
+    hits: set[tuple[str, str]] = set()
+
+    def walk(node: ast.AST, where: str, names: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                walk(child, where, [*names, child.name])
+                continue
+            if want(child):
+                hits.add((where, ".".join(names) or "<module>"))
+            walk(child, where, names)
+
+    for path in SRC.rglob("*.py"):
+        walk(ast.parse(path.read_text()), path.relative_to(SRC).as_posix(), [])
+    return hits
+
+
+def _reads_environment(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+        return False
+    return (node.value.id, node.attr) in {
+        ("os", "environ"),
+        ("os", "getenv"),
+        ("Settings", "from_env"),
+    }
+
+
+def _starts_threads(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    return name in {"Thread", "ThreadPoolExecutor"}
+
+
+def test_only_the_top_reads_the_environment():
+    found = _found(_reads_environment)
+    allowed = set(ENV_READERS)
+    providers_from_env = {
+        (f, fn) for f, fn in found if f.startswith("providers/") and fn.endswith(".from_env")
+    }
+    assert sorted(found - allowed - providers_from_env) == []
+    assert sorted(allowed - found) == []  # the list is kept exact, so a stale entry is seen
+    assert len(providers_from_env) >= 5  # the scan sees through provider classes
+
+
+def test_every_thread_has_an_owner():
+    found = _found(_starts_threads)
+    assert sorted(found) == sorted(THREAD_STARTERS)
+
+
+CLOSE_SCRIPT = r"""
+import json, sys, threading
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from gpuhunt import Catalog
+from gpuhunt._internal.load import threads
+from gpuhunt._internal.load.settings import Settings
+from tests.helpers import folder_transport, item
+
+started = []
+real_start = threads.Owner.start
+def start(self, target, name):
+    started.append(name)
+    return real_start(self, target, name)
+threads.Owner.start = start
+
+class Clock:
+    now = 1000.0
+    def __call__(self):
+        return self.now
+
+class Live:
+    NAME = "vastai"
+    session = None
+    def get(self, query_filter=None, balance_resources=True):
+        return [item("vastai", price=0.3, instance_name="live")]
+
+tmp = Path(sys.argv[1])
+clock = Clock()
+c = Catalog(
+    catalog_url="https://catalog.test/v3",
+    transport=folder_transport(tmp / "bucket"),
+    settings=Settings(cache_dir=tmp / "cache"),
+    clock=clock,
+)
+c.add_provider(Live())
+first = [o.instance_name for o in c.query()]
+clock.now += 5 * 3600  # past the reload interval: the next query reloads in the background
+second = [o.instance_name for o in c.query()]
+c.close()
+after_close = sorted(t.name for t in threading.enumerate() if t is not threading.main_thread())
+again = [o.instance_name for o in c.query()]  # a closed catalog reopens
+with c:
+    pass
+after_with = sorted(t.name for t in threading.enumerate() if t is not threading.main_thread())
+print(json.dumps([first, second, after_close, again, after_with, sorted(set(started))]))
+"""
+
+
+def test_close_leaves_no_thread_of_ours_running(tmp_path):
+    """In a fresh interpreter (so every thread but the main one is ours): a load on the
+    download thread, a reload in the background and an online query, then `close()`: no
+    thread is left, and the catalog still answers afterwards (and closes again)."""
+    import json
+    import subprocess
+    import sys
+
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from tests.helpers import item, publish_archive
+
+    publish_archive(
+        tmp_path / "bucket",
+        "20261129-1",
+        {"aws": csv_bytes([item(price=2.0, instance_name="p4d")])},
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", CLOSE_SCRIPT, str(tmp_path), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    first, second, after_close, again, after_with, started = json.loads(out.stdout)
+    assert first == second == again == ["live", "p4d"]
+    assert after_close == [] and after_with == []
+    assert started == [
+        "gpuhunt-download",
+        "gpuhunt-load-side-1",
+        "gpuhunt-online-1",
+        "gpuhunt-reload",
+    ]

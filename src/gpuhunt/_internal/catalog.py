@@ -22,11 +22,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from requests.adapters import BaseAdapter
+
 from gpuhunt._internal import forks, freshness, registry, validate
 from gpuhunt._internal.errors import OnlineProvidersFailedError
 from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
 from gpuhunt._internal.history.daily import PriceHistory
-from gpuhunt._internal.load import sources, threads, transport
+from gpuhunt._internal.load import livecache, sources, threads, transport
+from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.models import (
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
+CLOSE_TIMEOUT = 5.0  # seconds close() waits for the catalog's threads, in all
 
 
 @dataclass
@@ -99,6 +103,8 @@ class Catalog:
         online_timeout: float | None = None,
         settings: Settings | None = None,
         load_timeout: float | None = None,
+        transport: BaseAdapter | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         """
         Args:
@@ -119,6 +125,17 @@ class Catalog:
                 snapshot; the download may finish in the background for the next query.
                 A pinned `load(version=...)`, which has no fallback, gets six times as long.
                 Default `GPUHUNT_LOAD_TIMEOUT` or 10; 0 means no whole-load limit.
+            transport: a `requests` transport adapter that sends every HTTP request this
+                catalog makes (catalog and history downloads, and online providers added
+                without a session of their own) instead of the network, as httpx's
+                `Client(transport=...)` does: `gpuhunt._internal.load.transport.MockTransport`
+                in tests, or a caller's own adapter. Default: the network, with retries.
+            clock: monotonic seconds (default `time.monotonic`) for backoff, reload intervals
+                and ages in `status()`: a test moves time by passing a fake clock.
+
+        The environment is read here (unless `settings` is given) and nowhere below: history,
+        downloads and online providers all get this catalog's settings, transport, clock and
+        threads (`load.context`).
         """
         timeout = validate.check_catalog_arguments(
             balance_resources=balance_resources,
@@ -132,7 +149,21 @@ class Catalog:
         )
         if settings is not None and not isinstance(settings, Settings):
             raise TypeError(f"settings must be a Settings, got {type(settings).__name__}")
+        if transport is not None and not isinstance(transport, BaseAdapter):
+            raise TypeError(
+                f"transport must be a requests.adapters.BaseAdapter, got {type(transport).__name__}"
+            )
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        if clock is not None:
+            self._clock = clock
         self._settings = settings if settings is not None else Settings.from_env()
+        # What everything below the catalog is handed instead of reading the environment, the
+        # process's clock or a process-wide session. Its clock is `_now`, so that a test that
+        # sets `_clock` moves the loader's time too.
+        self._context = Context(settings=self._settings, transport=transport, clock=self._now)
+        # The live cache is the process's: the first catalog's setting fixes its TTL.
+        livecache.LIVE_CACHE.offer_ttl(self._settings.live_cache_ttl)
         self.balance_resources = balance_resources
         self.online_providers: list[LiveProvider] = []
         self._timeout = timeout
@@ -150,6 +181,7 @@ class Catalog:
             timeout=timeout,
             retries=retries,
             load_timeout=self._settings.load_timeout if load_timeout is None else load_timeout,
+            context=self._context,
         )
         self._executor: threads.DaemonPool | None = None
         self._executor_lock = threading.Lock()
@@ -162,6 +194,7 @@ class Catalog:
         """In a child of `os.fork()`: fresh pool and locks (see `gpuhunt._internal.forks`)."""
         self._executor = None  # its threads stayed in the parent
         self._executor_lock = threading.Lock()
+        self._context.after_fork()
         self._online.after_fork()
         self._loader.after_fork()
 
@@ -206,7 +239,12 @@ class Catalog:
         return self._loader.loaded
 
     def close(self) -> None:
-        """Shut down the threads that query online providers. A later query starts new ones.
+        """End every thread this catalog started - the online pool's, a background reload, a
+        catalog download - and wait for them, at most `CLOSE_TIMEOUT` seconds in all (a
+        download stops between reads; a provider's request in flight is not interrupted, and
+        a thread still in one after the wait is a daemon that ends with its request's
+        timeout). The catalog stays usable: a later query reloads and starts new threads as
+        needed, so `close()` is a "release what you hold", not an end of life.
 
         Safe while other threads query: a query racing `close()` still answers in full. Its
         online requests that `close()` cancelled before they started are sent again on a new
@@ -217,6 +255,9 @@ class Catalog:
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+        left = self._context.threads.close(CLOSE_TIMEOUT)
+        if left:
+            logger.debug("Catalog.close(): still running: %s", ", ".join(t.name for t in left))
 
     def __enter__(self) -> Catalog:
         return self
@@ -235,14 +276,16 @@ class Catalog:
                     if self._executor is executor:
                         self._executor = None
         # close() called in a tight loop: a thread of its own rather than no answer.
-        return threads.run(lambda: fn(*args, **kwargs), "gpuhunt-online")
+        return threads.run(lambda: fn(*args, **kwargs), "gpuhunt-online", self._context.threads)
 
     def _online_executor(self) -> threads.DaemonPool:
         # Daemon threads: a provider still retrying when the answer is out never keeps the
         # process alive.
         with self._executor_lock:
             if self._executor is None:
-                self._executor = threads.DaemonPool(ONLINE_WORKERS, "gpuhunt-online")
+                self._executor = threads.DaemonPool(
+                    ONLINE_WORKERS, "gpuhunt-online", self._context.threads
+                )
             return self._executor
 
     def load(self, version: str | None = None) -> None:
@@ -263,14 +306,15 @@ class Catalog:
     def status(self) -> CatalogStatus:
         loader = self._loader
         loaded = loader.loaded
-        wait = loader.retry_at - time.monotonic()
+        now = self._now()
+        wait = loader.retry_at - now
         return CatalogStatus(
             version=loaded.version if loaded else None,
             source=loaded.source if loaded else None,
             # Never the user info or query string a URL may carry (a password, a signature).
             url=transport.safe_url(loaded.url if loaded else self.catalog_url),
             loaded_at=loaded.loaded_wall if loaded else None,
-            age_seconds=(time.monotonic() - loaded.loaded_at) if loaded else None,
+            age_seconds=(now - loaded.loaded_at) if loaded else None,
             unchecked=loaded.unchecked if loaded else False,
             offers=loaded.table.counts() if loaded else {},
             skipped_rows=dict(loaded.table.skipped) if loaded else {},
@@ -299,7 +343,13 @@ class Catalog:
     # ----------------------------------------------------------------- querying
 
     def add_provider(self, provider: LiveProvider) -> None:
-        """Add a provider queried live at query time (usually an `OnlineProvider`)."""
+        """Add a provider queried live at query time (usually an `OnlineProvider`).
+
+        A provider whose `session` is None (made without one) sends its requests on this
+        catalog's session from then on: this catalog's transport and timeouts. One made with
+        its own session keeps it."""
+        if getattr(provider, "session", False) is None:
+            provider.session = self._context.session()  # type: ignore[attr-defined]
         self.online_providers.append(provider)
 
     def query(
@@ -473,6 +523,8 @@ class Catalog:
 
         return api.catalog_history(
             self.catalog_url,
+            context=self._context,
+            load_timeout=self._loader.load_timeout,
             gpu_name=gpu_name,
             provider=provider,
             location=location,

@@ -1,12 +1,46 @@
-"""One error tree for the whole package: catch `GPUHuntError` to catch everything we raise."""
+"""One error tree for the whole package: catch `GPUHuntError` to catch everything we raise.
+
+Every exception class of `gpuhunt._internal` is defined here; the modules that raised them
+before re-export them under their old names (`history.remote.HistoryUnavailable`, ...).
+Two kinds stay outside on purpose:
+- `load.transport.RedirectRefused`, which must be a `requests.RequestException` for requests'
+  redirect handling to pass it up untouched (this module imports nothing but the standard
+  library, so that `import gpuhunt` need not import requests); it never leaves the transport
+  and `load.fetch`, which turn it into `ProviderError` / `CatalogDownloadError`.
+- a provider's private parse exception (for example `providers.azure`'s), raised and caught
+  within its module and never seen by a caller.
+
+Errors about an HTTP exchange (`ProviderError`, `CatalogDownloadError`) carry it as
+`.request` and `.response` (the `requests` objects, as httpx's errors carry its own), or None
+where there was none (a timeout has a request and no response; a local file has neither).
+"""
+
+from typing import Any
 
 
 class GPUHuntError(Exception):
     """Base of every error gpuhunt raises on purpose."""
 
 
-class ProviderError(GPUHuntError):
+class _HTTPExchange:
+    """`.request` and `.response` of the HTTP exchange an error is about (None if none)."""
+
+    request: Any
+    response: Any
+
+    def _keep(self, request: Any, response: Any) -> None:
+        if request is None and response is not None:
+            request = getattr(response, "request", None)
+        self.request = request
+        self.response = response
+
+
+class ProviderError(GPUHuntError, _HTTPExchange):
     """A provider could not be queried or its answer could not be understood."""
+
+    def __init__(self, *args: object, request: Any = None, response: Any = None) -> None:
+        super().__init__(*args)
+        self._keep(request, response)
 
 
 class MissingCredsError(ProviderError):
@@ -35,8 +69,32 @@ class CatalogError(GPUHuntError):
     """The published catalog could not be loaded."""
 
 
-class CatalogDownloadError(CatalogError):
+class CatalogDownloadError(CatalogError, _HTTPExchange):
     """Fetching a catalog object failed (network, HTTP status, timeout)."""
+
+    def __init__(self, *args: object, request: Any = None, response: Any = None) -> None:
+        super().__init__(*args)
+        self._keep(request, response)
+
+
+class DownloadStopped(CatalogDownloadError):
+    """A download `Catalog.close()` stopped: no failure of the server (no backoff follows)."""
+
+
+class NotFound(CatalogDownloadError):
+    """A catalog object that is not there (HTTP 403/404, or no such file)."""
+
+
+class Unchanged(Exception):  # noqa: N818 - a signal between fetch and loader, never raised out
+    """The latest published version is the one already loaded."""
+
+
+class HistoryUnavailable(CatalogError):
+    """The catalog has no price history (built before history was kept, or plain CSVs)."""
+
+
+class HistoryUnreadable(CatalogError):
+    """The previous catalog lists a price history that cannot be read (`previous_history`)."""
 
 
 class CatalogIntegrityError(CatalogError):
@@ -47,6 +105,10 @@ class InputError(GPUHuntError, ValueError):
     """What the caller asked for cannot be meant as given: an unknown name, a value that cannot
     be read, a credential that the named provider needs and is not set. The CLI exits with 2
     for it (and 1 for every other failure, which is not the user's to fix)."""
+
+
+class UsageError(InputError):
+    """Command-line input that cannot be meant as given; printed as one line, exit status 2."""
 
 
 class UnknownProviderError(InputError):
@@ -67,3 +129,12 @@ class PipelineInputError(PipelineError, InputError):
 class UnknownCatalogError(CatalogError, InputError):
     """A catalog named (to compare, to read history from) that is no folder, file, URL or
     version."""
+
+
+class MissingColumns(ValueError):  # noqa: N818 - the name callers already catch
+    """A CSV whose header lacks required columns (or has no header): refused as a whole, so
+    the provider keeps the offers it had rather than get an empty table."""
+
+
+class BrokenAnswer(Exception):  # noqa: N818 - the name `status().online_errors` shows
+    """An online provider's answer broke off midway: none of it is used."""

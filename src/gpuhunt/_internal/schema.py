@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpuhunt._internal.errors import MissingColumns as MissingColumns  # importable from here
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 
 FIELDS = [
@@ -36,11 +37,6 @@ FIELDS = [
 REQUIRED = ("instance_name", "location", "price", "cpu", "memory", "gpu_count", "spot")
 MAX_FIELD_CHARS = 64 * 1024
 MAX_COLUMNS = 256  # the header's; the catalog has 14, later versions may add a few
-
-
-class MissingColumns(ValueError):
-    """A CSV whose header lacks required columns (or has no header): refused as a whole, so
-    the provider keeps the offers it had rather than get an empty table."""
 
 
 def decode_csv(data: bytes) -> str:

@@ -790,7 +790,9 @@ def fetch_spot_prices(
 
     prices: dict[tuple[str, str], float] = {}
     with ThreadPoolExecutor(max_workers=min(SPOT_WORKERS, len(regions))) as pool:
-        futures = [(region, pool.submit(one_region, region)) for region in regions]
+        futures = [
+            (region, pool.submit(transport.carried(one_region), region)) for region in regions
+        ]
         for region, future in futures:
             try:
                 items = future.result()

@@ -430,7 +430,7 @@ def fetch_prices(regions: Iterable[str]) -> list[Any]:
     if not regions:
         return []
     with ThreadPoolExecutor(max_workers=min(PRICE_THREADS, len(regions))) as pool:
-        pages = list(pool.map(fetch_region_prices, regions))
+        pages = list(pool.map(transport.carried(fetch_region_prices), regions))
     return [item for page in pages for item in page]
 
 

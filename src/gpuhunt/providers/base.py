@@ -3,24 +3,83 @@
 A provider turns a cloud's API answers into `CatalogItem`s. Keep the parsing pure (functions that
 take decoded JSON/CSV and return items) and the I/O in small fetch functions that go through
 `gpuhunt._internal.load.transport`, so tests can drive the real request code over recorded answers.
+
+Sessions: every provider has a `session` (a `requests.Session`, None by default). While its
+`get()` runs, the requests it makes through the transport go through that session, so a
+caller or a test passes one in (`provider.session = s`, or `Provider(...).with_session(s)`)
+instead of patching module globals; a `Catalog` gives its own session (its transport, its
+timeouts) to an online provider added without one. None: the transport module's shared
+session, made with the default settings. Credentials stay the providers' own: `from_env()`
+reads a provider's variables and is called from the top (`default_catalog()`, the CLI).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import Self
 
 from gpuhunt._internal.errors import MissingCredsError
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._report import ParseReport
+
+if TYPE_CHECKING:
+    import requests
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _with_own_session(get: F) -> F:
+    """`get`, with the provider's `session` in use while it runs."""
+
+    @functools.wraps(get)
+    def run(self: AbstractProvider, *args: Any, **kwargs: Any) -> Any:
+        with transport.using(self.session):
+            offers = get(self, *args, **kwargs)
+        if inspect.isgenerator(offers):
+            # Its requests happen as it is read: each step runs on the provider's session.
+            return _read_on(self.session, offers)
+        return offers
+
+    run.__dict__["_own_session"] = True
+    return run  # type: ignore[return-value]
+
+
+def _read_on(session: requests.Session | None, offers: Generator[Any, Any, Any]) -> Any:
+    """`offers`, each step of it with `session` in use (set and reset around each step, so
+    nothing is left set between steps, whoever reads it and on whichever thread)."""
+    while True:
+        with transport.using(session):
+            try:
+                offer = next(offers)
+            except StopIteration as stop:
+                return stop.value
+        yield offer
 
 
 class AbstractProvider(ABC):
     """A source of offers. `NAME` is the provider's name in catalogs, the CLI and filters."""
 
     NAME: str = "abstract"
+    # The session this provider's requests go through (see the module's docstring).
+    session: requests.Session | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        get = cls.__dict__.get("get")
+        if get is not None and not getattr(get, "_own_session", False):
+            cls.get = _with_own_session(get)  # type: ignore[method-assign]
+
+    def with_session(self, session: requests.Session | None) -> Self:
+        """This provider, sending its requests through `session` (None: the default)."""
+        self.session = session
+        return self
 
     @property
     def last_report(self) -> ParseReport:

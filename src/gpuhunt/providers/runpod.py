@@ -248,7 +248,7 @@ def run_batched(
     if len(batches) <= 1:
         return [pair for batch in batches for pair in ask(batch)]
     with ThreadPoolExecutor(max_workers=MAX_PARALLEL_REQUESTS) as pool:
-        answers = list(pool.map(ask, batches))
+        answers = list(pool.map(transport.carried(ask), batches))
     return [pair for batch_answers in answers for pair in batch_answers]
 
 

@@ -190,7 +190,7 @@ def fetch_vdm_locations(api_key: str, regions: list[str] | None) -> dict[str, li
         return _get(f"/regions/{quote(region, safe='')}/availability", {"type": "vdm"}, api_key)
 
     with ThreadPoolExecutor(max_workers=AVAILABILITY_WORKERS) as pool:
-        answers = list(pool.map(availability, regions))
+        answers = list(pool.map(transport.carried(availability), regions))
     locations: dict[str, list[str]] = {}
     for region, answer in zip(regions, answers):
         transport.require_fields(

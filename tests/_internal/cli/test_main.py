@@ -128,6 +128,7 @@ def test_catalog_alone_shows_the_catalog_subcommands(capsys):
     assert all(name in out for name in ("status", "build", "publish", "verify", "diff"))
 
 
+@pytest.mark.subprocess
 def test_a_command_imports_only_what_it_runs():
     # Every command module is imported to build the parser; what running one needs is imported
     # in its `run`, so `gpuhunt providers` (or --help) loads no catalog, engine (numpy), history,

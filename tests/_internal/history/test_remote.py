@@ -14,16 +14,17 @@ from typing import Any
 
 import pytest
 
-from gpuhunt import Catalog, CatalogIntegrityError
+from gpuhunt import Catalog, CatalogError, CatalogIntegrityError
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import csv_bytes, write_csv_file
 from gpuhunt._internal.history import api
 from gpuhunt._internal.history import remote as tracking
 from gpuhunt._internal.history import table as history
+from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.publish.verify import verify
 from tests._internal.pipeline import Bucket, build, gpuhunt, publish
-from tests.helpers import serve_directory
+from tests.helpers import folder_transport, serve_directory
 
 V1, V2, V3 = "20261129-1", "20261130-1", "20261201-1"
 DAYS = {V1: "2026-11-29", V2: "2026-11-30", V3: "2026-12-01"}
@@ -430,3 +431,35 @@ def test_a_published_table_that_does_not_parse_is_refused(tmp_path, replayed, ca
     assert "header is not the history format" in capsys.readouterr().out
     manifest = verify(str(tmp_path / "two")).manifest
     assert "header is not the history format" in manifest["history_reset"]["reason"]
+
+
+def test_history_follows_the_catalogs_settings_not_the_environment(tmp_path, replayed, monkeypatch):
+    """`Catalog.history()` loads by the catalog's rules: its settings (not the environment read
+    again: GPUHUNT_CATALOG_DIR set, a catalog made with catalog_dir=None still has a history),
+    its transport, `allow_http` and the size cap."""
+    out = _lambda_build(tmp_path, replayed, V1, None, "out")
+    monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(tmp_path))
+    with pytest.raises(tracking.HistoryUnavailable, match="plain CSVs"):
+        Catalog().history()  # the environment, read by the catalog it made
+    settings = Settings(allow_http=True, cache_dir=tmp_path / "cache")
+    mock = folder_transport(out)
+    got = Catalog(settings=settings, catalog_url="http://catalog.test/v3", transport=mock).history(
+        gpu_name="H100"
+    )
+    assert got.version == V1 and got.series and got.series[0].prices == [4.29]
+    assert mock.paths == ["/v3/version", f"/v3/{V1}/catalog.zip", f"/v3/{V1}/history.zip"]
+    assert [r.url for r in mock.requests][0] == "http://catalog.test/v3/version"
+
+    # Plain http is refused as a catalog load refuses it, unless the settings allow it.
+    with pytest.raises(CatalogError, match="Refusing plain-http catalog URL"):
+        Catalog(
+            settings=Settings(cache_dir=tmp_path / "c2"),
+            catalog_url="http://catalog.test/v3",
+            transport=folder_transport(out),
+        ).history()
+    # The size cap of catalog downloads holds for history objects too.
+    small = Settings(cache_dir=tmp_path / "c3", max_download_bytes=100)
+    with pytest.raises(CatalogError, match="over the 100-byte cap"):
+        Catalog(
+            settings=small, catalog_url="https://catalog.test/v3", transport=folder_transport(out)
+        ).history()

@@ -71,6 +71,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     arguments=_arguments,
 )
 def run(args: argparse.Namespace) -> int:
+    from gpuhunt._internal.load.settings import Settings
     from gpuhunt._internal.publish.build import FRESH
     from gpuhunt._internal.publish.run import run_build
 
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         accept_all=args.accept_all,
         accept_path=args.accept_file,
         reset_history=args.reset_history,
+        allow_http=Settings.from_env().allow_http,  # a command's entry point reads the environment
     )
     out = []
     for o in build.outcomes:

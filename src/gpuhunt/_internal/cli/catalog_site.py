@@ -29,9 +29,11 @@ def _arguments(s: argparse.ArgumentParser) -> None:
     arguments=_arguments,
 )
 def run(args: argparse.Namespace) -> int:
+    from gpuhunt._internal.load.settings import Settings
     from gpuhunt._internal.site import build
 
-    raw = build.load_catalog(args.catalog)
+    # A command's entry point: the environment is read here.
+    raw = build.load_catalog(args.catalog, Settings.from_env())
     w = build.write_site(args.out, raw, with_history=not args.no_history)
     history = "with price history" if w.history else "no price history in this catalog"
     render.emit(

@@ -21,9 +21,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     arguments=_arguments,
 )
 def run(args: argparse.Namespace) -> int:
+    from gpuhunt._internal.load.settings import Settings
     from gpuhunt._internal.publish.verify import verify
 
-    checked = verify(args.url, version=args.version)
+    checked = verify(args.url, version=args.version, allow_http=Settings.from_env().allow_http)
     entries = checked.manifest["providers"]
     out = [
         f"{p:12} {e['status']:13} {e['rows']:7} offers  from {e.get('from_version')}"

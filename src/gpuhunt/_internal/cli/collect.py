@@ -32,7 +32,12 @@ def run(argv: list[str]) -> int:
     # The data is as of when the collector started asking (the build's `collected_at`), not
     # when the file was written, uploaded or downloaded.
     started_at = dt.datetime.now(dt.timezone.utc)
-    provider = cls.from_env()
+    from gpuhunt._internal.load.context import Context
+    from gpuhunt._internal.load.settings import Settings
+
+    # A command's entry point: the environment is read here, its timeouts given to the
+    # provider's session.
+    provider = cls.from_env().with_session(Context(settings=Settings.from_env()).new_session())
     offers = provider.get(apply_filter=not args.no_filter)
     if not args.no_filter and hasattr(cls, "filter"):
         offers = cls.filter(offers)

@@ -65,11 +65,16 @@ def _check_gpu_names(names: list[str] | None) -> None:
 )
 def run(args: argparse.Namespace) -> int:
     from gpuhunt._internal.history.api import catalog_history, catalog_url_of
+    from gpuhunt._internal.load.context import Context
+    from gpuhunt._internal.load.settings import Settings
 
     _check_gpu_names(args.gpu_name)
-    url = catalog_url_of(args.catalog_url)
+    settings = Settings.from_env()  # a command's entry point: the environment is read here
+    url = catalog_url_of(args.catalog_url, settings)
     got = catalog_history(
         url,
+        context=Context(settings=settings),
+        load_timeout=settings.load_timeout,
         gpu_name=args.gpu_name,
         provider=args.provider,
         location=args.location,

@@ -17,7 +17,8 @@ from gpuhunt._internal.cli import render
 from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.constraints import parse_version
-from gpuhunt._internal.errors import GPUHuntError, InputError
+from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import UsageError as UsageError  # importable from here, as before
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 
 if TYPE_CHECKING:
@@ -29,10 +30,6 @@ logger = logging.getLogger("gpuhunt")
 T = TypeVar("T")
 
 DEFAULT_LIMIT = 50  # table rows when --limit is not given
-
-
-class UsageError(InputError):
-    """Input that cannot be meant as given; printed as one line, exit status 2."""
 
 
 HELP = "search the catalog"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogError, InputError, UnknownCatalogError
@@ -18,13 +19,15 @@ from gpuhunt._internal.history.diff import CatalogDiff, compare
 from gpuhunt._internal.history.remote import TIMEOUT, HistoryUnavailable, fetch_history
 from gpuhunt._internal.load import fetch, sources, transport
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.context import Context
+from gpuhunt._internal.load.download import BACKGROUND_FACTOR
 from gpuhunt._internal.load.settings import Settings
 
 # --------------------------------------------------------------------------- diff
 
 
-def catalog_url_of(catalog_url: str | None) -> str:
-    return (catalog_url or Settings.from_env().catalog_url).rstrip("/")
+def catalog_url_of(catalog_url: str | None, settings: Settings) -> str:
+    return (catalog_url or settings.catalog_url).rstrip("/")
 
 
 def _complete(raw: sources.RawCatalog, what: str) -> dict[str, bytes]:
@@ -40,10 +43,19 @@ def load_side(
     catalog_url: str | None = None,
     timeout: tuple[float, float] = TIMEOUT,
     retries: int = 1,
+    settings: Settings | None = None,
 ) -> tuple[str, dict[str, bytes]]:
     """One side of a diff: (a name for it, provider -> catalog CSV). `spec` is a local build
     folder, a folder of `{provider}.csv`, a catalog zip, a base URL (its latest version), or a
-    version name (or `latest`) at `catalog_url`."""
+    version name (or `latest`) at `catalog_url`. `settings`: the caller's (read from the
+    environment at the top: `diff()`, the command); default: the default settings."""
+    settings = settings if settings is not None else Settings()
+    context = Context(settings=settings)
+    rules: dict[str, Any] = {
+        "allow_http": settings.allow_http,
+        "max_bytes": settings.max_download_bytes,
+        "context": context,
+    }
     providers = list(registry.OFFLINE_PROVIDERS)
     path = Path(spec)
     if "://" not in spec and path.exists():
@@ -56,7 +68,13 @@ def load_side(
         )
         if published:
             raw = fetch.fetch(
-                str(path), providers, version=None, cache=None, timeout=timeout, retries=retries
+                str(path),
+                providers,
+                version=None,
+                cache=None,
+                timeout=timeout,
+                retries=retries,
+                **rules,
             )
             return f"{raw.version} ({path})", _complete(raw, str(path))
         return str(path), sources.from_directory(str(path), providers).csvs
@@ -65,36 +83,42 @@ def load_side(
             spec,
             providers,
             version=None,
-            cache=DiskCache(spec.rstrip("/"), Settings.from_env().cache_dir),
+            cache=DiskCache(spec.rstrip("/"), settings.cache_dir),
             timeout=timeout,
             retries=retries,
+            **rules,
         )
         return f"{raw.version} ({transport.safe_url(spec)})", _complete(raw, spec)
     if spec != "latest" and not sources.is_version(spec):
         raise UnknownCatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
-    base = catalog_url_of(catalog_url)
+    base = catalog_url_of(catalog_url, settings)
     try:
         raw = fetch.fetch(
             base,
             providers,
             version=None if spec == "latest" else spec,
-            cache=DiskCache(base, Settings.from_env().cache_dir),
+            cache=DiskCache(base, settings.cache_dir),
             timeout=timeout,
             retries=retries,
+            **rules,
         )
     except CatalogError as e:
         raise CatalogError(f"{e} (and there is no folder or file named {spec!r} here)") from e
     return raw.version, _complete(raw, f"version {spec}")
 
 
-def diff(old: str, new: str, *, catalog_url: str | None = None) -> CatalogDiff:
+def diff(
+    old: str, new: str, *, catalog_url: str | None = None, settings: Settings | None = None
+) -> CatalogDiff:
     """What changed from catalog `old` to `new`: offers added, removed and repriced.
 
     Each side is a catalog version name (or `"latest"`) published at `catalog_url` (default
     `GPUHUNT_CATALOG_URL` or the public bucket), a base URL (its latest version), a local
-    build folder, a folder of `{provider}.csv` files, or a catalog zip."""
-    old_name, old_csvs = load_side(old, catalog_url=catalog_url)
-    new_name, new_csvs = load_side(new, catalog_url=catalog_url)
+    build folder, a folder of `{provider}.csv` files, or a catalog zip. A public entry point:
+    the environment is read here (unless `settings` is given), once for both sides."""
+    settings = settings if settings is not None else Settings.from_env()
+    old_name, old_csvs = load_side(old, catalog_url=catalog_url, settings=settings)
+    new_name, new_csvs = load_side(new, catalog_url=catalog_url, settings=settings)
     return compare(old_csvs, new_csvs, old_name=old_name, new_name=new_name)
 
 
@@ -128,8 +152,15 @@ def catalog_history(
     version: str | None = None,
     timeout: tuple[float, float] = TIMEOUT,
     retries: int = 1,
+    context: Context | None = None,
+    load_timeout: float = 0.0,
 ) -> daily.PriceHistory:
-    if Settings.from_env().catalog_dir:
+    """`Catalog.history`: by the catalog's rules (`context`: its settings, transport and clock);
+    the whole download within `load_timeout` times `BACKGROUND_FACTOR` seconds, as a pinned
+    load gets (a history has no fallback to go to), 0 for no limit."""
+    context = context if context is not None else Context()
+    settings = context.settings
+    if settings.catalog_dir:
         raise HistoryUnavailable(
             "GPUHUNT_CATALOG_DIR serves plain CSVs, which have no price history"
         )
@@ -149,10 +180,12 @@ def catalog_history(
     got = fetch_history(
         url,
         version=version,
-        cache=None if local else DiskCache(url, Settings.from_env().cache_dir),
+        cache=None if local else DiskCache(url, settings.cache_dir),
         timeout=timeout,
         retries=retries,
         providers=providers,
+        context=context,
+        deadline=context.clock() + load_timeout * BACKGROUND_FACTOR if load_timeout > 0 else None,
     )
     result = daily.query(
         got.spans(),

@@ -22,22 +22,17 @@ from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError
+from gpuhunt._internal.errors import HistoryUnavailable as HistoryUnavailable
+from gpuhunt._internal.errors import HistoryUnreadable as HistoryUnreadable  # as before
 from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import fetch, sources, transport
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.context import Context
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT = (10.0, 60.0)
-
-
-class HistoryUnavailable(CatalogError):
-    """The catalog has no price history (built before history was kept, or plain CSVs)."""
-
-
-class HistoryUnreadable(CatalogError):
-    """The previous catalog lists a price history that cannot be read (`previous_history`)."""
 
 
 @dataclass
@@ -119,16 +114,34 @@ def fetch_history(
     timeout: tuple[float, float] = TIMEOUT,
     retries: int = 1,
     providers: list[str] | None = None,
+    context: Context | None = None,
+    deadline: float | None = None,
 ) -> HistorySet:
-    """The history published with a version (the latest, or `version`) under `base`."""
+    """The history published with a version (the latest, or `version`) under `base`, by the
+    loader's rules: `context`'s settings (`allow_http`, the size cap), transport and clock, and
+    `deadline` (on that clock) for the whole download."""
     providers = list(registry.OFFLINE_PROVIDERS if providers is None else providers)
     base = base.rstrip("/")
-    fetcher: fetch.Fetcher | None = fetch.Fetcher(base, timeout, retries)
+    context = context if context is not None else Context()
+    settings = context.settings
+    rules: dict[str, Any] = {
+        "allow_http": settings.allow_http,
+        "deadline": deadline,
+        "max_bytes": settings.max_download_bytes,
+        "context": context,
+    }
+    fetcher: fetch.Fetcher | None = fetch.Fetcher(base, timeout, retries, **rules)
     if sources.local_path(base) is not None:
         cache = None
     try:
         raw = fetch.fetch(
-            base, providers, version=version, cache=cache, timeout=timeout, retries=retries
+            base,
+            providers,
+            version=version,
+            cache=cache,
+            timeout=timeout,
+            retries=retries,
+            **rules,
         )
     except CatalogError as e:
         cached = sources.from_cache(base, cache) if cache and version is None else None

@@ -1,4 +1,5 @@
-"""The latest catalog's download, on its own daemon thread, that loads wait for only so long.
+"""The latest catalog's download, on its own daemon thread (started by the catalog's thread
+owner), that loads wait for only so long.
 
 A load waits for the download up to its time limit and then falls back; the download goes on
 (up to `BACKGROUND_FACTOR` times that limit) so that a slow but working network still brings
@@ -38,7 +39,7 @@ class Download:
 class Downloads:
     """A catalog's downloads of its latest version, at most one in progress.
 
-    `fetch(deadline, answered)` downloads (a `time.monotonic()` deadline), calling `answered()`
+    `fetch(deadline, answered)` downloads (a deadline on `clock`), calling `answered()`
     once the server first answers; `adopt(download)` is called on
     the download's thread with an outcome no load waited for (it must check that the download
     is still `current`: a newer one started meanwhile decides instead)."""
@@ -47,9 +48,16 @@ class Downloads:
         self,
         fetch: Callable[[float, Callable[[], None]], RawCatalog],
         adopt: Callable[[Download], None],
+        *,
+        start: Callable[[Callable[[], object], str], object],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._fetch = fetch
         self._adopt = adopt
+        self._clock = clock  # the deadline handed to `fetch` is on this clock
+        # Starts the download's thread: the catalog's `threads.Owner.start`, so that
+        # `Catalog.close()` stops and waits for it.
+        self._start = start
         self._lock = threading.Lock()
         self.current: Download | None = None
 
@@ -62,13 +70,8 @@ class Downloads:
             job = self.current
             if job is None or job.taken:
                 job = self.current = Download()
-                deadline = time.monotonic() + limit * BACKGROUND_FACTOR
-                threading.Thread(
-                    target=self._run,
-                    args=(job, deadline),
-                    name="gpuhunt-download",
-                    daemon=True,
-                ).start()
+                deadline = self._clock() + limit * BACKGROUND_FACTOR
+                self._start(lambda: self._run(job, deadline), "gpuhunt-download")
             job.waiting += 1
         started = time.monotonic()
         silent = False

@@ -23,10 +23,16 @@ from typing import Any
 
 import requests
 
-from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, CatalogIntegrityError
+from gpuhunt._internal.errors import (
+    CatalogDownloadError,
+    CatalogError,
+    CatalogIntegrityError,
+    DownloadStopped,
+)
 from gpuhunt._internal.formats.archive import Archive, read_archive
 from gpuhunt._internal.load import threads, transport
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.sources import (
     NotFound,
     RawCatalog,
@@ -48,10 +54,14 @@ class Fetcher:
     """Reads objects under a base URL or folder, with timeouts and bounded retries.
 
     Every download is bounded in time and size: each request's timeouts are cut to what is left
-    before `deadline` (a `time.monotonic()` value, or None), the body is streamed and checked
+    before `deadline` (a value of the context's clock, or None), the body is streamed and checked
     against the deadline between reads (a server dripping one byte at a time cannot stretch a
     load), and a body larger than `max_bytes` is refused from its Content-Length or as soon as
     that many bytes arrived, before it is held whole in memory.
+
+    Its session, clock and stop signal come from `context` (the catalog's: its transport, its
+    timeouts, `Catalog.close()` stopping a download between reads); default: a context of the
+    default settings.
     """
 
     def __init__(
@@ -64,7 +74,9 @@ class Fetcher:
         deadline: float | None = None,
         max_bytes: int = 256 * 1024 * 1024,
         on_answer: Callable[[], None] | None = None,
+        context: Context | None = None,
     ) -> None:
+        self.context = context = context if context is not None else Context()
         self.base = base.rstrip("/")
         self.on_answer = on_answer  # called when a request gets an answer (any status)
         check_url_allowed(self.base, allow_http=allow_http)
@@ -73,16 +85,16 @@ class Fetcher:
         self.deadline = deadline
         self.max_bytes = max_bytes
         self.http = (
-            transport.new_session(retries=retries, backoff_factor=0.3)
-            if self.local is None
-            else None
+            context.new_session(retries=retries, backoff_factor=0.3) if self.local is None else None
         )
         self.downloads = 0  # objects fetched over the network, for tests and stats
 
     def _left(self, where: str) -> float | None:
+        if self.context.threads.stopping.is_set():
+            raise DownloadStopped(f"{where}: stopped (the catalog was closed)")
         if self.deadline is None:
             return None
-        left = self.deadline - time.monotonic()
+        left = self.deadline - self.context.clock()
         if left <= 0:
             raise CatalogDownloadError(f"{where}: timed out (the load's time limit passed)")
         return left
@@ -112,17 +124,17 @@ class Fetcher:
             connect, read = min(connect, left), min(read, left)
         try:
             r = self.http.get(f"{self.base}/{path}", timeout=(connect, read), stream=True)
-        except requests.Timeout:
-            raise CatalogDownloadError(f"{where}: timed out") from None
+        except requests.Timeout as e:
+            raise CatalogDownloadError(f"{where}: timed out", request=e.request) from None
         except requests.RequestException as e:
-            raise CatalogDownloadError(f"{where}: {type(e).__name__}") from None
+            raise CatalogDownloadError(f"{where}: {type(e).__name__}", request=e.request) from None
         if self.on_answer is not None:
             self.on_answer()
         with r:
             if r.status_code in (403, 404):  # S3 answers 403 for a missing key without list rights
-                raise NotFound(f"{where}: HTTP {r.status_code}")
+                raise NotFound(f"{where}: HTTP {r.status_code}", response=r)
             if r.status_code != 200:
-                raise CatalogDownloadError(f"{where}: HTTP {r.status_code}")
+                raise CatalogDownloadError(f"{where}: HTTP {r.status_code}", response=r)
             expected = r.headers.get("Content-Length", "")
             # With a Content-Encoding the header counts encoded bytes, not what is read here.
             encoded = r.headers.get("Content-Encoding", "identity").lower() != "identity"
@@ -211,6 +223,7 @@ def fetch(
     deadline: float | None = None,
     max_bytes: int = 256 * 1024 * 1024,
     on_answer: Callable[[], None] | None = None,
+    context: Context | None = None,
 ) -> RawCatalog:
     """The catalog published under `base` (latest, or `version`). Verified archives are stored
     in `cache`; a pinned version already in the cache is not downloaded again. Raises
@@ -224,6 +237,7 @@ def fetch(
         deadline=deadline,
         max_bytes=max_bytes,
         on_answer=on_answer,
+        context=context,
     )
     if on_fetcher:
         on_fetcher(fetcher)
@@ -313,7 +327,7 @@ def fetch_per_provider(
         return archive
 
     # Daemon threads: a download abandoned at the load's deadline never holds the process up.
-    with threads.DaemonPool(8, "gpuhunt-fetch") as pool:
+    with threads.DaemonPool(8, "gpuhunt-fetch", fetcher.context.threads) as pool:
         futures = {p: pool.submit(one, p) for p in providers}
     raw = RawCatalog({}, version or "", source, fetcher.base)
     first_error: Exception | None = None
@@ -329,6 +343,8 @@ def fetch_per_provider(
                     f"Catalog version {version} is not published for {p}"
                 ) from e
             logger.debug("No %s catalog under %s", p, transport.safe_url(fetcher.base))
+        except DownloadStopped:
+            raise  # `Catalog.close()` stopped the whole load, not one provider's download
         except CatalogError as e:
             if version is not None:
                 raise

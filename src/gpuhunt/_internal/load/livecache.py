@@ -1,7 +1,8 @@
 """A short-lived cache for online providers' answers, shared by all threads.
 
 Marketplace offers change by the minute, so answers are kept briefly (60 s by default,
-`GPUHUNT_LIVE_CACHE_TTL`). Concurrent identical requests share one call ("single flight"):
+`GPUHUNT_LIVE_CACHE_TTL`, as read by the first `Catalog` made in the process: the cache is
+shared by the whole process, so its TTL is fixed when it is first used). Concurrent identical requests share one call ("single flight"):
 the first caller fetches, the others wait for its result instead of stampeding the API.
 Errors are not cached, so the next query tries again.
 """
@@ -31,10 +32,12 @@ class _Flight:
 
 
 class SingleFlightCache:
-    """`ttl=None` takes `Settings.live_cache_ttl` when the cache is first used."""
+    """`ttl=None`: the TTL `offer_ttl` gave before the cache was first used, else the default
+    settings' `live_cache_ttl`. Nothing here reads the environment."""
 
     def __init__(self, ttl: float | None, maxsize: int = 512) -> None:
         self._ttl = ttl
+        self._offered: float | None = None
         self._maxsize = maxsize
         self._entries: TTLCache | None = None
         self._lock = threading.Lock()
@@ -79,9 +82,17 @@ class SingleFlightCache:
     def _cache(self) -> TTLCache:
         # Called with the lock held. Made on first use, not at import: the TTL is a setting.
         if self._entries is None:
-            ttl = self._ttl if self._ttl is not None else Settings.from_env().live_cache_ttl
+            ttl = self._ttl if self._ttl is not None else self._offered
+            ttl = ttl if ttl is not None else Settings().live_cache_ttl
             self._entries = TTLCache(maxsize=self._maxsize, ttl=ttl)
         return self._entries
+
+    def offer_ttl(self, ttl: float) -> None:
+        """The TTL to use if the cache has not been used yet and none was set (a `Catalog`
+        offers its settings' on creation; the first offer wins)."""
+        with self._lock:
+            if self._offered is None:
+                self._offered = ttl
 
     def clear(self) -> None:
         with self._lock:

@@ -15,10 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogDownloadError, CatalogError, GPUHuntError
+from gpuhunt._internal import backoff, registry
+from gpuhunt._internal.errors import (
+    CatalogDownloadError,
+    CatalogError,
+    DownloadStopped,
+    GPUHuntError,
+)
 from gpuhunt._internal.load import fetch, memory, sources, unreachable
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, SideWork, provider_table
@@ -28,7 +34,7 @@ from gpuhunt._internal.query.table import Table, combine
 # The catalog's records, so that its log messages keep the logger name they always had.
 logger = logging.getLogger("gpuhunt._internal.catalog")
 
-RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff between failed reloads: first, cap
+RETRY_AFTER_FAILURE = backoff.DEFAULT  # backoff between failed reloads: first, cap
 # Seconds a load that has a fallback (the disk cache, the bundled snapshot, a loaded catalog)
 # waits for the catalog server's first answer before it falls back: a silent server costs a
 # CLI run this much, not the whole load limit. A server that answers gets the whole limit.
@@ -66,7 +72,11 @@ class Loader:
         timeout: tuple[float, float],
         retries: int,
         load_timeout: float,
+        context: Context | None = None,
     ) -> None:
+        # The catalog's settings, transport, clock and threads (`load.context`).
+        self._context = context if context is not None else Context(settings=settings)
+        self._clock = self._context.clock
         self.url = url
         self.reload_interval = reload_interval
         self.auto_reload = auto_reload
@@ -77,9 +87,7 @@ class Loader:
         self.loaded: Loaded | None = None
         self._lock = threading.Lock()  # one load at a time; queries never take it
         # The latest catalog's download, which a bounded load waits for only so long.
-        self.download = Downloads(
-            lambda deadline, answered: self._fetch(None, deadline, answered), self._adopt
-        )
+        self.download = self._downloads()
         self._reload_lock = threading.Lock()  # guards `reloading` only
         self.reloading = False
         self.last_error: str | None = None
@@ -96,11 +104,21 @@ class Loader:
         self._lock = threading.Lock()
         self._reload_lock = threading.Lock()
         self.reloading = False
-        self.download = Downloads(
-            lambda deadline, answered: self._fetch(None, deadline, answered), self._adopt
-        )
+        self.download = self._downloads()
         if self.loaded is not None:
             self.loaded.table.after_fork()
+
+    @property
+    def load_timeout(self) -> float:
+        return self._load_timeout
+
+    def _downloads(self) -> Downloads:
+        return Downloads(
+            lambda deadline, answered: self._fetch(None, deadline, answered),
+            self._adopt,
+            clock=self._clock,
+            start=self._context.threads.start,
+        )
 
     def load(self, version: str | None = None) -> None:
         """`Catalog.load`: the network is asked even if the disk cache is fresh."""
@@ -128,15 +146,21 @@ class Loader:
             elif self._bounded():
                 # No fallback to go to: the download gets the longer, background budget.
                 limit = self._load_timeout * BACKGROUND_FACTOR
-                raw = self._fetch(version, time.monotonic() + limit)
+                raw = self._fetch(version, self._clock() + limit)
             else:
                 raw = self._fetch(version)
         except sources.Unchanged:
             self._unchanged()
             return
         except Exception as e:  # anything from untrusted bytes is a refusal
-            self._note_failure(e)
-            if may_fall_back and isinstance(e, CatalogDownloadError):
+            # A download `Catalog.close()` stopped says nothing about the server: no backoff,
+            # and nothing written for other processes to avoid it.
+            closing = isinstance(e, DownloadStopped)
+            if closing:
+                self.last_error = str(e)
+            else:
+                self._note_failure(e)
+            if may_fall_back and isinstance(e, CatalogDownloadError) and not closing:
                 self._remember_silence(e)
             if not may_fall_back:
                 if isinstance(e, GPUHuntError):
@@ -154,7 +178,7 @@ class Loader:
     def _unchanged(self) -> None:
         loaded = self.loaded
         if loaded is not None:  # keep it, fresh again
-            self.loaded = dataclasses.replace(loaded, loaded_at=time.monotonic())
+            self.loaded = dataclasses.replace(loaded, loaded_at=self._clock())
         self._failures, self.retry_at, self.last_error = 0, 0.0, None
         self._forget_silence()
 
@@ -240,7 +264,7 @@ class Loader:
         self._install(self._last_resort(CatalogDownloadError(why)), degraded=True)
         self.last_error = why
         self._failures = record.failures
-        self.retry_at = time.monotonic() + (record.retry_at - now)
+        self.retry_at = self._clock() + (record.retry_at - now)
         return True
 
     def _remember_silence(self, e: Exception) -> None:
@@ -249,7 +273,8 @@ class Loader:
         # The next process reads this: "goes on in the background" is only true here.
         reason = re.sub(r";[^;]*in the background$", "", str(e))
         record = unreachable.note(self._disk_cache(self.url), reason, self.reload_interval)
-        self.retry_at = max(self.retry_at, time.monotonic() + (record.retry_at - time.time()))
+        # Just written: its window runs from now, on this catalog's clock.
+        self.retry_at = max(self.retry_at, self._clock() + (record.retry_at - record.failed_at))
 
     def _forget_silence(self) -> None:
         if self._shares_failures():
@@ -296,6 +321,7 @@ class Loader:
                 deadline=deadline,
                 max_bytes=self._settings.max_download_bytes,
                 on_answer=on_answer,
+                context=self._context,
             )
         finally:
             self.downloads += sum(f.downloads for f in fetchers)
@@ -310,7 +336,7 @@ class Loader:
         if fresh is None:
             return False
         key, age = fresh
-        loaded_at = time.monotonic() - age
+        loaded_at = self._clock() - age
         loaded = self.loaded
         if loaded is not None and not loaded.degraded and loaded.cache_key == key:
             self.loaded = dataclasses.replace(loaded, loaded_at=loaded_at, unchecked=True)
@@ -351,8 +377,7 @@ class Loader:
     def _note_failure(self, e: Exception) -> None:
         self._failures += 1
         self.last_error = str(e)
-        first, cap = RETRY_AFTER_FAILURE
-        self.retry_at = time.monotonic() + min(cap, first * 2 ** (self._failures - 1))
+        self.retry_at = backoff.retry_at(self._failures, self._clock, RETRY_AFTER_FAILURE)
 
     def _install(
         self, raw: sources.RawCatalog, degraded: bool = False, loaded_at: float | None = None
@@ -363,7 +388,7 @@ class Loader:
         # (a restart, every CLI run) loads them as column files instead of parsing again.
         cache = self._disk_cache(raw.url) if raw.source in ("network", "disk-cache") else None
         cached: set[str] = set()
-        side = SideWork()
+        side = SideWork(self._context.threads)
         try:
             if cache is not None:
                 side.hash_ahead(raw, registry.OFFLINE_PROVIDERS)
@@ -395,7 +420,7 @@ class Loader:
             version=raw.version,
             source=raw.source,
             url=raw.url,
-            loaded_at=time.monotonic() if loaded_at is None else loaded_at,
+            loaded_at=self._clock() if loaded_at is None else loaded_at,
             loaded_wall=dt.datetime.now(dt.timezone.utc),
             manifest=raw.manifest,
             degraded=degraded,
@@ -406,12 +431,12 @@ class Loader:
         loaded = self.loaded
         if not self.auto_reload:
             return loaded
-        now = time.monotonic()
+        now = self._clock()
         if loaded is None:
             if now < self.retry_at:  # failed moments ago; the caller gets the last resort's data
                 return self.loaded
             with self._lock:
-                if self.loaded is None and time.monotonic() >= self.retry_at:
+                if self.loaded is None and self._clock() >= self.retry_at:
                     self._load(None, may_fall_back=True)
             return self.loaded
         stale = loaded.degraded or now - loaded.loaded_at > self.reload_interval
@@ -433,7 +458,7 @@ class Loader:
                     if (
                         loaded is None
                         or loaded.degraded
-                        or time.monotonic() - loaded.loaded_at > self.reload_interval
+                        or self._clock() - loaded.loaded_at > self.reload_interval
                     ):
                         self._load(None, may_fall_back=True)
             except Exception:  # never let a reload thread die loudly; the status keeps the error
@@ -441,4 +466,8 @@ class Loader:
             finally:
                 self.reloading = False
 
-        threading.Thread(target=run, name="gpuhunt-reload", daemon=True).start()
+        try:
+            self._context.threads.start(run, "gpuhunt-reload")
+        except BaseException:
+            self.reloading = False
+            raise

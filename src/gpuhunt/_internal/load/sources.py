@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from gpuhunt._internal.errors import CatalogDownloadError, CatalogError
+from gpuhunt._internal.errors import CatalogError
+from gpuhunt._internal.errors import NotFound as NotFound  # importable from here, as before
+from gpuhunt._internal.errors import Unchanged as Unchanged
 from gpuhunt._internal.formats.archive import Archive, read_archive
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.cache import DiskCache
@@ -73,14 +75,6 @@ class RawCatalog:
             self.columns[provider] = archive.columns[provider]
         if provider in archive.sha256:
             self.sha256[provider] = archive.sha256[provider]
-
-
-class NotFound(CatalogDownloadError):
-    pass
-
-
-class Unchanged(Exception):
-    """The latest published version is the one already loaded."""
 
 
 def is_version(text: str) -> bool:

@@ -27,8 +27,9 @@ class SideWork:
     thread parses the next CSV; on that thread they cost a fifth of a CSV-only load. `finish`
     waits for the writes, so a load that has returned has also written its cache."""
 
-    def __init__(self) -> None:
-        self._pool = threads.DaemonPool(1, "gpuhunt-load-side")
+    def __init__(self, owner: threads.Owner | None = None) -> None:
+        # `owner`: the catalog's threads, which `Catalog.close()` waits for.
+        self._pool = threads.DaemonPool(1, "gpuhunt-load-side", owner)
         self._hashes: dict[str, Future[str]] = {}
         self._writes: list[Future[bool]] = []
 

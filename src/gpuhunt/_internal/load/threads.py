@@ -4,12 +4,17 @@
 online provider sleeping on `Retry-After`, or a catalog download still dripping in, would keep
 a finished CLI process alive. The work here runs on daemon threads instead: once the caller has
 its answer, the process can exit and the abandoned work goes with it.
+
+Every thread a `Catalog` starts (reloads, downloads, the online pool's workers) is started by
+its `Owner`, which `Catalog.close()` asks to stop them and waits for, a bounded time (see
+"Threads" in docs/design.md).
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
@@ -17,8 +22,55 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def run(fn: Callable[[], T], name: str) -> Future[T]:
-    """`fn` on a new daemon thread; its outcome in the returned future."""
+class Owner:
+    """The threads one `Catalog` started, so that `close()` can end them: `stopping` is set
+    while it does (a download checks it between reads and gives up), then each thread is
+    waited for until a shared deadline. A thread still running then (a provider's `get()`
+    stuck in a request) is a daemon, and ends with that request's timeout."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self.stopping = threading.Event()
+
+    def start(self, target: Callable[[], object], name: str) -> threading.Thread:
+        """`target` on a new daemon thread named `name` (always `gpuhunt-...`)."""
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+        thread.start()
+        return thread
+
+    def alive(self) -> list[threading.Thread]:
+        with self._lock:
+            return [t for t in self._threads if t.is_alive()]
+
+    def close(self, timeout: float) -> list[threading.Thread]:
+        """Ask every thread to stop and wait for them, `timeout` seconds in all; the threads
+        still alive after that. Work started afterwards is not refused: `stopping` is cleared
+        on return, so the owner can be used again."""
+        self.stopping.set()
+        try:
+            deadline = time.monotonic() + timeout
+            me = threading.current_thread()
+            for thread in self.alive():
+                if thread is not me:  # close() called from one of our own threads
+                    thread.join(max(0.0, deadline - time.monotonic()))
+            return self.alive()
+        finally:
+            self.stopping.clear()
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's threads do not exist here."""
+        self._lock = threading.Lock()
+        self._threads = []
+        self.stopping = threading.Event()
+
+
+def run(fn: Callable[[], T], name: str, owner: Owner | None = None) -> Future[T]:
+    """`fn` on a new daemon thread (started by `owner`, if given); its outcome in the returned
+    future."""
     fut: Future[T] = Future()
 
     def target() -> None:
@@ -29,7 +81,10 @@ def run(fn: Callable[[], T], name: str) -> Future[T]:
         except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
             fut.set_exception(e)
 
-    threading.Thread(target=target, name=name, daemon=True).start()
+    if owner is not None:
+        owner.start(target, name)
+    else:
+        threading.Thread(target=target, name=name, daemon=True).start()
     return fut
 
 
@@ -39,9 +94,10 @@ class DaemonPool(Executor):
 
     IDLE_SECONDS = 30.0
 
-    def __init__(self, max_workers: int, name: str) -> None:
+    def __init__(self, max_workers: int, name: str, owner: Owner | None = None) -> None:
         self._max = max_workers
         self._name = name
+        self._owner = owner
         self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
             queue.SimpleQueue()
         )
@@ -60,9 +116,11 @@ class DaemonPool(Executor):
             self._pending += 1
             if self._workers < self._max and self._busy + self._pending > self._workers:
                 self._workers += 1
-                threading.Thread(
-                    target=self._work, name=f"{self._name}-{self._workers}", daemon=True
-                ).start()
+                name = f"{self._name}-{self._workers}"
+                if self._owner is not None:
+                    self._owner.start(self._work, name)
+                else:
+                    threading.Thread(target=self._work, name=name, daemon=True).start()
         return fut
 
     def _work(self) -> None:

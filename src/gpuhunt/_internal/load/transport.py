@@ -7,15 +7,19 @@ up to a cap. Error messages never include query strings or headers, where creden
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import io
 import logging
 import re
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
-from requests.adapters import HTTPAdapter
+import urllib3
+from requests.adapters import BaseAdapter, HTTPAdapter
 from urllib3.util.retry import Retry
 
 from gpuhunt._internal import forks
@@ -24,6 +28,8 @@ from gpuhunt._internal.load.settings import Settings
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 USER_AGENT = f"gpuhunt/{__version__}"
 RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -139,8 +145,10 @@ class _TimeoutSession(requests.Session):
 def new_session(
     retries: int = 3, backoff_factor: float = 0.5, timeout: tuple[float, float] | None = None
 ) -> requests.Session:
-    """A session with bounded retries; `timeout` defaults to the settings' (connect, read)."""
-    session = _TimeoutSession(timeout or Settings.from_env().http_timeout)
+    """A session with bounded retries; `timeout` defaults to the default settings' (connect,
+    read). A `Catalog` makes its sessions with its own settings (`load.context`): nothing here
+    reads the environment."""
+    session = _TimeoutSession(timeout or Settings().http_timeout)
     adapter = HTTPAdapter(
         max_retries=make_retry(retries, backoff_factor), pool_connections=16, pool_maxsize=32
     )
@@ -154,10 +162,46 @@ _shared: requests.Session | None = None
 _shared_lock = threading.Lock()
 
 
+# The session of the provider whose `get()` is running in this thread (or context): set by
+# `using`, which the provider base wraps around every `get()`.
+_current: contextvars.ContextVar[requests.Session | None] = contextvars.ContextVar(
+    "gpuhunt_session", default=None
+)
+
+
+@contextlib.contextmanager
+def using(http: requests.Session | None) -> Iterator[None]:
+    """Requests made within (that pass no `http=`) go through `http`; None changes nothing."""
+    if http is None:
+        yield
+        return
+    token = _current.set(http)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def carried(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn`, sending its requests through the session in use where `carried` is called: for
+    work handed to a thread pool, whose threads do not share the caller's context."""
+    http = _current.get()
+
+    def run(*args: Any, **kwargs: Any) -> T:
+        with using(http):
+            return fn(*args, **kwargs)
+
+    return run
+
+
 def session() -> requests.Session:
-    """The process-wide session (connection pooling is shared; requests sessions are safe to
-    share between threads for plain requests)."""
+    """The session in use (`using`: a provider's own, or the one a `Catalog` gave it), else
+    the process-wide one (connection pooling is shared; requests sessions are safe to share
+    between threads for plain requests), made with the default settings."""
     global _shared
+    current = _current.get()
+    if current is not None:
+        return current
     if _shared is None:
         with _shared_lock:
             if _shared is None:
@@ -178,7 +222,75 @@ forks.on_fork(_after_fork)
 def default_timeout(http: requests.Session | None = None) -> tuple[float, float]:
     """The (connect, read) timeout a request gets when it does not pass one."""
     found = getattr(http or session(), "default_timeout", None)
-    return found if found is not None else Settings.from_env().http_timeout
+    return found if found is not None else Settings().http_timeout
+
+
+class MockTransport(BaseAdapter):
+    """A transport that answers every request with `handler(request)` instead of the network,
+    as httpx's `MockTransport` does: `Catalog(transport=MockTransport(handler))`, or mounted on
+    a provider's session. `handler` gets the `requests.PreparedRequest` and returns a
+    `requests.Response` (`make_response` builds one) or raises a `requests.RequestException`
+    (a `requests.ConnectionError` stands for a server that is down). `requests` lists what
+    reached it, in order."""
+
+    def __init__(self, handler: Callable[[requests.PreparedRequest], requests.Response]) -> None:
+        super().__init__()
+        self.handler = handler
+        self.requests: list[requests.PreparedRequest] = []
+        self._lock = threading.Lock()
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: float | tuple[float, float] | tuple[float, None] | None = None,
+        verify: bool | str = True,
+        cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
+        proxies: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        with self._lock:
+            self.requests.append(request)
+        try:
+            response = self.handler(request)
+        except requests.RequestException as e:
+            if e.request is None:  # as requests' own adapter does: the error names its request
+                e.request = request
+            raise
+        response.request = request
+        if response.url is None:
+            response.url = request.url or ""
+        return response
+
+    def close(self) -> None:
+        pass
+
+
+def make_response(
+    status: int = 200,
+    content: bytes | str = b"",
+    headers: Mapping[str, str] | None = None,
+    request: requests.PreparedRequest | None = None,
+) -> requests.Response:
+    """A `requests.Response` with `status`, `content` (bytes, or text sent as UTF-8) and
+    `headers` (a Content-Length is added), readable streamed or whole like a real one."""
+    body = content.encode() if isinstance(content, str) else content
+    response = requests.Response()
+    response.status_code = status
+    response.headers.update(headers or {})
+    response.headers.setdefault("Content-Length", str(len(body)))
+    # What requests' own adapter puts there, so that streamed reads (`raw.read1`) work.
+    response.raw = urllib3.HTTPResponse(
+        body=io.BytesIO(body),
+        headers=dict(response.headers),
+        status=status,
+        preload_content=False,
+        decode_content=False,
+    )
+    response.reason = "OK" if status < 400 else "Error"
+    if request is not None:
+        response.request = request
+        response.url = request.url or ""
+    return response
 
 
 def _host(parts: SplitResult) -> str:
@@ -226,27 +338,35 @@ def request(
         response = (http or session()).request(
             method, url, timeout=timeout or default_timeout(http), stream=True, **kwargs
         )
-    except requests.Timeout:
-        raise ProviderError(f"{provider}: {where} timed out") from None
-    except RedirectRefused:
-        raise ProviderError(f"{provider}: {where} redirected to another host; refused") from None
+    except requests.Timeout as e:
+        raise ProviderError(f"{provider}: {where} timed out", request=e.request) from None
+    except RedirectRefused as e:
+        raise ProviderError(
+            f"{provider}: {where} redirected to another host; refused", request=e.request
+        ) from None
     except requests.RequestException as e:
-        raise ProviderError(f"{provider}: {where} failed: {type(e).__name__}") from None
+        raise ProviderError(
+            f"{provider}: {where} failed: {type(e).__name__}", request=e.request
+        ) from None
     try:
         if response.is_redirect:  # the caller asked not to follow (allow_redirects=False)
             # Only seen by callers passing allow_redirects=False, so that a credential is never
             # sent on to wherever the answer points; its body is not the answer asked for.
             raise ProviderError(
                 f"{provider}: {where} answered with a redirect (HTTP {response.status_code}), "
-                "which gpuhunt does not follow for this request"
+                "which gpuhunt does not follow for this request",
+                response=response,
             )
         if response.status_code in (401, 403):
             hint = f"; check {credential}" if credential else ""
             raise ProviderError(
-                f"{provider}: {where} was refused with HTTP {response.status_code}{hint}"
+                f"{provider}: {where} was refused with HTTP {response.status_code}{hint}",
+                response=response,
             )
         if response.status_code >= 400:
-            raise ProviderError(f"{provider}: {where} returned HTTP {response.status_code}")
+            raise ProviderError(
+                f"{provider}: {where} returned HTTP {response.status_code}", response=response
+            )
         if not stream:
             _read_capped(response, f"{provider}: {where}")
     except BaseException:

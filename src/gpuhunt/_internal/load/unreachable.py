@@ -19,6 +19,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from gpuhunt._internal import backoff
 from gpuhunt._internal.load.cache import DiskCache
 
 RECORD = "unreachable.json"
@@ -44,7 +45,7 @@ def window(failures: int, reload_interval: float) -> float:
     cap = CAP
     if math.isfinite(reload_interval) and 0 <= reload_interval / 4 < cap:
         cap = reload_interval / 4
-    return min(cap, FIRST * 2 ** min(max(failures, 1) - 1, 30))
+    return backoff.delay(max(failures, 1), (FIRST, cap))
 
 
 def read(cache: DiskCache) -> Unreachable | None:

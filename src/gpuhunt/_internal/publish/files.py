@@ -13,7 +13,6 @@ from gpuhunt._internal import registry
 from gpuhunt._internal.errors import GPUHuntError, PipelineInputError
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.load import fetch
-from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish.build import CANDIDATES, Build, Collected
 
@@ -80,17 +79,18 @@ def read_input(
     return out
 
 
-def load_candidates(url: str, previous: RawCatalog) -> dict[str, bytes]:
+def load_candidates(
+    url: str, previous: RawCatalog, *, allow_http: bool = False
+) -> dict[str, bytes]:
     """The refused CSVs published with `previous` (`{version}/candidates.zip`), which the gate
-    compares the next collections with. Any problem only restarts the confirmations."""
+    compares the next collections with. Any problem only restarts the confirmations.
+    `allow_http`: the caller's setting (`GPUHUNT_ALLOW_HTTP`, read by the command)."""
     entries = (previous.manifest or {}).get("providers") or {}
     if not any(isinstance(e, dict) and e.get("pending") for e in entries.values()):
         return {}
     rel = f"{previous.version}/{CANDIDATES}"
     try:
-        fetcher = fetch.Fetcher(
-            url.rstrip("/"), DOWNLOAD_TIMEOUT, 2, allow_http=Settings.from_env().allow_http
-        )
+        fetcher = fetch.Fetcher(url.rstrip("/"), DOWNLOAD_TIMEOUT, 2, allow_http=allow_http)
         got = archive.read_archive(fetcher.get(rel), source=rel)
     except GPUHuntError as e:
         logger.warning("Could not read %s (%s); unconfirmed changes start again", rel, e)
@@ -99,9 +99,10 @@ def load_candidates(url: str, previous: RawCatalog) -> dict[str, bytes]:
 
 
 def load_previous(
-    url: str, providers: Sequence[str] | None = None
+    url: str, providers: Sequence[str] | None = None, *, allow_http: bool = False
 ) -> tuple[RawCatalog | None, str | None]:
-    """The latest published catalog under `url` (either layout), or why it could not be read."""
+    """The latest published catalog under `url` (either layout), or why it could not be read.
+    `allow_http`: the caller's setting (`GPUHUNT_ALLOW_HTTP`, read by the command)."""
     try:
         raw = fetch.fetch(
             url,
@@ -110,7 +111,7 @@ def load_previous(
             cache=None,
             timeout=DOWNLOAD_TIMEOUT,
             retries=2,
-            allow_http=Settings.from_env().allow_http,
+            allow_http=allow_http,
         )
     except GPUHuntError as e:
         return None, str(e)

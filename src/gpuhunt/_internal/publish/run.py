@@ -75,15 +75,18 @@ def run_build(
     accept_path: str | Path | None = None,
     reset_history: bool = False,
     now: dt.datetime | None = None,
+    allow_http: bool = False,
 ) -> tuple[Build, report.Report]:
     """`catalog build` without the printing: the build written to `output`, and its summary.
-    `now` is the build's clock (the simulation test runs months of hourly builds on its own)."""
+    `now` is the build's clock (the simulation test runs months of hourly builds on its own);
+    `allow_http` lets the previous catalog be read over plain http (the command passes
+    `GPUHUNT_ALLOW_HTTP`: only the top reads the environment)."""
     check_version(version)
     now = now or dt.datetime.now(dt.timezone.utc)
     collected = read_input(input_dir)
     previous, previous_error = (None, None)
     if previous_url:
-        previous, previous_error = load_previous(previous_url)
+        previous, previous_error = load_previous(previous_url, allow_http=allow_http)
         if previous_error:
             logger.warning("Could not read the previous catalog: %s", previous_error)
     previous_history: dict[str, bytes] = {}
@@ -94,7 +97,7 @@ def run_build(
         previous_history, history_reset, kept = _previous_history(
             previous_url, previous, reset_history, version, now
         )
-        candidates = load_candidates(previous_url, previous)
+        candidates = load_candidates(previous_url, previous, allow_http=allow_http)
     integrity = None
     if integrity_dir is not None:
         tests_dir = Path(integrity_dir)

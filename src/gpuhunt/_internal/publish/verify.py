@@ -13,7 +13,6 @@ from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import fetch
-from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._internal.publish.build import CANDIDATES, CARRIED_OVER, FRESH, Build, count_rows
@@ -29,12 +28,12 @@ class Verified:
     history_rows: int = 0
 
 
-def verify(url: str, *, version: str | None = None) -> Verified:
+def verify(url: str, *, version: str | None = None, allow_http: bool = False) -> Verified:
     """Download a published version (the latest, or `version`) and check it against its
-    manifest; raises `CatalogIntegrityError`/`CatalogError` naming the object at fault."""
+    manifest; raises `CatalogIntegrityError`/`CatalogError` naming the object at fault.
+    `allow_http`: the caller's setting (`GPUHUNT_ALLOW_HTTP`, read by the command)."""
     base = url.rstrip("/")
     providers = list(registry.OFFLINE_PROVIDERS)
-    allow_http = Settings.from_env().allow_http
     raw = fetch.fetch(
         base,
         providers,

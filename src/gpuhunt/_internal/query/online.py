@@ -32,19 +32,17 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
+from gpuhunt._internal import backoff
 from gpuhunt._internal.constraints import matches
+from gpuhunt._internal.errors import BrokenAnswer
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 
 logger = logging.getLogger(__name__)
 
-RETRY_AFTER_FAILURE = (30.0, 15 * 60.0)  # backoff after a provider fails: first, cap
+RETRY_AFTER_FAILURE = backoff.DEFAULT  # backoff after a provider fails: first, cap
 
 Asked = list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]
 Submit = Callable[..., "Future[Any]"]  # Executor.submit, or what stands for it
-
-
-class BrokenAnswer(Exception):
-    """A provider's answer broke off midway: none of it is used."""
 
 
 @dataclass
@@ -104,11 +102,10 @@ class Health:
         return {n: w for n in list(self._streaks) if (w := self.retry_in(n)) is not None}
 
     def failed(self, name: str, error: str) -> None:
-        first, cap = RETRY_AFTER_FAILURE
         with self._lock:
             streak = self._streaks.get(name)
             failures = 1 if streak is None else streak.failures + 1  # ends any probe
-            wait = min(cap, first * 2 ** (failures - 1))
+            wait = backoff.delay(failures, RETRY_AFTER_FAILURE)
             self._streaks[name] = _Streak(failures, self.clock() + wait)
             self.errors[name] = error
         if failures == 1:

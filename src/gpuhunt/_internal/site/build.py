@@ -50,8 +50,9 @@ class Written:
 def load_catalog(spec: str | None, settings: Settings | None = None) -> sources.RawCatalog:
     """The catalog `spec` names: `bundled` (the snapshot in the package), a catalog zip, a
     folder of `{provider}.csv`, a build folder or published base URL (its latest version);
-    None: the published catalog (`GPUHUNT_CATALOG_URL` or the public bucket)."""
-    settings = settings or Settings.from_env()
+    None: the published catalog (`settings.catalog_url`: the command reads it from
+    `GPUHUNT_CATALOG_URL`; the public bucket by default)."""
+    settings = settings or Settings()
     providers = list(registry.OFFLINE_PROVIDERS)
     if spec == BUNDLED:
         return sources.bundled()
