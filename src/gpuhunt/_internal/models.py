@@ -77,7 +77,7 @@ SHAPE_FIELDS = (
 )
 
 # An instance type's shared values in the order of SHAPE_FIELDS (one tuple for all its offers).
-Shape = tuple
+Shape = tuple[Any, ...]
 
 
 @dataclass(slots=True)

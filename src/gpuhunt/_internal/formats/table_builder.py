@@ -171,7 +171,8 @@ def _by_distinct(column: Sequence[str], convert: Any, dtype: Any) -> np.ndarray:
     """`convert` applied to each value, calling it once per distinct value (catalog columns
     repeat a handful of values across thousands of rows)."""
     codes, uniques = distinct(column)
-    return np.array([convert(u) for u in uniques], dtype=dtype)[codes]
+    converted: np.ndarray = np.array([convert(u) for u in uniques], dtype=dtype)[codes]
+    return converted
 
 
 def _optional_floats(column: Sequence[str] | None, n: int, name: str) -> np.ndarray:

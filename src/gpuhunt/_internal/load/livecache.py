@@ -39,7 +39,7 @@ class SingleFlightCache:
         self._ttl = ttl
         self._offered: float | None = None
         self._maxsize = maxsize
-        self._entries: TTLCache | None = None
+        self._entries: TTLCache[Hashable, Any] | None = None
         self._lock = threading.Lock()
         self._flights: dict[Hashable, _Flight] = {}
         self.calls = 0  # how many times `fn` actually ran; for tests and stats
@@ -48,7 +48,8 @@ class SingleFlightCache:
         with self._lock:
             cache = self._cache()
             if key in cache:
-                return cache[key]
+                found: T = cache[key]  # what `fn` gave for this key (the cache holds Any)
+                return found
             flight = self._flights.get(key)
             leader = flight is None
             if leader:
@@ -59,7 +60,8 @@ class SingleFlightCache:
             flight.done.wait()
             if flight.error is not None:
                 raise flight.error
-            return flight.value
+            followed: T = flight.value
+            return followed
         try:
             flight.value = fn()
         except BaseException as e:
@@ -71,7 +73,8 @@ class SingleFlightCache:
                     self._cache()[key] = flight.value
                 del self._flights[key]
             flight.done.set()
-        return flight.value
+        led: T = flight.value
+        return led
 
     def after_fork(self) -> None:
         """In a forked child: the parent's requests in flight will never finish here (their
@@ -79,7 +82,7 @@ class SingleFlightCache:
         self._lock = threading.Lock()
         self._flights = {}
 
-    def _cache(self) -> TTLCache:
+    def _cache(self) -> TTLCache[Hashable, Any]:
         # Called with the lock held. Made on first use, not at import: the TTL is a setting.
         if self._entries is None:
             ttl = self._ttl if self._ttl is not None else self._offered

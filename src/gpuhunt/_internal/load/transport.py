@@ -118,8 +118,8 @@ class _TimeoutSession(requests.Session):
         secret, and refuse to carry a body (307/308) to another host at all."""
         old = response.request.url
         new = prepared_request.url
-        super().rebuild_auth(prepared_request, response)
-        if not self.should_strip_auth(old, new):
+        super().rebuild_auth(prepared_request, response)  # type: ignore[no-untyped-call]
+        if not self.should_strip_auth(old, new):  # type: ignore[no-untyped-call]
             return
         if prepared_request.body:
             raise RedirectRefused(f"redirect to another host ({safe_url(new)}) with a body")

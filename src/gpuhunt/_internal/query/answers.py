@@ -77,7 +77,7 @@ def items(table: Table, rows: np.ndarray) -> list[CatalogItem]:
 def prepare(table: Table) -> OfferParts:
     """What offers are built from (`OfferParts`). Made once; the catalog calls this at load
     so that the first query does not pay for it."""
-    parts = table._parts
+    parts: OfferParts | None = table._parts
     if parts is None:
         with table._parts_lock:
             parts = table._parts

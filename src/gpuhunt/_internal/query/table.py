@@ -366,12 +366,14 @@ def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
     """Rows whose code is one of `codes` (np.isin sorts; one comparison or a lookup is
     several times faster on a code column)."""
     if len(codes) == 1:
-        return column == codes[0]
+        equal: np.ndarray = column == codes[0]
+        return equal
     if not codes:
         return np.zeros(len(column), dtype=bool)
     lookup = np.zeros(max(codes) + 2, dtype=bool)  # the last entry answers code -1
     lookup[codes] = True
-    return lookup[np.minimum(column, max(codes) + 1)]
+    picked: np.ndarray = lookup[np.minimum(column, max(codes) + 1)]
+    return picked
 
 
 def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
