@@ -146,13 +146,13 @@ ENV_READERS = {
     ("_internal/load/settings.py", "Settings.from_env"): "the one reader of GPUHUNT_*",
     ("_internal/catalog.py", "Catalog.__init__"): "a Catalog made without settings",
     ("_internal/history/api.py", "diff"): "gpuhunt.diff, a public entry point",
-    ("_internal/cli.py", "_collect"): "`python -m gpuhunt PROVIDER`",
-    ("_internal/cli_format.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
-    ("_internal/history/commands.py", "_cmd_history"): "`gpuhunt history`",
-    ("_internal/site/commands.py", "_run"): "`gpuhunt catalog site`",
-    ("_internal/publish/commands.py", "run_build"): "`gpuhunt catalog build`",
-    ("_internal/publish/commands.py", "_cmd_verify"): "`gpuhunt catalog verify`",
-    ("_internal/publish/commands.py", "_cmd_report"): "`gpuhunt catalog report` (webhook)",
+    ("_internal/cli/collect.py", "run"): "`python -m gpuhunt PROVIDER`",
+    ("_internal/cli/render.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
+    ("_internal/cli/history.py", "run"): "`gpuhunt history`",
+    ("_internal/cli/catalog_site.py", "run"): "`gpuhunt catalog site`",
+    ("_internal/cli/catalog_build.py", "run"): "`gpuhunt catalog build`",
+    ("_internal/cli/catalog_verify.py", "run"): "`gpuhunt catalog verify`",
+    ("_internal/cli/catalog_report.py", "run"): "`gpuhunt catalog report` (webhook)",
     ("_internal/publish/integrity.py", "run_integrity_tests"): "the build's test subprocess",
     ("_internal/publish/report.py", "write"): "GITHUB_STEP_SUMMARY, the build's CI job",
     ("_internal/publish/s3.py", "s3_client"): "the S3 endpoint of `catalog publish`",
@@ -280,6 +280,7 @@ print(json.dumps([first, second, after_close, again, after_with, sorted(set(star
 """
 
 
+@pytest.mark.subprocess
 def test_close_leaves_no_thread_of_ours_running(tmp_path):
     """In a fresh interpreter (so every thread but the main one is ours): a load on the
     download thread, a reload in the background and an online query, then `close()`: no
