@@ -379,10 +379,6 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
         "_internal/formats/test_csv_table.py",
         "typed columns, by every CSV strategy",
     ),
-    "providers/base.py": (
-        "providers/test_contract.py",
-        "the provider contract, for every provider",
-    ),
     "providers/_keyed.py": (
         "providers/test_fluidstack.py",
         "the keyed-provider base, through its providers",
