@@ -205,9 +205,45 @@ SOURCES: dict[str, Source] = {
         "Secure Cloud on-demand prices per data center; SkyPilot's SpotPrice equals Price in "
         "every row read, so no spot offer is made of it",
     ),
+    # Online providers: asked live when the network is there; offline, and whenever the live
+    # provider does not answer, a query answers from these (`Catalog.query`).
+    "jarvislabs": _skypilot_source(
+        "jarvislabs",
+        None,
+        NO_COMMIT_DATE,
+        "every row of the version the file reader serves (2 are stored): on-demand GPU and CPU "
+        "types in regions IN1 and IN2; SkyPilot's instance names, not the live collector's",
+    ),
+    "seeweb": _skypilot_source(
+        "seeweb",
+        None,
+        NO_COMMIT_DATE,
+        "every row of the version the file reader serves (79 are stored) that names a region: "
+        "on-demand prices; the 16 rows with an empty Region (plans listed in no region) are "
+        "left out",
+    ),
+    "lium": _skypilot_source(
+        "lium",
+        "2026-08-24",
+        "2026-08-24 or later: the pull request that adds the file "
+        "(skypilot-org/skypilot-catalog#190) is dated 2026-08-24; the commit's own date could "
+        "not be read here",
+        "every row of the version the file reader serves (3 are stored): free secure-tier "
+        "nodes, on-demand, located by country code (written lower-case, as the Lium collector "
+        "begins its locations); the one RTX PRO 6000 Workstation node is left out (a GPU the "
+        "accelerators table does not know)",
+        lower_bound=True,
+    ),
+    "daytona": _skypilot_source(
+        "daytona",
+        None,
+        NO_COMMIT_DATE,
+        "every row of the one stored version: GPU sandboxes in `earth` (Daytona schedules them "
+        "across its fleet) on-demand and spot, CPU sandboxes in `us` and `eu`",
+    ),
 }
 
-# Offline providers the snapshot leaves out, and why: no real prices at hand.
+# Providers the snapshot leaves out, and why: no real prices at hand (or not converted yet).
 LEFT_OUT: dict[str, str] = {
     "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
     "test recordings were written in the API's format from public quotes), and the Azure "
@@ -216,6 +252,23 @@ LEFT_OUT: dict[str, str] = {
     "illustrative, and SkyPilot has no CloudRift catalog",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
     "ovhcloud": "its catalog was rebuilt from a dated third-party table of its prices, not recorded",
+    # Online providers without a snapshot part (they are asked live only).
+    "hyperbolic": "SkyPilot's catalog (stored: scripts/snapshot_sources/data) lists its H100 rows "
+    "in region `default`, which names no place, and does not say whether its price is the "
+    "marketplace's spot rate (what the Hyperbolic collector reads) or an on-demand VM rate",
+    "vastai": "SkyPilot's catalogs/v8/vast/vms.csv exists (159 stored versions); not converted "
+    "yet: a marketplace of single hosts, each row one host at that hour",
+    "cudo": "SkyPilot's catalogs/v8/cudo/vms.csv exists; not converted yet",
+    "shadeform": "SkyPilot's catalogs/v8/shadeform/vms.csv exists (1,313 stored versions); not "
+    "converted yet",
+    "primeintellect": "SkyPilot's catalogs/v8/primeintellect/vms.csv exists; not converted yet",
+    "vultr": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "hotaisle": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "digitalocean": "no SkyPilot v8 catalog (older versions only) at hand",
+    "crusoe": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "tensordock": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "fluidstack": "no SkyPilot v8 catalog stored (v7 and older only)",
+    "paperspace": "no SkyPilot v8 catalog stored (v7 and older only)",
 }
 
 
@@ -242,7 +295,8 @@ def from_sources(
 ) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
     csvs: dict[str, bytes] = {}
     entries: dict[str, dict[str, Any]] = {}
-    for name in registry.OFFLINE_PROVIDERS:
+    # Online providers too: the snapshot is what a query without network answers with.
+    for name in registry.ALL_PROVIDERS:
         if names is not None and name not in names:
             continue
         src = SOURCES.get(name)

@@ -395,14 +395,34 @@ class Catalog:
             if asked
             else []
         )
-        if named_online_only and live and not answered:
+        # Online providers whose offers the loaded catalog holds (only the bundled snapshot
+        # has any) answer for one that is not added or did not answer this time.
+        standing_in = self._stand_ins(
+            [
+                p
+                for p in registry.ONLINE_PROVIDERS
+                if (wanted is None or p in wanted) and p not in answered
+            ]
+        )
+        if named_online_only and live and not answered and not standing_in:
             assert wanted is not None
             raise OnlineProvidersFailedError(
                 {name: self._why_no_answer(name) for name in sorted(wanted)}
             )
+        if standing_in:
+            offers = merge_online(offers, [self._query_offline(standing_in, q)])
         if not asked:
             return offers
         return merge_online(offers, found)
+
+    def _stand_ins(self, missing: list[str]) -> list[str]:
+        """Those of `missing` whose offers the catalog holds; loads it if a query naming only
+        online providers has not (so a query that every live provider answered loads nothing)."""
+        if not missing:
+            return []
+        loaded = self._loader.current()
+        held = set(loaded.table.providers) if loaded is not None else set()
+        return [p for p in missing if p in held]
 
     def _why_no_answer(self, name: str) -> str:
         why = self._online.errors.get(name, "did not answer")
