@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
+NOT_ADDED = "not added to this catalog (add_provider)"
 
 
 @dataclass
@@ -364,12 +365,11 @@ class Catalog:
         live = [p for p in self.online_providers if wanted is None or p.NAME.lower() in wanted]
         if wanted is not None:
             added = {p.NAME.lower() for p in self.online_providers}
-            for name in sorted(wanted - added - set(registry.OFFLINE_PROVIDERS)):
-                # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
-                why = "not added to this catalog (add_provider)"
-                if self._online.errors.get(name) != why:
-                    logger.warning("Online provider %s was asked for but not added", name)
-                self._online.errors[name] = why
+            # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
+            not_added = sorted(wanted - added - set(registry.OFFLINE_PROVIDERS))
+            newly = [n for n in not_added if self._online.errors.get(n) != NOT_ADDED]
+            for name in not_added:
+                self._online.errors[name] = NOT_ADDED
         asked = online.ask(self._submit, live, q, self.balance_resources, self._online)
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
         offers = self._query_offline(offline, q) if offline else []
@@ -404,6 +404,13 @@ class Catalog:
                 if (wanted is None or p in wanted) and p not in answered
             ]
         )
+        for name in standing_in:  # answered after all, from the catalog
+            if self._online.errors.get(name) == NOT_ADDED:
+                del self._online.errors[name]
+        if wanted is not None:
+            for name in newly:
+                if name not in standing_in:
+                    logger.warning("Online provider %s was asked for but not added", name)
         if named_online_only and live and not answered and not standing_in:
             assert wanted is not None
             raise OnlineProvidersFailedError(
