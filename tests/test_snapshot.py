@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import importlib.util
 import io
+import json
 import re
 import subprocess
 import sys
@@ -559,3 +560,62 @@ def test_a_live_provider_that_fails_is_stood_in_for_and_one_that_answers_is_not(
     offline_catalog.add_provider(answering)
     got = offline_catalog.query(provider="daytona")
     assert [i.instance_name for i in got] == ["live-1x-H100"]  # the snapshot's copy stays out
+
+
+def _gpuhunt(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GPUHUNT_")}
+    clean.update(GPUHUNT_CACHE_DIR=str(tmp_path / "cache"), **env)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuhunt", *args],
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=120,
+    )
+
+
+def test_cli_query_of_an_online_provider_without_network_answers_from_the_snapshot(tmp_path):
+    run = _gpuhunt(
+        tmp_path, "query", "--provider", "jarvislabs", "--gpu", "H100", "--json",
+        GPUHUNT_CATALOG_URL=UNREACHABLE,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    got = {(o["instance_name"], o["location"], o["price"]) for o in json.loads(run.stdout)}
+    assert got == {
+        ("1x_H100_24V_200G", "IN2", 3.49),
+        ("2x_H100_48V_400G", "IN2", 6.98),
+        ("4x_H100_96V_800G", "IN2", 13.96),
+        ("8x_H100_192V_1600G", "IN2", 27.92),
+    }
+    assert "not added" not in run.stderr
+    table = _gpuhunt(
+        tmp_path, "query", "--provider", "jarvislabs", "--gpu", "H100",
+        GPUHUNT_CATALOG_URL=UNREACHABLE,
+    )  # fmt: skip
+    assert table.returncode == 0, table.stderr
+    assert "Data age: jarvislabs unknown (SkyPilot)." in " ".join(table.stdout.split())
+
+
+def test_cli_query_of_an_online_provider_from_a_catalog_without_it_needs_online(tmp_path):
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    data = resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
+    (folder / "aws.csv").write_bytes(archive.read_archive(data).csvs["aws"])
+    run = _gpuhunt(tmp_path, "query", "--provider", "lium", GPUHUNT_CATALOG_DIR=str(folder))
+    assert run.returncode == 2
+    assert "lium queried live: add --online" in run.stderr
+    vast = _gpuhunt(tmp_path, "query", "--provider", "vastai", GPUHUNT_CATALOG_DIR=str(folder))
+    assert vast.returncode == 2 and "queried live: add --online" in vast.stderr
+
+
+def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path):
+    run = _gpuhunt(tmp_path, "catalog", "status", "--json", GPUHUNT_CATALOG_URL=UNREACHABLE)
+    assert run.returncode == 0, run.stderr
+    info = json.loads(run.stdout)
+    assert info["source"] == "bundled"
+    assert set(info["sources"]) == set(info["recorded_at"]) and len(info["sources"]) == 11
+    assert info["recorded_at"]["lium"].startswith("2026-08-24")
+    assert info["sources"]["daytona"]["date_basis"].startswith("unknown: ")
+    assert info["sources"]["jarvislabs"]["commit"].startswith("57d6578")
