@@ -247,7 +247,10 @@ SOURCES: dict[str, Source] = {
 LEFT_OUT: dict[str, str] = {
     "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
     "test recordings were written in the API's format from public quotes), and the Azure "
-    "collector keeps GPU sizes only; the two recorded pages price CPU sizes",
+    "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "
+    "public capture on 2026-12-02 (the code index, for the meter name 'NC24ads A100 v4 Spot', "
+    "the spot price 0.67877 and Retail Prices API items of Standard_NC24ads_A100_v4): only "
+    "hand-written test data and prose quotes, no recorded item",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
     "illustrative, and SkyPilot has no CloudRift catalog",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
