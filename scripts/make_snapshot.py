@@ -75,22 +75,10 @@ def _aws() -> list[CatalogItem]:
     return replay_aws.collect(replay_aws.FULL_PRICE_LIST)
 
 
-# The price-source tags of tests/providers/data/gcp/make_replay_data.py that no dated source backs.
-UNSOURCED_SKUS = {"ILL", "PUB"}
-
-
 def _gcp() -> list[CatalogItem]:
-    from scripts.replay import replay_gcp
+    from scripts.snapshot_sources import cyclenerd_gcp
 
-    origin = replay_gcp.sku_sources()
-
-    def real(sku: dict[str, Any]) -> bool:
-        # Illustrative SKUs (e.g. the N1 GPU spot prices) only exercise code paths, and the
-        # "as widely quoted" ones (N1 GPUs, some TPUs) were never checked against a dated
-        # source; K80 is past its end of life and its recorded prices are of no use to anyone.
-        return origin.get(sku["skuId"]) not in UNSOURCED_SKUS and "K80" not in sku["description"]
-
-    return replay_gcp.collect(keep_sku=real)
+    return cyclenerd_gcp.collect()
 
 
 def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
@@ -153,19 +141,20 @@ SOURCES: dict[str, Source] = {
         _gcp,
         PRICE_LIST,
         "Cloud Billing Catalog prices via Cyclenerd/google-cloud-pricing-cost-calculator "
-        "pricing.yml@0166a59 (generated 2025-03-06), in recorded SKU format; machine types from "
-        "gcloud exports (tests/providers/data/gcp/make_replay_data.py)",
-        "2025-03-06",
-        "a date inside the file (pricing.yml says it was generated on 2025-03-06)",
-        "also GCP's spot pricing page and SkyPilot's catalog, undated; SKUs tagged illustrative "
-        "or 'as widely quoted' (N1 GPUs, some TPUs) and K80 SKUs are left out, and with them "
-        "every offer they would price. "
-        "A newer pricing.yml (fd66b26, generated 2026-07-30) exists and is not converted yet",
+        "pricing.yml@fd66b26 (generated 2026-07-30): A2, A3, G2, G4 and E2 machine types in "
+        "every region it prices",
+        "2026-07-30",
+        "a date inside the file (pricing.yml says it was generated on Thu Jul 30 06:13:17 "
+        "2026); the commit fd66b26 is of the same day",
+        "on-demand (`hour`) and spot (`hour_spot`) machine prices per region, converted by "
+        "scripts/snapshot_sources/cyclenerd_gcp.py and filtered as the GCP collector does; G4 "
+        "shapes with a fraction of a GPU, TPUs (not in pricing.yml) and N1 GPUs (priced per "
+        "GPU, not per machine) are not in it. Newer versions of pricing.yml exist (2026-08-06 "
+        "and later) but are 4 MiB or more, which the repository copy available here lacks",
         repository="Cyclenerd/google-cloud-pricing-cost-calculator",
         path="pricing.yml",
-        commit="0166a59",
-        stored="tests/providers/data/gcp/replay_compute_skus_page1.json (and the other "
-        "replay_*.json there)",
+        commit="fd66b26ff84fee5cdd94f341ea89206e76c06b99",
+        stored="scripts/snapshot_sources/data/cyclenerd_pricing_fd66b26_excerpt.yml",
         label="Cyclenerd",
     ),
     "oci": _skypilot_source(
@@ -264,7 +253,11 @@ LEFT_OUT: dict[str, str] = {
     "cudo": "SkyPilot's catalogs/v8/cudo/vms.csv exists; not converted yet",
     "shadeform": "SkyPilot's catalogs/v8/shadeform/vms.csv exists (1,313 stored versions); not "
     "converted yet",
-    "primeintellect": "SkyPilot's catalogs/v8/primeintellect/vms.csv exists; not converted yet",
+    "primeintellect": "SkyPilot's catalogs/v8/primeintellect/vms.csv (one stored version, "
+    "read 2026-12-02) is older than the other sources (its Lambda rows have the old prices: "
+    "8x H100 $23.92), undated, and not faithful row by row: GpuInfo's SizeInMiB is the total "
+    "memory of all GPUs, and some Region country codes contradict their data center (IS for "
+    "me-west-1)",
     "vultr": "no SkyPilot v8 catalog and no other dated public price list at hand",
     "hotaisle": "no SkyPilot v8 catalog and no other dated public price list at hand",
     "digitalocean": "no SkyPilot v8 catalog (older versions only) at hand",

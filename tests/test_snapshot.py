@@ -118,7 +118,7 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
             assert given["date_basis"].startswith("unknown: "), name  # null says why
     assert {n: e["collected_at"] for n, e in entries.items()} == {
         "aws": "2026-01-21",
-        "gcp": "2025-03-06",
+        "gcp": "2026-07-30",
         "oci": None,
         "lambdalabs": "2026-05-04",
         "verda": None,
@@ -134,8 +134,15 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
     assert entries["lambdalabs"]["source"]["date_is_lower_bound"] is True
     assert entries["lambdalabs"]["source"]["date_basis"].startswith("2026-05-04 or later")
     assert not entries["aws"]["source"]["date_is_lower_bound"]
-    # Named after the OLDEST dated provider (GCP), not the newest (Lambda).
-    assert manifest["version"] == "snapshot-20250306"
+    # Named after the OLDEST dated provider (AWS), not the newest (Lium).
+    assert manifest["version"] == "snapshot-20260121"
+    gcp = entries["gcp"]["source"]
+    assert (gcp["repository"], gcp["path"], gcp["commit"]) == (
+        "Cyclenerd/google-cloud-pricing-cost-calculator",
+        "pricing.yml",
+        "fd66b26ff84fee5cdd94f341ea89206e76c06b99",
+    )
+    assert "Jul 30" in gcp["date_basis"]
     for name in SKYPILOT:
         c = skypilot_vms.CONVERSIONS[name]
         given = entries[name]["source"]
@@ -168,9 +175,9 @@ def test_no_price_without_a_real_source(snapshot):
     # N1 GPU spot prices were illustrative ("40% of on-demand") and their on-demand prices "as
     # widely quoted", never checked against a dated source: no N1 GPU offer is left.
     assert not [i for i in gcp if i.instance_name.startswith("n1-") and i.gpu_count]
-    unsourced = script.UNSOURCED_SKUS
-    assert unsourced == {"ILL", "PUB"}
-    assert unsourced <= set(replay_gcp.sku_sources().values())
+    # GCP is from pricing.yml only now: none of the replay's illustrative or "as widely quoted"
+    # SKUs (N1 GPUs, TPUs) prices an offer.
+    assert not [i for i in gcp if i.instance_name.startswith(("v2-", "v3-", "v5", "v6e"))]
 
 
 @pytest.mark.parametrize("name", sorted(SERVED_LENGTH))
@@ -479,12 +486,52 @@ def test_the_script_imports_no_test_code():
     )
 
 
+def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
+    from scripts.snapshot_sources import cyclenerd_gcp
+
+    data = cyclenerd_gcp.read()
+    assert data["about"]["generated"] == "Thu Jul 30 06:13:17 2026"
+    machines = data["compute"]["instance"]
+    gcp = list(offers(snapshot, "gcp"))
+    for item in gcp:
+        cost = machines[item.instance_name]["cost"][item.location]
+        assert cost["hour_spot" if item.spot else "hour"] == item.price, item
+    # Real figures, checked against the file's rows: the L4 spot price the old snapshot had
+    # at $0.2532 in europe-west4 is $0.38986 in this version.
+    price = {(i.instance_name, i.location, i.spot): i.price for i in gcp}
+    assert price[("g2-standard-4", "europe-west4", True)] == 0.38986
+    assert price[("g2-standard-4", "us-central1", False)] == 0.706832255
+    assert price[("a3-highgpu-8g", "us-central1", False)] == 88.4899999025753
+    assert price[("a3-highgpu-8g", "us-central1", True)] == 50.6095408219178
+    # The collector's filter: an A3 with fewer than 8 GPUs is not sold on demand.
+    assert ("a3-highgpu-1g", "us-central1", False) not in price
+    assert ("a3-highgpu-1g", "us-central1", True) in price
+    g4 = [i for i in gcp if i.instance_name == "g4-standard-48" and i.location == "us-central1"]
+    assert sorted((i.spot, tuple(i.flags), i.price) for i in g4) == [
+        (False, ("gcp-g4",), 4.49993),
+        (False, ("gcp-g4-preview",), 4.49993),
+        (True, ("gcp-g4",), 1.79982),
+        (True, ("gcp-g4-preview",), 1.79982),
+    ]
+    assert (g4[0].gpu_name, g4[0].gpu_count, g4[0].gpu_memory) == ("RTXPRO6000", 1, 96.0)
+    converted = cyclenerd_gcp.convert()
+    assert converted.fractional == ["g4-standard-12", "g4-standard-24", "g4-standard-6"]
+    assert not converted.unknown_keys
+    assert len(gcp) == 3148
+    a100 = next(i for i in gcp if i.instance_name == "a2-ultragpu-8g")
+    assert (a100.gpu_name, a100.gpu_memory, a100.gpu_count) == ("A100", 80.0, 8)
+
+
 def test_stored_input_hashes_are_pinned():
     digests = {
         name: hashlib.sha256((skypilot_vms.DATA / name).read_bytes()).hexdigest()
         for name in sorted(p.name for p in skypilot_vms.DATA.glob("*.csv"))
     }
     assert digests == PINNED
+    excerpt = skypilot_vms.DATA / "cyclenerd_pricing_fd66b26_excerpt.yml"
+    assert hashlib.sha256(excerpt.read_bytes()).hexdigest() == (
+        "8fe6a242e02037d08a015df89b82a0d566d039a66040cb130016d5258d75b6d7"
+    )
 
 
 # ------------------------------------------------ online providers answered from the snapshot
