@@ -119,6 +119,9 @@ NO_COMMIT_DATE = (
     "repository is too large to copy); read on 2026-12-01"
 )
 
+# The same, for the files first read on 2026-12-02 (Jarvis Labs, Seeweb, Daytona).
+NO_COMMIT_DATE_1202 = NO_COMMIT_DATE.replace("read on 2026-12-01", "read on 2026-12-02")
+
 SOURCES: dict[str, Source] = {
     "aws": Source(
         _aws,
@@ -199,14 +202,14 @@ SOURCES: dict[str, Source] = {
     "jarvislabs": _skypilot_source(
         "jarvislabs",
         None,
-        NO_COMMIT_DATE,
+        NO_COMMIT_DATE_1202,
         "every row of the version the file reader serves (2 are stored): on-demand GPU and CPU "
         "types in regions IN1 and IN2; SkyPilot's instance names, not the live collector's",
     ),
     "seeweb": _skypilot_source(
         "seeweb",
         None,
-        NO_COMMIT_DATE,
+        NO_COMMIT_DATE_1202,
         "every row of the version the file reader serves (79 are stored) that names a region: "
         "on-demand prices; the 16 rows with an empty Region (plans listed in no region) are "
         "left out",
@@ -226,7 +229,7 @@ SOURCES: dict[str, Source] = {
     "daytona": _skypilot_source(
         "daytona",
         None,
-        NO_COMMIT_DATE,
+        NO_COMMIT_DATE_1202,
         "every row of the one stored version: GPU sandboxes in `earth` (Daytona schedules them "
         "across its fleet) on-demand and spot, CPU sandboxes in `us` and `eu`",
     ),
