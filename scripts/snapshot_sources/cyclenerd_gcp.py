@@ -15,7 +15,8 @@ vCPUs, memory, GPUs and any bundled local SSD, as Cyclenerd totals them). Decisi
   collector's `filter()` and its G4 copy for older dstack (`with_legacy_g4_preview`), so the
   offers are what the collector would publish at these prices.
 - G4 shapes with a fraction of a GPU (`rtx6000: 0.125`) are left out: an offer has whole GPUs.
-- `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept).
+- `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept);
+  `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here).
 - The excerpt keeps the GPU machine types (A2, A3, G2, G4) and E2; other CPU families are not
   in this snapshot (as before this file was converted). TPUs are not in `pricing.yml`.
 """
@@ -107,6 +108,9 @@ def convert(path: Path = STORED) -> Converted:
                         disk_size=None,
                         flags=gcp.offer_flags(name, capacity),
                         cpu_arch=CPUArchitecture.X86,
+                        # As the collector writes it on every VM offer (dstack reads it); the
+                        # file has no DWS calendar-mode prices.
+                        provider_data={"is_dws_calendar_mode": False},
                     )
                 )
     return out
