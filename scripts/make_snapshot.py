@@ -75,22 +75,10 @@ def _aws() -> list[CatalogItem]:
     return replay_aws.collect(replay_aws.FULL_PRICE_LIST)
 
 
-# The price-source tags of tests/providers/data/gcp/make_replay_data.py that no dated source backs.
-UNSOURCED_SKUS = {"ILL", "PUB"}
-
-
 def _gcp() -> list[CatalogItem]:
-    from scripts.replay import replay_gcp
+    from scripts.snapshot_sources import cyclenerd_gcp
 
-    origin = replay_gcp.sku_sources()
-
-    def real(sku: dict[str, Any]) -> bool:
-        # Illustrative SKUs (e.g. the N1 GPU spot prices) only exercise code paths, and the
-        # "as widely quoted" ones (N1 GPUs, some TPUs) were never checked against a dated
-        # source; K80 is past its end of life and its recorded prices are of no use to anyone.
-        return origin.get(sku["skuId"]) not in UNSOURCED_SKUS and "K80" not in sku["description"]
-
-    return replay_gcp.collect(keep_sku=real)
+    return cyclenerd_gcp.collect()
 
 
 def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
@@ -131,6 +119,9 @@ NO_COMMIT_DATE = (
     "repository is too large to copy); read on 2026-12-01"
 )
 
+# The same, for the files first read on 2026-12-02 (Jarvis Labs, Seeweb, Daytona).
+NO_COMMIT_DATE_1202 = NO_COMMIT_DATE.replace("read on 2026-12-01", "read on 2026-12-02")
+
 SOURCES: dict[str, Source] = {
     "aws": Source(
         _aws,
@@ -153,19 +144,20 @@ SOURCES: dict[str, Source] = {
         _gcp,
         PRICE_LIST,
         "Cloud Billing Catalog prices via Cyclenerd/google-cloud-pricing-cost-calculator "
-        "pricing.yml@0166a59 (generated 2025-03-06), in recorded SKU format; machine types from "
-        "gcloud exports (tests/providers/data/gcp/make_replay_data.py)",
-        "2025-03-06",
-        "a date inside the file (pricing.yml says it was generated on 2025-03-06)",
-        "also GCP's spot pricing page and SkyPilot's catalog, undated; SKUs tagged illustrative "
-        "or 'as widely quoted' (N1 GPUs, some TPUs) and K80 SKUs are left out, and with them "
-        "every offer they would price. "
-        "A newer pricing.yml (fd66b26, generated 2026-07-30) exists and is not converted yet",
+        "pricing.yml@fd66b26 (generated 2026-07-30): A2, A3, G2, G4 and E2 machine types in "
+        "every region it prices",
+        "2026-07-30",
+        "a date inside the file (pricing.yml says it was generated on Thu Jul 30 06:13:17 "
+        "2026); the commit fd66b26 is of the same day",
+        "on-demand (`hour`) and spot (`hour_spot`) machine prices per region, converted by "
+        "scripts/snapshot_sources/cyclenerd_gcp.py and filtered as the GCP collector does; G4 "
+        "shapes with a fraction of a GPU, TPUs (not in pricing.yml) and N1 GPUs (priced per "
+        "GPU, not per machine) are not in it. Newer versions of pricing.yml exist (2026-08-06 "
+        "and later) but are 4 MiB or more, which the repository copy available here lacks",
         repository="Cyclenerd/google-cloud-pricing-cost-calculator",
         path="pricing.yml",
-        commit="0166a59",
-        stored="tests/providers/data/gcp/replay_compute_skus_page1.json (and the other "
-        "replay_*.json there)",
+        commit="fd66b26ff84fee5cdd94f341ea89206e76c06b99",
+        stored="scripts/snapshot_sources/data/cyclenerd_pricing_fd66b26_excerpt.yml",
         label="Cyclenerd",
     ),
     "oci": _skypilot_source(
@@ -205,17 +197,77 @@ SOURCES: dict[str, Source] = {
         "Secure Cloud on-demand prices per data center; SkyPilot's SpotPrice equals Price in "
         "every row read, so no spot offer is made of it",
     ),
+    # Online providers: asked live when the network is there; offline, and whenever the live
+    # provider does not answer, a query answers from these (`Catalog.query`).
+    "jarvislabs": _skypilot_source(
+        "jarvislabs",
+        None,
+        NO_COMMIT_DATE_1202,
+        "every row of the version the file reader serves (2 are stored): on-demand GPU and CPU "
+        "types in regions IN1 and IN2; SkyPilot's instance names, not the live collector's",
+    ),
+    "seeweb": _skypilot_source(
+        "seeweb",
+        None,
+        NO_COMMIT_DATE_1202,
+        "every row of the version the file reader serves (79 are stored) that names a region: "
+        "on-demand prices; the 16 rows with an empty Region (plans listed in no region) are "
+        "left out",
+    ),
+    "lium": _skypilot_source(
+        "lium",
+        "2026-08-24",
+        "2026-08-24 or later: the pull request that adds the file "
+        "(skypilot-org/skypilot-catalog#190) is dated 2026-08-24; the commit's own date could "
+        "not be read here",
+        "every row of the version the file reader serves (3 are stored): free secure-tier "
+        "nodes, on-demand, located by country code (written lower-case, as the Lium collector "
+        "begins its locations); the one RTX PRO 6000 Workstation node is left out (a GPU the "
+        "accelerators table does not know)",
+        lower_bound=True,
+    ),
+    "daytona": _skypilot_source(
+        "daytona",
+        None,
+        NO_COMMIT_DATE_1202,
+        "every row of the one stored version: GPU sandboxes in `earth` (Daytona schedules them "
+        "across its fleet) on-demand and spot, CPU sandboxes in `us` and `eu`",
+    ),
 }
 
-# Offline providers the snapshot leaves out, and why: no real prices at hand.
+# Providers the snapshot leaves out, and why: no real prices at hand (or not converted yet).
 LEFT_OUT: dict[str, str] = {
     "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
     "test recordings were written in the API's format from public quotes), and the Azure "
-    "collector keeps GPU sizes only; the two recorded pages price CPU sizes",
+    "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "
+    "public capture on 2026-12-02 (the code index, for the meter name 'NC24ads A100 v4 Spot', "
+    "the spot price 0.67877 and Retail Prices API items of Standard_NC24ads_A100_v4): only "
+    "hand-written test data and prose quotes, no recorded item",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
     "illustrative, and SkyPilot has no CloudRift catalog",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
     "ovhcloud": "its catalog was rebuilt from a dated third-party table of its prices, not recorded",
+    # Online providers without a snapshot part (they are asked live only).
+    "hyperbolic": "SkyPilot's catalog (stored: scripts/snapshot_sources/data) lists its H100 rows "
+    "in region `default`, which names no place, and does not say whether its price is the "
+    "marketplace's spot rate (what the Hyperbolic collector reads) or an on-demand VM rate",
+    "vastai": "SkyPilot's catalogs/v8/vast/vms.csv exists (159 stored versions); not converted "
+    "yet: a marketplace of single hosts, each row one host at that hour",
+    "cudo": "SkyPilot's catalogs/v8/cudo/vms.csv exists; not converted yet",
+    "shadeform": "SkyPilot's catalogs/v8/shadeform/vms.csv exists (1,313 stored versions); not "
+    "converted yet",
+    "primeintellect": "SkyPilot's catalogs/v8/primeintellect/vms.csv (one stored version, "
+    "read 2026-12-02) is older than the other sources (its Lambda rows have the old prices: "
+    "8x H100 $23.92), undated, and not faithful row by row: GpuInfo's SizeInMiB is the total "
+    "memory of all GPUs, and some Region country codes contradict their data center (IS for "
+    "me-west-1)",
+    "vultr": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "hotaisle": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "digitalocean": "no SkyPilot v8 catalog (older versions only) at hand",
+    "crusoe": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "tensordock": "no SkyPilot v8 catalog and no other dated public price list at hand",
+    "fluidstack": "no SkyPilot v8 catalog stored (v7 and older only)",
+    "paperspace": "no SkyPilot v8 catalog stored (v7 and older only)",
 }
 
 
@@ -242,7 +294,8 @@ def from_sources(
 ) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
     csvs: dict[str, bytes] = {}
     entries: dict[str, dict[str, Any]] = {}
-    for name in registry.OFFLINE_PROVIDERS:
+    # Online providers too: the snapshot is what a query without network answers with.
+    for name in registry.ALL_PROVIDERS:
         if names is not None and name not in names:
             continue
         src = SOURCES.get(name)

@@ -12,10 +12,14 @@ is in that folder's README). Every row becomes one offer per price column it fil
   neither spelling resolves is skipped and counted (`Converted.skipped`), never renamed by hand;
 - the location is the column the provider's own collector uses for it (RunPod: the data center,
   SkyPilot's `AvailabilityZone`; the others: `Region`); `disk_size` is unknown (not in the file);
-- the provider's own `filter()` is applied, as its collector would.
+- a row without a location (Seeweb leaves `Region` empty for plans it lists in no region) is
+  left out and counted (`Converted.unplaced`): an offer has to be somewhere to be rented;
+- the provider's own `filter()` is applied, as its collector would;
+- instance names are SkyPilot's (`InstanceType`), which for online providers (Jarvis Labs, Lium,
+  Seeweb, Daytona) differ from the names their live collectors give.
 
-`PENDING` lists SkyPilot catalogs of providers this branch has no provider module for: once a
-module exists, move the entry to `CONVERSIONS` (and `SOURCES` in `scripts/make_snapshot.py`).
+To add a provider: copy its file into DATA (trimmed, rows verbatim; say how in DATA's README),
+add a `Conversion` with its commit here and a `Source` in `scripts/make_snapshot.py`, and a test.
 """
 
 from __future__ import annotations
@@ -54,6 +58,12 @@ class Conversion:
     # SkyPilot lists OCI once per availability domain; the OCI collector makes one offer per
     # region, so the same shape at the same price in a region's other domains is not repeated.
     one_per_region: bool = False
+    # Lium's `Region` is the node's country code ("US"); the Lium collector writes locations
+    # lower-cased, `<country code>-<region>` ("us-va"), so the snapshot writes "us".
+    lower_location: bool = False
+    # Instance types whose GPU is known to be missing from the accelerators table, each with
+    # why: skipped and counted like any unknown GPU, but not an error for `collect()`.
+    known_skips: tuple[tuple[str, str], ...] = ()
 
     @property
     def stored(self) -> Path:
@@ -69,6 +79,7 @@ class Converted:
     items: list[CatalogItem]
     rows: int = 0
     skipped: list[str] = field(default_factory=list)  # why each skipped row was skipped
+    unplaced: int = 0  # rows without a location, left out
 
 
 CONVERSIONS: dict[str, Conversion] = {
@@ -116,25 +127,44 @@ CONVERSIONS: dict[str, Conversion] = {
         excerpt="535 of the file's rows (2,167,070 characters in all): the Secure Cloud rows of the "
         "pages read (A100 80GB, RTX 4090, RTX 5090, RTX 6000 Ada, H100 NVL, H200 SXM types)",
     ),
+    # Online providers (asked live when the network is there); their snapshot offers answer a
+    # query only when the live provider does not (`Catalog.query`).
+    "jarvislabs": Conversion(
+        "jarvislabs",
+        "skypilot_v8_jarvislabs_vms.csv",
+        "catalogs/v8/jarvislabs/vms.csv",
+        "57d65781a544958d7d07014f062f7d1cad8415a7",
+    ),
+    "seeweb": Conversion(
+        "seeweb",
+        "skypilot_v8_seeweb_vms.csv",
+        "catalogs/v8/seeweb/vms.csv",
+        "004a1aef76542bb40d12fcedaaf091551ddf5fb4",
+    ),
+    "lium": Conversion(
+        "lium",
+        "skypilot_v8_lium_vms.csv",
+        "catalogs/v8/lium/vms.csv",
+        "04a03aee12247fb62be7a2ee9d460bbf6dff30b1",
+        lower_location=True,
+        known_skips=(
+            (
+                "RTXPRO6000-WK_1x",
+                "RTX PRO 6000 Workstation Edition is not in the accelerators table",
+            ),
+        ),
+    ),
+    "daytona": Conversion(
+        "daytona",
+        "skypilot_v8_daytona_vms.csv",
+        "catalogs/v8/daytona/vms.csv",
+        "0eb5da57210acb5149367bd2b2f23237591aa2f5",
+    ),
 }
 
-# SkyPilot v8 catalogs of providers without a provider module on this branch (the `providers`
-# branch adds Fluidstack, Paperspace, Hyperbolic, Prime Intellect, Shadeform, Scaleway and
-# OVHcloud). To add one after merging: copy the file into DATA (trimmed, rows verbatim), add a
-# `Conversion` with its commit and a `Source` in scripts/make_snapshot.py, and a test.
-PENDING: dict[str, str] = {
-    # stored, converted by `PENDING_CONVERSIONS` below once the module exists
-    "hyperbolic": "catalogs/v8/hyperbolic/vms.csv",
-    "primeintellect": "catalogs/v8/primeintellect/vms.csv",
-    "shadeform": "catalogs/v8/shadeform/vms.csv",
-    "fluidstack": "no v8 catalog stored (v7 and older only)",
-    "paperspace": "no v8 catalog stored (v7 and older only)",
-    "scaleway": "no SkyPilot catalog",
-    "ovhcloud": "no SkyPilot catalog",
-}
-
-
-PENDING_CONVERSIONS: dict[str, Conversion] = {
+# Stored SkyPilot catalogs that are not in the snapshot (why: `LEFT_OUT` in
+# scripts/make_snapshot.py); kept so that the reason can be checked against the file.
+STORED_NOT_SHIPPED: dict[str, Conversion] = {
     "hyperbolic": Conversion(
         "hyperbolic",
         "skypilot_v8_hyperbolic_vms.csv",
@@ -166,6 +196,12 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
     with (path or conversion.stored).open(newline="") as f:
         for row in csv.DictReader(f):
             out.rows += 1
+            location = row[conversion.location_column].strip()
+            if not location:
+                out.unplaced += 1
+                continue
+            if conversion.lower_location:
+                location = location.lower()
             count = int(float(row["AcceleratorCount"] or 0))
             name: str | None = None
             memory: float | None = None
@@ -190,7 +226,7 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
             for price, spot in prices:
                 if price is None or price <= 0:
                     continue
-                key = (row["InstanceType"], row[conversion.location_column], spot, price)
+                key = (row["InstanceType"], location, spot, price)
                 if conversion.one_per_region:
                     if key in seen:
                         continue
@@ -206,7 +242,7 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                             if conversion.platform_preset
                             else row["InstanceType"]
                         ),
-                        location=row[conversion.location_column],
+                        location=location,
                         price=price,
                         cpu=int(float(row["vCPUs"])),
                         memory=float(row["MemoryGiB"]),
@@ -227,8 +263,13 @@ def collect(provider: str) -> list[CatalogItem]:
     """The provider's snapshot offers: its stored catalog converted, its own filter applied."""
     from gpuhunt._internal import registry
 
-    converted = convert(CONVERSIONS[provider])
-    if converted.skipped:
+    conversion = CONVERSIONS[provider]
+    converted = convert(conversion)
+    known = {name for name, _ in conversion.known_skips}
+    unexpected = [s for s in converted.skipped if s.split(":")[0] not in known]
+    if unexpected or len(converted.skipped) != len(known):
         raise ValueError(f"{provider}: rows skipped: {'; '.join(converted.skipped)}")
     cls = registry.provider_class(provider)
-    return cls.filter(converted.items)
+    # Online providers have no catalog filter: what they answer is what is rentable.
+    keep = getattr(cls, "filter", None)
+    return list(keep(converted.items)) if keep is not None else converted.items

@@ -196,26 +196,50 @@ def test_issue_24_h100_sxm_and_pcie_on_the_bundled_snapshot(snapshot, path):
             return select(table, q)
         return [o for o in offers if matches(o, q)]
 
-    # Offers of unknown form factor are kept (Verda's names do not say).
-    assert kinds(ask("h100 sxm")) == [
-        ("aws", "p5.48xlarge", "sxm"),
-        ("aws", "p5.4xlarge", "sxm"),
-        ("gcp", "a3-highgpu-8g", "sxm"),
-        ("lambdalabs", "gpu_1x_h100_sxm5", "sxm"),
-        ("lambdalabs", "gpu_2x_h100_sxm5", "sxm"),
-        ("lambdalabs", "gpu_4x_h100_sxm5", "sxm"),
-        ("lambdalabs", "gpu_8x_h100_sxm5", "sxm"),
-        ("nebius", "gpu-h100-sxm", "sxm"),
-        ("oci", "BM.GPU.H100.8", "sxm"),
-        ("verda", "1H100.80S.32V", None),
+    # Offers of unknown form factor are kept (Verda's, Daytona's, Jarvis Labs' names and Lium's
+    # single H100 do not say).
+    unknown_h100 = [
+        *[("daytona", f"{n}x-H100", None) for n in range(1, 9)],
+        *[
+            ("jarvislabs", name, None)
+            for name in (
+                "1x_H100_24V_200G",
+                "2x_H100_48V_400G",
+                "4x_H100_96V_800G",
+                "8x_H100_192V_1600G",
+            )
+        ],
     ]
+    assert kinds(ask("h100 sxm")) == sorted(
+        [
+            ("aws", "p5.48xlarge", "sxm"),
+            ("aws", "p5.4xlarge", "sxm"),
+            *[("gcp", f"a3-highgpu-{n}g", "sxm") for n in (1, 2, 4, 8)],
+            ("gcp", "a3-megagpu-8g", "sxm"),
+            ("lambdalabs", "gpu_1x_h100_sxm5", "sxm"),
+            ("lambdalabs", "gpu_2x_h100_sxm5", "sxm"),
+            ("lambdalabs", "gpu_4x_h100_sxm5", "sxm"),
+            ("lambdalabs", "gpu_8x_h100_sxm5", "sxm"),
+            ("lium", "H100-SXM_8x", "sxm"),
+            ("lium", "H100_1x", None),
+            ("nebius", "gpu-h100-sxm", "sxm"),
+            ("oci", "BM.GPU.H100.8", "sxm"),
+            ("verda", "1H100.80S.32V", None),
+            *unknown_h100,
+        ]
+    )
     assert kinds(ask("H100-SXM5")) == kinds(ask("h100 sxm"))
-    assert kinds(ask("h100 pcie")) == [
-        ("lambdalabs", "gpu_1x_h100_pcie", "pcie"),
-        ("verda", "1H100.80S.32V", None),
-    ]
+    assert kinds(ask("h100 pcie")) == sorted(
+        [
+            ("lambdalabs", "gpu_1x_h100_pcie", "pcie"),
+            ("lium", "H100_1x", None),
+            ("verda", "1H100.80S.32V", None),
+            *unknown_h100,
+        ]
+    )
     unknown_a100 = [
         ("runpod", "1x_A100-80GB_SECURE", None),
+        ("seeweb", "ECS1GPU3", None),
         ("verda", "1A100.22V", None),
         ("verda", "4A100.88V", None),
     ]
@@ -239,11 +263,14 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
     unknown = sorted(
         {(o.provider, o.gpu_name) for o in offers if o.gpu_count and o.form_factor is None}
     )
-    tpus = [("gcp", t) for t in ("v2-8", "v3-8", "v6e-1", "v6e-4", "v6e-8")]  # no GPU form factor
     assert unknown == sorted(
         [
             ("aws", "A10G"),  # AWS's own board; AWS does not say
-            *tpus,
+            # SkyPilot's names of these do not say (1x-H100, 1x_H100_24V_200G, ECS1GPU3, H100_1x)
+            *[("daytona", g) for g in ("B300", "H100", "H200")],
+            *[("jarvislabs", g) for g in ("H100", "H200")],
+            *[("lium", g) for g in ("B200", "B300", "H100", "H200")],
+            *[("seeweb", g) for g in ("A100", "H200")],
             ("lambdalabs", "A100"),  # gpu_1x_a100 ... gpu_8x_a100: the name does not say
             ("lambdalabs", "V100"),
             ("oci", "P100"),  # VM.GPU2.1
@@ -299,9 +326,13 @@ def test_gpuhunt_0134_reads_a_catalog_we_build(tmp_path, gpuhunt_0134):
 
     inputs = tmp_path / "in"
     inputs.mkdir()
+    from gpuhunt._internal import registry
+
+    # A published catalog holds the offline providers only (the snapshot's online providers'
+    # parts are not built or published).
     with zipfile.ZipFile(SNAPSHOT) as z:
         for name in z.namelist():
-            if name.endswith(".csv"):
+            if name.endswith(".csv") and name.removesuffix(".csv") in registry.OFFLINE_PROVIDERS:
                 (inputs / name).write_bytes(z.read(name))
     from tests._internal.fastpath import csv_bytes
 

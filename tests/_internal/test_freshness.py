@@ -259,13 +259,14 @@ def test_status_names_each_bundled_providers_source_and_date_basis(published, ca
         i = lines.index(f"{name:13} {source['name']}", start)
         assert lines[i + 1] == f"{'':13} date: {source['date_basis']}"
     bounded = [p for p, e in entries.items() if e["source"]["date_is_lower_bound"]]
-    assert bounded == ["lambdalabs"]
-    row = next(
-        line
-        for line in lines
-        if line.startswith("lambdalabs") and "RECORDED" not in line and line.split()[1].isdigit()
-    )
-    assert row.endswith("2026-05-04T00:00:00+00:00 or later")
+    assert bounded == ["lambdalabs", "lium"]
+    for name, date in [("lambdalabs", "2026-05-04"), ("lium", "2026-08-24")]:
+        row = next(
+            line
+            for line in lines
+            if line.startswith(name) and "RECORDED" not in line and line.split()[1].isdigit()
+        )
+        assert row.endswith(f"{date}T00:00:00+00:00 or later")
 
 
 def test_a_provider_that_was_not_due_is_carried_over_saying_so(tmp_path, capsys):

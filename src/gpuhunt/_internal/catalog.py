@@ -50,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
 CLOSE_TIMEOUT = 5.0  # seconds close() waits for the catalog's threads, in all
+NOT_ADDED = "not added to this catalog (add_provider)"
 
 
 @dataclass
@@ -414,12 +415,11 @@ class Catalog:
         live = [p for p in self.online_providers if wanted is None or p.NAME.lower() in wanted]
         if wanted is not None:
             added = {p.NAME.lower() for p in self.online_providers}
-            for name in sorted(wanted - added - set(registry.OFFLINE_PROVIDERS)):
-                # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
-                why = "not added to this catalog (add_provider)"
-                if self._online.errors.get(name) != why:
-                    logger.warning("Online provider %s was asked for but not added", name)
-                self._online.errors[name] = why
+            # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
+            not_added = sorted(wanted - added - set(registry.OFFLINE_PROVIDERS))
+            newly = [n for n in not_added if self._online.errors.get(n) != NOT_ADDED]
+            for name in not_added:
+                self._online.errors[name] = NOT_ADDED
         asked = online.ask(self._submit, live, q, self.balance_resources, self._online)
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
         offers = self._query_offline(offline, q) if offline else []
@@ -445,14 +445,41 @@ class Catalog:
             if asked
             else []
         )
-        if named_online_only and live and not answered:
+        # Online providers whose offers the loaded catalog holds (only the bundled snapshot
+        # has any) answer for one that is not added or did not answer this time.
+        standing_in = self._stand_ins(
+            [
+                p
+                for p in registry.ONLINE_PROVIDERS
+                if (wanted is None or p in wanted) and p not in answered
+            ]
+        )
+        for name in standing_in:  # answered after all, from the catalog
+            if self._online.errors.get(name) == NOT_ADDED:
+                del self._online.errors[name]
+        if wanted is not None:
+            for name in newly:
+                if name not in standing_in:
+                    logger.warning("Online provider %s was asked for but not added", name)
+        if named_online_only and live and not answered and not standing_in:
             assert wanted is not None
             raise OnlineProvidersFailedError(
                 {name: self._why_no_answer(name) for name in sorted(wanted)}
             )
+        if standing_in:
+            offers = merge_online(offers, [self._query_offline(standing_in, q)])
         if not asked:
             return offers
         return merge_online(offers, found)
+
+    def _stand_ins(self, missing: list[str]) -> list[str]:
+        """Those of `missing` whose offers the catalog holds; loads it if a query naming only
+        online providers has not (so a query that every live provider answered loads nothing)."""
+        if not missing:
+            return []
+        loaded = self._loader.current()
+        held = set(loaded.table.providers) if loaded is not None else set()
+        return [p for p in missing if p in held]
 
     def _why_no_answer(self, name: str) -> str:
         why = self._online.errors.get(name, "did not answer")

@@ -217,6 +217,10 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
     named = [registry.spec(p) for p in args.provider or []]  # raises on unknown names
     named_online = [s for s in named if s.online]
     if not args.online:
+        # Those the bundled snapshot holds are answered from it while the catalog cannot be
+        # loaded (`_check_stand_ins` after the query); the others need --online.
+        held = _snapshot_providers()
+        named_online = [s for s in named_online if s.name not in held]
         if named_online:
             names = ", ".join(s.name for s in named_online)
             what = "is an online provider" if len(named_online) == 1 else "are online providers"
@@ -232,6 +236,32 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
                 raise UsageError(f"{spec.name}: {e}") from None
             logger.debug("Skipping online provider %s: %s", spec.name, e)
     return live
+
+
+def _snapshot_providers() -> set[str]:
+    from gpuhunt._internal.load import sources
+
+    try:
+        manifest = sources.bundled().manifest or {}
+    except GPUHuntError:  # no snapshot in this installation
+        return set()
+    return set(manifest.get("providers") or {})
+
+
+def _check_stand_ins(args: argparse.Namespace, status: CatalogStatus) -> None:
+    """Online providers named without --online are answered only by a catalog holding their
+    offers (the bundled snapshot); from any other catalog the answer would be an empty list
+    that says nothing, so it is the usage error it was."""
+    if args.online:
+        return
+    named = [registry.spec(p) for p in args.provider or []]
+    missing = [s.name for s in named if s.online and s.name not in status.offers]
+    if missing:
+        names = ", ".join(missing)
+        raise UsageError(
+            f"{names} queried live: add --online (the bundled snapshot answers for it only "
+            "while the catalog cannot be loaded)"
+        )
 
 
 @command("query", help=HELP, description=DESCRIPTION, arguments=arguments)
@@ -255,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
     # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))
+    _check_stand_ins(args, catalog.status())
     if args.sort == "price-per-gpu":
         offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
     elif args.sort == "gpu-memory":
@@ -323,7 +354,9 @@ def _offers(
         rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
         cut = _cut(args, rows, machine=False)
         providers = {render.row_offer(r).provider for r in cut}
-        offline = providers & set(registry.OFFLINE_PROVIDERS)
+        # The bundled snapshot's online providers (standing in for a live answer) have a
+        # source too.
+        offline = providers & (set(registry.OFFLINE_PROVIDERS) | set(status.sources or {}))
         count = f"{len(cut)} of {len(rows)} offers{_cut_note(args, len(cut), len(rows))}"
         if len(rows) < len(offers):
             count += (
@@ -363,7 +396,7 @@ def _footer(
 ) -> str:
     """The footer's source part. A query of online providers only never reads the catalog, so
     where the catalog came from is beside the point: it names whom it asked (and who failed)."""
-    if args.provider and all(registry.spec(p).online for p in args.provider):
+    if args.provider and all(registry.spec(p).online for p in args.provider) and not providers:
         failed = set(status.online_errors)
         asked = ", ".join(
             p + (" (failed, see below)" if p in failed else "") for p in args.provider

@@ -392,7 +392,10 @@ class Loader:
         try:
             if cache is not None:
                 side.hash_ahead(raw, registry.OFFLINE_PROVIDERS)
-            for provider in registry.OFFLINE_PROVIDERS:
+            # The bundled snapshot also holds online providers' offers, which stand in for a
+            # live provider that does not answer (`Catalog.query`); a published catalog has none.
+            stand_ins = [p for p in registry.ONLINE_PROVIDERS if p in raw.csvs]
+            for provider in registry.OFFLINE_PROVIDERS + stand_ins:
                 if provider in raw.csvs:
                     try:
                         tables.append(provider_table(raw, provider, cache, cached, side))

@@ -1,0 +1,126 @@
+"""Cyclenerd's `pricing.yml` (Cyclenerd/google-cloud-pricing-cost-calculator, generated from
+Google's Cloud Billing Catalog) -> the GCP part of the bundled snapshot.
+
+The stored input is `data/cyclenerd_pricing_fd66b26_excerpt.yml` (how it was cut is in that
+folder's README): `compute.instance.<machine type>` with its `cpu`, `ram` (GB), GPU count under
+the GPU's key and `cost.<region>.hour` / `hour_spot` (USD per hour for the whole machine:
+vCPUs, memory, GPUs and any bundled local SSD, as Cyclenerd totals them). Decisions:
+
+- One on-demand offer per machine type and region from `hour`, one spot offer from `hour_spot`;
+  a missing or non-positive price makes no offer.
+- The location is the region: the file prices regions, and which of a region's zones has the
+  machine type is not in it (the live GCP collector makes one offer per zone).
+- GPUs through the GCP collector's accelerator table (`gcp.GCP_ACCELERATORS`, the keys below
+  name its accelerator types), flags as the collector gives them (`gcp.offer_flags`), then the
+  collector's `filter()` and its G4 copy for older dstack (`with_legacy_g4_preview`), so the
+  offers are what the collector would publish at these prices.
+- G4 shapes with a fraction of a GPU (`rtx6000: 0.125`) are left out: an offer has whole GPUs.
+- `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept);
+  `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here).
+- The excerpt keeps the GPU machine types (A2, A3, G2, G4) and E2; other CPU families are not
+  in this snapshot (as before this file was converted). TPUs are not in `pricing.yml`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuhunt._internal.gpu_names import resolve_gpu
+from gpuhunt._internal.models import CatalogItem, CPUArchitecture
+
+DATA = Path(__file__).resolve().parent / "data"
+REPOSITORY = "Cyclenerd/google-cloud-pricing-cost-calculator"
+PATH = "pricing.yml"
+COMMIT = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
+STORED = DATA / "cyclenerd_pricing_fd66b26_excerpt.yml"
+
+# pricing.yml's GPU keys -> Compute Engine accelerator types (GCP's own names).
+GPU_KEYS = {
+    "a100": "nvidia-tesla-a100",
+    "a100-80gb": "nvidia-a100-80gb",
+    "h100-80gb": "nvidia-h100-80gb",
+    "h100-80gb-mega": "nvidia-h100-mega-80gb",
+    "l4": "nvidia-l4",
+    "rtx6000": "nvidia-rtx-pro-6000",
+}
+
+
+@dataclass
+class Converted:
+    items: list[CatalogItem]
+    generated: str  # the file's own `about.generated`
+    fractional: list[str] = field(default_factory=list)  # machine types left out, a GPU share
+    unknown_keys: list[str] = field(default_factory=list)
+
+
+def read(path: Path = STORED) -> dict[str, Any]:
+    with path.open() as f:
+        data = yaml.safe_load(f)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a pricing.yml mapping")
+    return data
+
+
+def convert(path: Path = STORED) -> Converted:
+    from gpuhunt.providers import gcp
+
+    data = read(path)
+    out = Converted(items=[], generated=str(data["about"]["generated"]))
+    for name, machine in data["compute"]["instance"].items():
+        keys = [k for k in machine if k in GPU_KEYS]
+        others = set(machine) - set(GPU_KEYS) - {"cpu", "ram", "cost", "local-ssd", "type"}
+        if others:
+            out.unknown_keys.append(f"{name}: {sorted(others)}")
+            continue
+        count: float = float(machine[keys[0]]) if keys else 0.0
+        if count != int(count):
+            out.fractional.append(name)
+            continue
+        gpu = None
+        if keys:
+            accelerator = GPU_KEYS[keys[0]]
+            gpu = resolve_gpu(*gcp.GCP_ACCELERATORS[accelerator])
+            if gpu is None:
+                raise ValueError(f"{name}: {accelerator} is not in the accelerators table")
+        for region, cost in machine["cost"].items():
+            for column, spot in (("hour", False), ("hour_spot", True)):
+                price = cost.get(column)
+                if not isinstance(price, (int, float)) or price <= 0:
+                    continue
+                capacity = gcp.Capacity.SPOT if spot else gcp.Capacity.ON_DEMAND
+                out.items.append(
+                    CatalogItem(
+                        provider="gcp",
+                        instance_name=name,
+                        location=region,
+                        price=float(price),
+                        cpu=int(machine["cpu"]),
+                        memory=float(machine["ram"]),
+                        gpu_count=int(count),
+                        gpu_name=gpu.name if gpu else None,
+                        gpu_memory=gpu.memory if gpu else None,
+                        gpu_vendor=gpu.vendor if gpu else None,
+                        spot=spot,
+                        disk_size=None,
+                        flags=gcp.offer_flags(name, capacity),
+                        cpu_arch=CPUArchitecture.X86,
+                        # As the collector writes it on every VM offer (dstack reads it); the
+                        # file has no DWS calendar-mode prices.
+                        provider_data={"is_dws_calendar_mode": False},
+                    )
+                )
+    return out
+
+
+def collect() -> list[CatalogItem]:
+    """GCP's snapshot offers: the stored excerpt converted, the collector's filter applied."""
+    from gpuhunt.providers import gcp
+
+    converted = convert()
+    if converted.unknown_keys:
+        raise ValueError(f"gcp: unknown pricing.yml keys: {'; '.join(converted.unknown_keys)}")
+    return gcp.with_legacy_g4_preview(gcp.GCPProvider.filter(converted.items))
