@@ -626,6 +626,7 @@ def _gpuhunt(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.subprocess
 def test_cli_query_of_an_online_provider_without_network_answers_from_the_snapshot(tmp_path):
     run = _gpuhunt(
         tmp_path, "query", "--provider", "jarvislabs", "--gpu", "H100", "--json",
@@ -648,6 +649,7 @@ def test_cli_query_of_an_online_provider_without_network_answers_from_the_snapsh
     assert "Data age: jarvislabs unknown (SkyPilot)." in " ".join(table.stdout.split())
 
 
+@pytest.mark.subprocess
 def test_cli_query_of_an_online_provider_from_a_catalog_without_it_needs_online(tmp_path):
     folder = tmp_path / "catalog"
     folder.mkdir()
@@ -660,6 +662,7 @@ def test_cli_query_of_an_online_provider_from_a_catalog_without_it_needs_online(
     assert vast.returncode == 2 and "queried live: add --online" in vast.stderr
 
 
+@pytest.mark.subprocess
 def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path):
     run = _gpuhunt(tmp_path, "catalog", "status", "--json", GPUHUNT_CATALOG_URL=UNREACHABLE)
     assert run.returncode == 0, run.stderr
