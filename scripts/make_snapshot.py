@@ -265,7 +265,7 @@ SOURCES: dict[str, Source] = {
     ),
 }
 
-# Providers the snapshot leaves out, and why: no real prices at hand (or not converted yet).
+# Providers the snapshot leaves out, and why: no real prices at hand, or none faithful row by row.
 LEFT_OUT: dict[str, str] = {
     "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
     "test recordings were written in the API's format from public quotes), and the Azure "
