@@ -119,7 +119,8 @@ NO_COMMIT_DATE = (
     "repository is too large to copy); read on 2026-12-01"
 )
 
-# The same, for the files first read on 2026-12-02 (Jarvis Labs, Seeweb, Daytona).
+# The same, for the files first read on 2026-12-02 (Jarvis Labs, Seeweb, Daytona, CUDO,
+# Shadeform, Vast.ai).
 NO_COMMIT_DATE_1202 = NO_COMMIT_DATE.replace("read on 2026-12-01", "read on 2026-12-02")
 
 SOURCES: dict[str, Source] = {
@@ -233,9 +234,38 @@ SOURCES: dict[str, Source] = {
         "every row of the one stored version: GPU sandboxes in `earth` (Daytona schedules them "
         "across its fleet) on-demand and spot, CPU sandboxes in `us` and `eu`",
     ),
+    "cudo": _skypilot_source(
+        "cudo",
+        None,
+        NO_COMMIT_DATE_1202,
+        "every row of the version the file reader serves (8 are stored): on-demand prices of "
+        "SkyPilot's own choice of vCPU/RAM sizes per GPU machine type and data center (CUDO "
+        "prices GPU, vCPU and RAM separately; SkyPilot adds them up per size); no spot prices",
+    ),
+    "shadeform": _skypilot_source(
+        "shadeform",
+        None,
+        NO_COMMIT_DATE_1202,
+        "every row of the version the file reader serves (1,313 are stored): on-demand prices "
+        "of the underlying clouds' types (`<cloud>_<type>`, as the Shadeform collector names "
+        "them) in the Shadeform regions listed; no spot prices",
+    ),
+    "vastai": _skypilot_source(
+        "vastai",
+        None,
+        NO_COMMIT_DATE_1202,
+        "a MARKETPLACE SNAPSHOT: every row of the version the file reader serves (159 are "
+        "stored), each one host listed at the hour SkyPilot's fetcher ran, so what is rentable "
+        "now differs. A price is not one host's ask: per type (GPU model and count) SkyPilot "
+        "takes the median of its hosts' total hourly price and lists the hosts at or under it "
+        "at that median. vCPUs and RAM are as the file gives them (32 and 64 GiB in every row); "
+        "the GPU model is read from the type name (SkyPilot's `AcceleratorName` drops Ti, NVL, "
+        "SXM); SpotPrice is 0.00 in every row, so no spot (interruptible) offer is made; "
+        "locations as the Vast collector writes them (`us-texas`; `us` where no place is given)",
+    ),
 }
 
-# Providers the snapshot leaves out, and why: no real prices at hand (or not converted yet).
+# Providers the snapshot leaves out, and why: no real prices at hand, or none faithful row by row.
 LEFT_OUT: dict[str, str] = {
     "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
     "test recordings were written in the API's format from public quotes), and the Azure "
@@ -251,11 +281,6 @@ LEFT_OUT: dict[str, str] = {
     "hyperbolic": "SkyPilot's catalog (stored: scripts/snapshot_sources/data) lists its H100 rows "
     "in region `default`, which names no place, and does not say whether its price is the "
     "marketplace's spot rate (what the Hyperbolic collector reads) or an on-demand VM rate",
-    "vastai": "SkyPilot's catalogs/v8/vast/vms.csv exists (159 stored versions); not converted "
-    "yet: a marketplace of single hosts, each row one host at that hour",
-    "cudo": "SkyPilot's catalogs/v8/cudo/vms.csv exists; not converted yet",
-    "shadeform": "SkyPilot's catalogs/v8/shadeform/vms.csv exists (1,313 stored versions); not "
-    "converted yet",
     "primeintellect": "SkyPilot's catalogs/v8/primeintellect/vms.csv (one stored version, "
     "read 2026-12-02) is older than the other sources (its Lambda rows have the old prices: "
     "8x H100 $23.92), undated, and not faithful row by row: GpuInfo's SizeInMiB is the total "

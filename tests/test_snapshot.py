@@ -38,13 +38,17 @@ SKYPILOT = [
     "seeweb",
     "lium",
     "daytona",
+    "cudo",
+    "shadeform",
+    "vastai",
 ]
 # Online providers with a snapshot part: offline, their snapshot offers answer a query.
-STAND_INS = ["jarvislabs", "seeweb", "lium", "daytona"]
+STAND_INS = ["jarvislabs", "seeweb", "lium", "daytona", "cudo", "shadeform", "vastai"]
 BUDGET_BYTES = 500 * 1024  # the compressed snapshot's budget (README: "under 500 KB")
 
 # The stored SkyPilot files, as the file reader served them: their length in characters (the
-# reader's `total_chars`, CRLF line ends counted). The RunPod file is an excerpt (rows verbatim).
+# reader's `total_chars`, CRLF line ends counted, except CUDO's, whose `total_chars` is its
+# length with LF line ends). The RunPod file is an excerpt (rows verbatim).
 SERVED_LENGTH = {
     "skypilot_v8_lambda_vms.csv": 73947,
     "skypilot_v8_verda_vms.csv": 4997,
@@ -54,9 +58,16 @@ SERVED_LENGTH = {
     "skypilot_v8_seeweb_vms.csv": 6311,
     "skypilot_v8_lium_vms.csv": 7431,
     "skypilot_v8_daytona_vms.csv": 10662,
+    "skypilot_v8_cudo_vms.csv": 33536,
+    "skypilot_v8_shadeform_vms.csv": 23166,
+    "skypilot_v8_vast_vms.csv": 12085,
 }
+LF_SERVED = {"skypilot_v8_cudo_vms.csv"}
 # ... and their sha256, so that an edit to a stored input fails here, not silently.
 PINNED = {
+    "skypilot_v8_cudo_vms.csv": "1f4d267e9566e2634a9d616446eac5c6a7dd196f805c2ac5b5706e110de9f4c3",
+    "skypilot_v8_shadeform_vms.csv": "fc116a380dd97aaf5f92cb6b9f379f61f81b9efab1f4eb8f95448ea23c23d48a",
+    "skypilot_v8_vast_vms.csv": "b18232fddbb22eaed5fc18a83a5807eaee15684618dad81c1534a2b43b51852b",
     "skypilot_v8_daytona_vms.csv": "b5bfcf4c4c054a089bcbae96e3a22885f121b13ddfae6b81d08fe878c30a50e8",
     "skypilot_v8_hyperbolic_vms.csv": "5997cc2b8505d5d0c120b44f58bd253bbfdaad6b838f5728466b653826faa4a9",
     "skypilot_v8_jarvislabs_vms.csv": "ad86214b054002ea07bff387126b08fcefd6dd7c40f11304f537666757a0753d",
@@ -92,7 +103,7 @@ def offers(snapshot: archive.Archive, provider: str):
 
 
 def rows(name: str) -> list[dict[str, str]]:
-    with (skypilot_vms.DATA / name).open(newline="") as f:
+    with (skypilot_vms.DATA / name).open(newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
 
 
@@ -128,6 +139,9 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
         "seeweb": None,
         "lium": "2026-08-24",
         "daytona": None,
+        "cudo": None,
+        "shadeform": None,
+        "vastai": None,
     }
     assert entries["lium"]["source"]["date_basis"].startswith("2026-08-24 or later")
     assert entries["lium"]["source"]["date_is_lower_bound"] is True
@@ -184,7 +198,8 @@ def test_no_price_without_a_real_source(snapshot):
 def test_stored_inputs_are_the_files_as_read(name):
     text = (skypilot_vms.DATA / name).read_bytes().decode()
     assert len(text) == SERVED_LENGTH[name]
-    assert text.count("\r\n") == text.count("\n")  # the served line ends, kept
+    crlf = 0 if name in LF_SERVED else text.count("\n")
+    assert text.count("\r\n") == crlf  # the served line ends, kept
 
 
 def test_lambda_prices_are_the_newest_stored_skypilot_lambda_catalog(snapshot):
@@ -421,6 +436,97 @@ def test_lium_offers_are_every_known_gpu_row_located_by_country(snapshot):
     assert out.skipped == ["RTXPRO6000-WK_1x: GPU 'RTXPRO6000-WK' is not known"]
 
 
+def test_cudo_and_shadeform_prices_are_as_listed(snapshot):
+    for name, file in [
+        ("cudo", "skypilot_v8_cudo_vms.csv"),
+        ("shadeform", "skypilot_v8_shadeform_vms.csv"),
+    ]:
+        got = {(i.instance_name, i.location, i.spot): i.price for i in offers(snapshot, name)}
+        assert got == listed_prices(file), name
+        assert not [i for i in offers(snapshot, name) if i.spot]  # no SpotPrice in either file
+    cudo = {(i.instance_name, i.location): i for i in offers(snapshot, "cudo")}
+    assert len(cudo) == 156
+    h100 = cudo[("sapphire-rapids-h100_8x64v128gb", "no-kristiansand-1")]
+    assert (h100.price, h100.gpu_name, h100.gpu_count, h100.gpu_memory, h100.cpu, h100.memory) == (
+        15.3248,
+        "H100",
+        8,
+        80.0,
+        64,
+        128.0,
+    )
+    a5000 = cudo[("ice-lake-rtx-a5000_1x2v4gb", "ca-montreal-3")]
+    assert (a5000.gpu_name, a5000.gpu_memory, a5000.price) == ("A5000", 24.0, 0.30979999999999996)
+    assert cudo[("intel-ice-lake-a800-pci_1x2v4gb", "us-carlsbad-1")].gpu_name == "A800"
+    shade = {(i.instance_name, i.location): i for i in offers(snapshot, "shadeform")}
+    assert len(shade) == 118
+    # SizeInMiB holds GB in this file: 48 is an A6000's 48 GB, not 48 MiB.
+    a6000 = shade[("massedcompute_A6000x8", "kansascity-usa-1")]
+    assert (a6000.gpu_name, a6000.gpu_count, a6000.gpu_memory, a6000.price) == (
+        "A6000",
+        8,
+        48.0,
+        4.56,
+    )
+    h100 = shade[("lambdalabs_H100-sxm5x8", "saltlakecity-usa-1")]
+    assert (h100.price, h100.cpu, h100.memory, h100.gpu_memory) == (31.92, 208, 1800.0, 80.0)
+    gaudi = shade[("denvr_Gaudi2x8", "houston-usa-1")]
+    assert (gaudi.gpu_name, gaudi.gpu_vendor, gaudi.gpu_memory) == (
+        "Gaudi2",
+        AcceleratorVendor.INTEL,
+        96.0,
+    )
+
+
+def test_vastai_offers_are_its_marketplace_rows_with_the_model_from_the_type_name(snapshot):
+    vast = list(offers(snapshot, "vastai"))
+    assert len(vast) == 67 == len(rows("skypilot_v8_vast_vms.csv"))
+    assert not [i for i in vast if i.spot]  # SpotPrice is 0.00 in every row
+    got = {(i.instance_name, i.location): i for i in vast}
+    rtx = got[("1x-RTX_4090-32-65536", "de-germany")]
+    assert (rtx.price, rtx.gpu_name, rtx.gpu_memory, rtx.cpu, rtx.memory) == (
+        0.40,
+        "RTX4090",
+        24.0,
+        32,
+        64.0,
+    )
+    # SizeInMiB is all the GPUs' memory: 287542 MiB for 2x H200 is 141 GB each.
+    assert got[("2x-H200-32-65536", "us-michigan")].gpu_memory == 141.0
+    assert got[("8x-RTX_A2000-32-65536", "ca-britishcolumbia")].gpu_memory == 6.0
+    # AcceleratorName says RTX4070, RTX4060, RTX3060 and H100; the type names the real model.
+    assert got[("2x-RTX_4070S_Ti-32-65536", "bg-bulgaria")].gpu_name == "RTX4070TiSUPER"
+    assert got[("1x-RTX_4060_Ti-32-65536", "gb-unitedkingdom")].gpu_name == "RTX4060Ti"
+    assert got[("2x-RTX_3060_Ti-32-65536", "us-michigan")].gpu_name == "RTX3060Ti"
+    assert got[("1x-RTX_3060-32-65536", "it-italy")].gpu_name == "RTX3060"
+    assert got[("1x-H100_NVL-32-65536", "bg-bulgaria")].gpu_name == "H100NVL"
+    assert got[("1x-H100_SXM-32-65536", "us-texas")].gpu_name == "H100"
+    # ", US, NA": a host that gives its country only is located by the country code.
+    assert got[("4x-B200-32-65536", "us")].price == 18.82
+    assert got[("4x-RTX_3080-32-65536", "cn")].price == 0.37
+    assert ("2x-RTX_5090-32-65536", "is-hafnarfjarðarkaupstaður") in got
+    out = skypilot_vms.convert(skypilot_vms.CONVERSIONS["vastai"])
+    assert out.rows == 67 and not out.skipped and not out.unplaced
+
+
+def test_a_vast_region_that_is_not_a_place_is_left_out_and_counted(tmp_path):
+    path = tmp_path / "vms.csv"
+    path.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+        "Region\n"
+        "1x-RTX_4090-32-65536,RTX4090,1,32,64.0,\"{'Gpus': [{'Name': 'RTX4090', 'Count': 1, "
+        "'MemoryInfo': {'SizeInMiB': 24564}}], 'TotalGpuMemoryInMiB': 24564}\",0.40,0.00,"
+        '"default"\n'
+        "1x-RTX_4090-32-65536,RTX4090,1,32,64.0,\"{'Gpus': [{'Name': 'RTX4090', 'Count': 1, "
+        "'MemoryInfo': {'SizeInMiB': 24564}}], 'TotalGpuMemoryInMiB': 24564}\",0.40,0.00,"
+        '"Texas, US, NA"\n',
+        encoding="utf-8",
+    )
+    out = skypilot_vms.convert(skypilot_vms.CONVERSIONS["vastai"], path)
+    assert out.rows == 2 and out.unplaced == 1
+    assert [(i.location, i.price) for i in out.items] == [("us-texas", 0.40)]
+
+
 def test_a_row_without_a_location_is_left_out_and_counted():
     out = skypilot_vms.convert(skypilot_vms.CONVERSIONS["seeweb"])
     assert out.rows == 75 and out.unplaced == 16 and not out.skipped
@@ -431,7 +537,7 @@ def test_rtx_4090_offers_are_in_the_snapshot(snapshot):
     providers = {
         name for name in snapshot.csvs for i in offers(snapshot, name) if i.gpu_name == "RTX4090"
     }
-    assert providers == {"runpod", "lium", "daytona"}
+    assert providers == {"runpod", "lium", "daytona", "vastai"}
 
 
 def test_the_snapshot_stays_within_its_size_budget():
@@ -449,7 +555,8 @@ def test_every_new_location_has_a_geography_row(snapshot):
         table = {(r["provider"], r["location"]): r for r in reader}
     areas = {"north-america", "south-america", "europe", "middle-east", "africa", "asia-pacific"}
     # Lium's locations are country codes, placed by rule (tests/_internal/test_geography.py).
-    for name in ["runpod", "verda", "oci", "jarvislabs", "seeweb"]:
+    # So are Vast.ai's (`us-texas`).
+    for name in ["runpod", "verda", "oci", "jarvislabs", "seeweb", "cudo", "shadeform"]:
         for item in offers(snapshot, name):
             row = table[(name, item.location)]
             assert re.fullmatch(r"[A-Z]{2}", row["country"]) and row["area"] in areas
@@ -576,7 +683,7 @@ def test_offline_an_online_provider_is_answered_from_the_snapshot(offline_catalo
     )
     assert [i.price for i in lium] == sorted(i.price for i in lium)  # cheapest first
     everyone = offline_catalog.query(gpu_name="RTX4090", max_gpu_count=1)
-    assert {i.provider for i in everyone} == {"runpod", "lium", "daytona"}
+    assert {i.provider for i in everyone} == {"runpod", "lium", "daytona", "vastai"}
     assert offline_catalog.status().sources["lium"]["date_basis"].startswith("2026-08-24")
 
 
@@ -668,7 +775,7 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
     assert run.returncode == 0, run.stderr
     info = json.loads(run.stdout)
     assert info["source"] == "bundled"
-    assert set(info["sources"]) == set(info["recorded_at"]) and len(info["sources"]) == 11
+    assert set(info["sources"]) == set(info["recorded_at"]) and len(info["sources"]) == 14
     assert info["recorded_at"]["lium"].startswith("2026-08-24")
     assert info["sources"]["daytona"]["date_basis"].startswith("unknown: ")
     assert info["sources"]["jarvislabs"]["commit"].startswith("57d6578")

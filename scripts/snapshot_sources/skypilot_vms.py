@@ -16,7 +16,10 @@ is in that folder's README). Every row becomes one offer per price column it fil
   left out and counted (`Converted.unplaced`): an offer has to be somewhere to be rented;
 - the provider's own `filter()` is applied, as its collector would;
 - instance names are SkyPilot's (`InstanceType`), which for online providers (Jarvis Labs, Lium,
-  Seeweb, Daytona) differ from the names their live collectors give.
+  Seeweb, Daytona, CUDO, Shadeform, Vast.ai) differ from the names their live collectors give;
+- Vast.ai: the GPU model is read from `InstanceType` (Vast's own name, e.g. `RTX_4070S_Ti`),
+  not from `AcceleratorName`, from which SkyPilot's fetcher cuts the variant (`RTX4070`); the
+  location is made from `Region` as the Vast collector makes it from Vast's geolocation.
 
 To add a provider: copy its file into DATA (trimmed, rows verbatim; say how in DATA's README),
 add a `Conversion` with its commit here and a `Source` in `scripts/make_snapshot.py`, and a test.
@@ -27,6 +30,8 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +69,15 @@ class Conversion:
     # Instance types whose GPU is known to be missing from the accelerators table, each with
     # why: skipped and counted like any unknown GPU, but not an error for `collect()`.
     known_skips: tuple[tuple[str, str], ...] = ()
+    # SkyPilot's Vast fetcher writes the memory of ALL the offer's GPUs under `SizeInMiB`
+    # (287542 for 2x H200): divided by the count here to give memory per GPU.
+    memory_is_total: bool = False
+    # A pattern whose group 1 in `InstanceType` is the provider's own GPU model name: SkyPilot's
+    # Vast fetcher cuts "Ti", "NVL", "SXM" and "S" off `AcceleratorName` ("RTX_4070S_Ti" ->
+    # "RTX4070"), so the model is read from the type name ("_" for spaces), as Vast gives it.
+    gpu_in_instance_type: str | None = None
+    # Turns `Region` into the location the provider's own collector writes (None: as it is).
+    locate: Callable[[str], str] | None = None
 
     @property
     def stored(self) -> Path:
@@ -160,6 +174,29 @@ CONVERSIONS: dict[str, Conversion] = {
         "catalogs/v8/daytona/vms.csv",
         "0eb5da57210acb5149367bd2b2f23237591aa2f5",
     ),
+    "cudo": Conversion(
+        "cudo",
+        "skypilot_v8_cudo_vms.csv",
+        "catalogs/v8/cudo/vms.csv",
+        "113567a74b2f208af08e0c9236e26cc354a2bf65",
+    ),
+    "shadeform": Conversion(
+        "shadeform",
+        "skypilot_v8_shadeform_vms.csv",
+        "catalogs/v8/shadeform/vms.csv",
+        "002363dac75913b446b2d3d564ae795678849dfd",
+        # SkyPilot's Shadeform fetcher writes GB under `SizeInMiB` (48 for an A6000).
+        memory_unit_gib=1.0,
+    ),
+    "vastai": Conversion(
+        "vastai",
+        "skypilot_v8_vast_vms.csv",
+        "catalogs/v8/vast/vms.csv",
+        "01b8cdda287814b30ff0acb49746cca19fbd4355",
+        memory_is_total=True,
+        gpu_in_instance_type=r"\d+x-(.+)-\d+-\d+",
+        locate=lambda region: _vast_location(region),
+    ),
 }
 
 # Stored SkyPilot catalogs that are not in the snapshot (why: `LEFT_OUT` in
@@ -172,6 +209,18 @@ STORED_NOT_SHIPPED: dict[str, Conversion] = {
         "0082b0435f3912ae4c566856b272455cc78f4f61",
     ),
 }
+
+
+def _vast_location(region: str) -> str:
+    """SkyPilot's Vast `Region` is Vast's geolocation ("Texas, US") with a continent code
+    appended (", NA"); the Vast collector writes "us-texas", or the bare country code when the
+    host gives no place before it (", US, NA" -> "us")."""
+    from gpuhunt.providers.vastai import get_location
+
+    parts = [p.strip() for p in region.split(",")]
+    if len(parts) != 3 or not re.fullmatch(r"[A-Z]{2}", parts[1]):
+        return ""  # not a place: left out and counted as unplaced
+    return get_location(f"{parts[0]}, {parts[1]}" if parts[0] else parts[1])
 
 
 def _gpu_info(text: str) -> dict[str, Any]:
@@ -193,10 +242,13 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
     """Every offer of one stored SkyPilot catalog, as the provider's collector would make it."""
     out = Converted(items=[])
     seen: set[tuple[str, str, bool, float]] = set()
-    with (path or conversion.stored).open(newline="") as f:
+    # UTF-8 whatever the locale: Vast.ai places have accents ("Bács-Kiskun, HU, EU").
+    with (path or conversion.stored).open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             out.rows += 1
             location = row[conversion.location_column].strip()
+            if location and conversion.locate is not None:
+                location = conversion.locate(location)
             if not location:
                 out.unplaced += 1
                 continue
@@ -210,9 +262,19 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                 info = _gpu_info(row["GpuInfo"])
                 gpu = info["Gpus"][0]
                 memory = gpu["MemoryInfo"]["SizeInMiB"] * conversion.memory_unit_gib
-                resolved = resolve_gpu(row["AcceleratorName"], memory) or resolve_gpu(
-                    gpu["Name"], memory
-                )
+                if conversion.memory_is_total:
+                    memory /= count
+                if conversion.gpu_in_instance_type:
+                    model = re.fullmatch(conversion.gpu_in_instance_type, row["InstanceType"])
+                    resolved = (
+                        resolve_gpu(model.group(1).replace("_", " "), memory) if model else None
+                    )
+                    if resolved is not None:  # whole GB, as the Vast collector writes them
+                        resolved = resolved._replace(memory=float(round(resolved.memory)))
+                else:
+                    resolved = resolve_gpu(row["AcceleratorName"], memory) or resolve_gpu(
+                        gpu["Name"], memory
+                    )
                 if resolved is None:
                     out.skipped.append(
                         f"{row['InstanceType']}: GPU {row['AcceleratorName']!r} is not known"

@@ -182,6 +182,24 @@ def snapshot():
     return offers, table_of(offers, providers)
 
 
+# The vCPU/RAM sizes of CUDO's machine types in SkyPilot's catalog (scripts/snapshot_sources).
+CUDO_SIZES = (
+    "1x2v4gb",
+    "1x4v8gb",
+    "2x8v16gb",
+    "2x16v32gb",
+    "4x32v64gb",
+    "8x64v128gb",
+    "8x96v192gb",
+    "4x48v96gb",
+    "2x24v48gb",
+    "1x12v24gb",
+    "4x96v192gb",
+    "2x48v96gb",
+    "1x24v48gb",
+)
+
+
 def kinds(offers):
     return sorted({(o.provider, o.instance_name.split()[0], o.form_factor) for o in offers})
 
@@ -197,8 +215,20 @@ def test_issue_24_h100_sxm_and_pcie_on_the_bundled_snapshot(snapshot, path):
         return [o for o in offers if matches(o, q)]
 
     # Offers of unknown form factor are kept (Verda's, Daytona's, Jarvis Labs' names and Lium's
-    # single H100 do not say).
+    # single H100 do not say; nor do CUDO's machine types, nor Shadeform's names without "sxm").
     unknown_h100 = [
+        *[("cudo", f"sapphire-rapids-h100_{size}", None) for size in CUDO_SIZES],
+        *[
+            ("shadeform", name, None)
+            for name in (
+                "lambdalabs_H100",
+                "massedcompute_H100",
+                "massedcompute_H100x2",
+                "paperspace_H100",
+                "scaleway_H100",
+                "scaleway_H100x2",
+            )
+        ],
         *[("daytona", f"{n}x-H100", None) for n in range(1, 9)],
         *[
             ("jarvislabs", name, None)
@@ -225,6 +255,8 @@ def test_issue_24_h100_sxm_and_pcie_on_the_bundled_snapshot(snapshot, path):
             ("nebius", "gpu-h100-sxm", "sxm"),
             ("oci", "BM.GPU.H100.8", "sxm"),
             ("verda", "1H100.80S.32V", None),
+            *[("shadeform", f"lambdalabs_H100-sxm5x{n}", "sxm") for n in (2, 4, 8)],
+            *[("vastai", f"{n}x-H100_SXM-32-65536", "sxm") for n in (1, 2, 4, 8)],
             *unknown_h100,
         ]
     )
@@ -242,16 +274,52 @@ def test_issue_24_h100_sxm_and_pcie_on_the_bundled_snapshot(snapshot, path):
         ("seeweb", "ECS1GPU3", None),
         ("verda", "1A100.22V", None),
         ("verda", "4A100.88V", None),
+        *[
+            ("shadeform", name, None)
+            for name in (
+                "crusoe_A100-80GB",
+                "crusoe_A100-80GBx2",
+                "crusoe_A100-80GBx4",
+                "massedcompute_A100-80GB",
+                "massedcompute_A100-80GBx2",
+            )
+        ],
     ]
-    assert kinds(ask("A100 80GB SXM")) == [
-        ("aws", "p4de.24xlarge", "sxm"),
-        *[("gcp", f"a2-ultragpu-{n}g", "sxm") for n in (1, 2, 4, 8)],
-        ("lambdalabs", "gpu_8x_a100_80gb_sxm4", "sxm"),
-        ("oci", "BM.GPU.A100-v2.8", "sxm"),
-        *unknown_a100,
-    ]
-    # No A100 80GB of this snapshot is known to be a PCIe board: only the unknown ones remain.
-    assert kinds(ask("A100 80GB PCIe")) == unknown_a100
+    assert kinds(ask("A100 80GB SXM")) == sorted(
+        [
+            ("aws", "p4de.24xlarge", "sxm"),
+            *[("gcp", f"a2-ultragpu-{n}g", "sxm") for n in (1, 2, 4, 8)],
+            ("lambdalabs", "gpu_8x_a100_80gb_sxm4", "sxm"),
+            ("oci", "BM.GPU.A100-v2.8", "sxm"),
+            *[
+                ("shadeform", name, "sxm")
+                for name in (
+                    "crusoe_A100-80G-sxm4x8",
+                    "denvr_A100-sxm4-80GB",
+                    "excesssupply_A100-sxm4-80GBx8",
+                    "lambdalabs_A100-sxm4-80GBx8",
+                    "massedcompute_A100-sxm4-80G-DGX",
+                    "massedcompute_A100-sxm4-80GB",
+                    "massedcompute_A100-sxm4-80GBx8",
+                    "paperspace_A100-sxm4-80GB",
+                )
+            ],
+            *unknown_a100,
+        ]
+    )
+    # The A100 80GB PCIe boards known as such are CUDO's (`a100-pcie`, `a100-pci`) and one Vast
+    # host's (`A100_PCIE`); the unknown ones remain too.
+    assert kinds(ask("A100 80GB PCIe")) == sorted(
+        [
+            *[
+                ("cudo", f"{family}_{size}", "pcie")
+                for family in ("epyc-genoa-a100-pcie", "intel-ice-lake-a100-pci")
+                for size in CUDO_SIZES
+            ],
+            ("vastai", "1x-A100_PCIE-32-65536", "pcie"),
+            *unknown_a100,
+        ]
+    )
     eight = ask("A100:8")
     assert eight and {o.gpu_count for o in eight} == {8} and {o.gpu_name for o in eight} == {"A100"}
 
@@ -278,6 +346,12 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
             ("runpod", "A100"),  # SkyPilot's RunPod names (1x_A100-80GB_SECURE) do not say
             # Verda's instance names (1H100.80S.32V) do not say either
             *[("verda", g) for g in ("A100", "B200", "B300", "H100", "H200", "V100")],
+            # CUDO's machine types (sapphire-rapids-h100, intel-broadwell-v100) do not say
+            *[("cudo", g) for g in ("H100", "V100")],
+            # nor do Shadeform's names without "sxm" (massedcompute_H100, denvr_Gaudi2x8)
+            *[("shadeform", g) for g in ("A100", "Gaudi2", "H100", "H200", "V100")],
+            # nor Vast's model names without a board (H200, B200, Tesla_V100)
+            *[("vastai", g) for g in ("B200", "H200", "V100")],
         ]
     )
     every = select(table, QueryFilter())

@@ -207,8 +207,8 @@ def test_compute_capability_as_written(capsys, cc):
         (["--limit", "-1"], "--limit -1 is negative"),
         (["--min-price", "abc"], "argument --min-price: invalid float value: 'abc'"),
         (["--sort", "cost"], "argument --sort: invalid choice"),
-        (["--provider", "vastai"], "vastai is an online provider, queried live: add --online"),
-        (["--provider", "vastai", "--provider", "cudo"], "are online providers"),
+        (["--provider", "hotaisle"], "hotaisle is an online provider, queried live: add --online"),
+        (["--provider", "hotaisle", "--provider", "primeintellect"], "are online providers"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, args, message):
