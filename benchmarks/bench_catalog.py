@@ -24,6 +24,10 @@ CLI rows time whole processes: `gpuhunt query` with an empty disk cache (cold) a
 From 500,000 offers, AWS and GCP are listed in many more zones (see WIDE_ZONES).
 
     python benchmarks/bench_catalog.py --offers 1000000 --runs 1 --json out.json
+
+Where polars and DuckDB are importable (`pip install -e ".[bench]"`), each reads the same
+CSV-only catalog (the unzipped CSVs, from local files) into one frame and runs the same query
+mix with every row's 7 fields read; their figures print beside ours and the reference's.
 """
 
 from __future__ import annotations
@@ -324,6 +328,120 @@ if mode == "all":
 print("RESULT " + json.dumps(res))
 """
 
+# Other engines a user might pick instead of this library (polars, DuckDB), when importable:
+# each reads the same CSV-only catalog (the unzipped CSVs of the CSV-only archives, all
+# providers, from local files: no download, no unzip) into one frame with a provider column,
+# then runs the same query mix, price-ordered as our answers are, every row's 7 fields read.
+# The filters are written in SQL (one text for both) to mean what ours mean on these catalogs
+# (the answer counts are printed beside ours to show it).
+ENGINE_SQL = {
+    "unfiltered": "TRUE",
+    "gpu name": "gpu_name = 'H100'",
+    "provider + gpu count": "provider = 'aws' AND gpu_count >= 8",
+    "price ceiling": "price <= 1.0",
+    "compute capability": "gpu_count > 0 AND gpu_vendor = 'nvidia' AND gpu_name IN ({cc9})",
+    "total gpu memory": "gpu_count > 0 AND gpu_count * gpu_memory >= 640",
+    "spot only": "spot",
+    "selective (aws, 8x H100, on-demand)": (
+        "provider = 'aws' AND gpu_name = 'H100' AND gpu_count >= 8 AND NOT spot"
+    ),
+    "orchestrator filter": (
+        "gpu_count BETWEEN 1 AND 8 AND gpu_memory >= 40 AND price <= 20 AND cpu >= 8"
+        " AND memory >= 32 AND NOT spot AND flags IS NULL"
+    ),
+}
+
+ENGINE_CHILD = r"""
+import json, statistics, sys, time
+from pathlib import Path
+engine, folder, runs = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+where = json.loads(sys.argv[4])
+files = sorted(folder.glob("*.csv"))
+med = statistics.median
+TYPES = {"instance_name": "VARCHAR", "location": "VARCHAR", "price": "DOUBLE", "cpu": "BIGINT",
+         "memory": "DOUBLE", "gpu_count": "BIGINT", "gpu_name": "VARCHAR", "gpu_memory": "DOUBLE",
+         "spot": "BOOLEAN", "disk_size": "DOUBLE", "gpu_vendor": "VARCHAR", "flags": "VARCHAR",
+         "cpu_arch": "VARCHAR", "provider_data": "VARCHAR"}
+SEVEN = "provider, instance_name, location, price, gpu_count, gpu_name, spot"
+if engine == "polars":
+    import polars as pl
+    kinds = {"VARCHAR": pl.String, "DOUBLE": pl.Float64, "BIGINT": pl.Int64, "BOOLEAN": pl.Boolean}
+    schema = {k: kinds[v] for k, v in TYPES.items()}
+    version = pl.__version__
+    def load():
+        return pl.concat([pl.read_csv(f, schema=schema).with_columns(provider=pl.lit(f.stem))
+                          for f in files])
+    def query(t, w):
+        ctx = pl.SQLContext(t=t)
+        return ctx.execute(f"SELECT {SEVEN} FROM t WHERE {w} ORDER BY price", eager=True).iter_rows()
+else:
+    import duckdb
+    version = duckdb.__version__
+    cols = "{" + ", ".join(f"'{k}': '{v}'" for k, v in TYPES.items()) + "}"
+    def load():
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t AS " + " UNION ALL ".join(
+            f"SELECT *, '{f.stem}' AS provider FROM read_csv('{f}', header=true, columns={cols})"
+            for f in files))
+        return con
+    def query(t, w):
+        return t.execute(f"SELECT {SEVEN} FROM t WHERE {w} ORDER BY price").fetchall()
+def clock():
+    return time.perf_counter(), time.process_time()
+loads, cpus = [], []
+for _ in range(runs):
+    t = clock(); frame = load(); loads.append(time.perf_counter() - t[0]); cpus.append(time.process_time() - t[1])
+res = {"version": version, "load_s": med(loads), "load_cpu_s": med(cpus), "loads": loads, "queries": {}}
+for name, w in where.items():
+    full = []
+    for _ in range(runs):
+        t = time.perf_counter(); n = 0
+        for p, i, l, pr, g, gn, s in query(frame, w):
+            n += 1
+        full.append(time.perf_counter() - t)
+    res["queries"][name] = {"full_s": med(full), "answer": n}
+print("RESULT " + json.dumps(res))
+"""
+
+ENGINES = ("polars", "duckdb")
+
+
+def engine_filters() -> dict[str, str]:
+    from gpuhunt._internal.constraints import get_compute_capability
+
+    cc9 = [g for g, _, _ in GPUS if (get_compute_capability(g) or (0, 0)) >= (9, 0)]
+    sql = {
+        k: v.replace("{cc9}", ", ".join(f"'{g}'" for g in dict.fromkeys(cc9)))
+        for k, v in ENGINE_SQL.items()
+    }
+    return {name: sql[name] for name in QUERIES}
+
+
+def run_engine(engine: str, folder: Path, runs: int) -> dict | None:
+    """One engine's figures, or None where it is not importable in this interpreter."""
+    probe = subprocess.run([sys.executable, "-c", f"import {engine}"], capture_output=True)
+    if probe.returncode != 0:
+        return None
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            ENGINE_CHILD,
+            engine,
+            str(folder),
+            str(runs),
+            json.dumps(engine_filters()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"{engine} child failed:\n{out.stderr[-3000:]}")
+
+
 # Resident memory as a user's process sees it: VmRSS growth from before `import gpuhunt`
 # (numpy's import and the library's own included) to after a load, and to after an unfiltered
 # answer whose every offer had its 7 fields read, held. A process of its own, so that nothing
@@ -519,6 +637,10 @@ def main() -> int:
         csvs = generate(args.offers)
         publish(csvs, root / "built")
         publish_csv_only(csvs, root / "csv-only")
+        # What polars and DuckDB read: the CSVs those archives hold, unzipped on local disk.
+        (root / "csv-files").mkdir()
+        for provider, data in csvs.items():
+            (root / "csv-files" / f"{provider}.csv").write_bytes(data)
         handler = functools.partial(_QuietHandler, directory=str(root))
         server = _Server(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -543,6 +665,10 @@ def main() -> int:
                 # one per thread (an environment setting of the server's, not the library's):
                 # what freed download and parse buffers left in the download threads' arenas.
                 one["rss_arenas"] = run_rss(sys.executable, built, {**src, "MALLOC_ARENA_MAX": "2"})
+            for engine in ENGINES:
+                figures = run_engine(engine, root / "csv-files", args.inner)
+                if figures is not None:
+                    one[engine] = figures
             if py:
                 # The reference reads only the CSVs; the CSV-only archives are what it is served.
                 one["reference"] = run_child(py, csv_url, args.inner, {}, mode=mode)
@@ -838,6 +964,8 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
             )
         )
 
+    report_engines(rounds, args)
+
     def ms(x: float | None) -> str:
         return f"{x * 1000:.1f} ms" if x is not None else "-"
 
@@ -849,6 +977,110 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
                 f"{r['reload_s']:.2f} s reload: median {ms(r['median_query_during_reload_s'])}, "
                 f"max {ms(r['max_query_during_reload_s'])} ({r['queries_during_reload']} queries)"
             )
+
+
+def report_engines(rounds: list[dict], args: argparse.Namespace) -> None:
+    """Ours, 0.1.34, polars and DuckDB side by side (medians over rounds): the CSV-only load
+    (ours downloads and unzips the archives too; the engines read the unzipped files) and the
+    query mix, each with the ratio engine / ours and every answer's size."""
+    present = [e for e in ENGINES if any(e in r for r in rounds)]
+    if not present:
+        print("polars / DuckDB: not importable here (pip install polars duckdb), not measured")
+        return
+    has_ref = any("reference" in r for r in rounds)
+
+    def med(get: Any) -> float | None:
+        xs = [x for x in (get(r) for r in rounds) if x is not None]
+        return statistics.median(xs) if xs else None
+
+    def of(who: str, *keys: str) -> Any:
+        def get(r: dict) -> Any:
+            d: Any = r.get(who)
+            for k in keys:
+                if d is None:
+                    return None
+                d = d.get(k)
+            return d
+
+        return get
+
+    def total(who: str) -> Any:
+        def get(r: dict) -> Any:
+            q = (r.get(who) or {}).get("queries")
+            return sum(v["full_s"] for v in q.values()) if q else None
+
+        return get
+
+    versions = {e: next(r[e]["version"] for r in rounds if e in r) for e in present}
+    cols = ["ours"] + ([f"{args.reference_version}"] if has_ref else [])
+    cols += [f"{e} {versions[e]}" for e in present]
+    print(
+        "\nother engines, same CSVs, same filters, every row's 7 fields read (ratio = engine / "
+        "ours; > 1 means ours is faster)"
+    )
+    print(
+        f"{'':46}" + "".join(f"{c:>16}" for c in cols) + "".join(f"{'/ours':>8}" for _ in present)
+    )
+    rows: list[tuple[str, Any, Any, list[Any], str]] = [
+        (
+            "load, CSV-only (s)",
+            of("csv_only", "load_s"),
+            of("reference", "load_s"),
+            [of(e, "load_s") for e in present],
+            "s",
+        ),
+        (
+            "  the same, CPU time (s)",
+            of("csv_only", "load_cpu_s"),
+            of("reference", "load_cpu_s"),
+            [of(e, "load_cpu_s") for e in present],
+            "s",
+        ),
+    ]
+    for name in QUERIES:
+        rows.append(
+            (
+                f"query: {name} (ms)",
+                of("ours", "queries", name, "full_s"),
+                of("reference", "queries", name, "full_s"),
+                [of(e, "queries", name, "full_s") for e in present],
+                "ms",
+            )
+        )
+    rows.append(
+        (
+            "query mix, every row read (ms)",
+            total("ours"),
+            total("reference"),
+            [total(e) for e in present],
+            "ms",
+        )
+    )
+    for label, ours_of, ref_of, engine_of, unit in rows:
+        ours = med(ours_of)
+        values = [ours] + ([med(ref_of)] if has_ref else []) + [med(g) for g in engine_of]
+        scale, digits = (1, 2) if unit == "s" else (1000, 1)
+        line = f"{label:46}" + "".join(
+            f"{v * scale:16.{digits}f}" if v is not None else f"{'-':>16}" for v in values
+        )
+        for g in engine_of:
+            v = med(g)
+            line += f"{v / ours:7.1f}x" if v is not None and ours else f"{'-':>8}"
+        print(line)
+    counts = {
+        name: [of("ours", "queries", name, "answer")(rounds[0])]
+        + [of(e, "queries", name, "answer")(rounds[0]) for e in present]
+        for name in QUERIES
+    }
+    differ = {k: v for k, v in counts.items() if len(set(v)) > 1}
+    print(
+        "answer sizes: "
+        + (
+            "the same for every query"
+            if not differ
+            else f"differ (ours, {', '.join(present)}): {differ}"
+        )
+    )
 
 
 if __name__ == "__main__":
