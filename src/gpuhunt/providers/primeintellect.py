@@ -32,7 +32,6 @@ Decisions:
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
@@ -41,8 +40,6 @@ from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
 from gpuhunt.providers._report import ParseReport
-
-logger = logging.getLogger(__name__)
 
 NAME = "primeintellect"
 AVAILABILITY_URL = "https://api.primeintellect.ai/api/v1/availability/gpus"
@@ -63,27 +60,26 @@ class PrimeIntellectProvider(KeyedProvider):
 
 def fetch_items(api_key: str) -> list[Any]:
     """Every item, over all pages."""
-    items: list[Any] = []
-    for page in range(1, MAX_PAGES + 1):
-        data = livecache.request_json(
+
+    def page(number: int) -> Any:
+        return livecache.request_json(
             "GET",
             AVAILABILITY_URL,
             provider=NAME,
             secret=api_key,
             credential=CREDENTIAL,
-            params={"page": page, "page_size": PAGE_SIZE},
+            params={"page": number, "page_size": PAGE_SIZE},
             headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
             allow_redirects=False,
         )
-        transport.require_fields(
-            data, {"items": list}, where=f"{NAME}: GET /api/v1/availability/gpus"
-        )
-        items.extend(data["items"])
-        total = data.get("totalCount")
-        if not data["items"] or not isinstance(total, int) or len(items) >= total:
-            return items
-    logger.warning("%s: more than %d pages of availability; using the first", NAME, MAX_PAGES)
-    return items
+
+    return transport.collect_pages(
+        page,
+        "items",
+        "totalCount",
+        where=f"{NAME}: GET /api/v1/availability/gpus",
+        max_pages=MAX_PAGES,
+    )
 
 
 def parse_items(items: list[Any], report: ParseReport | None = None) -> list[CatalogItem]:

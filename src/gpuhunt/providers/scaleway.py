@@ -39,7 +39,6 @@ Decisions:
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
@@ -49,8 +48,6 @@ from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitec
 from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OfflineProvider
-
-logger = logging.getLogger(__name__)
 
 NAME = "scaleway"
 PRODUCTS_URL = "https://api.scaleway.com/product-catalog/v2alpha1/public-catalog/products"
@@ -81,22 +78,19 @@ class ScalewayProvider(OfflineProvider):
 
 def fetch_products() -> list[Any]:
     """Every Instance product, over all pages."""
-    products: list[Any] = []
-    for page in range(1, MAX_PAGES + 1):
-        data = transport.request_json(
+
+    def page(number: int) -> Any:
+        return transport.request_json(
             "GET",
             PRODUCTS_URL,
             provider=NAME,
-            params={"product_types": "instance", "page": page, "page_size": PAGE_SIZE},
+            params={"product_types": "instance", "page": number, "page_size": PAGE_SIZE},
             headers={"Accept": "application/json"},
         )
-        transport.require_fields(data, {"products": list}, where=f"{NAME}: public-catalog")
-        products.extend(data["products"])
-        total = data.get("total_count")
-        if not data["products"] or not isinstance(total, int) or len(products) >= total:
-            return products
-    logger.warning("%s: more than %d catalog pages; using the first", NAME, MAX_PAGES)
-    return products
+
+    return transport.collect_pages(
+        page, "products", "total_count", where=f"{NAME}: public-catalog", max_pages=MAX_PAGES
+    )
 
 
 def parse_products(products: list[Any], report: ParseReport | None = None) -> list[CatalogItem]:

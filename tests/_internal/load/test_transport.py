@@ -123,3 +123,44 @@ def test_retry_after_is_honoured_up_to_the_cap(monkeypatch):
 
     assert retry.get_retry_after(Answer("3")) == 3.0
     assert retry.get_retry_after(Answer("3600")) == 7.0
+
+
+# ----------------------------------------------------------------- page-numbered listings
+
+
+def _pages(*pages):
+    asked = []
+
+    def get(number):
+        asked.append(number)
+        return pages[number - 1]
+
+    return get, asked
+
+
+def test_collect_pages_reads_until_the_total():
+    get, asked = _pages({"items": [1, 2], "total": 3}, {"items": [3], "total": 3}, {"items": [9]})
+    got = transport.collect_pages(get, "items", "total", where="x", max_pages=10)
+    assert (got, asked) == ([1, 2, 3], [1, 2])
+
+
+def test_collect_pages_stops_at_an_empty_page_or_without_a_total():
+    get, asked = _pages({"items": [1], "total": 5}, {"items": [], "total": 5})
+    assert transport.collect_pages(get, "items", "total", where="x", max_pages=10) == [1]
+    assert asked == [1, 2]
+    get, asked = _pages({"items": [1, 2]}, {"items": [3]})
+    assert transport.collect_pages(get, "items", "total", where="x", max_pages=10) == [1, 2]
+    assert asked == [1]
+
+
+def test_collect_pages_keeps_the_first_pages_of_a_listing_that_never_ends(caplog):
+    get, asked = _pages(*({"items": [n], "total": 100} for n in range(5)))
+    got = transport.collect_pages(get, "items", "total", where="p: list", max_pages=3)
+    assert (got, asked) == ([0, 1, 2], [1, 2, 3])
+    assert "p: list: more than 3 pages; using the first" in caplog.text
+
+
+def test_collect_pages_names_a_page_without_its_list():
+    get, _ = _pages({"products": []})
+    with pytest.raises(ProviderError, match="p: list: field 'items' is missing"):
+        transport.collect_pages(get, "items", "total", where="p: list", max_pages=3)

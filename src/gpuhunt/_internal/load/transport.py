@@ -424,3 +424,27 @@ def require_fields(obj: Any, fields: Mapping[str, type | tuple[type, ...]], *, w
             raise ProviderError(f"{where}: field {name!r} is missing")
         if not isinstance(obj[name], kind):
             raise ProviderError(f"{where}: field {name!r} has type {type(obj[name]).__name__}")
+
+
+def collect_pages(
+    get_page: Callable[[int], Any],
+    key: str,
+    total_key: str,
+    *,
+    where: str,
+    max_pages: int,
+) -> list[Any]:
+    """Every item of a page-numbered listing (pages 1, 2, ...; each an object whose `key` holds
+    that page's list and `total_key` the listing's size): read until the items reach the total,
+    a page comes back empty or no total is given. Past `max_pages` pages it logs and keeps the
+    first ones, so a listing that never ends cannot loop forever."""
+    items: list[Any] = []
+    for page in range(1, max_pages + 1):
+        data = get_page(page)
+        require_fields(data, {key: list}, where=where)
+        items.extend(data[key])
+        total = data.get(total_key)
+        if not data[key] or not isinstance(total, int) or len(items) >= total:
+            return items
+    logger.warning("%s: more than %d pages; using the first", where, max_pages)
+    return items
