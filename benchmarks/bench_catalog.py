@@ -436,10 +436,15 @@ def run_engine(engine: str, folder: Path, runs: int) -> dict | None:
         text=True,
         timeout=3600,
     )
+    return _child_result(out, engine)
+
+
+def _child_result(out: subprocess.CompletedProcess[str], who: str) -> Any:
+    """The figures a measuring child printed on its `RESULT ` line, or why it gave none."""
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
-    raise RuntimeError(f"{engine} child failed:\n{out.stderr[-3000:]}")
+    raise RuntimeError(f"{who} child failed:\n{out.stderr[-3000:]}")
 
 
 # Resident memory as a user's process sees it: VmRSS growth from before `import gpuhunt`
@@ -573,10 +578,7 @@ def run_child(
         text=True,
         timeout=7200,
     )
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    raise RuntimeError(f"benchmark child failed:\n{out.stderr[-3000:]}")
+    return _child_result(out, "benchmark")
 
 
 def time_cli(python: str, args: list[str], url: str, env_extra: dict[str, str], runs: int) -> dict:
