@@ -124,6 +124,9 @@ NO_COMMIT_DATE = (
 NO_COMMIT_DATE_1202 = NO_COMMIT_DATE.replace("read on 2026-12-01", "read on 2026-12-02")
 
 SOURCES: dict[str, Source] = {
+    # Not SkyPilot's AWS catalog, though it may be newer: its commit has no date here, and its
+    # on-demand prices equal these wherever it was read (`skypilot_vms.COMPARED_ONLY`); its
+    # spot prices, the one thing it would add, are worthless undated.
     "aws": Source(
         _aws,
         CATALOG,

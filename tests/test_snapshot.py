@@ -78,6 +78,7 @@ PINNED = {
     "skypilot_v8_oci_vms_gpu.csv": "25b1817e9b001f93e22565e187640e1eaa85aef242df00bfb0324c4e681403f3",
     "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
+    "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
 }
 
 
@@ -305,6 +306,23 @@ def test_aws_is_built_from_every_real_region_price(snapshot):
     for item in aws:
         assert prices[(item.instance_name, item.location)] == item.price
         assert not item.spot  # no spot price was recorded
+
+
+def test_aws_on_demand_equals_skypilots_newer_undated_catalog_where_it_was_read(snapshot):
+    """Why AWS is not taken from SkyPilot's AWS catalog (`COMPARED_ONLY`): on every (type,
+    region) of the stored excerpt its on-demand offer is the shipped one, field by field, so it
+    would add only spot prices, and those are undated (none shipped, as the test above says)."""
+    compared = skypilot_vms.convert(skypilot_vms.COMPARED_ONLY["aws"])
+    assert compared.rows == 54 and not compared.skipped
+    shipped = {(i.instance_name, i.location): i for i in offers(snapshot, "aws")}
+    fields = ("price", "cpu", "memory", "gpu_count", "gpu_name", "gpu_vendor")
+    assert len(compared.items) == 21  # 11 regions of g4dn.xlarge, 10 of g5.12xlarge
+    for item in compared.items:
+        ours = shipped[(item.instance_name, item.location)]
+        assert [getattr(ours, f) for f in fields] == [getattr(item, f) for f in fields], item
+    # 18 regions (three have both types): real places of the shipped part, not one repeated.
+    assert len({i.location for i in compared.items}) == 18
+    assert not set(skypilot_vms.COMPARED_ONLY) & set(skypilot_vms.CONVERSIONS)
 
 
 def test_gcp_sku_sources_match_the_generator():

@@ -211,6 +211,26 @@ STORED_NOT_SHIPPED: dict[str, Conversion] = {
 }
 
 
+# Stored SkyPilot catalogs kept only to check a shipped source against (a test compares them);
+# never converted into the snapshot.
+COMPARED_ONLY: dict[str, Conversion] = {
+    # AWS ships from a dated source (2026-01-21, scripts/make_snapshot.py). SkyPilot's AWS
+    # catalog is newer or not, which cannot be told: its commit has no date here. Its on-demand
+    # prices equal the shipped ones on every row of this excerpt; its spot prices change by the
+    # hour, and an undated spot price is no data, so none of them is shipped.
+    "aws": Conversion(
+        "aws",
+        "skypilot_v8_aws_vms_excerpt.csv",
+        "catalogs/v8/aws/vms.csv",
+        "00148f2af3672e2229b4f7bf8157d5a3f36e3c35",
+        spot_column=False,
+        one_per_region=True,
+        excerpt="the 54 whole rows of the page at offset 1,000,000 (g4dn.xlarge and "
+        "g5.12xlarge, per availability zone) of a 3,654,773-character file",
+    ),
+}
+
+
 def _vast_location(region: str) -> str:
     """SkyPilot's Vast `Region` is Vast's geolocation ("Texas, US") with a continent code
     appended (", NA"); the Vast collector writes "us-texas", or the bare country code when the
