@@ -485,8 +485,12 @@ for o in a:
     n += 1
 gc.collect()
 read = status("VmRSS")
+# What one offer of the answer holds on its own: the object (GC header included), its price
+# (a float of its own) and its slot in the answer list; everything else is shared.
+offer_bytes = sys.getsizeof(a[0]) + sys.getsizeof(a[0].price) + 8 if n else None
 print("RESULT " + json.dumps({"offers": n, "import": imported - start, "load": loaded - start,
-                              "read": read - start, "peak": status("VmHWM")}))
+                              "read": read - start, "peak": status("VmHWM"),
+                              "offer_bytes": offer_bytes}))
 """
 
 
@@ -945,6 +949,7 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
             ref_read = statistics.median(x["read_s"] for x in refs)
             line += f", 0.1.34 {ref_read * 1e9 / (7 * refs[0]['offers']):.1f} ns"
         print(line + " (a field: 7 fields of every offer of the unfiltered answer, per field)")
+        report_bounds(rounds, floor_s, n_split)
     rss = first.get("rss")
     if rss:
         mib = 1 / 2**20
@@ -979,6 +984,37 @@ def report(rounds: list[dict], args: argparse.Namespace) -> None:
                 f"{r['reload_s']:.2f} s reload: median {ms(r['median_query_during_reload_s'])}, "
                 f"max {ms(r['max_query_during_reload_s'])} ({r['queries_during_reload']} queries)"
             )
+
+
+def report_bounds(rounds: list[dict], floor_s: float, n_split: int) -> None:
+    """The #28 targets that an answer of plain Python objects cannot reach, with what bounds
+    them, from this run: the floor (as many plain slotted objects built and read) and the bytes
+    one offer object holds on its own."""
+    refs = [r["reference"] for r in rounds if r.get("reference")]
+    if not refs:
+        return
+    ref_first = statistics.median(r["first_query_s"] for r in refs)
+    ours_first = statistics.median(r["ours"]["first_query_s"] for r in rounds)
+    ref_mix = statistics.median(sum(q["full_s"] for q in r["queries"].values()) for r in refs)
+    print(
+        f"bounds: a first unfiltered query 6x faster than 0.1.34 takes <= "
+        f"{ref_first / 6 * 1000:.1f} ms; building and reading {n_split} plain slotted objects "
+        f"alone takes {floor_s * 1000:.1f} ms, so no answer of Python objects gets past "
+        f"{ref_first / floor_s:.1f}x (ours {ref_first / ours_first:.1f}x)"
+    )
+    print(
+        f"bounds: a query mix 15x faster takes <= {ref_mix / 15 * 1000:.1f} ms in all; its "
+        f"unfiltered query alone, at the floor, takes {floor_s * 1000:.1f} ms"
+    )
+    first, ref = rounds[0].get("rss"), rounds[0].get("ref_rss")
+    if first and ref and first.get("offer_bytes"):
+        per = 1 / first["offers"]
+        print(
+            f"bounds: RSS per offer all read 2.5x below 0.1.34's is <= "
+            f"{ref['read'] * per / 2.5:.0f} B; ours after load {first['load'] * per:.0f} B plus "
+            f"what one offer object holds alone ({first['offer_bytes']} B: the object, its "
+            f"price, its list slot) is {first['load'] * per + first['offer_bytes']:.0f} B"
+        )
 
 
 def report_engines(rounds: list[dict], args: argparse.Namespace) -> None:
