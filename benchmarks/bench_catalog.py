@@ -691,19 +691,25 @@ def main() -> int:
     return 0
 
 
+def _dig(*keys: str) -> Any:
+    """A getter of `d[keys[0]][keys[1]]...` from one round's results, None where a level is
+    missing (a reference or engine that was not run)."""
+
+    def get(d: Any) -> Any:
+        for k in keys:
+            if d is None:
+                return None
+            d = d.get(k)
+        return d
+
+    return get
+
+
 def _figures() -> list[tuple[str, str, Any, Any, str, float]]:
     """(label, what is better, ours, reference, unit, scale) with ours/reference read from one
     round's results."""
 
-    def at(*keys: str) -> Any:
-        def get(d: dict | None) -> Any:
-            for k in keys:
-                if d is None:
-                    return None
-                d = d.get(k)
-            return d
-
-        return get
+    at = _dig
 
     def q(name: str, key: str = "full_s") -> tuple[Any, Any]:
         return (
@@ -1031,16 +1037,7 @@ def report_engines(rounds: list[dict], args: argparse.Namespace) -> None:
         xs = [x for x in (get(r) for r in rounds) if x is not None]
         return statistics.median(xs) if xs else None
 
-    def of(who: str, *keys: str) -> Any:
-        def get(r: dict) -> Any:
-            d: Any = r.get(who)
-            for k in keys:
-                if d is None:
-                    return None
-                d = d.get(k)
-            return d
-
-        return get
+    of = _dig
 
     def total(who: str) -> Any:
         def get(r: dict) -> Any:
