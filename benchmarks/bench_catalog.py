@@ -468,6 +468,10 @@ def pss():
                     return int(line.split()[1]) * 1024
     except OSError:
         return None
+# Modules imported before the clock's start (argv[2]): what they cost the load is how much
+# less the process then grows.
+for name in filter(None, (sys.argv[2] if len(sys.argv) > 2 else "").split(",")):
+    __import__(name)
 start = status("VmRSS")
 import gpuhunt
 imported = status("VmRSS")
@@ -494,12 +498,22 @@ print("RESULT " + json.dumps({"offers": n, "import": imported - start, "load": l
 """
 
 
-def run_rss(python: str, url: str, env_extra: dict[str, str]) -> dict:
+# Third-party modules the catalog's load imports, measured one at a time and together.
+IMPORT_COSTS = ("numpy", "requests", "numpy,requests")
+
+
+def run_rss(python: str, url: str, env_extra: dict[str, str], before: str = "") -> dict:
+    """RSS growth of a fresh process loading the catalog; `before`: modules (comma-separated)
+    imported before the growth is counted from."""
     env = dict(
         os.environ, GPUHUNT_CATALOG_URL=url, GPUHUNT_CACHE_DIR=tempfile.mkdtemp(), **env_extra
     )
     out = subprocess.run(
-        [python, "-c", RSS_CHILD, "one"], env=env, capture_output=True, text=True, timeout=3600
+        [python, "-c", RSS_CHILD, "one", before],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
     )
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -671,6 +685,10 @@ def main() -> int:
                 # one per thread (an environment setting of the server's, not the library's):
                 # what freed download and parse buffers left in the download threads' arenas.
                 one["rss_arenas"] = run_rss(sys.executable, built, {**src, "MALLOC_ARENA_MAX": "2"})
+                # What the imports the load needs cost it: the same load with them done first.
+                one["rss_imported"] = {
+                    mods: run_rss(sys.executable, built, src, before=mods) for mods in IMPORT_COSTS
+                }
             for engine in ENGINES:
                 figures = run_engine(engine, root / "csv-files", args.inner)
                 if figures is not None:
@@ -1021,6 +1039,17 @@ def report_bounds(rounds: list[dict], floor_s: float, n_split: int) -> None:
             f"what one offer object holds alone ({first['offer_bytes']} B: the object, its "
             f"price, its list slot) is {first['load'] * per + first['offer_bytes']:.0f} B"
         )
+        imported = rounds[0].get("rss_imported") or {}
+        costs = [
+            f"{mods.replace(',', ' + ')} {(first['load'] - r['load']) / 2**20:.1f} MiB "
+            f"({(first['load'] - r['load']) * per:.0f} B an offer)"
+            for mods, r in imported.items()
+        ]
+        if costs:
+            print(
+                "bounds: of ours after load, the imports the load needs (how much less a "
+                "process grows that imported them first): " + ", ".join(costs)
+            )
 
 
 def report_engines(rounds: list[dict], args: argparse.Namespace) -> None:
