@@ -468,7 +468,7 @@ def pss():
                     return int(line.split()[1]) * 1024
     except OSError:
         return None
-# Modules imported before the clock's start (argv[2]): what they cost the load is how much
+# Modules imported before the first RSS reading (argv[2]): what they cost the load is how much
 # less the process then grows.
 for name in filter(None, (sys.argv[2] if len(sys.argv) > 2 else "").split(",")):
     __import__(name)
