@@ -172,6 +172,10 @@ class Catalog:
         self._online_timeout = (
             self._settings.online_timeout if online_timeout is None else online_timeout
         )
+        # A query that does not name online providers waits for them this long (issue 37).
+        self._online_deadline = (
+            self._settings.online_deadline if online_timeout is None else online_timeout
+        )
         self._loader = Loader(
             (catalog_url or self._settings.catalog_url).rstrip("/"),
             self._settings,
@@ -186,7 +190,7 @@ class Catalog:
         )
         self._executor: threads.DaemonPool | None = None
         self._executor_lock = threading.Lock()
-        self._online = online.Health(self._now)
+        self._online = online.Health(self._now, online.Memory(self._settings.cache_dir))
         self._warned_gpu_names: set[str] = set()
         self._online_skipped: dict[str, int] = {}
         forks.register(self)
@@ -436,7 +440,7 @@ class Catalog:
             online.answers(
                 asked,
                 q,
-                self._online_timeout,
+                self._online_timeout if wanted is not None else self._online_deadline,
                 self._online,
                 self._online_skipped,
                 answered,

@@ -49,6 +49,7 @@ def test_each_variable():
 FIELD = {
     "GPUHUNT_RELOAD_INTERVAL": "reload_interval",
     "GPUHUNT_ONLINE_TIMEOUT": "online_timeout",
+    "GPUHUNT_ONLINE_DEADLINE": "online_deadline",
     "GPUHUNT_CONNECT_TIMEOUT": "connect_timeout",
     "GPUHUNT_READ_TIMEOUT": "read_timeout",
     "GPUHUNT_LIVE_CACHE_TTL": "live_cache_ttl",
@@ -58,6 +59,7 @@ FIELD = {
 BAD_VALUES = {
     "GPUHUNT_RELOAD_INTERVAL": ["abc", "nan", "inf", "-1", "1e12"],
     "GPUHUNT_ONLINE_TIMEOUT": ["soon", "nan", "inf", "0", "-5", "1e6"],
+    "GPUHUNT_ONLINE_DEADLINE": ["x", "nan", "-inf", "0", "-1", "3601"],
     "GPUHUNT_CONNECT_TIMEOUT": ["c", "nan", "-inf", "0", "-1", "601"],
     "GPUHUNT_READ_TIMEOUT": ["y", "nan", "inf", "0", "-1", "3601"],
     "GPUHUNT_LIVE_CACHE_TTL": ["t", "nan", "inf", "-1", "86401"],
@@ -67,6 +69,7 @@ BAD_VALUES = {
 GOOD_VALUES = {
     "GPUHUNT_RELOAD_INTERVAL": [("0", 0.0), ("60", 60.0), (" 3600 ", 3600.0)],
     "GPUHUNT_ONLINE_TIMEOUT": [("0.5", 0.5), ("3600", 3600.0)],
+    "GPUHUNT_ONLINE_DEADLINE": [("1.5", 1.5), ("30", 30.0)],
     "GPUHUNT_CONNECT_TIMEOUT": [("1", 1.0), ("600", 600.0)],
     "GPUHUNT_READ_TIMEOUT": [("2", 2.0)],
     "GPUHUNT_LIVE_CACHE_TTL": [("0", 0.0), ("86400", 86400.0)],
@@ -157,14 +160,17 @@ def test_a_changed_bad_value_is_warned_about_again(monkeypatch, caplog):
 
 
 def test_the_readme_settings_table_states_the_ranges_of_RANGES():
-    # RANGES is the source; the README's "valid values" column says the same, with notes in
-    # parentheses ("0 (check on every query) to 31536000 (a year)") and one range per variable
-    # of a row naming two ("above 0 to 600 / above 0 to 3600").
+    # RANGES is the source; the settings tables of the README and of the docs pages say the
+    # same in their "valid values" column, with notes in parentheses ("0 (check on every
+    # query) to 31536000 (a year)") and one range per variable of a row naming two ("above 0
+    # to 600 / above 0 to 3600").
     import re
 
-    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    root = Path(__file__).parents[3]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in pages if p.is_file())
     stated: dict[str, str] = {}
-    for line in readme.splitlines():
+    for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 3 or not cells[0].startswith("`GPUHUNT_"):
             continue

@@ -5,6 +5,8 @@ thread and no time is involved (through a real Catalog and its threads: tests/fa
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from concurrent import futures
 from concurrent.futures import Future
 from typing import Any
@@ -13,6 +15,8 @@ import pytest
 
 from gpuhunt import Catalog
 from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.load.threads import DaemonPool
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
@@ -303,3 +307,76 @@ def test_backoff_is_per_provider():
     assert health.retry_in("a") == 30.0 and health.retry_in("b") is None
     clock.now += 30
     assert health.retry_in("a") is None and health.backoffs() == {}
+
+
+# ------------------------------------------------- the default path is bounded (issue 37)
+
+
+class Silent(AbstractProvider):
+    """A provider whose request never answers until `release` is set (a proxy that swallows
+    requests); counts its calls."""
+
+    def __init__(self, name: str = "vastai") -> None:
+        self.NAME = name
+        self.release = threading.Event()
+        self.calls = 0
+
+    def get(self, query_filter=None, balance_resources=True):
+        self.calls += 1
+        self.release.wait(30)
+        return [item(self.NAME, price=0.3, instance_name="late")]
+
+
+def test_the_online_wait_counts_from_the_query_start_not_from_when_the_catalog_was_read():
+    # The offline part took longer than the whole budget: nothing is left to wait for, though
+    # the answer comes half a second later (a wait counted from now would get it).
+    slow = Silent()
+    pool = DaemonPool(2, "t")
+    answer_soon = threading.Timer(0.5, slow.release.set)
+    try:
+        asked = online.Asked(started=time.monotonic() - 10.0)
+        asked.append((slow, pool.submit(online.collect, slow, QueryFilter(), True)))
+        answer_soon.start()
+        health = online.Health()
+        assert online.answers(asked, QueryFilter(), 5.0, health) == []
+        assert health.errors == {"vastai": "timed out after 5s"}
+    finally:
+        answer_soon.cancel()
+        slow.release.set()
+        pool.shutdown()
+
+
+def test_a_provider_that_got_no_answer_is_remembered_across_processes(tmp_path):
+    first = online.Health(memory=online.Memory(tmp_path))
+    first.failed("vastai", "ProviderError: vastai: POST https://console.vast.ai timed out")
+    # Another process: a new Health and Memory on the same cache folder.
+    later = online.Health(memory=online.Memory(tmp_path))
+    p = Provider("vastai", [item("vastai")])
+    asked = online.ask(run_now, [p], QueryFilter(), True, later)
+    assert asked == [] and p.calls == 0
+    assert later.errors["vastai"].startswith("not asked: it got no answer")
+    assert "timed out" in later.errors["vastai"]
+    # An answer in any process ends the record.
+    first.succeeded("vastai")
+    fresh = online.Health(memory=online.Memory(tmp_path))
+    assert not fresh.failing("vastai")
+    assert len(online.ask(run_now, [p], QueryFilter(), True, fresh)) == 1 and p.calls == 1
+
+
+def test_default_query_waits_the_online_deadline_and_the_next_catalog_does_not_ask(tmp_path):
+    publish_archive(tmp_path / "b", "v1", {"aws": csv_bytes([item(instance_name="a100")])})
+    settings = Settings(online_deadline=0.2, online_timeout=60.0, cache_dir=tmp_path / "c")
+    silent = Silent()
+    try:
+        with Catalog(catalog_url=str(tmp_path / "b"), settings=settings) as c:
+            c.add_provider(silent)
+            assert names(c.query()) == ["a100"]  # the deadline, not the 60 s timeout
+            assert c.status().online_errors == {"vastai": "timed out after 0.2s"}
+        again = Silent()
+        with Catalog(catalog_url=str(tmp_path / "b"), settings=settings) as c:
+            c.add_provider(again)
+            assert names(c.query()) == ["a100"]
+            assert again.calls == 0  # remembered: not asked at all
+            assert "not asked" in c.status().online_errors["vastai"]
+    finally:
+        silent.release.set()

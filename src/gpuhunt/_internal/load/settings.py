@@ -5,7 +5,10 @@ when a provider's shared HTTP session is first used), never at import time.
     GPUHUNT_CATALOG_DIR       a folder of plain `{provider}.csv` files instead
     GPUHUNT_CACHE_DIR         the disk cache (default: the user cache dir)
     GPUHUNT_RELOAD_INTERVAL   seconds between catalog reloads (default 4 hours)
-    GPUHUNT_ONLINE_TIMEOUT    seconds a query waits for online providers (default 30)
+    GPUHUNT_ONLINE_TIMEOUT    seconds a query that names online providers (`provider=`) waits
+                              for them, in all, from the query's start (default 30)
+    GPUHUNT_ONLINE_DEADLINE   seconds a query that does not name them waits for the online
+                              providers it asks on its own, in all, from its start (default 4)
     GPUHUNT_ALLOW_HTTP=1      allow plain-http catalog URLs beyond loopback
     GPUHUNT_CONNECT_TIMEOUT   providers' HTTP connect timeout (default 5)
     GPUHUNT_READ_TIMEOUT      providers' HTTP read timeout (default 30)
@@ -65,6 +68,7 @@ RANGES: dict[str, Range] = {
     # 0: check for a new version on every query; a year: in effect never.
     "GPUHUNT_RELOAD_INTERVAL": Range(0, 365 * DAY),
     "GPUHUNT_ONLINE_TIMEOUT": Range(0, 3600, above_low=True),
+    "GPUHUNT_ONLINE_DEADLINE": Range(0, 3600, above_low=True),
     "GPUHUNT_CONNECT_TIMEOUT": Range(0, 600, above_low=True),
     "GPUHUNT_READ_TIMEOUT": Range(0, 3600, above_low=True),
     "GPUHUNT_LIVE_CACHE_TTL": Range(0, DAY),  # 0: answers are not reused
@@ -92,6 +96,9 @@ class Settings:
     cache_dir: Path | None = None  # None: the user cache dir (platformdirs)
     reload_interval: float = 4 * 3600
     online_timeout: float = 30.0
+    # The default path (`gpuhunt.query()` asks every online provider with credentials): short,
+    # so a proxy or firewall that swallows requests costs a script seconds, not minutes.
+    online_deadline: float = 4.0
     allow_http: bool = False
     connect_timeout: float = 5.0
     read_timeout: float = 30.0
@@ -141,6 +148,7 @@ class Settings:
             cache_dir=Path(cache_dir) if cache_dir else None,
             reload_interval=number("GPUHUNT_RELOAD_INTERVAL", cls.reload_interval),
             online_timeout=number("GPUHUNT_ONLINE_TIMEOUT", cls.online_timeout),
+            online_deadline=number("GPUHUNT_ONLINE_DEADLINE", cls.online_deadline),
             allow_http=flag("GPUHUNT_ALLOW_HTTP"),
             connect_timeout=number("GPUHUNT_CONNECT_TIMEOUT", cls.connect_timeout),
             read_timeout=number("GPUHUNT_READ_TIMEOUT", cls.read_timeout),

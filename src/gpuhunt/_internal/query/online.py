@@ -17,7 +17,14 @@ A provider's `get()` runs on the pool's thread to the end, its answer read there
 that is a generator and raises after some offers contributes none of them (an answer cut short
 may lack its cheapest offers, which is worse than a provider reported missing) and is
 reported in `status().online_errors` like any failure. A request that `Catalog.close()`
-cancelled before it started is sent again (`resubmit`), and never counts as a failure."""
+cancelled before it started is sent again (`resubmit`), and never counts as a failure.
+
+The wait is one deadline for all providers together, counted from the query's start (`ask`),
+not from when the offline part of the query is done. A provider that failed or missed it is
+also remembered across processes (`Memory`, the mechanism `load.unreachable` uses for the
+catalog server, in the disk cache folder): the next process within the window does not ask it
+and answers at once, from the catalog's stand-in offers where the bundled snapshot has them.
+Its answer, in any process, ends the record."""
 
 from __future__ import annotations
 
@@ -30,18 +37,77 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gpuhunt._internal import backoff
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
+from gpuhunt._internal.load import unreachable
+from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_FAILURE = backoff.DEFAULT  # backoff after a provider fails: first, cap
 
-Asked = list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]
+# How often a process looks again at another process's record of a provider it has none of.
+MEMORY_RECHECK = 5.0
+
+
+class Asked(list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]):
+    """The requests a query started, and when it started them (monotonic): the online wait is
+    counted from there, so the offline part of the query does not lengthen it."""
+
+    def __init__(self, started: float | None = None) -> None:
+        super().__init__()
+        self.started = time.monotonic() if started is None else started
+
+
+class Memory:
+    """Online providers that got no answer, remembered across processes: one sealed
+    `unreachable.json` per provider, in a disk cache folder of its own (keyed like a catalog
+    URL's, by `online-provider:NAME`), with the catalog server's window (60 s, doubling to
+    15 min)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self._root = root
+        self._lock = threading.Lock()
+        self._seen: dict[str, float] = {}  # name -> monotonic time of the last disk read
+        self._noted: set[str] = set()  # names this process wrote or read a record of
+
+    def _cache(self, name: str) -> DiskCache:
+        return DiskCache(f"online-provider:{name.lower()}", self._root)
+
+    def quiet(self, name: str) -> unreachable.Unreachable | None:
+        """The active record of `name`, read from the disk at most every `MEMORY_RECHECK`
+        seconds (a query must not pay a file read per provider)."""
+        now = time.monotonic()
+        with self._lock:
+            last = self._seen.get(name)
+            if last is not None and now - last < MEMORY_RECHECK:
+                return None
+            self._seen[name] = now
+        record = unreachable.read(self._cache(name))
+        if record is None or not record.active():
+            return None
+        with self._lock:
+            self._noted.add(name)
+        return record
+
+    def note(self, name: str, error: str) -> None:
+        with self._lock:
+            self._noted.add(name)
+        unreachable.note(self._cache(name), error, math.inf)
+
+    def clear(self, name: str) -> None:
+        with self._lock:
+            if name not in self._noted:
+                return
+            self._noted.discard(name)
+        unreachable.clear(self._cache(name))
+
+
 Submit = Callable[..., "Future[Any]"]  # Executor.submit, or what stands for it
 
 
@@ -55,8 +121,11 @@ class _Streak:
 class Health:
     """Which online providers failed, why, and when each may be asked again."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, memory: Memory | None = None
+    ) -> None:
         self.clock = clock
+        self.memory = memory  # other processes' failures, and ours for them
         self.errors: dict[str, str] = {}  # provider -> why its offers were left out last time
         self._streaks: dict[str, _Streak] = {}
         self._lock = threading.Lock()
@@ -78,7 +147,21 @@ class Health:
                 streak.probing = False
 
     def failing(self, name: str) -> bool:
-        return name in self._streaks
+        if name in self._streaks:
+            return True
+        record = self.memory.quiet(name) if self.memory is not None else None
+        if record is None:
+            return False
+        why = (
+            f"not asked: it got no answer {max(0, round(time.time() - record.failed_at))}s ago "
+            f"({record.error})"
+        )
+        with self._lock:
+            if name not in self._streaks:
+                left = max(0.0, record.retry_at - time.time())
+                self._streaks[name] = _Streak(record.failures, self.clock() + left)
+                self.errors[name] = why
+        return True
 
     def start_probe(self, name: str) -> bool:
         """Whether the caller should retry a failing provider now (its backoff is over and no
@@ -108,6 +191,8 @@ class Health:
             wait = backoff.delay(failures, RETRY_AFTER_FAILURE)
             self._streaks[name] = _Streak(failures, self.clock() + wait)
             self.errors[name] = error
+        if self.memory is not None:
+            self.memory.note(name, error)
         if failures == 1:
             logger.warning(
                 "Online provider %s left out (%s); not asked again for %gs", name, error, wait
@@ -119,6 +204,8 @@ class Health:
         with self._lock:
             self._streaks.pop(name, None)
             self.errors.pop(name, None)
+        if self.memory is not None:
+            self.memory.clear(name)
 
 
 def ask(
@@ -131,7 +218,7 @@ def ask(
     """Start every provider's `get` (the offline part of the query runs meanwhile). Providers
     that `health` says are failing are left out: retried in the background once their backoff is
     over, not waited for."""
-    asked: Asked = []
+    asked = Asked()
     for p in providers:
         if health is None or not health.failing(p.NAME):
             asked.append((p, submit_get(submit, p, q, balance_resources)))
@@ -140,6 +227,14 @@ def ask(
             probe.add_done_callback(_on_probe_done(health, p.NAME))
             health.probes[p.NAME] = probe
     return asked
+
+
+def _late_answer(health: Health, name: str) -> Callable[[Future[Any]], None]:
+    def done(f: Future[Any]) -> None:
+        if not f.cancelled() and f.exception() is None:
+            health.succeeded(name)
+
+    return done
 
 
 def _on_probe_done(health: Health, name: str) -> Callable[[Future[Any]], None]:
@@ -264,8 +359,9 @@ def answers(
     `timeout` seconds; `health` learns which failed (and forgets those that answered),
     `skipped` how many offers each provider had to leave out, `answered` which answered. A
     request cancelled before it ran (by `Catalog.close()`) is sent again with `resubmit`, and
-    is no failure."""
-    deadline = time.monotonic() + timeout
+    is no failure. `timeout` counts from when `asked` was started (`Asked.started`), so the
+    part of the query done meanwhile is within it."""
+    deadline = getattr(asked, "started", time.monotonic()) + timeout
     found = []
     for p, first in asked:
         fut = first
@@ -286,6 +382,8 @@ def answers(
             continue
         except FutureTimeout:
             health.failed(p.NAME, f"timed out after {timeout:g}s")
+            # An answer that comes later (in this process) ends the backoff and the record.
+            fut.add_done_callback(_late_answer(health, p.NAME))
             continue
         except Exception as e:  # noqa: BLE001 - one provider failing must not fail the query
             health.failed(p.NAME, f"{type(e).__name__}: {e}")
