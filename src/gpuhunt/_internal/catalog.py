@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from requests.adapters import BaseAdapter
 
 from gpuhunt._internal import forks, freshness, registry, validate
-from gpuhunt._internal.errors import OnlineProvidersFailedError
+from gpuhunt._internal.errors import OnlineProvidersFailedError, redact
 from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import livecache, sources, threads, transport
@@ -323,10 +323,11 @@ class Catalog:
             unchecked=loaded.unchecked if loaded else False,
             offers=loaded.table.counts() if loaded else {},
             skipped_rows=dict(loaded.table.skipped) if loaded else {},
-            last_error=loader.last_error,
+            # Never a URL's credentials (`errors.redact`), wherever the message came from.
+            last_error=redact(loader.last_error) if loader.last_error else None,
             last_attempt=loader.last_attempt,
             next_retry_in=wait if wait > 0 else None,
-            online_errors=dict(self._online.errors),
+            online_errors={k: redact(v) for k, v in self._online.errors.items()},
             online_retry_in=self._online.backoffs(),
             downloads=loader.downloads,
             data_age_days=sources.snapshot_age_days(loaded.manifest) if loaded else None,

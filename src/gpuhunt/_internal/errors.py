@@ -15,7 +15,24 @@ Errors about an HTTP exchange (`ProviderError`, `CatalogDownloadError`) carry it
 where there was none (a timeout has a request and no response; a local file has neither).
 """
 
+import re
 from typing import Any
+
+# A URL's user info (`user:password@`) and its query string (signatures, keys), wherever a URL
+# appears in a text; what is left names the host and the path, enough to say what failed.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"<>]*@")
+_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s'\"<>?#]*)\?[^\s'\"<>)]*")
+
+
+def redact(text: object) -> str:
+    """`text` with every URL's credentials taken out: the one function every message, log
+    record, status field and CLI error that may hold a URL goes through
+    (`https://user:secret@host/v3/version?X-Amz-Signature=...` becomes
+    `https://host/v3/version?<redacted>`)."""
+    shown = str(text)
+    if "://" not in shown:
+        return shown
+    return _QUERY.sub(r"\1?<redacted>", _USERINFO.sub(r"\1", shown))
 
 
 class GPUHuntError(Exception):

@@ -1,6 +1,7 @@
 import os
 import time
 
+from gpuhunt._internal.load import cache as cache_module
 from gpuhunt._internal.load.cache import DiskCache, seal, unseal
 
 
@@ -38,3 +39,67 @@ def test_put_reports_failure_and_removes_old_orphans_only(tmp_path):
     assert not cache.put(b"z", "..", "x")  # unsafe name: refused, not raised
     (cache.dir / "blocked").write_bytes(b"a file where a folder should be")
     assert not cache.put(b"z", "blocked", "x")
+
+
+# ------------------------------------------------------------ links and odd files (issue 40)
+
+
+def _outside(tmp_path):
+    """A folder outside the cache holding what must survive: a file and a version folder."""
+    outside = tmp_path / "outside"
+    (outside / "v0").mkdir(parents=True)
+    (outside / "keep.columns").write_bytes(b"not the cache's")
+    (outside / "v0" / "catalog.zip").write_bytes(b"not the cache's either")
+    return outside
+
+
+def test_pruning_never_deletes_through_a_linked_folder(tmp_path):
+    cache = DiskCache("u", tmp_path / "cache")
+    cache.dir.mkdir(parents=True)
+    outside = _outside(tmp_path)
+    (cache.dir / "parsed").symlink_to(outside)
+    cache.prune("parsed", set())
+    assert (outside / "keep.columns").exists()
+
+
+def test_keeping_versions_never_removes_folders_through_a_link(tmp_path):
+    cache = DiskCache("u", tmp_path / "cache")
+    cache.dir.mkdir(parents=True)
+    outside = _outside(tmp_path)
+    (cache.dir / "archive").symlink_to(outside)
+    assert cache.keep_versions("archive", {"v9"}, recent=0) == []
+    assert (outside / "v0" / "catalog.zip").exists()
+
+
+def test_a_linked_version_folder_is_removed_as_a_link_only(tmp_path):
+    cache = DiskCache("u", tmp_path / "cache")
+    assert cache.put(b"x", "archive", "v2", "catalog.zip")
+    outside = _outside(tmp_path)
+    (cache.dir / "archive" / "v1").symlink_to(outside / "v0")
+    assert cache.keep_versions("archive", {"v2"}, recent=0) == ["v1"]
+    assert not (cache.dir / "archive" / "v1").is_symlink()
+    assert (outside / "v0" / "catalog.zip").exists()
+
+
+def test_nothing_is_written_through_a_linked_folder(tmp_path):
+    cache = DiskCache("u", tmp_path / "cache")
+    cache.dir.mkdir(parents=True)
+    outside = _outside(tmp_path)
+    (cache.dir / "archive").symlink_to(outside)
+    assert not cache.put(b"x", "archive", "v0", "catalog.zip")
+    assert (outside / "v0" / "catalog.zip").read_bytes() == b"not the cache's either"
+
+
+def test_a_linked_file_a_fifo_and_an_oversized_file_read_as_absent(tmp_path, monkeypatch):
+    cache = DiskCache("u", tmp_path / "cache")
+    assert cache.put(b"sealed", "latest.json")
+    target = tmp_path / "big"
+    target.write_bytes(seal(b"{}"))
+    (cache.dir / "link.json").symlink_to(target)
+    assert cache.get("link.json") is None and target.exists()
+    os.mkfifo(cache.dir / "fifo.json")
+    assert cache.get("fifo.json") is None  # would block forever if opened for a plain read
+    monkeypatch.setattr(cache_module, "MAX_FILE_BYTES", 10)
+    assert cache.get("latest.json") is None
+    monkeypatch.setattr(cache_module, "MAX_FILE_BYTES", 1 << 20)
+    assert cache.get("latest.json") == b"sealed"

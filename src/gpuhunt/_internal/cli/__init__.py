@@ -26,7 +26,13 @@ from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.cli import commands
-from gpuhunt._internal.errors import GPUHuntError, InputError, MissingCredsError, ProviderError
+from gpuhunt._internal.errors import (
+    GPUHuntError,
+    InputError,
+    MissingCredsError,
+    ProviderError,
+    redact,
+)
 from gpuhunt._version import __version__
 
 logger = logging.getLogger("gpuhunt")
@@ -149,13 +155,13 @@ def _guard(fn: Callable[[], int | None]) -> int:
     try:
         return int(fn() or 0)
     except (InputError, MissingCredsError) as e:
-        print(f"gpuhunt: error: {e}", file=sys.stderr)
+        print(f"gpuhunt: error: {redact(e)}", file=sys.stderr)
         return BAD_INPUT
     except ProviderError as e:
-        print(f"gpuhunt: error: {e}", file=sys.stderr)
+        print(f"gpuhunt: error: {redact(e)}", file=sys.stderr)
         return BAD_INPUT if _missing_package(e) else FAILURE
     except GPUHuntError as e:
-        print(f"gpuhunt: error: {e}", file=sys.stderr)
+        print(f"gpuhunt: error: {redact(e)}", file=sys.stderr)
         return FAILURE
     except KeyboardInterrupt:
         return 130
@@ -163,7 +169,7 @@ def _guard(fn: Callable[[], int | None]) -> int:
         sys.stderr.close()
         return 0
     except OSError as e:  # e.g. `--output` into a folder that does not exist
-        print(f"gpuhunt: error: {e}", file=sys.stderr)
+        print(f"gpuhunt: error: {redact(e)}", file=sys.stderr)
         return BAD_INPUT if isinstance(e, _USER_PATH_ERRORS) else FAILURE
 
 

@@ -14,6 +14,13 @@ they are `ORPHAN_AGE` seconds old, and at every successful load in any folder of
 (`remove_orphans`): a folder never written again keeps none forever. The folder is the user
 cache dir (platformdirs), or the one `Settings.cache_dir` names.
 
+The cache never follows a link out of itself: a folder or file inside a catalog's folder that is
+a symbolic link (a shared cache, a dotfile manager's link) is neither read, written through nor
+pruned through; only the link itself may be removed. A file is read only if it is a regular
+file no larger than `MAX_FILE_BYTES` (a FIFO would hang the read, a link to a huge file would
+fill the memory). The cache root itself, and the folders above it, may be links: that is the
+user's choice of where the cache lives.
+
 The cache is bounded: after a successful load the archives of versions other than the one
 loaded and the one before it are removed (`keep_versions`). The current one is what an offline
 start needs (`latest.json` names it), the previous one is kept for a process still reading it
@@ -29,6 +36,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +50,11 @@ SEAL = b"\n#gpuhunt-sha256:"  # then 64 hex digits: the sha256 of every byte bef
 _SEAL_LEN = len(SEAL) + 64
 TMP_PREFIX = ".tmp-"
 ORPHAN_AGE = 3600.0  # seconds: no live writer takes that long to write a catalog file
+# The largest cache file read: an archive is at most GPUHUNT_MAX_DOWNLOAD_MB (256 MiB by
+# default), a parsed table of 5M offers ~200 MB; past this it is not ours.
+MAX_FILE_BYTES = 1024 * 1024 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def cache_root(override: Path | None = None) -> Path:
@@ -87,11 +100,53 @@ class DiskCache:
                 raise ValueError(f"unsafe cache path part {part!r}")
         return self.dir.joinpath(*parts)
 
+    def _inside(self, folder: Path) -> bool:
+        """Whether `folder` (this catalog's folder or one below it) is reached without a
+        symbolic link below the catalog's folder (the folder itself may not be one either)."""
+        try:
+            rel = folder.relative_to(self.dir)
+        except ValueError:
+            return False
+        path = self.dir
+        for part in ("", *rel.parts):
+            path = path / part if part else path
+            try:
+                if stat.S_ISLNK(os.lstat(path).st_mode):
+                    logger.warning("Not following the link %s in the gpuhunt cache", path)
+                    return False
+            except FileNotFoundError:
+                return True  # nothing further down exists to be a link
+            except OSError:
+                return False
+        return True
+
+    def _read(self, path: Path) -> bytes | None:
+        """The bytes of `path` if it is a regular file (not a link, FIFO or device) of at most
+        `MAX_FILE_BYTES`; else None."""
+        if not self._inside(path.parent):
+            return None
+        try:
+            # O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: not a link.
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+                logger.warning(
+                    "Ignoring %s in the gpuhunt cache: not a regular file of a sane size", path
+                )
+                return None
+            data = f.read(MAX_FILE_BYTES + 1)
+        return data if len(data) <= MAX_FILE_BYTES else None
+
     def get(self, *parts: str) -> bytes | None:
         try:
             path = self._path(*parts)
-            raw = path.read_bytes()
+            raw = self._read(path)
         except (OSError, ValueError):
+            return None
+        if raw is None:
             return None
         data = unseal(raw)
         if data is None:
@@ -103,12 +158,15 @@ class DiskCache:
     def delete(self, *parts: str) -> None:
         """Remove a cache file if it is there (best effort)."""
         with contextlib.suppress(OSError, ValueError):
-            self._path(*parts).unlink(missing_ok=True)
+            path = self._path(*parts)
+            if self._inside(path.parent):
+                path.unlink(missing_ok=True)
 
     def exists(self, *parts: str) -> bool:
         try:
-            return self._path(*parts).is_file()
-        except ValueError:
+            path = self._path(*parts)
+            return self._inside(path.parent) and stat.S_ISREG(os.lstat(path).st_mode)
+        except (OSError, ValueError):
             return False
 
     def put(self, data: bytes, *parts: str) -> bool:
@@ -117,6 +175,8 @@ class DiskCache:
         try:
             path = self._path(*parts)
             path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._inside(path.parent):
+                return False
             self._remove_orphans(path.parent)
             _write_atomically(path, seal(data))
             return True
@@ -138,7 +198,10 @@ class DiskCache:
         """Remove the version folders under `folder` (`archive`, or a provider's) but those
         in `names` and the `recent` most recently written others; the names removed."""
         try:
-            entries = [e for e in self._path(folder).iterdir() if e.is_dir()]
+            where = self._path(folder)
+            if not self._inside(where):
+                return []
+            entries = [e for e in where.iterdir() if _is_dir_or_link(e)]
         except (OSError, ValueError):
             return []
 
@@ -155,7 +218,11 @@ class DiskCache:
         )
         removed = []
         for entry in others[max(recent, 0) :]:
-            shutil.rmtree(entry, ignore_errors=True)
+            if entry.is_symlink():  # the link goes, never what it points to
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+            else:
+                shutil.rmtree(entry, ignore_errors=True)  # does not follow links inside
             removed.append(entry.name)
         return removed
 
@@ -181,7 +248,10 @@ class DiskCache:
     def prune(self, folder: str, keep: set[str]) -> None:
         """Delete the files in `folder` not named in `keep` (best effort)."""
         try:
-            entries = list(self._path(folder).iterdir())
+            where = self._path(folder)
+            if not self._inside(where):
+                return
+            entries = list(where.iterdir())
         except (OSError, ValueError):
             return
         for entry in entries:
@@ -200,3 +270,12 @@ class DiskCache:
 
     def put_json(self, value: Any, *parts: str) -> bool:
         return self.put(json.dumps(value).encode(), *parts)
+
+
+def _is_dir_or_link(entry: Path) -> bool:
+    """A version folder, or a link standing where one would (removed as a link)."""
+    try:
+        mode = os.lstat(entry).st_mode
+    except OSError:
+        return False
+    return stat.S_ISDIR(mode) or stat.S_ISLNK(mode)

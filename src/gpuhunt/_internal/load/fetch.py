@@ -87,6 +87,9 @@ class Fetcher:
         self.http = (
             context.new_session(retries=retries, backoff_factor=0.3) if self.local is None else None
         )
+        if self.http is not None and hasattr(self.http, "hop_check"):
+            # Every hop of a redirect meets the rule the first URL met (not only the first).
+            self.http.hop_check = lambda url: _hop_allowed(url, allow_http)
         self.downloads = 0  # objects fetched over the network, for tests and stats
 
     def _left(self, where: str) -> float | None:
@@ -126,6 +129,8 @@ class Fetcher:
             r = self.http.get(f"{self.base}/{path}", timeout=(connect, read), stream=True)
         except requests.Timeout as e:
             raise CatalogDownloadError(f"{where}: timed out", request=e.request) from None
+        except transport.RedirectRefused as e:
+            raise CatalogIntegrityError(f"{where}: {e}") from None
         except requests.RequestException as e:
             raise CatalogDownloadError(f"{where}: {type(e).__name__}", request=e.request) from None
         if self.on_answer is not None:
@@ -171,6 +176,13 @@ class Fetcher:
                 f"{where}: truncated download ({type(e).__name__})"
             ) from None
         return b"".join(chunks)
+
+
+def _hop_allowed(url: str, allow_http: bool) -> None:
+    try:
+        check_url_allowed(url, allow_http=allow_http)
+    except CatalogError as e:
+        raise transport.RedirectRefused(f"redirect refused: {e}") from None
 
 
 def _check_version(text: str, where: str) -> str:
@@ -246,7 +258,7 @@ def fetch(
     try:
         v = version or _check_version(
             fetcher.get("version", max_bytes=MAX_SMALL_OBJECT).decode("utf-8", "replace"),
-            f"{base}/version",
+            f"{transport.safe_url(base)}/version",
         )
     except NotFound:
         v = None

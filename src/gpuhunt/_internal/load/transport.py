@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import io
+import ipaddress
 import logging
 import re
 import threading
@@ -23,7 +24,7 @@ from requests.adapters import BaseAdapter, HTTPAdapter
 from urllib3.util.retry import Retry
 
 from gpuhunt._internal import forks
-from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.errors import ProviderError, redact
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._version import __version__
 
@@ -42,11 +43,12 @@ _QUERY = re.compile(r"\?[^\s'\")]*")
 
 class _RedactQueryStrings(logging.Filter):
     """urllib3 logs request URLs (on retries, at debug level) and some APIs take keys as query
-    parameters: drop query strings from those records."""
+    parameters: drop query strings and user info from those records (`errors.redact`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if "?" in str(record.msg) or any("?" in str(a) for a in record.args or ()):
-            record.msg = _QUERY.sub("?<redacted>", record.getMessage())
+        message = record.getMessage()
+        if "?" in message or "@" in message:
+            record.msg = _QUERY.sub("?<redacted>", redact(message))
             record.args = None
         return True
 
@@ -101,7 +103,28 @@ _SECRET_PARAM = re.compile(r"key|token|secret|pass|auth|sig|cred|session|code", 
 
 
 class RedirectRefused(requests.RequestException):
-    """A redirect to another host that would have to carry a request body along."""
+    """A redirect refused: to another host with a request body to carry along, or from https
+    to plain http (a downgrade anyone on the way can read and change), or one the session's
+    `hop_check` refuses."""
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_hop(old: str, new: str) -> None:
+    """Every hop of a redirect, not only the first URL: an https request never goes on over
+    plain http, except to this machine (a local test server or proxy)."""
+    before, after = urlsplit(old), urlsplit(new)
+    if before.scheme == "https" and after.scheme != "https" and not _loopback(after.hostname or ""):
+        raise RedirectRefused(
+            f"redirect from https to {after.scheme or 'no scheme'} ({safe_url(new)}) refused"
+        )
 
 
 class _TimeoutSession(requests.Session):
@@ -111,6 +134,9 @@ class _TimeoutSession(requests.Session):
     def __init__(self, timeout: tuple[float, float]) -> None:
         super().__init__()
         self.default_timeout = timeout
+        # Called with each redirect's target URL besides `check_hop` (the catalog's fetcher
+        # applies its own URL rule there); raises `RedirectRefused` to refuse it.
+        self.hop_check: Callable[[str], None] | None = None
 
     def rebuild_auth(self, prepared_request: Any, response: Any) -> None:
         """requests itself drops only `Authorization` when a redirect leaves the host: drop
@@ -118,11 +144,16 @@ class _TimeoutSession(requests.Session):
         secret, and refuse to carry a body (307/308) to another host at all."""
         old = response.request.url
         new = prepared_request.url
+        check_hop(old, new)
+        if self.hop_check is not None:
+            self.hop_check(new)
         super().rebuild_auth(prepared_request, response)  # type: ignore[no-untyped-call]
         if not self.should_strip_auth(old, new):  # type: ignore[no-untyped-call]
             return
         if prepared_request.body:
-            raise RedirectRefused(f"redirect to another host ({safe_url(new)}) with a body")
+            raise RedirectRefused(
+                f"redirected to another host ({safe_url(new)}) with a body; refused"
+            )
         for name in list(prepared_request.headers):
             if name.lower() not in SAFE_HEADERS:
                 del prepared_request.headers[name]
@@ -341,9 +372,7 @@ def request(
     except requests.Timeout as e:
         raise ProviderError(f"{provider}: {where} timed out", request=e.request) from None
     except RedirectRefused as e:
-        raise ProviderError(
-            f"{provider}: {where} redirected to another host; refused", request=e.request
-        ) from None
+        raise ProviderError(f"{provider}: {where}: {e}", request=e.request) from None
     except requests.RequestException as e:
         raise ProviderError(
             f"{provider}: {where} failed: {type(e).__name__}", request=e.request

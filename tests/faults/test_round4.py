@@ -1,0 +1,124 @@
+"""Issue 40, the fourth round of adversarial trials, end to end through the real network code
+(a `MockTransport` or a server on 127.0.0.1): secrets, redirects, published data, races,
+clocks, exit codes. Module-level cases live beside their modules' tests."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+
+from gpuhunt import Catalog
+from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.load.transport import MockTransport, make_response
+from tests.faults.common import archive, cli
+from tests.faults.server import FaultServer, Reply
+
+SECRET = "s3cr3t-pa55"
+
+
+# ------------------------------------------------------------------------------ redaction
+
+
+@pytest.fixture
+def html_on_version():
+    """A server whose `version` is an HTML page (a captive portal, a misrouted proxy), reached
+    with a password in the URL."""
+    with FaultServer() as srv:
+        srv.serve("/version", default=Reply(body=b"<html>sign in</html>"))
+        yield srv.url.replace("http://", f"http://user:{SECRET}@")
+
+
+def test_a_urls_password_is_in_no_status_field_repr_or_log_record(html_on_version, tmp_path):
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)
+    root = logging.getLogger("gpuhunt")
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        with Catalog(catalog_url=html_on_version, settings=Settings(cache_dir=tmp_path / "c")) as c:
+            c.query()
+            status = c.status()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(logging.NOTSET)
+    assert status.last_error and "not a catalog version" in status.last_error
+    assert SECRET not in repr(status) and SECRET not in log.getvalue()
+    assert "127.0.0.1" in status.last_error  # still says where
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_a_urls_password_is_in_no_cli_output(html_on_version, tmp_path):
+    env = {"GPUHUNT_CATALOG_URL": html_on_version, "GPUHUNT_CACHE_DIR": str(tmp_path / "c")}
+    runs = {
+        "status": ["catalog", "status"],
+        "status --json": ["catalog", "status", "--json"],
+        "query footer": ["query", "--limit", "1"],
+        "site": ["catalog", "site", str(tmp_path / "out")],
+        "diff": ["catalog", "diff", html_on_version, html_on_version],
+        "verify": ["catalog", "verify", html_on_version],
+        "report": ["catalog", "report", html_on_version],
+        "history": ["history", "--gpu", "H100"],
+    }
+    for what, args in runs.items():
+        done = cli(args, env)
+        assert SECRET not in done.stdout + done.stderr, what
+
+
+# ------------------------------------------------------------------------------ redirects
+
+ARCHIVE = archive()
+
+
+def _redirecting(hops: dict[str, str]):
+    """A transport: each URL in `hops` answers 302 to its value; the last one the catalog."""
+    seen: list[str] = []
+
+    def answer(request):
+        url = request.url
+        seen.append(url)
+        for start, to in hops.items():
+            if url.startswith(start):
+                return make_response(302, headers={"Location": url.replace(start, to)})
+        if url.endswith("/version"):
+            return make_response(200, b"v1")
+        return make_response(200, ARCHIVE)
+
+    return MockTransport(answer), seen
+
+
+@pytest.mark.parametrize(
+    "hops",
+    [
+        {"https://catalog.example/v3": "http://evil.example/v3"},  # the first hop
+        {  # the second hop: the first one was fine
+            "https://catalog.example/v3": "https://mirror.example/v3",
+            "https://mirror.example/v3": "http://evil.example/v3",
+        },
+    ],
+)
+def test_every_hop_of_a_redirect_is_checked_and_an_https_to_http_downgrade_refused(hops, tmp_path):
+    adapter, seen = _redirecting(hops)
+    with Catalog(
+        catalog_url="https://catalog.example/v3",
+        settings=Settings(cache_dir=tmp_path / "c"),
+        transport=adapter,
+    ) as c:
+        c.query()
+        status = c.status()
+    assert not any(url.startswith("http://evil.example") for url in seen)
+    assert status.source == "bundled" and "refused" in (status.last_error or "")
+
+
+def test_a_redirect_within_https_is_followed(tmp_path):
+    adapter, seen = _redirecting({"https://catalog.example/v3": "https://mirror.example/v3"})
+    with Catalog(
+        catalog_url="https://catalog.example/v3",
+        settings=Settings(cache_dir=tmp_path / "c"),
+        transport=adapter,
+    ) as c:
+        c.query()
+        assert c.status().source == "network"
+    assert any(url.startswith("https://mirror.example") for url in seen)
