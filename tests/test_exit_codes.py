@@ -224,3 +224,24 @@ def test_collector_output_folder_missing_exits_2(tmp_path, capsys):
     responses.get(NODES_URL, json={"nodes": []})
     assert run("lium", "--output", tmp_path / "no" / "such" / "lium.csv") == 2
     assert "No such file or directory" in last_error(capsys)
+
+
+# ------------------------------------------------- paths the user gave that cannot be used
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("catalog", "site", "{out}", "--catalog", "{missing}"),
+        ("catalog", "site", "{file}", "--catalog", "bundled"),
+        ("catalog", "verify", "{missing}"),
+        ("catalog", "report", "{missing}"),
+        ("history", "--catalog-url", "{missing}"),
+    ],
+)
+def test_a_path_that_cannot_be_used_exits_2(tmp_path, capsys, args):
+    (tmp_path / "a-file").write_text("not a folder")
+    paths = {"out": tmp_path / "o", "missing": tmp_path / "nope", "file": tmp_path / "a-file"}
+    assert run(*(a.format(**{k: str(v) for k, v in paths.items()}) for a in args)) == 2
+    error = last_error(capsys)
+    assert "nope" in error or "a-file" in error

@@ -252,8 +252,9 @@ def test_missing_history_is_a_clear_message(tmp_path, replayed, capsys, monkeypa
     ]
     with pytest.raises(tracking.HistoryUnavailable):
         Catalog(catalog_url=str(legacy)).history()
-    assert gpuhunt("history", "--catalog-url", tmp_path / "nothing") == 1
-    assert capsys.readouterr().err.startswith("gpuhunt: error: Price history is unavailable: ")
+    # A path the user gave that is not there is theirs to fix (issue 40): 2.
+    assert gpuhunt("history", "--catalog-url", tmp_path / "nothing") == 2
+    assert capsys.readouterr().err.startswith("gpuhunt: error: The catalog folder ")
     with serve_directory(tmp_path / "nothing-here") as (url, _):
         pass
     assert gpuhunt("history", "--catalog-url", url) == 1  # nothing listening, nothing cached

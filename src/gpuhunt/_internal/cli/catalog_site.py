@@ -29,8 +29,14 @@ def _arguments(s: argparse.ArgumentParser) -> None:
     arguments=_arguments,
 )
 def run(args: argparse.Namespace) -> int:
+    import os
+
+    from gpuhunt._internal.errors import UsageError
     from gpuhunt._internal.load.settings import Settings
     from gpuhunt._internal.site import build
+
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"OUT {args.out} is a file, not a folder to write the page into")
 
     # A command's entry point: the environment is read here.
     raw = build.load_catalog(args.catalog, Settings.from_env())

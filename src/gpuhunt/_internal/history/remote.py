@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError
+from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, UnknownCatalogError
 from gpuhunt._internal.errors import HistoryUnavailable as HistoryUnavailable
 from gpuhunt._internal.errors import HistoryUnreadable as HistoryUnreadable  # as before
 from gpuhunt._internal.formats import archive as storage
@@ -143,6 +143,8 @@ def fetch_history(
             retries=retries,
             **rules,
         )
+    except UnknownCatalogError:
+        raise  # a path the user gave that cannot be used: theirs to fix (exit 2)
     except CatalogError as e:
         cached = sources.from_cache(base, cache) if cache and version is None else None
         if cached is None:

@@ -28,6 +28,7 @@ from gpuhunt._internal.errors import (
     CatalogError,
     CatalogIntegrityError,
     DownloadStopped,
+    UnknownCatalogError,
 )
 from gpuhunt._internal.formats.archive import Archive, read_archive
 from gpuhunt._internal.load import threads, transport
@@ -253,6 +254,11 @@ def fetch(
     )
     if on_fetcher:
         on_fetcher(fetcher)
+    if fetcher.local is not None and not fetcher.local.is_dir():
+        # A path the user gave that cannot be used is their input to fix (exit 2), not a
+        # failure of a server.
+        what = "a file, not a folder" if fetcher.local.exists() else "not there"
+        raise UnknownCatalogError(f"The catalog folder {fetcher.local} is {what}")
     source = "directory" if fetcher.local is not None else "network"
     cache = cache if fetcher.local is None else None
     try:

@@ -13,10 +13,12 @@ What it writes into OUT:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -115,9 +117,19 @@ def history_of(raw: sources.RawCatalog) -> dict[str, Any] | None:
 
 
 def _write(path: Path, body: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(body)
-    os.replace(tmp, path)
+    """`body` at `path`, atomically, through a temporary file of a name nobody can plant
+    beforehand (`tempfile` makes it with O_EXCL in `path`'s folder): a link planted at a fixed
+    name would have been written through, to wherever it points."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(body)
+        os.chmod(tmp, 0o644)  # a page to publish: readable as a plain write would make it
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def page_template() -> str:
