@@ -22,7 +22,7 @@ from gpuhunt._internal.errors import (
     DownloadStopped,
     GPUHuntError,
 )
-from gpuhunt._internal.load import fetch, memory, sources, unreachable
+from gpuhunt._internal.load import memory, sources, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
@@ -303,6 +303,9 @@ class Loader:
     ) -> sources.RawCatalog:
         if self._settings.catalog_dir:
             return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
+        # Imported here: it imports requests, which a load from the disk cache never uses.
+        from gpuhunt._internal.load import fetch
+
         loaded = self.loaded
         fetchers: list[fetch.Fetcher] = []
         try:
