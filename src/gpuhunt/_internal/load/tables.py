@@ -5,6 +5,7 @@ the CSV (and keeping the result in the disk cache for the next process)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, wait
 
 from gpuhunt._internal import schema
@@ -31,7 +32,7 @@ class SideWork:
         # `owner`: the catalog's threads, which `Catalog.close()` waits for.
         self._pool = threads.DaemonPool(1, "gpuhunt-load-side", owner)
         self._hashes: dict[str, Future[str]] = {}
-        self._writes: list[Future[bool]] = []
+        self._writes: list[Future[object]] = []
 
     def hash_ahead(self, raw: RawCatalog, providers: list[str]) -> None:
         """Start hashing the CSVs of `providers` whose hash is not known yet, in this order."""
@@ -48,6 +49,10 @@ class SideWork:
 
     def put(self, cache: DiskCache, data: bytes, *parts: str) -> None:
         self._writes.append(self._pool.submit(cache.put, data, *parts))
+
+    def run(self, job: Callable[[], object]) -> None:
+        """Run `job` on the side thread; `finish` waits for it like for a cache write."""
+        self._writes.append(self._pool.submit(job))
 
     def finish(self) -> None:
         wait(self._writes)
