@@ -10,7 +10,6 @@ from concurrent.futures import Future, wait
 
 from gpuhunt._internal import schema
 from gpuhunt._internal.formats import archive, columns
-from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.load import threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
@@ -75,7 +74,7 @@ def provider_table(
     csv = raw.csvs[provider]
     packed = raw.columns.get(provider)
     if packed is None and cache is None:
-        return build_table(schema.decode_csv(csv), provider=provider)
+        return _parsed(csv, provider)
     csv_sha256 = (
         side.csv_sha256(raw, provider)
         if side is not None
@@ -95,7 +94,7 @@ def provider_table(
                 return columns.decode(earlier, provider=provider, csv_sha256=csv_sha256)
             except Exception as e:  # noqa: BLE001 - a damaged cache file is only not used
                 logger.debug("Ignoring the cached %s table: %s", provider, e)
-    table = build_table(schema.decode_csv(csv), provider=provider)
+    table = _parsed(csv, provider)
     if cache is not None:
         packed_table = columns.encode(table, csv_sha256)
         if side is not None:
@@ -103,3 +102,10 @@ def provider_table(
         else:
             cache.put(packed_table, PARSED, name)
     return table
+
+
+def _parsed(csv: bytes, provider: str) -> Table:
+    # The CSV parser is imported when a CSV is parsed: a warm start reads no CSV.
+    from gpuhunt._internal.formats.csv_table import build_table
+
+    return build_table(schema.decode_csv(csv), provider=provider)
