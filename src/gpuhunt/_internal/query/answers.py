@@ -100,6 +100,15 @@ def prepare(table: Table) -> OfferParts:
     return parts
 
 
+def shapes_of(table: Table, numbers: np.ndarray) -> list[Shape]:
+    """The `Shape` tuples of the shapes `numbers` of a table (`OfferParts.shapes`)."""
+    parts = prepare(table)
+    if parts.unmade is not None:
+        _make_shapes(table, parts, numbers)
+    found: list[Shape] = parts.shapes[numbers].tolist()
+    return found
+
+
 def _make_shapes(table: Table, parts: OfferParts, numbers: np.ndarray) -> None:
     """Make the tuples of the shapes `numbers` that are not made yet (from the table of shapes
     that a compacted table holds)."""
