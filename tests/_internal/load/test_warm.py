@@ -184,3 +184,22 @@ def test_an_empty_table_is_not_kept(tmp_path):
 
     table = combine([])
     assert warm.encode(warm.Snapshot(table, "v", None), "x") is None
+
+
+def test_an_explicit_load_of_the_cached_catalog_reads_the_snapshot_too(tmp_path, monkeypatch):
+    publish_archive(tmp_path / "pub", "20261129-1", _offers())
+    calls = []
+    real = warm.read
+    monkeypatch.setattr(warm, "read", lambda c, n: calls.append(n) or real(c, n))
+    with serve_directory(tmp_path / "pub") as (served, _):
+        first = _catalog(served, tmp_path)
+        first.load()  # downloads, derives, keeps the snapshot
+        first.close()
+        again = _catalog(served, tmp_path)
+        again.load()  # `load()` asks the network; the archive it names is cached, and derived
+        got = again.query(gpu_name="H100")
+        again.close()
+    assert len(calls) == 2 and calls[0] == calls[1]
+    loaded = again._loader.loaded
+    assert loaded is not None and answers.prepare(loaded.table).unmade is not None
+    assert {o.gpu_name for o in got} == {"H100"} and len(got) == 5

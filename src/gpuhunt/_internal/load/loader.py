@@ -28,7 +28,7 @@ from gpuhunt._internal.load.loaded import Loaded as Loaded  # importable from he
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, SideWork, provider_table
 from gpuhunt._internal.query import answers
-from gpuhunt._internal.query.table import combine
+from gpuhunt._internal.query.table import Table, combine
 
 # The catalog's records, so that its log messages keep the logger name they always had.
 logger = logging.getLogger("gpuhunt._internal.catalog")
@@ -346,6 +346,10 @@ class Loader:
         # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
         # (a restart, every CLI run) loads them as column files instead of parsing again.
         cache = self._disk_cache(raw.url) if raw.source in ("network", "disk-cache") else None
+        found = warm.read_for(cache, raw) if cache is not None and not degraded else None
+        if found is not None:  # what an earlier load derived from these very archives
+            self._serve(found.table, raw, degraded, loaded_at)
+            return
         cached: set[str] = set()
         side = SideWork(self._context.threads)
         try:
@@ -379,6 +383,11 @@ class Loader:
                 warm.keep(cache, raw, table, side)
         finally:
             side.finish()  # the cache writes are done when the load returns
+        self._serve(table, raw, degraded, loaded_at)
+
+    def _serve(
+        self, table: Table, raw: sources.RawCatalog, degraded: bool, loaded_at: float | None
+    ) -> None:
         self.loaded = Loaded(
             table=table,
             version=raw.version,

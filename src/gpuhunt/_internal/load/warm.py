@@ -331,14 +331,26 @@ def write(cache: DiskCache, snapshot: Snapshot, name: str) -> bool:
     return written
 
 
+def _parts_of(raw: sources.RawCatalog) -> list[tuple[str, str, str]]:
+    """The disk cache files the catalog `raw` was read from (or written to, downloaded)."""
+    if raw.versions:
+        return [(p, v, "catalog.zip") for p, v in sorted(raw.versions.items())]
+    return [("archive", raw.version, "catalog.zip")]
+
+
+def read_for(cache: DiskCache, raw: sources.RawCatalog) -> Snapshot | None:
+    """The snapshot of the catalog `raw`, if an earlier load of the same cached archives kept
+    one (a catalog with a provider missing or refused has none)."""
+    if raw.problems or raw.failed:
+        return None
+    name = key(cache, sources.cache_key(raw), _parts_of(raw))
+    return read(cache, name) if name is not None else None
+
+
 def keep(cache: DiskCache, raw: sources.RawCatalog, table: Table, side: SideWork) -> None:
     """Keep what a load derived from the cached archives of `raw` for the next process, on the
     load's side thread (the load returns once it is written)."""
-    parts = (
-        [(p, v, "catalog.zip") for p, v in sorted(raw.versions.items())]
-        if raw.versions
-        else [("archive", raw.version, "catalog.zip")]
-    )
+    parts = _parts_of(raw)
     snapshot = Snapshot(table, raw.version, raw.manifest)
     cache_key = sources.cache_key(raw)
 
