@@ -22,16 +22,15 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from requests.adapters import BaseAdapter
-
 from gpuhunt._internal import forks, freshness, registry, validate
 from gpuhunt._internal.errors import OnlineProvidersFailedError, redact
 from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
 from gpuhunt._internal.history.daily import PriceHistory
-from gpuhunt._internal.load import livecache, sources, threads, transport
+from gpuhunt._internal.load import livecache, sources, threads
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
 from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.load.urls import safe_url
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
@@ -44,9 +43,19 @@ from gpuhunt._internal.query.answers import merge_online
 from gpuhunt._internal.query.filters import make_filter
 
 if TYPE_CHECKING:
+    from requests.adapters import BaseAdapter
+
     from gpuhunt._internal.explain import Explanation
 
 logger = logging.getLogger(__name__)
+
+
+def _is_adapter(transport: object) -> bool:
+    # requests only for a catalog given a transport: `import gpuhunt` does not import it.
+    from requests.adapters import BaseAdapter
+
+    return isinstance(transport, BaseAdapter)
+
 
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
 CLOSE_TIMEOUT = 5.0  # seconds close() waits for the catalog's threads, in all
@@ -150,7 +159,7 @@ class Catalog:
         )
         if settings is not None and not isinstance(settings, Settings):
             raise TypeError(f"settings must be a Settings, got {type(settings).__name__}")
-        if transport is not None and not isinstance(transport, BaseAdapter):
+        if transport is not None and not _is_adapter(transport):
             raise TypeError(
                 f"transport must be a requests.adapters.BaseAdapter, got {type(transport).__name__}"
             )
@@ -317,7 +326,7 @@ class Catalog:
             version=loaded.version if loaded else None,
             source=loaded.source if loaded else None,
             # Never the user info or query string a URL may carry (a password, a signature).
-            url=transport.safe_url(loaded.url if loaded else self.catalog_url),
+            url=safe_url(loaded.url if loaded else self.catalog_url),
             loaded_at=loaded.loaded_wall if loaded else None,
             age_seconds=(now - loaded.loaded_at) if loaded else None,
             unchecked=loaded.unchecked if loaded else False,

@@ -22,6 +22,19 @@ def test_every_command_module_is_in_modules_and_registers_a_command():
     assert registered == found
 
 
+def test_paths_name_the_module_that_registers_each_command():
+    table = commands.load()
+    assert {p: c.run.__module__.rpartition(".")[2] for p, c in table.items()} == commands.PATHS
+
+
+def test_load_for_gives_the_command_argv_names_and_every_command_otherwise():
+    assert list(commands.load_for(["query", "--gpu", "H100"])) == [("query",)]
+    assert list(commands.load_for(["catalog", "site", "out"])) == [("catalog", "site")]
+    every = set(commands.PATHS)
+    for argv in ([], ["--help"], ["catalog"], ["catalog", "nosuch"], ["nosuch"]):
+        assert set(commands.load_for(argv)) == every
+
+
 def test_the_table_holds_every_command_of_gpuhunt():
     paths = {" ".join(p) for p in commands.load()}
     assert paths == {

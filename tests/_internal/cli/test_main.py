@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 
@@ -7,7 +8,7 @@ import pytest
 from gpuhunt._internal import cli, registry
 from gpuhunt._internal.cli import query as cli_query
 from gpuhunt._internal.formats.csv import csv_bytes
-from tests.helpers import item, publish_archive
+from tests.helpers import item, publish_archive, serve_directory
 
 
 @pytest.fixture
@@ -130,9 +131,9 @@ def test_catalog_alone_shows_the_catalog_subcommands(capsys):
 
 @pytest.mark.subprocess
 def test_a_command_imports_only_what_it_runs():
-    # Every command module is imported to build the parser; what running one needs is imported
-    # in its `run`, so `gpuhunt providers` (or --help) loads no catalog, engine (numpy), history,
-    # build pipeline, site or SDK.
+    # Only the command run is imported to build the parser; what running it needs is imported
+    # in its `run`, so `gpuhunt providers` loads no other command, catalog, engine (numpy),
+    # history, build pipeline, site or SDK.
     code = (
         "import sys\n"
         "from gpuhunt._internal import cli\n"
@@ -143,7 +144,8 @@ def test_a_command_imports_only_what_it_runs():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     loaded = set(out.splitlines()[-1].split())
-    assert "gpuhunt._internal.cli.history" in loaded  # registered, so imported
+    assert "gpuhunt._internal.cli.providers" in loaded
+    assert "gpuhunt._internal.cli.history" not in loaded  # another command: not imported
     heavy = {
         "gpuhunt._internal.catalog",
         "gpuhunt._internal.history.api",
@@ -157,3 +159,30 @@ def test_a_command_imports_only_what_it_runs():
         "boto3",
     }
     assert heavy & loaded == set()
+
+
+@pytest.mark.subprocess
+def test_a_query_answered_from_the_disk_cache_imports_no_http_library(tmp_path):
+    # requests (and the download code) cost a fifth of a warm CLI run: imported only when
+    # something is downloaded. The first run downloads; the second answers from the disk cache.
+    offers = [item("aws", gpu_name="H100", gpu_count=1, gpu_memory=80.0, price=2.5)]
+    publish_archive(tmp_path / "pub", "20261129-1", {"aws": csv_bytes(offers)})
+    code = (
+        "import sys\n"
+        "from gpuhunt._internal import cli\n"
+        "assert cli.main(['query', '--gpu', 'H100', '--json']) == 0\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    with serve_directory(tmp_path / "pub") as (url, requested):
+        env = dict(os.environ, GPUHUNT_CATALOG_URL=url, GPUHUNT_CACHE_DIR=str(tmp_path / "c"))
+        runs = [
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            )
+            for _ in range(2)
+        ]
+    first, second = (set(r.stderr.splitlines()[-1].split()) for r in runs)
+    assert "requests" in first and "gpuhunt._internal.load.fetch" in first  # it downloaded
+    assert {"requests", "urllib3", "gpuhunt._internal.load.fetch"} & second == set()
+    assert '"H100"' in runs[1].stdout
+    assert len([p for p in requested if p.endswith("catalog.zip")]) == 1

@@ -196,3 +196,43 @@ def test_provenance_marks_stale_and_undated_data():
             "source": "Lambda Cloud API",
         },
     ]
+
+
+def test_the_page_from_columns_is_the_page_from_offers():
+    # `build_from_table` (what `catalog site` runs: no object per offer) writes the document
+    # `build` writes from the same catalog's offers, over the bundled snapshot's 14 providers.
+    from gpuhunt._internal.load import sources
+    from gpuhunt._internal.site import build as site_build
+    from gpuhunt._internal.site.facts import library_facts
+
+    raw = sources.bundled()
+    kw = {"version": raw.version, "manifest": raw.manifest, "now": NOW}
+    by_offer = data.build(site_build.offers_of(raw), library_facts(), **kw)
+    by_column = data.build_from_table(site_build.table_of(raw), library_facts(), **kw)
+    assert by_column == by_offer
+    assert len(by_column["providers"]) == len(raw.csvs) == 14
+    assert sum(by_column["shapes"]["n"]) == len(by_column["offers"]["price"]) > 1000
+
+
+def test_the_page_from_a_table_read_back_from_the_disk_cache_is_the_same(tmp_path):
+    # A table whose shapes are made as they are needed (`load.warm`) gives the same page.
+    from gpuhunt._internal.load import warm
+    from gpuhunt._internal.query.table import combine
+    from gpuhunt._internal.site.facts import library_facts
+
+    offers = [
+        item("aws", instance_name="p5", location=loc, price=p, gpu_name="H100", gpu_count=8)
+        for loc, p in (("us-east-1", 55.04), ("eu-west-1", 54.0), ("ap-south-1", 54.0))
+    ] + [item("gcp", instance_name="n1", gpu_count=0, price=0.2, location="europe-west4-a")]
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.load.sources import RawCatalog
+    from gpuhunt._internal.load.tables import provider_table
+
+    raw = RawCatalog({"aws": csv_bytes(offers[:3]), "gcp": csv_bytes(offers[3:])}, "v", "x", "u")
+    table = combine([provider_table(raw, p, None, set()) for p in ("aws", "gcp")])
+    expected = data.build_from_table(table, library_facts(), version="v", now=NOW)
+    packed = warm.encode(warm.Snapshot(table, "v", None), "k")
+    assert packed is not None
+    again = warm.decode(packed, "k").table
+    assert data.build_from_table(again, library_facts(), version="v", now=NOW) == expected
+    assert expected["offers"]["price"] == [0.2, 54.0, 54.0, 55.04]

@@ -51,3 +51,28 @@ def test_publish_site_refuses_a_folder_that_is_not_a_site(tmp_path, bucket, caps
         "is not a written site: offers.json, offers.js, index.html missing"
         in capsys.readouterr().err
     )
+
+
+def test_catalog_site_offline_falls_back_as_query_does_and_shows_every_provider(
+    tmp_path, monkeypatch, capsys, caplog
+):
+    # Nothing listens at the catalog URL: `gpuhunt query` answers from the bundled snapshot,
+    # and so does `gpuhunt catalog site`, with every provider the query answers with.
+    import json
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", f"http://127.0.0.1:{port}/v3")
+    monkeypatch.setenv("GPUHUNT_LOAD_TIMEOUT", "5")
+    assert gpuhunt_main(["query", "--json", "--all-regions", "--limit", "100000"]) == 0
+    answered = {o["provider"] for o in json.loads(capsys.readouterr().out)}
+    assert gpuhunt_main(["catalog", "site", str(tmp_path / "site"), "--no-history"]) == 0
+    assert "(bundled)" in capsys.readouterr().out
+    assert "using the snapshot bundled with gpuhunt" in caplog.text
+    page = json.loads((tmp_path / "site" / "offers.json").read_text())
+    assert set(page["providers"]) == answered and len(answered) == 14
+    # A catalog named on the command line is that catalog or an error, not a stand-in.
+    url = f"http://127.0.0.1:{port}/v3"
+    assert gpuhunt_main(["catalog", "site", str(tmp_path / "s2"), "--catalog", url]) == 1

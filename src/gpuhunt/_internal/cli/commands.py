@@ -2,11 +2,13 @@
 
 A command module calls `command(...)` on its `run` function at import; `load()` imports the
 modules of `MODULES`, in the order `gpuhunt --help` lists their commands, and the parser is built
-from the table alone. A command module imports only what its arguments need at the top (argparse,
+from the table alone. A run of one command imports only that command's module (`load_for`,
+through `PATHS`): `gpuhunt query` never pays for the build pipeline's or the site's imports. A command module imports only what its arguments need at the top (argparse,
 the registry); what running it needs (the catalog, boto3, matplotlib, the build pipeline) is
 imported inside `run`, so `gpuhunt --help` and one command never pay for the others.
 
-A new command is a module here with a `command(...)` call, and its name in `MODULES`.
+A new command is a module here with a `command(...)` call, its name in `MODULES` and its path in
+`PATHS` (a test checks both against what the modules register).
 """
 
 from __future__ import annotations
@@ -34,6 +36,21 @@ MODULES = (
     "catalog_publish_site",
     "providers",
 )
+
+# Where each command is registered, so that a run imports its module alone (`load_for`).
+PATHS: dict[tuple[str, ...], str] = {
+    ("query",): "query",
+    ("catalog", "status"): "catalog_status",
+    ("catalog", "build"): "catalog_build",
+    ("catalog", "publish"): "catalog_publish",
+    ("catalog", "verify"): "catalog_verify",
+    ("catalog", "report"): "catalog_report",
+    ("history",): "history",
+    ("catalog", "diff"): "catalog_diff",
+    ("catalog", "site"): "catalog_site",
+    ("catalog", "publish-site"): "catalog_publish_site",
+    ("providers",): "providers",
+}
 
 # Commands that only hold others: `gpuhunt catalog` alone prints what it can do.
 GROUPS: dict[tuple[str, ...], str] = {
@@ -86,6 +103,17 @@ def load() -> dict[tuple[str, ...], Command]:
     for name in MODULES:
         importlib.import_module(f"{__package__}.{name}")
     return TABLE
+
+
+def load_for(argv: list[str]) -> dict[tuple[str, ...], Command]:
+    """The table as far as `argv` needs it: the one command `argv` names (its module alone
+    imported), or every command when `argv` names none (help, a group alone, a mistake), so
+    that what argparse prints is the same either way."""
+    for path, module in PATHS.items():
+        if tuple(argv[: len(path)]) == path:
+            importlib.import_module(f"{__package__}.{module}")
+            return {path: TABLE[path]}
+    return load()
 
 
 def in_order(table: dict[tuple[str, ...], Command]) -> list[Command]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, STRING_LISTS, VENDORS, Table
-from gpuhunt._internal.schema import check_json
+from gpuhunt._internal.schema import check_json as check_json  # used by load.warm too
 
 MAGIC = b"GPUHUNT-COLUMNS\n"
 FORMAT = 1
@@ -120,14 +120,14 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         check_json(text)
     for column, name in STRING_LISTS.items():
         if column != "provider":
-            _check_codes(columns[column], len(lists[name]), column)
+            check_codes(columns[column], len(lists[name]), column)
     columns["gpu_vendor"] = _recode(
         columns["gpu_vendor"], header.get("vendors"), VENDORS, AcceleratorVendor, "gpu_vendor"
     )
     columns["cpu_arch"] = _recode(
         columns["cpu_arch"], header.get("archs"), ARCHS, CPUArchitecture, "cpu_arch"
     )
-    _check_numbers(columns)
+    check_numbers(columns)
     skipped = header.get("skipped")
     if not isinstance(skipped, int) or skipped < 0:
         raise ValueError("bad skipped count")
@@ -140,7 +140,7 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
     )
 
 
-def _check_codes(codes: np.ndarray, size: int, column: str) -> None:
+def check_codes(codes: np.ndarray, size: int, column: str) -> None:
     if len(codes) == 0:
         return
     low = -1 if column in _MAY_BE_NONE else 0
@@ -156,21 +156,24 @@ def _recode(codes: np.ndarray, names: Any, current: list[Any], enum: Any, column
         mapping = [current.index(enum(n)) for n in names]
     except ValueError:
         raise ValueError(f"{column} uses a name this gpuhunt does not know") from None
-    _check_codes(codes, len(names), column)
+    check_codes(codes, len(names), column)
     if mapping == list(range(len(names))):
         return codes
     return np.array(mapping + [-1], dtype=codes.dtype)[codes]
 
 
-def _check_numbers(c: dict[str, np.ndarray]) -> None:
-    if not (np.isfinite(c["price"]).all() and np.isfinite(c["memory"]).all()):
-        raise ValueError("price or memory is not a finite number")
+def check_numbers(c: dict[str, np.ndarray]) -> None:
+    """What a query relies on in the number columns (price, where given, finite and sorted)."""
+    if "price" in c and not np.isfinite(c["price"]).all():
+        raise ValueError("price is not a finite number")
+    if not np.isfinite(c["memory"]).all():
+        raise ValueError("memory is not a finite number")
     for name in ("gpu_memory", "disk_size"):
         if np.isinf(c[name]).any():
             raise ValueError(f"{name} is infinite")
     if (c["gpu_count"] < 0).any():
         raise ValueError("negative gpu_count")
-    if len(c["price"]) > 1 and (np.diff(c["price"]) < 0).any():
+    if "price" in c and len(c["price"]) > 1 and (np.diff(c["price"]) < 0).any():
         raise ValueError("rows are not in price order")
     if (c["spot"].view(np.uint8) > 1).any():
         raise ValueError("spot holds a byte that is not a boolean")

@@ -9,13 +9,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import requests
-from requests.adapters import BaseAdapter
-
-from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.threads import Owner
+
+if TYPE_CHECKING:  # requests is imported when a session is made, not when a catalog is
+    import requests
+    from requests.adapters import BaseAdapter
 
 
 @dataclass
@@ -46,6 +47,8 @@ class Context:
 
     def new_session(self, retries: int = 3, backoff_factor: float = 0.5) -> requests.Session:
         """A session with the settings' timeouts, sending through `transport` if one is set."""
+        from gpuhunt._internal.load import transport
+
         session = transport.new_session(
             retries=retries, backoff_factor=backoff_factor, timeout=self.settings.http_timeout
         )

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 from cachetools import TTLCache
 
 from gpuhunt._internal import forks
-from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.settings import Settings
 
 T = TypeVar("T")
@@ -130,6 +129,8 @@ def request_json(
     """`transport.request_json` through `LIVE_CACHE`: an identical request within the TTL, or
     one already in flight, makes no new call. Requests differ by method, URL, `params` and
     `json`; an account's credential goes in `secret` (see `request_key`)."""
+    from gpuhunt._internal.load import transport  # requests: imported when a request is made
+
     key = request_key(
         provider, method, url, kwargs.get("params"), kwargs.get("json"), secret=secret
     )

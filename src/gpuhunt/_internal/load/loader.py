@@ -12,8 +12,6 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from gpuhunt._internal import backoff, registry
 from gpuhunt._internal.errors import (
@@ -22,10 +20,11 @@ from gpuhunt._internal.errors import (
     DownloadStopped,
     GPUHuntError,
 )
-from gpuhunt._internal.load import fetch, memory, sources, unreachable
+from gpuhunt._internal.load import disk, memory, sources, unreachable, warm
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
+from gpuhunt._internal.load.loaded import Loaded as Loaded  # importable from here, as before
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import PARSED, SideWork, provider_table
 from gpuhunt._internal.query import answers
@@ -39,24 +38,6 @@ RETRY_AFTER_FAILURE = backoff.DEFAULT  # backoff between failed reloads: first, 
 # waits for the catalog server's first answer before it falls back: a silent server costs a
 # CLI run this much, not the whole load limit. A server that answers gets the whole limit.
 FIRST_ANSWER_TIMEOUT = 3.0
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """What a catalog serves: built off to the side, then swapped in by one assignment."""
-
-    table: Table  # every offline provider's offers, by price
-    version: str
-    source: str
-    url: str
-    loaded_at: float  # monotonic
-    loaded_wall: dt.datetime
-    manifest: dict[str, Any] | None
-    degraded: bool  # the disk cache or the bundled snapshot, served because a download failed
-    cache_key: str | None = None  # which published catalog this is (`sources.cache_key`)
-    # Taken from the disk cache without a request, because the network named it as the latest
-    # less than the reload interval ago (in this process or another).
-    unchecked: bool = False
 
 
 class Loader:
@@ -204,30 +185,8 @@ class Loader:
             logger.warning("Catalog: %s; loading %s", self.went_back, raw.version)
 
     def _tidy_cache(self, raw: sources.RawCatalog) -> None:
-        """Keep the disk cache bounded (see `load.cache`): after a successful load, only the
-        loaded version and the one before it, and no temp file of a killed writer."""
-        if raw.source not in ("network", "disk-cache"):
-            return
-        cache = self._disk_cache(raw.url)
-        try:
-            # What `latest.json` names stays too: a pinned load is not the latest.
-            latest = cache.get_json("latest.json")
-            latest = latest if isinstance(latest, dict) else {}
-            if raw.versions:
-                named = latest.get("versions")
-                named = named if isinstance(named, dict) else {}
-                for provider, version in raw.versions.items():
-                    cache.keep_versions(provider, {version, str(named.get(provider))})
-            else:
-                names = {raw.version, str(latest.get("version"))}
-                cache.keep_versions("archive", names)
-                # Per-provider copies of this layout's objects (price history) are kept by
-                # the archive's version too.
-                for provider in registry.OFFLINE_PROVIDERS:
-                    cache.keep_versions(provider, names)
-            cache.remove_orphans()
-        except Exception:  # tidying costs disk space at worst, never a load
-            logger.debug("Tidying the disk cache failed", exc_info=True)
+        if raw.source in ("network", "disk-cache"):
+            disk.tidy(self._disk_cache(raw.url), raw)
 
     def _bounded(self) -> bool:
         return self._load_timeout > 0 and not self._settings.catalog_dir
@@ -303,6 +262,9 @@ class Loader:
     ) -> sources.RawCatalog:
         if self._settings.catalog_dir:
             return sources.from_directory(self._settings.catalog_dir, registry.OFFLINE_PROVIDERS)
+        # Imported here: it imports requests, which a load from the disk cache never uses.
+        from gpuhunt._internal.load import fetch
+
         loaded = self.loaded
         fetchers: list[fetch.Fetcher] = []
         try:
@@ -341,6 +303,22 @@ class Loader:
         if loaded is not None and not loaded.degraded and loaded.cache_key == key:
             self.loaded = dataclasses.replace(loaded, loaded_at=loaded_at, unchecked=True)
             return True
+        name = warm.key(cache, key, warm.archive_parts(cache.get_json("latest.json")) or [])
+        snapshot = warm.read(cache, name) if name is not None else None
+        if snapshot is not None:  # what an earlier load derived from these very archives
+            self.loaded = Loaded(
+                snapshot.table,
+                snapshot.version,
+                "disk-cache",
+                self.url,
+                loaded_at,
+                dt.datetime.now(dt.timezone.utc),
+                snapshot.manifest,
+                degraded=False,
+                cache_key=key,
+                unchecked=True,
+            )
+            return True
         raw = sources.from_cache(self.url, cache)
         if raw is None or sources.cache_key(raw) != key:
             return False
@@ -353,26 +331,7 @@ class Loader:
         return DiskCache(url, self._settings.cache_dir)
 
     def _last_resort(self, error: Exception) -> sources.RawCatalog:
-        """The newest catalog in the disk cache, else the snapshot bundled in the package."""
-        url = self.url
-        if sources.local_path(url) is None:
-            cached = sources.from_cache(url, self._disk_cache(url))
-            if cached is not None:
-                logger.warning(
-                    "Could not download the catalog (%s); using version %s from the disk cache",
-                    error,
-                    cached.version,
-                )
-                return cached
-        snapshot = sources.bundled()
-        age = sources.snapshot_age_days(snapshot.manifest)
-        logger.warning(
-            "Could not load the catalog (%s); using the snapshot bundled with gpuhunt%s. "
-            "Prices and availability may be out of date.",
-            error,
-            f", its oldest data recorded {age} days ago" if age is not None else "",
-        )
-        return snapshot
+        return disk.last_resort(self.url, self._disk_cache(self.url), error)
 
     def _note_failure(self, e: Exception) -> None:
         self._failures += 1
@@ -387,6 +346,10 @@ class Loader:
         # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
         # (a restart, every CLI run) loads them as column files instead of parsing again.
         cache = self._disk_cache(raw.url) if raw.source in ("network", "disk-cache") else None
+        found = warm.read_for(cache, raw) if cache is not None and not degraded else None
+        if found is not None:  # what an earlier load derived from these very archives
+            self._serve(found.table, raw, degraded, loaded_at)
+            return
         cached: set[str] = set()
         side = SideWork(self._context.threads)
         try:
@@ -416,8 +379,15 @@ class Loader:
             table = combine(tables)
             # So that the first query after a load builds offers as fast as later ones:
             answers.prepare(table)
+            if cache is not None and not degraded and not raw.problems and not raw.failed:
+                warm.keep(cache, raw, table, side)
         finally:
             side.finish()  # the cache writes are done when the load returns
+        self._serve(table, raw, degraded, loaded_at)
+
+    def _serve(
+        self, table: Table, raw: sources.RawCatalog, degraded: bool, loaded_at: float | None
+    ) -> None:
         self.loaded = Loaded(
             table=table,
             version=raw.version,

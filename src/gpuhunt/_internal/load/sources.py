@@ -25,8 +25,8 @@ from gpuhunt._internal.errors import CatalogError
 from gpuhunt._internal.errors import NotFound as NotFound  # importable from here, as before
 from gpuhunt._internal.errors import Unchanged as Unchanged
 from gpuhunt._internal.formats.archive import Archive, read_archive
-from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.urls import safe_url
 
 logger = logging.getLogger(__name__)
 
@@ -98,9 +98,7 @@ def check_url_allowed(url: str, *, allow_http: bool = False) -> None:
     if parts.scheme in ("https", "file", ""):
         return
     if parts.scheme != "http":
-        raise CatalogError(
-            f"Unsupported catalog URL scheme {parts.scheme!r} in {transport.safe_url(url)}"
-        )
+        raise CatalogError(f"Unsupported catalog URL scheme {parts.scheme!r} in {safe_url(url)}")
     if allow_http:
         return
     host = parts.hostname or ""
@@ -111,7 +109,7 @@ def check_url_allowed(url: str, *, allow_http: bool = False) -> None:
         if host == "localhost":
             return
     raise CatalogError(
-        f"Refusing plain-http catalog URL {transport.safe_url(url)}: use https, a loopback "
+        f"Refusing plain-http catalog URL {safe_url(url)}: use https, a loopback "
         "address, or set GPUHUNT_ALLOW_HTTP=1"
     )
 

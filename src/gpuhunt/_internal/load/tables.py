@@ -5,11 +5,11 @@ the CSV (and keeping the result in the disk cache for the next process)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, wait
 
 from gpuhunt._internal import schema
 from gpuhunt._internal.formats import archive, columns
-from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.load import threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
@@ -31,7 +31,7 @@ class SideWork:
         # `owner`: the catalog's threads, which `Catalog.close()` waits for.
         self._pool = threads.DaemonPool(1, "gpuhunt-load-side", owner)
         self._hashes: dict[str, Future[str]] = {}
-        self._writes: list[Future[bool]] = []
+        self._writes: list[Future[object]] = []
 
     def hash_ahead(self, raw: RawCatalog, providers: list[str]) -> None:
         """Start hashing the CSVs of `providers` whose hash is not known yet, in this order."""
@@ -48,6 +48,10 @@ class SideWork:
 
     def put(self, cache: DiskCache, data: bytes, *parts: str) -> None:
         self._writes.append(self._pool.submit(cache.put, data, *parts))
+
+    def run(self, job: Callable[[], object]) -> None:
+        """Run `job` on the side thread; `finish` waits for it like for a cache write."""
+        self._writes.append(self._pool.submit(job))
 
     def finish(self) -> None:
         wait(self._writes)
@@ -70,7 +74,7 @@ def provider_table(
     csv = raw.csvs[provider]
     packed = raw.columns.get(provider)
     if packed is None and cache is None:
-        return build_table(schema.decode_csv(csv), provider=provider)
+        return _parsed(csv, provider)
     csv_sha256 = (
         side.csv_sha256(raw, provider)
         if side is not None
@@ -90,7 +94,7 @@ def provider_table(
                 return columns.decode(earlier, provider=provider, csv_sha256=csv_sha256)
             except Exception as e:  # noqa: BLE001 - a damaged cache file is only not used
                 logger.debug("Ignoring the cached %s table: %s", provider, e)
-    table = build_table(schema.decode_csv(csv), provider=provider)
+    table = _parsed(csv, provider)
     if cache is not None:
         packed_table = columns.encode(table, csv_sha256)
         if side is not None:
@@ -98,3 +102,10 @@ def provider_table(
         else:
             cache.put(packed_table, PARSED, name)
     return table
+
+
+def _parsed(csv: bytes, provider: str) -> Table:
+    # The CSV parser is imported when a CSV is parsed: a warm start reads no CSV.
+    from gpuhunt._internal.formats.csv_table import build_table
+
+    return build_table(schema.decode_csv(csv), provider=provider)

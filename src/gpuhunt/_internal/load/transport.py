@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
-from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 import urllib3
@@ -26,6 +26,8 @@ from urllib3.util.retry import Retry
 from gpuhunt._internal import forks
 from gpuhunt._internal.errors import ProviderError, redact
 from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.load.urls import _host
+from gpuhunt._internal.load.urls import safe_url as safe_url  # moved there; importable here
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
@@ -322,28 +324,6 @@ def make_response(
         response.request = request
         response.url = request.url or ""
     return response
-
-
-def _host(parts: SplitResult) -> str:
-    host = parts.hostname or ""
-    if ":" in host:  # IPv6
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return f"{host}:{port}" if port else host
-
-
-def safe_url(url: str) -> str:
-    """The URL without query string, fragment or user info: safe to log and to show."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if not parts.scheme and not parts.netloc:
-        return url.split("?", 1)[0].split("#", 1)[0]  # a local path
-    return urlunsplit((parts.scheme, _host(parts), parts.path, "", ""))
 
 
 def request(

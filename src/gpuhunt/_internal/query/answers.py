@@ -45,6 +45,9 @@ class OfferParts(NamedTuple):
     shapes: np.ndarray  # object array of Shape
     shape_of_row: np.ndarray  # uint16, or int32 beyond 65,536 shapes
     locations: np.ndarray  # object array of str, indexed by the table's location codes
+    # Shapes whose tuple is not made yet (None: all are): a catalog read back from the disk
+    # cache (`load.warm`) makes each when an answer first holds one of its offers.
+    unmade: np.ndarray | None = None
 
 
 # Offers are filled this many at a time: the lists they are filled from (three pointers an
@@ -61,6 +64,8 @@ def items(table: Table, rows: np.ndarray) -> list[CatalogItem]:
         return []
     parts = prepare(table)
     every = len(rows) == len(table)  # every offer, in order (rows are distinct and sorted)
+    if parts.unmade is not None:
+        _make_shapes(table, parts, parts.shape_of_row if every else parts.shape_of_row[rows])
     out = new_offers(len(rows))
     unfilled = iter(out)
     for start in range(0, len(rows), _SLICE):
@@ -93,6 +98,30 @@ def prepare(table: Table) -> OfferParts:
                 # From here on the table keeps per row only price, location and shape number.
                 table.compact(shape_of_row, firsts)
     return parts
+
+
+def shapes_of(table: Table, numbers: np.ndarray) -> list[Shape]:
+    """The `Shape` tuples of the shapes `numbers` of a table (`OfferParts.shapes`)."""
+    parts = prepare(table)
+    if parts.unmade is not None:
+        _make_shapes(table, parts, numbers)
+    found: list[Shape] = parts.shapes[numbers].tolist()
+    return found
+
+
+def _make_shapes(table: Table, parts: OfferParts, numbers: np.ndarray) -> None:
+    """Make the tuples of the shapes `numbers` that are not made yet (from the table of shapes
+    that a compacted table holds)."""
+    by_shape = table._by_shape
+    assert parts.unmade is not None and by_shape is not None
+    wanted = np.flatnonzero(np.bincount(numbers, minlength=len(parts.shapes)))
+    if not parts.unmade[wanted].any():
+        return
+    with table._parts_lock:
+        todo = wanted[parts.unmade[wanted]]
+        for number, shape in zip(todo.tolist(), _shapes(by_shape, todo)):
+            parts.shapes[number] = shape
+        parts.unmade[todo] = False  # after the tuples are in: a reader never sees a gap
 
 
 def _shape_groups(table: Table) -> tuple[np.ndarray, np.ndarray]:

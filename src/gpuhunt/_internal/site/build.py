@@ -25,14 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError
+from gpuhunt._internal.errors import CatalogDownloadError, CatalogError
 from gpuhunt._internal.formats import archive as storage
-from gpuhunt._internal.load import fetch, sources
+from gpuhunt._internal.load import disk, sources
+from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.tables import provider_table
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query import answers
-from gpuhunt._internal.query.table import combine
+from gpuhunt._internal.query.table import Table, combine
 from gpuhunt._internal.site import data, facts
 
 TIMEOUT = (10.0, 60.0)
@@ -53,7 +54,9 @@ def load_catalog(spec: str | None, settings: Settings | None = None) -> sources.
     """The catalog `spec` names: `bundled` (the snapshot in the package), a catalog zip, a
     folder of `{provider}.csv`, a build folder or published base URL (its latest version);
     None: the published catalog (`settings.catalog_url`: the command reads it from
-    `GPUHUNT_CATALOG_URL`; the public bucket by default)."""
+    `GPUHUNT_CATALOG_URL`; the public bucket by default), or, when it cannot be downloaded,
+    what `gpuhunt query` falls back to (the disk cache's newest copy, else the bundled
+    snapshot), with a warning."""
     settings = settings or Settings()
     providers = list(registry.OFFLINE_PROVIDERS)
     if spec == BUNDLED:
@@ -71,27 +74,45 @@ def load_catalog(spec: str | None, settings: Settings | None = None) -> sources.
         if not published:
             return sources.from_directory(str(path), providers)
     sources.check_url_allowed(base, allow_http=settings.allow_http)
-    return fetch.fetch(
-        base,
-        providers,
-        version=None,
-        cache=None,
-        timeout=TIMEOUT,
-        retries=1,
-        allow_http=settings.allow_http,
-        max_bytes=settings.max_download_bytes,
-    )
+    from gpuhunt._internal.load import fetch  # requests: only for a download
+
+    try:
+        return fetch.fetch(
+            base,
+            providers,
+            version=None,
+            cache=None,
+            timeout=TIMEOUT,
+            retries=1,
+            allow_http=settings.allow_http,
+            max_bytes=settings.max_download_bytes,
+        )
+    except CatalogDownloadError as e:
+        if spec is not None:  # a catalog asked for by name is that one or an error
+            raise
+        cache = None if sources.local_path(base) else DiskCache(base, settings.cache_dir)
+        return disk.last_resort(base, cache, e)
+
+
+def _providers(raw: sources.RawCatalog) -> list[str]:
+    """The providers of `raw` a `Catalog` serves offers of: the offline ones, and in the bundled
+    snapshot the online ones it holds, which stand in for them offline (`Loader._install`)."""
+    online = [p for p in registry.ONLINE_PROVIDERS if p in raw.csvs]
+    return [p for p in registry.OFFLINE_PROVIDERS if p in raw.csvs] + online
+
+
+def table_of(raw: sources.RawCatalog) -> Table:
+    """Every offer of `raw`, read as a `Catalog` reads it (column files where published, else
+    the CSVs), in the catalog's price order."""
+    tables = [provider_table(raw, p, None, set()) for p in _providers(raw)]
+    if not tables:
+        raise CatalogError(f"{raw.url}: the catalog has no offers of any provider")
+    return combine(tables)
 
 
 def offers_of(raw: sources.RawCatalog) -> list[CatalogItem]:
-    """Every offer of `raw`, read as a `Catalog` reads it (column files where published, else
-    the CSVs), in the catalog's price order."""
-    tables = [
-        provider_table(raw, p, None, set()) for p in registry.OFFLINE_PROVIDERS if p in raw.csvs
-    ]
-    if not tables:
-        raise CatalogError(f"{raw.url}: the catalog has no offers of any provider")
-    table = combine(tables)
+    """Every offer of `raw` as `CatalogItem`s, in the catalog's price order (`table_of`)."""
+    table = table_of(raw)
     return answers.items(table, table.select(QueryFilter(), None))
 
 
@@ -146,9 +167,9 @@ def write_site(
     """Write the page of catalog `raw` into folder `out` (created if missing)."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    items = offers_of(raw)
-    doc = data.build(
-        items,
+    table = table_of(raw)
+    doc = data.build_from_table(
+        table,
         facts.library_facts(),
         version=raw.version,
         manifest=raw.manifest,
@@ -169,7 +190,7 @@ def write_site(
     return Written(
         folder,
         raw.version,
-        len(items),
+        len(table),
         len(doc["shapes"]["instance"]),
         doc["history"] is not None,
         len(body),

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from gpuhunt._internal import freshness, registry
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS
 from gpuhunt._internal.gpu_names import (
@@ -37,7 +39,9 @@ from gpuhunt._internal.gpu_names import (
     gpu_name_with_memory,
     memory_fits,
 )
-from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.models import CatalogItem, fill_offers, new_offers
+from gpuhunt._internal.query import answers
+from gpuhunt._internal.query.table import Table
 
 FORMAT = 1
 
@@ -155,42 +159,35 @@ def provenance(
     return out
 
 
-def build(
-    items: Iterable[CatalogItem],
-    facts: Facts,
-    *,
-    version: str | None,
-    manifest: Mapping[str, Any] | None = None,
-    history: Mapping[str, Any] | None = None,
-    now: dt.datetime | None = None,
-) -> dict[str, Any]:
-    """The page's JSON document for `items` (a catalog's offers, any order)."""
-    now = now or dt.datetime.now(dt.timezone.utc)
-    loc_index: dict[tuple[str, str], int] = {}
-    locs: dict[str, list[Any]] = {"provider": [], "name": [], "country": [], "area": []}
-    gpu_index: dict[tuple[str, float], int] = {}
-    gpus: list[tuple[str, float]] = []
-    gpu_vendor: list[str | None] = []
-    providers: list[str] = []
-    provider_index: dict[str, int] = {}
-    shape_index: dict[tuple[Any, ...], int] = {}
-    shape_rows: list[tuple[Any, ...]] = []
-    per_shape: list[list[tuple[float, int]]] = []
-    counts: dict[str, int] = {}
+class _Shapes:
+    """The page's shapes as they are met: one per distinct offer but for region and price, with
+    the providers and GPU models in order of first appearance (`of` is idempotent)."""
 
-    def _shape_of(item: CatalogItem) -> int:
-        p = provider_index.get(item.provider)
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.providers: list[str] = []
+        self.provider_index: dict[str, int] = {}
+        self.gpu_index: dict[tuple[str, float], int] = {}
+        self.gpus: list[tuple[str, float]] = []
+        self.gpu_vendor: list[str | None] = []
+        self.index: dict[tuple[Any, ...], int] = {}
+        self.rows: list[tuple[Any, ...]] = []
+
+    def of(self, item: CatalogItem) -> int:
+        """The page shape of `item` (made the first time it is met)."""
+        facts = self.facts
+        p = self.provider_index.get(item.provider)
         if p is None:
-            p = provider_index[item.provider] = len(providers)
-            providers.append(item.provider)
+            p = self.provider_index[item.provider] = len(self.providers)
+            self.providers.append(item.provider)
         g = -1
         if item.gpu_count and item.gpu_name:
             gk = (item.gpu_name, float(item.gpu_memory or 0))
-            g = gpu_index.get(gk, -1)
+            g = self.gpu_index.get(gk, -1)
             if g < 0:
-                g = gpu_index[gk] = len(gpus)
-                gpus.append(gk)
-                gpu_vendor.append(item.gpu_vendor.value if item.gpu_vendor else None)
+                g = self.gpu_index[gk] = len(self.gpus)
+                self.gpus.append(gk)
+                self.gpu_vendor.append(item.gpu_vendor.value if item.gpu_vendor else None)
         key = (
             p,
             item.instance_name,
@@ -204,13 +201,72 @@ def build(
             _num(facts.tflops(item)) if g >= 0 else None,
             item.cpu_arch.value if item.cpu_arch else None,
         )
-        s = shape_index.get(key)
+        s = self.index.get(key)
         if s is None:
-            s = shape_index[key] = len(shape_rows)
-            shape_rows.append(key)
-            per_shape.append([])
+            s = self.index[key] = len(self.rows)
+            self.rows.append(key)
         return s
 
+    def columns(self, first: list[int], n: list[int]) -> dict[str, list[Any]]:
+        cols: dict[str, list[Any]] = {name: [] for name in _SHAPE_COLUMNS}
+        for row in self.rows:
+            for name, value in zip(_SHAPE_COLUMNS, row):
+                cols[name].append(int(value) if name == "spot" else value)
+        return {**cols, "first": first, "n": n}
+
+
+_SHAPE_COLUMNS = (
+    "provider",
+    "instance",
+    "spot",
+    "gpu",
+    "count",
+    "form_factor",
+    "cpu",
+    "memory",
+    "disk",
+    "tflops",
+    "arch",
+)
+
+
+class _Locations:
+    """One entry per distinct (provider, location), in order of first appearance."""
+
+    def __init__(self, facts: Facts, shapes: _Shapes) -> None:
+        self.facts = facts
+        self.shapes = shapes
+        self.index: dict[tuple[str, str], int] = {}
+        self.cols: dict[str, list[Any]] = {"provider": [], "name": [], "country": [], "area": []}
+
+    def of(self, provider: str, location: str) -> int:
+        k = (provider, location)
+        loc = self.index.get(k)
+        if loc is None:
+            loc = self.index[k] = len(self.cols["name"])
+            country, area = self.facts.place(provider, location)
+            self.cols["provider"].append(self.shapes.provider_index[provider])
+            self.cols["name"].append(location)
+            self.cols["country"].append(country)
+            self.cols["area"].append(area)
+        return loc
+
+
+def build(
+    items: Iterable[CatalogItem],
+    facts: Facts,
+    *,
+    version: str | None,
+    manifest: Mapping[str, Any] | None = None,
+    history: Mapping[str, Any] | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The page's JSON document for `items` (a catalog's offers, any order)."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    shapes = _Shapes(facts)
+    locs = _Locations(facts, shapes)
+    per_shape: list[list[tuple[float, int]]] = []
+    counts: dict[str, int] = {}
     # Offers of one instance type differ only in region and price: everything else is worked
     # out once per distinct combination of the fields below (`raw`), not once per offer.
     raw_index: dict[tuple[Any, ...], int] = {}
@@ -233,53 +289,144 @@ def build(
         )
         s = raw_index.get(raw, -1)
         if s < 0:
-            s = raw_index[raw] = _shape_of(item)
-        lk = (item.provider, item.location)
-        loc = loc_index.get(lk)
-        if loc is None:
-            loc = loc_index[lk] = len(locs["name"])
-            country, area = facts.place(item.provider, item.location)
-            locs["provider"].append(provider_index[item.provider])
-            locs["name"].append(item.location)
-            locs["country"].append(country)
-            locs["area"].append(area)
+            s = raw_index[raw] = shapes.of(item)
+            per_shape.extend([] for _ in range(len(shapes.rows) - len(per_shape)))
+        loc = locs.of(item.provider, item.location)
         per_shape[s].append((_round(float(item.price)), loc))
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "provider",
-            "instance",
-            "spot",
-            "gpu",
-            "count",
-            "form_factor",
-            "cpu",
-            "memory",
-            "disk",
-            "tflops",
-            "arch",
-            "first",
-            "n",
-        )
-    }
+    first: list[int] = []
+    n: list[int] = []
     offer_loc: list[int] = []
     offer_price: list[float] = []
-    for row, prices in zip(shape_rows, per_shape):
-        for name, value in zip(list(cols)[:11], row):
-            cols[name].append(int(value) if name == "spot" else value)
-        cols["first"].append(len(offer_loc))
-        cols["n"].append(len(prices))
+    names = locs.cols["name"]
+    for prices in per_shape:
+        first.append(len(offer_loc))
+        n.append(len(prices))
         # Cheapest first; equal prices by location name, so the page's pick is deterministic.
-        for price, loc in sorted(prices, key=lambda x: (x[0], locs["name"][x[1]])):
+        for price, loc in sorted(prices, key=lambda x: (x[0], names[x[1]])):
             offer_loc.append(loc)
             offer_price.append(price)
+    return _document(
+        version=version,
+        now=now,
+        providers=shapes.providers,
+        provenance=provenance(manifest, counts, now),
+        locations=locs.cols,
+        gpus=shapes.gpus,
+        gpu_vendor=shapes.gpu_vendor,
+        shapes=shapes.columns(first, n),
+        offers={"loc": offer_loc, "price": offer_price},
+        history=history,
+    )
+
+
+def build_from_table(
+    table: Table,
+    facts: Facts,
+    *,
+    version: str | None,
+    manifest: Mapping[str, Any] | None = None,
+    history: Mapping[str, Any] | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The document `build` makes of every offer of `table` (a catalog as it is loaded), from
+    its columns: the facts are asked once per shape of offers (a few thousand), and the
+    regional offers are grouped, sorted and counted by numpy, with no object per offer."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    parts = answers.prepare(table)
+    by_shape = table._by_shape
+    if by_shape is None:  # no offers: nothing to group
+        return build([], facts, version=version, manifest=manifest, history=history, now=now)
+    shape_of_row = np.asarray(parts.shape_of_row, dtype=np.int64)
+    price = np.asarray(table.price, dtype=np.float64)
+    keep = np.isfinite(price)
+    shape_of_row, price, loc_code = shape_of_row[keep], price[keep], table.location[keep]
+    n_shapes = len(parts.shapes)
+    # The first row of each offer shape, and the shapes in the order their first rows come
+    # (the order `build` meets them in, reading the offers in the table's order).
+    first_row = np.full(n_shapes, len(shape_of_row), dtype=np.int64)
+    np.minimum.at(first_row, shape_of_row, np.arange(len(shape_of_row)))
+    met = [int(k) for k in np.argsort(first_row, kind="stable") if first_row[k] < len(price)]
+    shapes = _Shapes(facts)
+    locs = _Locations(facts, shapes)
+    page_shape = np.full(n_shapes, -1, dtype=np.int64)
+    one = new_offers(len(met))
+    fill_offers(
+        one,
+        answers.shapes_of(table, np.array(met, dtype=np.int64)),
+        [""] * len(met),
+        [0.0] * len(met),
+    )
+    for k, item in zip(met, one):
+        page_shape[k] = shapes.of(item)
+    # Locations: a (provider, location) code per row, entries in order of first appearance.
+    provider_of_shape = np.asarray(by_shape.provider, dtype=np.int64)
+    n_locations = max(len(table.locations), 1)
+    pair = provider_of_shape[shape_of_row] * n_locations + loc_code
+    pairs, first_at, pair_of_row = np.unique(pair, return_index=True, return_inverse=True)
+    loc_of_pair = np.empty(len(pairs), dtype=np.int64)
+    for k in np.argsort(first_at, kind="stable").tolist():
+        p, loc = divmod(int(pairs[k]), n_locations)
+        loc_of_pair[k] = locs.of(table.providers[p], table.locations[loc])
+    loc_of_row = loc_of_pair[pair_of_row.reshape(-1)]
+    rounded = _rounded(price)
+    page_of_row = page_shape[shape_of_row]
+    # Within a shape cheapest first; equal prices by location name (as `build` sorts).
+    name_rank = np.argsort(np.argsort(np.array(locs.cols["name"], dtype=object), kind="stable"))
+    order = np.lexsort((name_rank[loc_of_row], rounded, page_of_row))
+    n = np.bincount(page_of_row, minlength=len(shapes.rows))
+    first = np.concatenate(([0], np.cumsum(n)[:-1])) if len(n) else n
+    provider_of_row = provider_of_shape[shape_of_row]
+    counts = {
+        table.providers[p]: int(c)
+        for p, c in enumerate(np.bincount(provider_of_row, minlength=len(table.providers)))
+        if c
+    }
+    return _document(
+        version=version,
+        now=now,
+        providers=shapes.providers,
+        provenance=provenance(manifest, counts, now),
+        locations=locs.cols,
+        gpus=shapes.gpus,
+        gpu_vendor=shapes.gpu_vendor,
+        shapes=shapes.columns(first.tolist(), n.tolist()),
+        offers={"loc": loc_of_row[order].tolist(), "price": rounded[order].tolist()},
+        history=history,
+    )
+
+
+def _rounded(sorted_prices: np.ndarray) -> np.ndarray:
+    """`_round` of each price (Python's correctly rounded `round`, which `np.round` is not
+    always), once per distinct price: the table's prices are sorted, so those are runs."""
+    if len(sorted_prices) == 0:
+        return sorted_prices
+    change = np.concatenate(([True], sorted_prices[1:] != sorted_prices[:-1]))
+    distinct = np.array([_round(x) for x in sorted_prices[change].tolist()], dtype=np.float64)
+    rounded: np.ndarray = distinct[np.cumsum(change) - 1]
+    return rounded
+
+
+def _document(
+    *,
+    version: str | None,
+    now: dt.datetime,
+    providers: list[str],
+    provenance: list[dict[str, Any]],
+    locations: dict[str, list[Any]],
+    gpus: list[tuple[str, float]],
+    gpu_vendor: list[str | None],
+    shapes: dict[str, list[Any]],
+    offers: dict[str, list[Any]],
+    history: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The page's document, however its parts were worked out (`build`, `build_from_table`)."""
     return {
         "format": FORMAT,
         "version": version,
         "generated_at": now.replace(microsecond=0).isoformat(),
         "providers": providers,
-        "provenance": provenance(manifest, counts, now),
-        "locations": locs,
+        "provenance": provenance,
+        "locations": locations,
         "gpus": {
             "name": [n for n, _ in gpus],
             "memory": [_num(m) for _, m in gpus],
@@ -287,7 +434,7 @@ def build(
             "vendor": gpu_vendor,
         },
         "spellings": spellings(gpus),
-        "shapes": cols,
-        "offers": {"loc": offer_loc, "price": offer_price},
+        "shapes": shapes,
+        "offers": offers,
         "history": dict(history) if history else None,
     }
