@@ -15,6 +15,43 @@ from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.models import AcceleratorVendor
 from gpuhunt.providers._report import ParseReport
 
+# The provider's own availability reading when the offer was read (a bool; absent where the
+# provider does not say), a shared `provider_data` key (docs/availability.md).
+AVAILABLE_KEY = "available"
+# Marketplaces' spellings of an upstream cloud unlike the gpuhunt provider selling its machines.
+_CLOUD_PROVIDERS = {"datacrunch": "verda", "lambda": "lambdalabs"}
+# gpuhunt providers' names (a test checks them against `providers/*.py`).
+_PROVIDER_NAMES = frozenset(
+    {
+        "aws",
+        "azure",
+        "cloudrift",
+        "crusoe",
+        "cudo",
+        "daytona",
+        "digitalocean",
+        "fluidstack",
+        "gcp",
+        "hotaisle",
+        "hyperbolic",
+        "jarvislabs",
+        "lambdalabs",
+        "lium",
+        "nebius",
+        "oci",
+        "ovhcloud",
+        "paperspace",
+        "primeintellect",
+        "runpod",
+        "scaleway",
+        "seeweb",
+        "tensordock",
+        "vastai",
+        "verda",
+        "vultr",
+    }
+)
+
 
 class BadRecord(ValueError):
     """A record that cannot be offered, with the reason."""
@@ -122,3 +159,12 @@ def gpu_or_kept(
     amd = spelling.upper().startswith("MI") or spelling.upper().startswith("AMD")
     vendor = AcceleratorVendor.AMD if amd else AcceleratorVendor.NVIDIA
     return spelling, vendor, memory if memory is not None else gpu_memory_from_name(spelling)
+
+
+def resold_from(cloud: str) -> str:
+    """`provider_data["resold_from"]` of a marketplace resale: the gpuhunt provider name of the
+    upstream `cloud` a marketplace (Shadeform, Prime Intellect) names, else its own spelling."""
+    key = cloud.strip().lower()
+    if key in _CLOUD_PROVIDERS:
+        return _CLOUD_PROVIDERS[key]
+    return key if key in _PROVIDER_NAMES else cloud

@@ -11,7 +11,10 @@ Decisions:
 - An offer is listed in every datacenter that hosts the variant (`nodes_per_dc`, plus any in
   `available_nodes_per_dc`), whether or not a node is free right now: free nodes are a live
   reading the orchestrator checks at launch; a nightly catalog built from them would drop
-  whatever was rented out at collection time.
+  whatever was rented out at collection time. The reading is kept (issue 38):
+  `provider_data["available"]` is True where `available_nodes_per_dc` counts a free node in
+  that datacenter, False where it counts none or leaves the datacenter out; a variant without
+  `available_nodes_per_dc` (or a count that is not a number) gives no reading.
 - `cpu` is `cpu_count` (see `_cpu` for the evidence).
 - `vram` is read per GPU; when it is exactly the GPU count times the known size of that GPU it
   is taken as a total and divided (the API documents neither).
@@ -37,7 +40,7 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import need_number
+from gpuhunt.providers._records import AVAILABLE_KEY, json_number, need_number
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -166,7 +169,8 @@ def _parse_variant(
     if gpu_count:
         vram = need_number(variant["vram"], "vram") / _GIB
         gpu_name, gpu_vendor, gpu_memory = _gpu(instance_type, name, vram, gpu_count, report)
-    hosting = {**(variant.get("available_nodes_per_dc") or {}), **variant["nodes_per_dc"]}
+    free = variant.get("available_nodes_per_dc")
+    hosting = {**(free or {}), **variant["nodes_per_dc"]}
     datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)
     return [
         CatalogItem(
@@ -182,9 +186,18 @@ def _parse_variant(
             spot=False,
             disk_size=round(disk, 1),
             gpu_vendor=gpu_vendor,
+            provider_data=_reading(free, dc),
         )
         for dc in datacenters
     ]
+
+
+def _reading(free: Any, dc: str) -> dict[str, Any]:
+    """`{"available": ...}` from `available_nodes_per_dc` for one datacenter, if it says."""
+    if not isinstance(free, dict):
+        return {}
+    nodes = json_number(free.get(dc, 0))
+    return {} if nodes is None else {AVAILABLE_KEY: nodes > 0}
 
 
 def _gpu(

@@ -6,7 +6,14 @@ compatible deployment (`DIGITAL_OCEAN_API_URL`), such as AMD's developer cloud.
 
 Decisions:
 
-- One offer per size and region it lists; sizes marked `available: false` are skipped.
+- One offer per size and region it lists (`regions`: "the region slugs where this size is
+  available for Droplet creates", DigitalOcean API v2 reference), with the reading in
+  `provider_data["available"]`: False when the size says `available: false` ("whether new
+  Droplets can be created with this size"), else True (listed in `regions`). Regions the
+  size does not list are not offered: the answer does not name them. A size marked
+  `available: false` is kept, marked (decision, issue 38): gpuhunt 0.1.34, which dstack 0.22
+  runs, listed such a size's regions too, and a caller who wants only what launches now asks
+  for `available=True`; between 0.1.34 and issue 38 this module skipped them.
 - GPUs from `gpu_info`: `model` is `<vendor>_<name>` ("nvidia_h100", "amd_mi300x",
   "nvidia_rtx6000_ada"); the vendor comes from the prefix, the name from the GPU tables. A name
   the tables do not know is kept in upper case without separators ("nvidia_x9" -> "X9"), logged
@@ -130,8 +137,7 @@ def parse_sizes(sizes: list[Any], *, report: ParseReport | None = None) -> list[
 def _size_offers(size: JSONObject, report: ParseReport) -> list[CatalogItem]:
     if not isinstance(size, dict):
         raise TypeError(f"size is a {type(size).__name__}")
-    if size.get("available") is False:
-        return []
+    available = size.get("available") is not False
     slug = str(size["slug"])
     gpu_count = 0
     gpu_name: str | None = None
@@ -159,6 +165,7 @@ def _size_offers(size: JSONObject, report: ParseReport) -> list[CatalogItem]:
             spot=False,
             disk_size=disk,
             gpu_vendor=gpu_vendor,
+            provider_data={"available": available},
         )
         for region in size["regions"]
     ]

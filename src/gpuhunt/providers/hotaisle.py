@@ -26,6 +26,9 @@ Decisions:
 - Names: `vm-<gpu>-<count>` ("vm-mi300x-1"), `vm-cpu-<cores>` for CPU shapes (`bm-` for bare
   metal).
 - The query filter: `spot=True` needs no API call (no spot VMs).
+- Availability (`provider_data["available"]`, issue 38): both endpoints list only what is
+  available to the team now, so every offer reads True; a shape that is taken is not in the
+  answer at all (the API names nothing sold out), so it has no offer, as in gpuhunt 0.1.x.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
@@ -144,7 +148,8 @@ def _vm_offer(vm: JSONObject, report: ParseReport, endpoint: str) -> CatalogItem
     gpus = [g for g in specs["gpus"] if int(g["count"]) > 0]
     if len(gpus) > 1:
         raise ValueError(f"VM shape with {len(gpus)} GPU models")
-    provider_data: JSONObject = {specs_key: copy.deepcopy(specs)}
+    # Listed by an "available" endpoint: that is Hot Aisle's reading.
+    provider_data: JSONObject = {specs_key: copy.deepcopy(specs), AVAILABLE_KEY: True}
     if not gpus:
         return CatalogItem(
             provider=NAME,

@@ -21,6 +21,11 @@ Decisions:
   GPU memory: the row's `vram`, else the tables. Vendor: NVIDIA unless the tables say otherwise.
 - CPU offers: each available combination in each region marked true, named `cpu-<vcpus>x<ram>`.
 - The query filter: `spot=True` needs no API call.
+- Availability (`provider_data["available"]`, issue 38): every offer is one the answer says is
+  free now (a GPU count within the free devices, a CPU size in a region marked true), so every
+  offer reads True. Sizes beyond the free devices and CPU regions marked false are not
+  offered, as in gpuhunt 0.1.34, which dstack 0.22 runs against this API (decision: a 0.1.x
+  caller would otherwise be shown GPU counts it cannot create).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from gpuhunt._internal.errors import MissingCredsError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider, get_creds_env
 
@@ -170,7 +176,8 @@ def _gpu_offers(row: JSONObject, report: ParseReport) -> list[CatalogItem]:
             spot=False,
             disk_size=None,
             gpu_vendor=vendor,
-            provider_data={"gpu_type": gpu_type},
+            # n is within the free devices: the answer's reading that it can be created now
+            provider_data={"gpu_type": gpu_type, AVAILABLE_KEY: True},
         )
         for n in range(1, min(free, per_machine) + 1)
     ]
@@ -195,6 +202,7 @@ def _cpu_offers(combo: JSONObject, report: ParseReport) -> list[CatalogItem]:
             gpu_memory=None,
             spot=False,
             disk_size=None,
+            provider_data={AVAILABLE_KEY: True},
         )
         for region, available in (combo.get("regions") or {}).items()
         if available and _supported_region(region, report)

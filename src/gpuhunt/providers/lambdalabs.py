@@ -13,7 +13,10 @@ where the API reports capacity.** `regions_with_capacity_available` is a live st
 collection time (once a night) popular GPUs are often sold out everywhere, and a catalog built
 from it would drop H100s one night and list them the next. The catalog says what Lambda sells
 and where; whether a machine is free right now is for the orchestrator to check at launch time
-against this same endpoint. A region that runs an
+against this same endpoint. The reading itself is kept: each offer's `provider_data["available"]`
+is True exactly in the regions `regions_with_capacity_available` named for its type when the
+catalog was collected, False in the others (a stock reading of that moment, not a promise). A
+region that runs an
 instance type's architecture is one that publishes an image for it (x86_64 or arm64), so an
 ARM-only superchip type is not listed where no ARM image exists. Regions where the API does
 report capacity for a type are always included, even if no image lists them.
@@ -217,7 +220,8 @@ def _parse_record(
         for r in record.get("regions_with_capacity_available") or []
         if isinstance(r, dict) and isinstance(r.get("name"), str)
     ]
-    locations = sorted({*regions.get(arch, ()), *with_capacity})
+    capacity = set(with_capacity)
+    locations = sorted({*regions.get(arch, ()), *capacity})
     if not locations:
         report.skip(f"instance type {name!r}", f"no region runs {arch.value}")
         return []
@@ -237,6 +241,7 @@ def _parse_record(
             gpu_vendor=AcceleratorVendor.NVIDIA if gpu_count else None,
             flags=list(flags),
             cpu_arch=arch,
+            provider_data={"available": location in capacity},
         )
         for location in locations
     ]

@@ -1,5 +1,5 @@
-"""Paperspace (DigitalOcean): machines at list prices, offered where the API says they are
-available now, queried live with the user's key.
+"""Paperspace (DigitalOcean): machines at list prices, each with the API's reading of whether it
+is available now, queried live with the user's key.
 
 What the API gives: Paperspace's public API (`https://api.paperspace.com/v1`, bearer
 `PAPERSPACE_API_KEY`) has no machine-type or price listing. Its one catalog call is
@@ -21,8 +21,14 @@ So this provider combines:
   machines in every region), region names as Paperspace's API spells them
   ("East Coast (NY2)", "West Coast (CA1)", "Europe (AMS1)").
 - one availability call per (machine type, region) pair the query filter leaves (matching is
-  done on the list first, so `--gpu H100` asks once), keeping the pairs answering
-  `available: true`. An answer without a boolean `available` is skipped and counted.
+  done on the list first, so `--gpu H100` asks once), its answer kept as the offer's
+  `provider_data["available"]`. An answer without a boolean `available` gives no reading
+  (the offer stays, without one) and is counted as malformed.
+
+Every pair is offered, available or not (decision, issue 38): until then only the pairs
+answering `available: true` were kept (no release before had Paperspace, so no caller depends on
+that). The price list is what Paperspace sells where; the reading says whether it can be
+launched now, and `query(available=True)` keeps those.
 
 Not testable here: which region strings the v1 API accepts is not documented (its parameter is
 "anyOf"); these are the names its predecessor documented and SkyPilot's catalog uses.
@@ -35,6 +41,7 @@ Machines are on-demand only (`spot=True` queries make no call). Requests carry t
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,8 +118,10 @@ class PaperspaceProvider(KeyedProvider):
         for offer in list_offers(report):
             if query_filter is not None and not matches(offer, query_filter):
                 continue
-            if is_available(self.api_key, offer.instance_name, offer.location, report):
-                offers.append(offer)
+            available = is_available(self.api_key, offer.instance_name, offer.location, report)
+            if available is not None:
+                offer = dataclasses.replace(offer, provider_data={"available": available})
+            offers.append(offer)
         return offers
 
 
@@ -152,7 +161,8 @@ def list_offers(report: ParseReport | None = None) -> list[CatalogItem]:
     return offers
 
 
-def is_available(api_key: str, machine_type: str, region: str, report: ParseReport) -> bool:
+def is_available(api_key: str, machine_type: str, region: str, report: ParseReport) -> bool | None:
+    """The API's answer for one (machine type, region); None when it gave no boolean."""
     answer: Any = livecache.request_json(
         "GET",
         AVAILABILITY_URL,
@@ -171,6 +181,6 @@ def is_available(api_key: str, machine_type: str, region: str, report: ParseRepo
         if not isinstance(available, bool):
             report.counts["malformed"] += 1
             report.skip(what, "no boolean 'available'")
-            return False
+            return None
         return available
-    return False
+    return None

@@ -49,6 +49,14 @@ whole collection with a `ProviderError`: a catalog silently missing some locatio
 than the nightly build keeping yesterday's catalog.
 
 `filter()` drops Argentina (`AR`), a Community Cloud location unusable for its network problems.
+
+Availability (`provider_data["available"]`, issue 38): RunPod's reading is the quote's
+`stockStatus` ("High", "Medium", "Low"; null when out of stock). GPU and CPU pod offers exist
+only where it is set, so they are all `available: True`; a query whose quote has no stock gives
+no offer, as in gpuhunt 0.1.34, whose published RunPod catalog dstack reads (decision: keeping
+them would mean inventing the CPU/RAM RunPod leaves out of a stockless quote). A cluster type's
+quote is one for the type, not per data center: its `stockStatus` marks every one of its
+locations, True when set, False when null.
 """
 
 from __future__ import annotations
@@ -67,7 +75,7 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import json_number
+from gpuhunt.providers._records import AVAILABLE_KEY, json_number
 from gpuhunt.providers.base import OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -433,6 +441,7 @@ def parse_pod_offers(
                     provider_data={
                         CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION,
                         **({FORM_FACTOR_KEY: gpu.form_factor} if gpu.form_factor else {}),
+                        AVAILABLE_KEY: True,  # only quotes with a stockStatus get here
                     },
                 )
             )
@@ -483,7 +492,10 @@ def parse_cluster_offers(
                     disk_size=None,
                     gpu_vendor=gpu.vendor,
                     flags=[FLAG_CLUSTER],
-                    provider_data={"pod_counts": list(CLUSTER_POD_COUNTS)},
+                    provider_data={
+                        "pod_counts": list(CLUSTER_POD_COUNTS),
+                        AVAILABLE_KEY: lowest.get("stockStatus") is not None,
+                    },
                 )
             )
     return offers
@@ -542,6 +554,7 @@ def parse_cpu_offers(
                     spot=False,
                     disk_size=float(vcpu * disk_per_vcpu),
                     flags=[FLAG_CPU],
+                    provider_data={AVAILABLE_KEY: True},  # only flavors with a stockStatus
                 )
             )
     return offers

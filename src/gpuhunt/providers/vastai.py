@@ -38,6 +38,10 @@ Decisions (why the code looks the way it does):
   one machine are ordered cheaper first.
 - Vendor: the offer's `gpu_arch` when present, else the GPU table; older offers have neither
   for unknown GPUs, and Vast is an NVIDIA marketplace, so NVIDIA is assumed.
+- Availability (`provider_data["available"]`, issue 38): a live marketplace offer is available
+  when answered; the body asks for `rentable` and not `rented` offers. An offer is read as
+  available unless it says itself that it is rented or not rentable (possible only when the
+  answer is parsed without the body's filters): then False, still listed.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from gpuhunt._internal.models import (
     JSONObject,
     QueryFilter,
 )
+from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import OnlineProvider
 
@@ -367,6 +372,7 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> lis
     data: JSONObject = (
         {CUDA_KEY: f"{cuda:g}"} if isinstance(cuda, (int, float)) and cuda > 0 else {}
     )
+    data[AVAILABLE_KEY] = raw.get("rentable") is not False and raw.get("rented") is not True
     # What Vast.ai's GPU name says of the board ("H100 SXM", "H100 PCIE"), where the model
     # does not decide it (`form_factor.py`).
     said = words_form_factor(str(raw["gpu_name"])) if gpu_count else None

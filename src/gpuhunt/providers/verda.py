@@ -15,8 +15,11 @@ Where an offer is listed (decision): every instance type in every location, on-d
 reading and is not used to drop offers: a nightly catalog built from it would lose whatever was
 sold out at collection time, while the orchestrator checks capacity at launch anyway. The
 availability answers are used to (a) add a location that reports capacity but is missing from
-`/locations`, and (b) count instance types that have capacity but no published price (a new type
-appears there first); see `VerdaProvider.last_report`.
+`/locations`, (b) count instance types that have capacity but no published price (a new type
+appears there first); see `VerdaProvider.last_report`, and (c) record the reading on each offer:
+`provider_data["available"]` is True where the answer for its kind (spot or on-demand) lists the
+type in its location, False where it does not. Offers built without those answers (or with
+answers not labelled spot/on-demand) carry no reading.
 
 GPU names come from the description through the shared alias table ("2x RTX A6000 48GB" ->
 A6000), falling back to the `model` field; per-GPU memory is the reported total divided by the
@@ -31,7 +34,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,7 +93,10 @@ class VerdaProvider(OfflineProvider):
         token = fetch_token(self._client_id, self._client_secret)
         instance_types = fetch_instance_types(token)
         locations = fetch_locations(token)
-        availability = [fetch_availability(token, spot=True), fetch_availability(token, spot=False)]
+        availability = {
+            True: fetch_availability(token, spot=True),
+            False: fetch_availability(token, spot=False),
+        }
         report = ParseReport()
         offers = parse_offers(instance_types, locations, availability, report)
         self.last_report = report
@@ -144,16 +150,32 @@ def fetch_availability(token: str, spot: bool) -> Any:
 def parse_offers(
     instance_types: Any,
     locations: Any,
-    availability: Iterable[Any] = (),
+    availability: Iterable[Any] | Mapping[bool, Any] = (),
     report: ParseReport | None = None,
 ) -> list[CatalogItem]:
-    """Offers from the decoded answers: every type in every location, on-demand and spot."""
+    """Offers from the decoded answers: every type in every location, on-demand and spot.
+
+    `availability` holds the `GET /instance-availability` answers: a mapping `{True: spot
+    answer, False: on-demand answer}` also records each offer's reading (`available`); a plain
+    list of answers only adds locations and counts unpriced types."""
     report = report if report is not None else ParseReport()
     _require_list(instance_types, "GET /instance-types")
     codes = set(parse_locations(locations, report))
     priced = {t.get("instance_type") for t in instance_types if isinstance(t, dict)}
-    for answer in availability:
-        for code, types in parse_availability(answer, report).items():
+    answers: Iterable[tuple[bool | None, Any]] = (
+        availability.items()
+        if isinstance(availability, Mapping)
+        else ((None, answer) for answer in availability)
+    )
+    # spot -> {(location, type)} with capacity, for each kind whose answer was given
+    readings: dict[bool, set[tuple[str, str]]] = {}
+    for spot, answer in answers:
+        parsed = parse_availability(answer, report)
+        if spot is not None:
+            readings.setdefault(spot, set()).update(
+                (code, name) for code, types in parsed.items() for name in types
+            )
+        for code, types in parsed.items():
             if code not in codes:
                 logger.warning("verda: location %s reports capacity but is not listed", code)
                 codes.add(code)
@@ -172,7 +194,7 @@ def parse_offers(
             else f"instance type #{i}"
         )
         try:
-            offers.extend(_parse_instance_type(record, sorted(codes), report))
+            offers.extend(_parse_instance_type(record, sorted(codes), report, readings))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             report.skip(what, f"missing field {e}" if isinstance(e, KeyError) else str(e))
     if instance_types and not offers:
@@ -227,7 +249,10 @@ def _price(value: Any, what: str) -> float:
 
 
 def _parse_instance_type(
-    record: Any, locations: list[str], report: ParseReport
+    record: Any,
+    locations: list[str],
+    report: ParseReport,
+    readings: Mapping[bool, set[tuple[str, str]]] | None = None,
 ) -> list[CatalogItem]:
     if not isinstance(record, dict):
         raise ValueError(f"expected an object, got {type(record).__name__}")
@@ -264,10 +289,20 @@ def _parse_instance_type(
             spot=is_spot,
             disk_size=None,
             gpu_vendor=gpu_vendor,
+            provider_data=_reading(readings, is_spot, location, name),
         )
         for location in locations
         for is_spot, offer_price in prices
     ]
+
+
+def _reading(
+    readings: Mapping[bool, set[tuple[str, str]]] | None, spot: bool, location: str, name: str
+) -> dict[str, Any]:
+    """`{"available": ...}` where the answer for this kind of offer was read, else nothing."""
+    if readings is None or spot not in readings:
+        return {}
+    return {"available": (location, name) in readings[spot]}
 
 
 def _gpu(
