@@ -38,10 +38,10 @@ from gpuhunt._internal.accelerators import accelerators_named
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
 from gpuhunt.providers._records import AVAILABLE_KEY, json_number, need_number
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +61,9 @@ class ParseReport(_report.ParseReport):
     provider: str = "cloudrift"
 
 
-class CloudRiftProvider(OfflineProvider):
+class CloudRiftProvider(Collects[ParseReport], OfflineProvider):
     NAME = "cloudrift"
+    REPORT = ParseReport
 
     def __init__(self, server_address: str | None = None) -> None:
         self.server_address = (
@@ -73,17 +74,8 @@ class CloudRiftProvider(OfflineProvider):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(server_address={self.server_address!r})"
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        payload = fetch_instance_types(self.server_address)
-        report = ParseReport()
-        offers = parse_instance_types(payload, report)
-        self.last_report = report
-        return offers
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        return parse_instance_types(fetch_instance_types(self.server_address), report)
 
 
 def list_url(server_address: str = SERVER_ADDRESS) -> str:

@@ -44,9 +44,9 @@ from gpuhunt._internal.accelerators import vendor_of
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +74,9 @@ GPU_PRICES_PER_GPU: dict[str, float] = {
 CPU_PRICES_PER_VCPU: dict[str, float] = {"c1a": 0.04, "s1a": 0.09}
 
 
-class CrusoeProvider(OnlineProvider):
+class CrusoeProvider(Collects[ParseReport], OnlineProvider):
     NAME = "crusoe"
+    REPORT = ParseReport
 
     def __init__(
         self,
@@ -101,18 +102,10 @@ class CrusoeProvider(OnlineProvider):
             project_id=get_creds_env(PROJECT_ID_ENV),
         )
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         types = self._signed_get(f"/projects/{self.project_id}/compute/vms/types")
         capacities = self._signed_get("/capacities")
-        report = ParseReport(provider=self.NAME)
-        offers = parse_offers(types, capacities, report)
-        self.last_report = report
-        return sorted(offers, key=lambda i: i.price)
+        return sorted(parse_offers(types, capacities, report), key=lambda i: i.price)
 
     def _signed_get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         url = f"{API_URL}{API_VERSION}{path}"

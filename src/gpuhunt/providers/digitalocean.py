@@ -37,9 +37,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +53,9 @@ MAX_PAGES = 20
 _PERSISTENT_DISKS = ("local", "boot")
 
 
-class DigitalOceanProvider(OnlineProvider):
+class DigitalOceanProvider(Collects[ParseReport], OnlineProvider):
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, api_url: str | None = None) -> None:
         self.api_key = api_key or None
@@ -68,18 +69,10 @@ class DigitalOceanProvider(OnlineProvider):
     def from_env(cls) -> DigitalOceanProvider:
         return cls(api_key=get_creds_env(CREDENTIAL), api_url=os.getenv(API_URL_ENV) or None)
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        if query_filter is not None and query_filter.spot is True:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if ask.spot is True:
             return []
-        sizes = fetch_sizes(self.api_url, self.api_key)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_sizes(sizes, report=report)
-        self.last_report = report
+        offers = parse_sizes(fetch_sizes(self.api_url, self.api_key), report=report)
         return sorted(offers, key=lambda i: i.price)
 
 

@@ -41,10 +41,10 @@ from urllib.parse import quote
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
 from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -63,11 +63,12 @@ KINDS: dict[str, tuple[str, str]] = {
 _GIB = 1024**3
 
 
-class HotAisleProvider(OnlineProvider):
+class HotAisleProvider(Collects[ParseReport], OnlineProvider):
     """Offers available to one team. Arguments left out are read from `HOTAISLE_API_KEY` and
     `HOTAISLE_TEAM_HANDLE` (`MissingCredsError` naming the one that is not set)."""
 
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, team_handle: str | None = None) -> None:
         self.api_key = api_key or get_creds_env(KEY_ENV)
@@ -80,15 +81,9 @@ class HotAisleProvider(OnlineProvider):
     def from_env(cls) -> HotAisleProvider:
         return cls(api_key=get_creds_env(KEY_ENV), team_handle=get_creds_env(TEAM_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        if query_filter is not None and query_filter.spot is True:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if ask.spot is True:
             return []
-        report = ParseReport(provider=self.NAME)
         offers: list[CatalogItem] = []
         errors: list[ProviderError] = []
         for endpoint in KINDS:
@@ -98,8 +93,8 @@ class HotAisleProvider(OnlineProvider):
             except ProviderError as e:
                 errors.append(e)
                 report.skip(f"the {endpoint} offers", str(e))
-        self.last_report = report
         if len(errors) == len(KINDS):
+            self.last_report = report  # what failed, for the caller who catches the error
             raise errors[0]
         return sorted(offers, key=lambda i: (i.price, i.instance_name))
 

@@ -37,10 +37,10 @@ from typing import Any
 from gpuhunt._internal.errors import MissingCredsError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
 from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +60,9 @@ JARVISLABS_REGION_URLS: dict[str, str] = {
 _VM_WORKLOADS = ("vm", None)
 
 
-class JarvisLabsProvider(OnlineProvider):
+class JarvisLabsProvider(Collects[ParseReport], OnlineProvider):
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, api_url: str | None = None) -> None:
         self.api_key = api_key or _key_from_env()
@@ -74,18 +75,10 @@ class JarvisLabsProvider(OnlineProvider):
     def from_env(cls) -> JarvisLabsProvider:
         return cls(api_key=_key_from_env(), api_url=os.getenv(API_URL_ENV) or None)
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        if query_filter is not None and query_filter.spot is True:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if ask.spot is True:
             return []
-        data = fetch_server_meta(self.api_url, self.api_key)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_server_meta(data, report=report)
-        self.last_report = report
+        offers = parse_server_meta(fetch_server_meta(self.api_url, self.api_key), report=report)
         return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
 
 

@@ -48,10 +48,9 @@ from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
     CPUArchitecture,
-    QueryFilter,
 )
 from gpuhunt.providers import _report
-from gpuhunt.providers.base import OfflineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +79,9 @@ class ParseReport(_report.ParseReport):
     provider: str = "lambdalabs"
 
 
-class LambdaLabsProvider(OfflineProvider):
+class LambdaLabsProvider(Collects[ParseReport], OfflineProvider):
     NAME = "lambdalabs"
+    REPORT = ParseReport
 
     def __init__(self, token: str) -> None:
         self._token = token
@@ -94,19 +94,11 @@ class LambdaLabsProvider(OfflineProvider):
     def from_env(cls) -> LambdaLabsProvider:
         return cls(get_creds_env(TOKEN_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         instance_types = fetch_instance_types(self._token)
         images = fetch_images(self._token)
-        report = ParseReport()
         regions = parse_image_regions(images, report)
-        offers = parse_instance_types(instance_types, regions, report)
-        self.last_report = report
-        return offers
+        return parse_instance_types(instance_types, regions, report)
 
 
 def _auth(token: str) -> dict[str, str]:

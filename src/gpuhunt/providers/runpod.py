@@ -73,10 +73,10 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
 from gpuhunt.providers._records import AVAILABLE_KEY, json_number
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -567,8 +567,9 @@ def _sort_key(item: CatalogItem) -> tuple[Any, ...]:
 # ---------------------------------------------------------------------------------------------
 
 
-class RunpodProvider(OfflineProvider):
+class RunpodProvider(Collects[ParseReport], OfflineProvider):
     NAME = "runpod"
+    REPORT = ParseReport
     # Oldest CUDA a host may run for an offer to be listed; use it when provisioning too.
     MIN_CUDA_VERSION = "12.8"
 
@@ -576,13 +577,7 @@ class RunpodProvider(OfflineProvider):
         self.batch_size = batch_size
         self.last_report = ParseReport()
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         discovery = parse_discovery(post_graphql(DISCOVERY_QUERY), report)
         offers = parse_cluster_offers(discovery.cluster_types, report)
         offers += self._collect(
@@ -590,13 +585,7 @@ class RunpodProvider(OfflineProvider):
         )
         cpu_queries = [CpuQuery(dc) for dc in discovery.data_centers]
         offers += self._collect(cpu_queries, "GpuhuntCpuPrices", parse_cpu_offers, report)
-        self.last_report = report
-        if report.skipped_records or report.unknown_gpus:
-            logger.warning(
-                "runpod: %d records skipped, unknown GPUs: %s",
-                report.skipped_records,
-                dict(report.unknown_gpus),
-            )
+        report.warn_if_incomplete()
         return sorted(offers, key=_sort_key)
 
     def _collect(

@@ -65,7 +65,7 @@ from gpuhunt._internal.models import (
 )
 from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ VAST_GPU_NAMES: tuple[str, ...] = (
 LISTED_GPU_NAMES = VAST_GPU_NAMES
 
 
-class VastAIProvider(OnlineProvider):
+class VastAIProvider(Collects[ParseReport], OnlineProvider):
     """Live Vast.ai offers. The bundles endpoint is public: no credentials are needed.
 
     `extra_filters` adds body constraints (`{"reliability2": {"gte": 0.9}}`), `community_cloud`
@@ -120,6 +120,7 @@ class VastAIProvider(OnlineProvider):
     """
 
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(
         self,
@@ -140,19 +141,10 @@ class VastAIProvider(OnlineProvider):
     def from_env(cls) -> VastAIProvider:
         return cls()
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        q = query_filter or QueryFilter()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        q = ask.filter
         body = self.make_filters(q)
-        data = fetch_bundles(body)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_offers(data, q, filters=body, report=report)
-        self.last_report = report
-        return offers
+        return parse_offers(fetch_bundles(body), q, filters=body, report=report)
 
     def make_filters(self, q: QueryFilter) -> Filters:
         """The bundles request body for `q`, with `extra_filters` merged in."""

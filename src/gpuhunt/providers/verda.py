@@ -41,10 +41,10 @@ from typing import Any
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
 from gpuhunt.providers._records import need_number
-from gpuhunt.providers.base import OfflineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +69,9 @@ class ParseReport(_report.ParseReport):
     unpriced_types: Counter[str] = field(default_factory=Counter)
 
 
-class VerdaProvider(OfflineProvider):
+class VerdaProvider(Collects[ParseReport], OfflineProvider):
     NAME = "verda"
+    REPORT = ParseReport
 
     def __init__(self, client_id: str, client_secret: str) -> None:
         self._client_id = client_id
@@ -84,12 +85,7 @@ class VerdaProvider(OfflineProvider):
     def from_env(cls) -> VerdaProvider:
         return cls(get_creds_env(CLIENT_ID_ENV), get_creds_env(CLIENT_SECRET_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         token = fetch_token(self._client_id, self._client_secret)
         instance_types = fetch_instance_types(token)
         locations = fetch_locations(token)
@@ -97,10 +93,7 @@ class VerdaProvider(OfflineProvider):
             True: fetch_availability(token, spot=True),
             False: fetch_availability(token, spot=False),
         }
-        report = ParseReport()
-        offers = parse_offers(instance_types, locations, availability, report)
-        self.last_report = report
-        return offers
+        return parse_offers(instance_types, locations, availability, report)
 
     @classmethod
     def filter(cls, offers: list[CatalogItem]) -> list[CatalogItem]:
