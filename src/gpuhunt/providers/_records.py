@@ -9,10 +9,11 @@ JSON number for the older providers too (RunPod, Verda, CloudRift, Lium, Azure).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
-from gpuhunt._internal.models import AcceleratorVendor
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, JSONObject
 from gpuhunt.providers._report import ParseReport
 
 # The provider's own availability reading when the offer was read (a bool; absent where the
@@ -51,6 +52,56 @@ _PROVIDER_NAMES = frozenset(
         "vultr",
     }
 )
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """An offer's GPUs: how many, their name in the accelerator tables, vendor and GiB each."""
+
+    count: int
+    name: str | None
+    vendor: AcceleratorVendor | None
+    memory: float | None
+
+
+NO_GPU = Gpu(0, None, None, None)
+
+
+def offer(
+    provider: str,
+    name: str,
+    location: str,
+    price: float,
+    cpu: int,
+    memory: float,
+    gpu: Gpu = NO_GPU,
+    disk_size: float | None = None,
+    *,
+    spot: bool = False,
+    flags: list[str] | None = None,
+    cpu_arch: CPUArchitecture = CPUArchitecture.X86,
+    provider_data: JSONObject | None = None,
+) -> CatalogItem:
+    """The `CatalogItem` every provider builds from what it read: on-demand and of unknown disk
+    unless said, the GPUs as one `Gpu`."""
+    return CatalogItem(
+        provider=provider,
+        instance_name=name,
+        location=location,
+        price=price,
+        cpu=cpu,
+        memory=memory,
+        gpu_count=gpu.count,
+        gpu_name=gpu.name,
+        gpu_memory=gpu.memory,
+        spot=spot,
+        disk_size=disk_size,
+        gpu_vendor=gpu.vendor,
+        flags=flags if flags is not None else [],
+        cpu_arch=cpu_arch,
+        # A copy each, so offers built from one dict do not share it.
+        provider_data=dict(provider_data) if provider_data is not None else {},
+    )
 
 
 class BadRecord(ValueError):

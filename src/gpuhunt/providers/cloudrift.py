@@ -40,11 +40,12 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import AVAILABLE_KEY, json_number, need_number
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, json_number, need_number, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
 
+NAME = "cloudrift"
 SERVER_ADDRESS = "https://api.cloudrift.ai"
 SERVER_ADDRESS_ENV = "CLOUDRIFT_SERVER_ADDRESS"
 API_VERSION = "2025-03-21"
@@ -62,7 +63,7 @@ class ParseReport(_report.ParseReport):
 
 
 class CloudRiftProvider(Collects[ParseReport], OfflineProvider):
-    NAME = "cloudrift"
+    NAME = NAME
     REPORT = ParseReport
 
     def __init__(self, server_address: str | None = None) -> None:
@@ -164,22 +165,14 @@ def _parse_variant(
     free = variant.get("available_nodes_per_dc")
     hosting = {**(free or {}), **variant["nodes_per_dc"]}
     datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)
+    price, ram, gpu = (
+        round(cents / 100, 4),
+        round(memory, 2),
+        Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory),
+    )
+    disk = round(disk, 1)
     return [
-        CatalogItem(
-            provider=CloudRiftProvider.NAME,
-            instance_name=name,
-            location=dc,
-            price=round(cents / 100, 4),
-            cpu=int(cpu),
-            memory=round(memory, 2),
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=round(disk, 1),
-            gpu_vendor=gpu_vendor,
-            provider_data=_reading(free, dc),
-        )
+        offer(NAME, name, dc, price, int(cpu), ram, gpu, disk, provider_data=_reading(free, dc))
         for dc in datacenters
     ]
 

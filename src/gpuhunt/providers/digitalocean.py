@@ -38,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
@@ -144,22 +145,10 @@ def _size_offers(size: JSONObject, report: ParseReport) -> list[CatalogItem]:
     cpu = int(size["vcpus"])
     memory = float(size["memory"]) / 1024
     disk = _disk_size(size)
+    gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
+    data: JSONObject = {AVAILABLE_KEY: available}
     return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=slug,
-            location=str(region),
-            price=price,
-            cpu=cpu,
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=disk,
-            gpu_vendor=gpu_vendor,
-            provider_data={"available": available},
-        )
+        offer(NAME, slug, str(region), price, cpu, memory, gpu, disk_size=disk, provider_data=data)
         for region in size["regions"]
     ]
 

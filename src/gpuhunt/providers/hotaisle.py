@@ -42,7 +42,7 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
-from gpuhunt.providers._records import AVAILABLE_KEY
+from gpuhunt.providers._records import AVAILABLE_KEY, NO_GPU, Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
@@ -146,40 +146,26 @@ def _vm_offer(vm: JSONObject, report: ParseReport, endpoint: str) -> CatalogItem
     # Listed by an "available" endpoint: that is Hot Aisle's reading.
     provider_data: JSONObject = {specs_key: copy.deepcopy(specs), AVAILABLE_KEY: True}
     if not gpus:
-        return CatalogItem(
-            provider=NAME,
-            instance_name=f"{kind}-cpu-{cpu}",
-            location=LOCATION,
-            price=price,
-            cpu=cpu,
-            memory=memory,
-            gpu_count=0,
-            gpu_name=None,
-            gpu_memory=None,
-            spot=False,
-            disk_size=disk,
-            flags=[FLAG_CPU, *flags],
-            provider_data=provider_data,
-        )
-    model = str(gpus[0]["model"])
-    gpu_count = int(gpus[0]["count"])
-    gpu = resolve_gpu(model)
-    gpu_name, gpu_memory = (gpu.name, gpu.memory) if gpu else (model, None)
-    if gpu is None:
-        report.unknown_gpu(model, f"the available {endpoint}; kept under that name")
-    return CatalogItem(
-        provider=NAME,
-        instance_name=f"{kind}-{gpu_name.lower()}-{gpu_count}",
-        location=LOCATION,
-        price=price,
-        cpu=cpu,
-        memory=memory,
-        gpu_count=gpu_count,
-        gpu_name=gpu_name,
-        gpu_memory=gpu_memory,
-        spot=False,
+        name, amd, flags = f"{kind}-cpu-{cpu}", NO_GPU, [FLAG_CPU, *flags]
+    else:
+        model = str(gpus[0]["model"])
+        gpu_count = int(gpus[0]["count"])
+        gpu = resolve_gpu(model)
+        gpu_name, gpu_memory = (gpu.name, gpu.memory) if gpu else (model, None)
+        if gpu is None:
+            report.unknown_gpu(model, f"the available {endpoint}; kept under that name")
+        name = f"{kind}-{gpu_name.lower()}-{gpu_count}"
+        amd = Gpu(gpu_count, gpu_name, AcceleratorVendor.AMD, gpu_memory)
+    data = provider_data
+    return offer(
+        NAME,
+        name,
+        LOCATION,
+        price,
+        cpu,
+        memory,
+        amd,
         disk_size=disk,
-        gpu_vendor=AcceleratorVendor.AMD,
         flags=flags,
-        provider_data=provider_data,
+        provider_data=data,
     )

@@ -42,7 +42,17 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import BadRecord, count, number, obj, resold_from, text
+from gpuhunt.providers._records import (
+    AVAILABLE_KEY,
+    BadRecord,
+    Gpu,
+    count,
+    number,
+    obj,
+    offer,
+    resold_from,
+    text,
+)
 from gpuhunt.providers._report import ParseReport
 
 NAME = "shadeform"
@@ -128,23 +138,11 @@ def _type_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
     if isinstance(record.get("cloud_instance_type"), str):
         provider_data["cloud_instance_type"] = record["cloud_instance_type"]
     provider_data["resold_from"] = resold_from(cloud)
+    name, gpu = f"{cloud}_{shade_type}", Gpu(gpu_count, gpu_name, vendor, gpu_memory)
     return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=f"{cloud}_{shade_type}",
-            location=region,
-            price=round(price, 5),
-            cpu=cpu,
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=disk,
-            gpu_vendor=vendor,
-            provider_data={**provider_data, "available": available},
-        )
+        offer(NAME, name, region, round(price, 5), cpu, memory, gpu, disk, provider_data=data)
         for region, available in regions
+        for data in [{**provider_data, AVAILABLE_KEY: available}]
     ]
 
 

@@ -43,11 +43,12 @@ from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import need_number
+from gpuhunt.providers._records import Gpu, need_number, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
+NAME = "verda"
 API_URL = "https://api.verda.com/v1"
 TOKEN_URL = f"{API_URL}/oauth2/token"
 INSTANCE_TYPES_URL = f"{API_URL}/instance-types"
@@ -70,7 +71,7 @@ class ParseReport(_report.ParseReport):
 
 
 class VerdaProvider(Collects[ParseReport], OfflineProvider):
-    NAME = "verda"
+    NAME = NAME
     REPORT = ParseReport
 
     def __init__(self, client_id: str, client_secret: str) -> None:
@@ -268,24 +269,12 @@ def _parse_instance_type(
             reported = round(total / gpu_count, 2)
         gpu_name, gpu_vendor, gpu_memory = _gpu(record, reported, report)
     prices = [(False, price)] + ([(True, spot)] if spot and spot > 0 else [])
+    gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
     return [
-        CatalogItem(
-            provider=VerdaProvider.NAME,
-            instance_name=name,
-            location=location,
-            price=offer_price,
-            cpu=int(cpu),
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=is_spot,
-            disk_size=None,
-            gpu_vendor=gpu_vendor,
-            provider_data=_reading(readings, is_spot, location, name),
-        )
-        for location in locations
-        for is_spot, offer_price in prices
+        offer(NAME, name, where, at, int(cpu), memory, gpu, spot=is_spot, provider_data=data)
+        for where in locations
+        for is_spot, at in prices
+        for data in [_reading(readings, is_spot, where, name)]
     ]
 
 
