@@ -165,11 +165,9 @@ def _parse_variant(
     free = variant.get("available_nodes_per_dc")
     hosting = {**(free or {}), **variant["nodes_per_dc"]}
     datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)
-    price, ram, gpu = (
-        round(cents / 100, 4),
-        round(memory, 2),
-        Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory),
-    )
+    price, ram = round(cents / 100, 4), round(memory, 2)
+    gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
+
     disk = round(disk, 1)
     return [
         offer(NAME, name, dc, price, int(cpu), ram, gpu, disk, provider_data=_reading(free, dc))

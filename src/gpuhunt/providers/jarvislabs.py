@@ -38,7 +38,7 @@ from gpuhunt._internal.errors import MissingCredsError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
-from gpuhunt.providers._records import AVAILABLE_KEY
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
@@ -155,25 +155,15 @@ def _gpu_offers(row: JSONObject, report: ParseReport) -> list[CatalogItem]:
         gpu_memory, vendor = reported_memory, AcceleratorVendor.NVIDIA
     else:
         gpu_name, gpu_memory, vendor = gpu.name, gpu.memory, gpu.vendor
-    return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=f"{gpu_name}-{n}x",
-            location=region,
-            price=round(price * n, 5),
-            cpu=cpu_per_gpu * n,
-            memory=ram_per_gpu * n,
-            gpu_count=n,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=None,
-            gpu_vendor=vendor,
-            # n is within the free devices: the answer's reading that it can be created now
-            provider_data={"gpu_type": gpu_type, AVAILABLE_KEY: True},
-        )
-        for n in range(1, min(free, per_machine) + 1)
-    ]
+    # n is within the free devices: the answer's reading that it can be created now
+    data: JSONObject = {"gpu_type": gpu_type, AVAILABLE_KEY: True}
+
+    def sized(n: int) -> CatalogItem:
+        name, gpus = f"{gpu_name}-{n}x", Gpu(n, gpu_name, vendor, gpu_memory)
+        cost, cpu, ram = round(price * n, 5), cpu_per_gpu * n, ram_per_gpu * n
+        return offer(NAME, name, region, cost, cpu, ram, gpus, provider_data=data)
+
+    return [sized(n) for n in range(1, min(free, per_machine) + 1)]
 
 
 def _cpu_offers(combo: JSONObject, report: ParseReport) -> list[CatalogItem]:
@@ -182,21 +172,9 @@ def _cpu_offers(combo: JSONObject, report: ParseReport) -> list[CatalogItem]:
     vcpus = int(combo["vcpus"])
     ram = float(combo["ram_gb"])
     price = float(combo["price"])
+    name, data = f"cpu-{vcpus}x{ram:g}", {AVAILABLE_KEY: True}
     return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=f"cpu-{vcpus}x{ram:g}",
-            location=region,
-            price=price,
-            cpu=vcpus,
-            memory=ram,
-            gpu_count=0,
-            gpu_name=None,
-            gpu_memory=None,
-            spot=False,
-            disk_size=None,
-            provider_data={AVAILABLE_KEY: True},
-        )
+        offer(NAME, name, region, price, vcpus, ram, provider_data=data)
         for region, available in (combo.get("regions") or {}).items()
         if available and _supported_region(region, report)
     ]

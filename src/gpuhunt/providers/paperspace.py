@@ -49,7 +49,7 @@ from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import gpu_or_kept
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, gpu_or_kept, offer
 from gpuhunt.providers._report import ParseReport
 
 NAME = "paperspace"
@@ -115,13 +115,13 @@ class PaperspaceProvider(KeyedProvider):
 
     def _offers(self, query_filter: QueryFilter | None, report: ParseReport) -> list[CatalogItem]:
         offers = []
-        for offer in list_offers(report):
-            if query_filter is not None and not matches(offer, query_filter):
+        for listed in list_offers(report):
+            if query_filter is not None and not matches(listed, query_filter):
                 continue
-            available = is_available(self.api_key, offer.instance_name, offer.location, report)
+            available = is_available(self.api_key, listed.instance_name, listed.location, report)
             if available is not None:
-                offer = dataclasses.replace(offer, provider_data={"available": available})
-            offers.append(offer)
+                listed = dataclasses.replace(listed, provider_data={AVAILABLE_KEY: available})
+            offers.append(listed)
         return offers
 
 
@@ -141,21 +141,17 @@ def list_offers(report: ParseReport | None = None) -> list[CatalogItem]:
                 f"machine {machine.machine_type}",
             )
         regions = GPU_REGIONS[machine.gpu] if machine.gpu else ALL_REGIONS
+        gpu = Gpu(machine.gpu_count, name, vendor, memory)
         for region in regions:
             offers.append(
-                CatalogItem(
-                    provider=NAME,
-                    instance_name=machine.machine_type,
-                    location=region,
-                    price=machine.price,
-                    cpu=machine.cpu,
-                    memory=machine.memory,
-                    gpu_count=machine.gpu_count,
-                    gpu_name=name,
-                    gpu_memory=memory,
-                    spot=False,
-                    disk_size=None,
-                    gpu_vendor=vendor,
+                offer(
+                    NAME,
+                    machine.machine_type,
+                    region,
+                    machine.price,
+                    machine.cpu,
+                    machine.memory,
+                    gpu,
                 )
             )
     return offers
