@@ -255,3 +255,24 @@ def test_gpu_names_resolve_to_canonical_names() -> None:
     assert unresolved == [], (
         f"CloudRift GPU names missing from the accelerator tables: {unresolved}"
     )
+
+
+def test_free_nodes_are_the_availability_reading() -> None:
+    offers = replay.collect()
+    reading = {(o.instance_name, o.location): o.provider_data.get("available") for o in offers}
+
+    # Two free RTX 4090 and V100 nodes; every RTX 5090 and RTX PRO 6000 node rented out.
+    assert reading[("rtx49-7-50-500-nr.1", "ap-east-tw-kn-2")] is True
+    assert reading[("v100-5-85-800-generic.1", "ap_northeast_kr_se_1")] is True
+    assert reading[("rtx59-7-50-400-ec.1", "ustx1a_a01")] is False
+    assert reading[("rtxpro6000-12-100-1500-nr.1", "eu-central-it-gv-1")] is False
+    # An empty `available_nodes_per_dc` counts no free node there.
+    assert reading[("rtx59-16c-nr.1", "usny01_a01")] is False
+
+
+def test_no_reading_without_available_nodes_per_dc() -> None:
+    p = payload()
+    variant = types_of(p)[0]["variants"][0]
+    del variant["available_nodes_per_dc"]
+    offer = at(parse_instance_types(p), variant["name"], "ustx1a_a01")
+    assert "available" not in offer.provider_data

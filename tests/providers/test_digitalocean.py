@@ -142,14 +142,20 @@ def test_gpu_models_and_unknown_gpus() -> None:
 
 
 @responses.activate
-def test_malformed_and_unavailable_sizes_are_skipped() -> None:
+def test_malformed_sizes_are_skipped_and_unavailable_ones_marked() -> None:
     no_price = gpu_size(slug="broken")
     del no_price["price_hourly"]
     gone = gpu_size(slug="gone", available=False)
     responses.get(SIZES_URL, json={"sizes": [no_price, gone, gpu_size()], "links": {}})
     provider = DigitalOceanProvider(api_key="k")
 
-    assert [o.instance_name for o in provider.get()] == ["gpu-h100x8-640gb"]
+    offers = provider.get()
+
+    # A size that cannot be created now is offered as gpuhunt 0.1.34 offered it, marked so.
+    assert sorted((o.instance_name, o.provider_data["available"]) for o in offers) == [
+        ("gone", False),
+        ("gpu-h100x8-640gb", True),
+    ]
     assert provider.last_report.counts["malformed"] == 1
 
 

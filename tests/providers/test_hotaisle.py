@@ -57,7 +57,7 @@ def test_request_and_mi300x_offers() -> None:
             AcceleratorVendor.AMD,
         )
         assert offer.location == "us-michigan-1"
-        assert offer.provider_data == {"vm_specs": shape["Specs"]}
+        assert offer.provider_data == {"vm_specs": shape["Specs"], "available": True}
         assert offer.flags == [] and not offer.spot
     assert (one.gpu_count, two.gpu_count) == (1, 2)
 
@@ -216,7 +216,7 @@ def test_bare_metal_offers() -> None:
     )
     assert server.disk_size == 123839994396672 / 1024**3
     assert server.flags == [FLAG_BARE_METAL] and not server.spot
-    assert server.provider_data == {"bare_metal_specs": bm[0]["Specs"]}
+    assert server.provider_data == {"bare_metal_specs": bm[0]["Specs"], "available": True}
     assert {o.instance_name for o in offers} == {"vm-mi300x-1", "vm-mi300x-2", "bm-mi300x-8"}
     assert all(o.flags == [] for o in offers if o.instance_name.startswith("vm-"))
 
@@ -249,3 +249,18 @@ def test_a_gpu_count_of_1e999_skips_that_shape_only() -> None:
 
     assert [o.instance_name for o in offers] == ["vm-mi300x-1"]
     assert p.last_report.counts["malformed"] == 1
+
+
+@responses.activate
+def test_availability_listed_shapes_are_available_and_taken_ones_absent() -> None:
+    # The VM endpoint lists two free shapes; bare metal answers null: every server is taken.
+    responses.get(URL, json=load("virtual_machines_available_probe_shim.json"))
+    responses.get(BM_URL, body="null", content_type="application/json")
+
+    offers = provider().get()
+
+    assert [(o.instance_name, o.provider_data["available"]) for o in offers] == [
+        ("vm-mi300x-1", True),
+        ("vm-mi300x-2", True),
+    ]
+    assert not [o for o in offers if o.instance_name.startswith("bm-")]

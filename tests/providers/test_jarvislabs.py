@@ -69,10 +69,19 @@ def test_request_and_offers() -> None:
     ]
     by_key = {(o.instance_name, o.location): o for o in offers}
     # JarvisLabs' own token, needed to create the VM
-    assert by_key["A100-1x", "india-noida-01"].provider_data == {"gpu_type": "A100-80GB"}
-    assert by_key["RTXPRO6000-2x", "india-chennai-01"].provider_data == {"gpu_type": "RTX-PRO6000"}
-    assert by_key["RTXPRO6000-1x", "india-noida-01"].provider_data == {"gpu_type": "RTX PRO 6000"}
-    assert by_key["L4-1x", "india-noida-01"].provider_data == {"gpu_type": "L4"}
+    assert by_key["A100-1x", "india-noida-01"].provider_data == {
+        "gpu_type": "A100-80GB",
+        "available": True,
+    }
+    assert by_key["RTXPRO6000-2x", "india-chennai-01"].provider_data == {
+        "gpu_type": "RTX-PRO6000",
+        "available": True,
+    }
+    assert by_key["RTXPRO6000-1x", "india-noida-01"].provider_data == {
+        "gpu_type": "RTX PRO 6000",
+        "available": True,
+    }
+    assert by_key["L4-1x", "india-noida-01"].provider_data == {"gpu_type": "L4", "available": True}
     assert all(o.gpu_vendor == AcceleratorVendor.NVIDIA for o in offers if o.gpu_count)
     assert all(not o.spot and o.disk_size is None for o in offers)
     # the H100 row and the CPU region in "unknown-region" cannot be provisioned
@@ -162,3 +171,21 @@ def test_credentials_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     provider = JarvisLabsProvider.from_env()
     assert provider.api_key == "jl-secret"
     assert "jl-secret" not in repr(provider)
+
+
+@responses.activate
+def test_free_devices_are_the_reading() -> None:
+    answer = load()
+    for row in answer["server_meta"]:
+        if row["gpu_type"] == "A100-80GB":
+            row["num_free_devices"] = row["effective_num_free_devices"] = 0  # sold out
+    answer["cpu_meta"]["combinations"][0]["regions"]["india-noida-01"] = False
+    responses.get(URL, json=answer)
+
+    offers = JarvisLabsProvider(api_key="k").get()
+
+    # What is free is offered and reads True; a sold-out GPU type or CPU region has no offer,
+    # as in gpuhunt 0.1.34.
+    assert offers and all(o.provider_data["available"] is True for o in offers)
+    assert "A100" not in {o.gpu_name for o in offers}
+    assert not [o for o in offers if o.gpu_count == 0]

@@ -294,3 +294,20 @@ def test_gpu_names_resolve_to_canonical_names() -> None:
         {o.gpu_name for o in replay.collect() if o.gpu_name and not accelerators_named(o.gpu_name)}
     )
     assert unresolved == [], f"Lambda GPU names missing from the accelerator tables: {unresolved}"
+
+
+def test_available_exactly_where_lambda_reported_capacity() -> None:
+    # The recorded answer: the A10 had capacity in us-west-1 only, the 8x A100 nowhere.
+    offers = replay.collect()
+
+    available = {(o.instance_name, o.location) for o in offers if o.provider_data["available"]}
+    assert available == {
+        ("gpu_1x_a10", "us-west-1"),
+        ("gpu_8x_h100_sxm5", "us-east-1"),
+        ("gpu_1x_h100_sxm5", "us-south-2"),
+    }
+    # Sold out is a reading too (False), never a missing offer.
+    a100 = by_name(offers, "gpu_8x_a100")
+    assert {o.location for o in a100} == ALL_REGIONS
+    assert all(o.provider_data["available"] is False for o in a100)
+    assert all(isinstance(o.provider_data["available"], bool) for o in offers)

@@ -50,7 +50,9 @@ def test_a_gpu_query_asks_only_for_matching_machines() -> None:
 
     assert sorted(asked()) == [("H100", "East Coast (NY2)"), ("H100x8", "East Coast (NY2)")]
     assert {c.request.headers["Authorization"] for c in responses.calls} == {"Bearer ps-secret"}
-    [h100] = offers
+    sold_out, h100 = offers
+    assert (sold_out.instance_name, sold_out.provider_data) == ("H100", {"available": False})
+    assert h100.provider_data == {"available": True}
     assert (h100.instance_name, h100.location, h100.price, h100.cpu, h100.memory) == (
         "H100x8",
         "East Coast (NY2)",
@@ -75,11 +77,18 @@ def test_every_listed_pair_is_asked_without_a_filter() -> None:
 
     # 14 GPU machine types over their 26 regions, 5 CPU types in all 3
     assert len(responses.calls) == len(list_offers()) == 26 + 15
-    assert [(o.instance_name, o.location, o.price, o.gpu_name) for o in offers] == [
+    # Every listed pair is offered; the answer is its reading.
+    assert len(offers) == len(list_offers())
+    assert [
+        (o.instance_name, o.location, o.price, o.gpu_name)
+        for o in offers
+        if o.provider_data["available"]
+    ] == [
         ("C5", "Europe (AMS1)", 0.08, None),
         ("A4000", "Europe (AMS1)", 0.76, "A4000"),
         ("A4000", "West Coast (CA1)", 0.76, "A4000"),
     ]
+    assert sum(o.provider_data["available"] is False for o in offers) == len(offers) - 3
 
 
 def test_the_price_list() -> None:
@@ -101,7 +110,10 @@ def test_a_malformed_answer_is_skipped_and_counted() -> None:
     responses.get(AVAILABILITY_URL, json={"availability": "yes"})
     provider = PaperspaceProvider(api_key="k")
 
-    assert provider.get(QueryFilter(gpu_name=["H100"])) == []
+    offers = provider.get(QueryFilter(gpu_name=["H100"]))
+    # Kept from the price list, without a reading: the answer said nothing usable.
+    assert [o.instance_name for o in offers] == ["H100", "H100x8"]
+    assert all("available" not in o.provider_data for o in offers)
     assert provider.last_report.counts["malformed"] == 2
     assert provider.last_report.skipped[0].startswith("availability of H100")
 

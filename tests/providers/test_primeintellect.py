@@ -43,6 +43,7 @@ def test_pages_and_offers() -> None:
     ]
     assert got == [
         ("datacrunch:1A100.22V_SPOT", "FIN-01", 0.53, 1, "A100", 80.0, True),
+        ("hyperstack:n3-L40x1", "CANADA-1", 1.0, 1, "L40", 48.0, False),
         ("hyperstack:n3-H100x1", "CANADA-1", 1.9, 1, "H100", 80.0, False),
         ("runpod:NVIDIA H100 PCIe", "US-KS-2", 2.69, 1, "H100", 80.0, False),
         ("lambdalabs:gpu_8x_a100_80gb_sxm4", "us-midwest-1", 14.32, 8, "A100", 80.0, False),
@@ -66,7 +67,15 @@ def test_pages_and_offers() -> None:
         "cloud_id": "NVIDIA H100 PCIe",
         "security": "secure_cloud",
         "socket": "PCIe",
+        "resold_from": "runpod",
+        "available": True,  # stockStatus "Low": in stock
     }
+    # "Unavailable" is a reading: the L40 is listed, marked, and counted.
+    assert by_name["hyperstack:n3-L40x1"].provider_data["available"] is False
+    assert sum(not o.provider_data["available"] for o in offers) == 1
+    # Upstream names become gpuhunt provider names where gpuhunt has the provider.
+    assert by_name["datacrunch:1A100.22V_SPOT"].provider_data["resold_from"] == "verda"
+    assert by_name["hyperstack:n3-H100x1"].provider_data["resold_from"] == "hyperstack"
     h100x8 = by_name["hyperstack:n3-H100x8"]
     assert (h100x8.cpu, h100x8.memory) == (252, 1440.0)
     assert {o.gpu_vendor for o in offers} == {AcceleratorVendor.NVIDIA}
@@ -142,7 +151,7 @@ def test_a_429_on_the_second_page_is_retried() -> None:
     responses.get(AVAILABILITY_URL, status=429, match=[page_matcher(2)])
     responses.get(AVAILABILITY_URL, json=load(2), match=[page_matcher(2)])
 
-    assert len(PrimeIntellectProvider(api_key="k").get()) == 7
+    assert len(PrimeIntellectProvider(api_key="k").get()) == 8  # one unavailable
     assert len(responses.calls) == 3
 
 
@@ -164,3 +173,18 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     provider = PrimeIntellectProvider.from_env()
     assert provider.api_key == "pi-secret"
     assert "pi-secret" not in repr(provider)
+
+
+@responses.activate
+def test_an_unknown_stock_status_gives_no_reading() -> None:
+    page = load(1)
+    page["items"] = page["items"][:1]
+    page["items"][0]["stockStatus"] = "Plenty"
+    page["totalCount"] = 1
+    responses.get(AVAILABILITY_URL, json=page, match=[page_matcher(1)])
+    provider = PrimeIntellectProvider(api_key="k")
+
+    [offer] = provider.get()
+
+    assert "available" not in offer.provider_data
+    assert provider.last_report.counts["stock_status_unknown"] == 1

@@ -4,11 +4,13 @@ that use them rely on (RunPod, Verda, CloudRift, Lium, Azure)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
+import gpuhunt.providers as package
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import json_number, need_number
+from gpuhunt.providers._records import _PROVIDER_NAMES, json_number, need_number, resold_from
 
 
 @pytest.mark.parametrize(
@@ -117,3 +119,24 @@ def test_need_number_text_refusals(value, message):
     with pytest.raises(ValueError) as e:
         need_number(value, "capability 'vCPUs'", refusal="is missing", parse_text=True)
     assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    ("cloud", "provider"),
+    [
+        ("lambdalabs", "lambdalabs"),
+        ("lambda", "lambdalabs"),
+        ("datacrunch", "verda"),
+        ("Nebius", "nebius"),
+        ("massedcompute", "massedcompute"),
+    ],
+)
+def test_resold_from_names_the_gpuhunt_provider(cloud: str, provider: str) -> None:
+    assert resold_from(cloud) == provider
+
+
+def test_resold_from_knows_every_provider_module() -> None:
+    modules = {
+        p.stem for p in Path(package.__file__).parent.glob("*.py") if not p.stem.startswith("_")
+    }
+    assert modules - {"base", "shadeform"} == _PROVIDER_NAMES

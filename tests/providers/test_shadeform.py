@@ -39,6 +39,7 @@ def test_request_and_offers() -> None:
     ]
     assert got == [
         ("imwt_A6000", "kansascity-usa-2", 0.49, 6, 48.0, 1, "A6000"),
+        ("scaleway_L4", "amsterdam-netherlands-1", 0.9, 8, 48.0, 1, "L4"),
         ("scaleway_L4", "paris-france-1", 0.9, 8, 48.0, 1, "L4"),
         ("scaleway_L4", "paris-france-5", 0.9, 8, 48.0, 1, "L4"),
         ("scaleway_L4", "warsaw-poland-1", 0.9, 8, 48.0, 1, "L4"),
@@ -52,7 +53,12 @@ def test_request_and_offers() -> None:
     assert memory == {"A6000": 48.0, "L4": 24.0, "A100": 80.0, "H200": 141.0}
     [a100] = [o for o in offers if o.gpu_name == "A100"]
     assert a100.disk_size == 2000.0
-    assert a100.provider_data == {"cloud": "paperspace", "cloud_instance_type": "A100-80Gx8"}
+    assert a100.provider_data == {
+        "cloud": "paperspace",
+        "cloud_instance_type": "A100-80Gx8",
+        "resold_from": "paperspace",
+        "available": True,
+    }
     assert {o.gpu_vendor for o in offers} == {AcceleratorVendor.NVIDIA}
     assert not any(o.spot for o in offers)
     assert provider.last_report.skipped == []
@@ -62,14 +68,19 @@ def test_request_and_offers() -> None:
 def test_the_documented_example() -> None:
     responses.get(TYPES_URL, json=load("instances_types_docs_example.json"))
 
-    [offer] = ShadeformProvider(api_key="k").get()
+    offer, sold_out = ShadeformProvider(api_key="k").get()
 
-    # us-central-2 is listed unavailable; 48 GB is no A100 size the tables list: kept as given
+    # us-central-2 is listed unavailable: offered, marked so; 48 GB is no A100 size the tables
+    # list: kept as given
     assert (offer.instance_name, offer.location, offer.price) == (
         "hyperstack_A6000",
         "us-central-1",
         2.1,
     )
+    assert (sold_out.instance_name, sold_out.location) == ("hyperstack_A6000", "us-central-2")
+    assert (offer.provider_data["available"], sold_out.provider_data["available"]) == (True, False)
+    # Hyperstack has no gpuhunt provider: Shadeform's spelling is kept.
+    assert offer.provider_data["resold_from"] == "hyperstack"
     assert (offer.cpu, offer.memory, offer.disk_size) == (6, 12.0, 256.0)
     assert (offer.gpu_name, offer.gpu_count, offer.gpu_memory) == ("A100", 1, 48.0)
 
@@ -131,7 +142,7 @@ def test_a_429_then_success_is_answered() -> None:
     responses.get(TYPES_URL, status=429)
     responses.get(TYPES_URL, json=load())
 
-    assert len(ShadeformProvider(api_key="k").get()) == 9
+    assert len(ShadeformProvider(api_key="k").get()) == 10  # one region sold out
     assert len(responses.calls) == 2
 
 
@@ -159,3 +170,18 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     provider = ShadeformProvider.from_env()
     assert provider.api_key == "sf-secret"
     assert "sf-secret" not in repr(provider)
+
+
+@responses.activate
+def test_available_and_sold_out_regions_of_one_type() -> None:
+    responses.get(TYPES_URL, json=load())
+
+    l4 = {o.location: o for o in ShadeformProvider(api_key="k").get() if o.gpu_name == "L4"}
+
+    assert {loc: o.provider_data["available"] for loc, o in l4.items()} == {
+        "paris-france-5": True,
+        "paris-france-1": True,
+        "warsaw-poland-1": True,
+        "amsterdam-netherlands-1": False,
+    }
+    assert {o.provider_data["resold_from"] for o in l4.values()} == {"scaleway"}

@@ -159,9 +159,10 @@ def test_offers_from_the_2024_answer() -> None:
     assert ondemand.gpu_vendor == AcceleratorVendor.NVIDIA
     assert ondemand.cpu_arch == CPUArchitecture.X86
     assert ondemand.price == round(0.24666666666666665 + disk_cost, 5) == 0.24964
-    assert not ondemand.spot and ondemand.provider_data == {"cuda_version": "12.2"}
+    assert not ondemand.spot
+    assert ondemand.provider_data == {"cuda_version": "12.2", "available": True}
     assert spot.spot and spot.price == round(0.2 + disk_cost, 5) == 0.20298
-    assert spot.provider_data == {"min_bid": 0.2, "cuda_version": "12.2"}
+    assert spot.provider_data == {"min_bid": 0.2, "cuda_version": "12.2", "available": True}
 
 
 @responses.activate
@@ -178,7 +179,11 @@ def test_the_asked_disk_is_rented_and_priced() -> None:
     # storage_cost is $/GB/month: 30 GB at $0.2 adds $0.00833/h
     assert ondemand.price == 0.32833
     assert spot.price == round(0.1438056 + 30 * 0.2 / 720, 5)
-    assert spot.provider_data == {"min_bid": 0.1438056, "cuda_version": "11.7"}
+    assert spot.provider_data == {
+        "min_bid": 0.1438056,
+        "cuda_version": "11.7",
+        "available": True,
+    }
 
 
 @responses.activate
@@ -371,8 +376,8 @@ def test_min_cuda_is_sent_and_the_host_cuda_kept_for_the_local_filter() -> None:
     }
     offers = VastAIProvider().get(q)
     assert [o.instance_name for o in offers] == ["2", "3"]  # 12.2 failed the sent constraint
-    assert offers[0].provider_data == {"cuda_version": "12.8"}
-    assert offers[1].provider_data == {}
+    assert offers[0].provider_data == {"cuda_version": "12.8", "available": True}
+    assert offers[1].provider_data == {"available": True}  # no cuda_max_good: no version
     assert [o.instance_name for o in offers if matches(o, q)] == ["2", "3"]
 
 
@@ -417,3 +422,25 @@ def test_a_geolocation_that_is_an_object_skips_that_offer_only() -> None:
 
     assert {o.instance_name for o in offers} == {"8"}
     assert provider.last_report.counts["malformed"] == 1
+
+
+@responses.activate
+def test_an_answered_offer_is_available() -> None:
+    responses.post(BUNDLES_URL, json=load("bundles_offers_2024.json"))
+
+    offers = VastAIProvider().get()
+
+    assert offers and all(o.provider_data["available"] is True for o in offers)
+
+
+def test_an_offer_that_says_it_is_rented_reads_unavailable() -> None:
+    # Only possible when an answer is read without the body's filters: still listed, marked.
+    rented = offer_2024(id=1, rented=True)
+    unrentable = offer_2024(id=2, rentable=False)
+    free = offer_2024(id=3)
+    offers = vastai.parse_offers({"offers": [rented, unrentable, free]}, QueryFilter(spot=False))
+    assert [(o.instance_name, o.provider_data["available"]) for o in offers] == [
+        ("1", False),
+        ("2", False),
+        ("3", True),
+    ]

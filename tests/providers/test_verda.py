@@ -257,3 +257,24 @@ def test_gpu_names_resolve_to_canonical_names() -> None:
         {o.gpu_name for o in replay.collect() if o.gpu_name and not accelerators_named(o.gpu_name)}
     )
     assert unresolved == [], f"Verda GPU names missing from the accelerator tables: {unresolved}"
+
+
+def test_replay_records_the_availability_reading_of_each_kind() -> None:
+    offers = replay.collect()
+    reading = {(o.instance_name, o.location, o.spot): o.provider_data["available"] for o in offers}
+
+    # On demand: 1H100 had capacity in FIN-01 and FIN-02, none in ICE-01 (still listed there).
+    assert reading[("1H100.80S.30V", "FIN-01", False)] is True
+    assert reading[("1H100.80S.30V", "FIN-02", False)] is True
+    assert reading[("1H100.80S.30V", "ICE-01", False)] is False
+    # Spot is its own answer: 1H100 had no spot capacity anywhere, 1V100 in FIN-01 only.
+    assert not any(reading[("1H100.80S.30V", loc, True)] for loc in LOCATIONS)
+    assert reading[("1V100.6V", "FIN-01", True)] is True
+    assert reading[("1V100.6V", "FIN-02", True)] is False
+    assert reading[("CPU.120V.480G", "ICE-01", True)] is True
+
+
+def test_no_reading_without_labelled_availability_answers() -> None:
+    unlabelled = [replay.load("instance_availability_spot.json")]
+    for offers in (parse(instance_types()), parse(instance_types(), availability=unlabelled)):
+        assert offers and all("available" not in o.provider_data for o in offers)

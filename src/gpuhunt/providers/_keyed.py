@@ -11,11 +11,12 @@ from typing_extensions import Self
 
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 
-class KeyedProvider(OnlineProvider):
+class KeyedProvider(Collects[ParseReport], OnlineProvider):
     CREDENTIAL: ClassVar[str]
+    REPORT = ParseReport
     # Providers whose API sells no spot (preemptible) offers answer a spot-only query with
     # nothing, without a request.
     HAS_SPOT: ClassVar[bool] = False
@@ -30,17 +31,10 @@ class KeyedProvider(OnlineProvider):
     def from_env(cls) -> Self:
         return cls(api_key=get_creds_env(cls.CREDENTIAL))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=self.NAME)
-        offers: list[CatalogItem] = []
-        if self.HAS_SPOT or query_filter is None or query_filter.spot is not True:
-            offers = self._offers(query_filter, report)
-        self.last_report = report
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if not self.HAS_SPOT and ask.spot is True:
+            return []
+        offers = self._offers(ask.query_filter, report)
         return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
 
     def _offers(self, query_filter: QueryFilter | None, report: ParseReport) -> list[CatalogItem]:

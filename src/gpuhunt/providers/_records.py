@@ -9,11 +9,99 @@ JSON number for the older providers too (RunPod, Verda, CloudRift, Lium, Azure).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
-from gpuhunt._internal.models import AcceleratorVendor
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, JSONObject
 from gpuhunt.providers._report import ParseReport
+
+# The provider's own availability reading when the offer was read (a bool; absent where the
+# provider does not say), a shared `provider_data` key (docs/availability.md).
+AVAILABLE_KEY = "available"
+# Marketplaces' spellings of an upstream cloud unlike the gpuhunt provider selling its machines.
+_CLOUD_PROVIDERS = {"datacrunch": "verda", "lambda": "lambdalabs"}
+# gpuhunt providers' names (a test checks them against `providers/*.py`).
+_PROVIDER_NAMES = frozenset(
+    {
+        "aws",
+        "azure",
+        "cloudrift",
+        "crusoe",
+        "cudo",
+        "daytona",
+        "digitalocean",
+        "fluidstack",
+        "gcp",
+        "hotaisle",
+        "hyperbolic",
+        "jarvislabs",
+        "lambdalabs",
+        "lium",
+        "nebius",
+        "oci",
+        "ovhcloud",
+        "paperspace",
+        "primeintellect",
+        "runpod",
+        "scaleway",
+        "seeweb",
+        "tensordock",
+        "vastai",
+        "verda",
+        "vultr",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """An offer's GPUs: how many, their name in the accelerator tables, vendor and GiB each."""
+
+    count: int
+    name: str | None
+    vendor: AcceleratorVendor | None
+    memory: float | None
+
+
+NO_GPU = Gpu(0, None, None, None)
+
+
+def offer(
+    provider: str,
+    name: str,
+    location: str,
+    price: float,
+    cpu: int,
+    memory: float,
+    gpu: Gpu = NO_GPU,
+    disk_size: float | None = None,
+    *,
+    spot: bool = False,
+    flags: list[str] | None = None,
+    cpu_arch: CPUArchitecture = CPUArchitecture.X86,
+    provider_data: JSONObject | None = None,
+) -> CatalogItem:
+    """The `CatalogItem` every provider builds from what it read: on-demand and of unknown disk
+    unless said, the GPUs as one `Gpu`."""
+    return CatalogItem(
+        provider=provider,
+        instance_name=name,
+        location=location,
+        price=price,
+        cpu=cpu,
+        memory=memory,
+        gpu_count=gpu.count,
+        gpu_name=gpu.name,
+        gpu_memory=gpu.memory,
+        spot=spot,
+        disk_size=disk_size,
+        gpu_vendor=gpu.vendor,
+        flags=flags if flags is not None else [],
+        cpu_arch=cpu_arch,
+        # A copy each, so offers built from one dict do not share it.
+        provider_data=dict(provider_data) if provider_data is not None else {},
+    )
 
 
 class BadRecord(ValueError):
@@ -122,3 +210,12 @@ def gpu_or_kept(
     amd = spelling.upper().startswith("MI") or spelling.upper().startswith("AMD")
     vendor = AcceleratorVendor.AMD if amd else AcceleratorVendor.NVIDIA
     return spelling, vendor, memory if memory is not None else gpu_memory_from_name(spelling)
+
+
+def resold_from(cloud: str) -> str:
+    """`provider_data["resold_from"]` of a marketplace resale: the gpuhunt provider name of the
+    upstream `cloud` a marketplace (Shadeform, Prime Intellect) names, else its own spelling."""
+    key = cloud.strip().lower()
+    if key in _CLOUD_PROVIDERS:
+        return _CLOUD_PROVIDERS[key]
+    return key if key in _PROVIDER_NAMES else cloud

@@ -49,6 +49,16 @@ class ParseReport:
         self.counts["malformed"] += 1
         logger.warning("%s: skipping malformed %s: %r", self.provider, what, error)
 
+    def warn_if_incomplete(self) -> None:
+        """One warning at the end of a collection that skipped records or met unknown GPUs."""
+        if self.skipped or self.unknown_gpus:
+            logger.warning(
+                "%s: %d records skipped, unknown GPUs: %s",
+                self.provider,
+                len(self.skipped),
+                dict(self.unknown_gpus),
+            )
+
     def unknown_gpu(self, name: str, where: str) -> None:
         """A GPU name `resolve_gpu` does not know, as the provider spells it: logged once per
         name, counted every time. `where` says where it was seen and what became of the offer

@@ -78,11 +78,10 @@ from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
     CPUArchitecture,
-    QueryFilter,
 )
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -833,7 +832,7 @@ class _Clients:
             return self._clients[region]
 
 
-class AWSProvider(OfflineProvider):
+class AWSProvider(Collects[ParseReport], OfflineProvider):
     """EC2 offers in every region: on-demand from the Price List bulk file, spot from the API.
 
     `cache_path` (default: `$AWS_CACHE_PATH`) keeps a local copy of the price list file.
@@ -843,6 +842,7 @@ class AWSProvider(OfflineProvider):
     """
 
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(
         self,
@@ -855,15 +855,9 @@ class AWSProvider(OfflineProvider):
         self.client_factory = client_factory
         self.pricing_url = pricing_url
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         stats = report.counts
-        self.last_report = report
+        self.last_report = report  # already, so a failure below leaves what it counted
         client_for = self.client_factory
         if client_for is None:
             clients = _Clients()
@@ -873,7 +867,7 @@ class AWSProvider(OfflineProvider):
         rows = read_price_list(self.pricing_url, self.cache_path, stats)
         if not rows:
             raise ProviderError(f"{NAME}: the EC2 price list has no on-demand Linux rows")
-        if apply_filter:
+        if ask.apply_filter:
             # Drop what filter() would drop before asking the API about it.
             rows = [r for r in rows if family_of(r.instance_type) in PUBLISHED_FAMILIES]
 

@@ -55,12 +55,11 @@ from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
     CPUArchitecture,
-    QueryFilter,
 )
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
 from gpuhunt.providers._records import need_number
-from gpuhunt.providers.base import OfflineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
@@ -437,8 +436,9 @@ def fetch_prices(regions: Iterable[str]) -> list[Any]:
 # ---------------------------------------------------------------------------------------------
 
 
-class AzureProvider(OfflineProvider):
+class AzureProvider(Collects[ParseReport], OfflineProvider):
     NAME = "azure"
+    REPORT = ParseReport
 
     def __init__(self, subscription_id: str, credential: TokenCredential | None = None) -> None:
         self._subscription_id = subscription_id
@@ -474,25 +474,18 @@ class AzureProvider(OfflineProvider):
             )
         return self._client
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         sizes = parse_vm_sizes(fetch_resource_skus(self.client()), report)
         if not sizes:
             # an empty catalog must not replace yesterday's; the nightly build keeps that one
             raise ProviderError("azure: the subscription lists no VM sizes we could read")
-        if apply_filter:
+        if ask.apply_filter:
             sizes = {name: s for name, s in sizes.items() if KEEP_SERIES.match(name)}
         regions = {region for size in sizes.values() for region in size.locations}
         logger.info("azure: %d VM sizes in %d regions", len(sizes), len(regions))
         offers = parse_prices(fetch_prices(regions), sizes, report)
         if report.unpriced_sizes:
             logger.info("azure: %d priced sizes have no spec", len(report.unpriced_sizes))
-        self.last_report = report
         return sorted(offers, key=_order)
 
     @classmethod

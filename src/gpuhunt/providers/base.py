@@ -20,7 +20,7 @@ import inspect
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from typing_extensions import Self
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import requests
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R", bound=ParseReport)
 
 
 def _with_own_session(get: F) -> F:
@@ -108,6 +109,47 @@ class AbstractProvider(ABC):
         configurable CPU/RAM/disk to size them sensibly for the GPU. `apply_filter` lets offline
         providers skip work for offers `filter()` would drop.
         """
+
+
+class Ask(NamedTuple):
+    """What a `get()` was asked: its three arguments, passed on to `Collects.collect`."""
+
+    query_filter: QueryFilter | None = None
+    balance_resources: bool = True
+    apply_filter: bool = False
+
+    @property
+    def filter(self) -> QueryFilter:
+        """The query filter, or an empty one that keeps everything."""
+        return self.query_filter or QueryFilter()
+
+    @property
+    def spot(self) -> bool | None:
+        return None if self.query_filter is None else self.query_filter.spot
+
+
+class Collects(AbstractProvider, Generic[R], ABC):
+    """The `get()` most providers would write: a fresh report of the `REPORT` kind, the offers
+    `collect` reads with it, and that report kept as `last_report`. A provider subclasses this
+    beside `OnlineProvider` or `OfflineProvider`, names its report class and writes only
+    `collect`."""
+
+    REPORT: type[R]
+
+    def get(
+        self,
+        query_filter: QueryFilter | None = None,
+        balance_resources: bool = True,
+        apply_filter: bool = False,
+    ) -> list[CatalogItem]:
+        report = self.REPORT(provider=self.NAME)
+        offers = self.collect(Ask(query_filter, balance_resources, apply_filter), report)
+        self.last_report = report
+        return offers
+
+    @abstractmethod
+    def collect(self, ask: Ask, report: R) -> list[CatalogItem]:
+        """The offers for `ask`, counting what was skipped in `report`."""
 
 
 class OnlineProvider(AbstractProvider, ABC):

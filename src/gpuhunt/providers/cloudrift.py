@@ -11,7 +11,10 @@ Decisions:
 - An offer is listed in every datacenter that hosts the variant (`nodes_per_dc`, plus any in
   `available_nodes_per_dc`), whether or not a node is free right now: free nodes are a live
   reading the orchestrator checks at launch; a nightly catalog built from them would drop
-  whatever was rented out at collection time.
+  whatever was rented out at collection time. The reading is kept (issue 38):
+  `provider_data["available"]` is True where `available_nodes_per_dc` counts a free node in
+  that datacenter, False where it counts none or leaves the datacenter out; a variant without
+  `available_nodes_per_dc` (or a count that is not a number) gives no reading.
 - `cpu` is `cpu_count` (see `_cpu` for the evidence).
 - `vram` is read per GPU; when it is exactly the GPU count times the known size of that GPU it
   is taken as a total and divided (the API documents neither).
@@ -35,13 +38,14 @@ from gpuhunt._internal.accelerators import accelerators_named
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import need_number
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, json_number, need_number, offer
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
 
+NAME = "cloudrift"
 SERVER_ADDRESS = "https://api.cloudrift.ai"
 SERVER_ADDRESS_ENV = "CLOUDRIFT_SERVER_ADDRESS"
 API_VERSION = "2025-03-21"
@@ -58,8 +62,9 @@ class ParseReport(_report.ParseReport):
     provider: str = "cloudrift"
 
 
-class CloudRiftProvider(OfflineProvider):
-    NAME = "cloudrift"
+class CloudRiftProvider(Collects[ParseReport], OfflineProvider):
+    NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, server_address: str | None = None) -> None:
         self.server_address = (
@@ -70,17 +75,8 @@ class CloudRiftProvider(OfflineProvider):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(server_address={self.server_address!r})"
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        payload = fetch_instance_types(self.server_address)
-        report = ParseReport()
-        offers = parse_instance_types(payload, report)
-        self.last_report = report
-        return offers
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        return parse_instance_types(fetch_instance_types(self.server_address), report)
 
 
 def list_url(server_address: str = SERVER_ADDRESS) -> str:
@@ -166,25 +162,25 @@ def _parse_variant(
     if gpu_count:
         vram = need_number(variant["vram"], "vram") / _GIB
         gpu_name, gpu_vendor, gpu_memory = _gpu(instance_type, name, vram, gpu_count, report)
-    hosting = {**(variant.get("available_nodes_per_dc") or {}), **variant["nodes_per_dc"]}
+    free = variant.get("available_nodes_per_dc")
+    hosting = {**(free or {}), **variant["nodes_per_dc"]}
     datacenters = sorted(dc for dc in hosting if isinstance(dc, str) and dc)
+    price, ram = round(cents / 100, 4), round(memory, 2)
+    gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
+
+    disk = round(disk, 1)
     return [
-        CatalogItem(
-            provider=CloudRiftProvider.NAME,
-            instance_name=name,
-            location=dc,
-            price=round(cents / 100, 4),
-            cpu=int(cpu),
-            memory=round(memory, 2),
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=round(disk, 1),
-            gpu_vendor=gpu_vendor,
-        )
+        offer(NAME, name, dc, price, int(cpu), ram, gpu, disk, provider_data=_reading(free, dc))
         for dc in datacenters
     ]
+
+
+def _reading(free: Any, dc: str) -> dict[str, Any]:
+    """`{"available": ...}` from `available_nodes_per_dc` for one datacenter, if it says."""
+    if not isinstance(free, dict):
+        return {}
+    nodes = json_number(free.get(dc, 0))
+    return {} if nodes is None else {AVAILABLE_KEY: nodes > 0}
 
 
 def _gpu(

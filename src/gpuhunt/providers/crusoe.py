@@ -44,12 +44,14 @@ from gpuhunt._internal.accelerators import vendor_of
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, JSONObject
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
+NAME = "crusoe"
 API_URL = "https://api.crusoecloud.com"
 API_VERSION = "/v1alpha5"
 SIGNATURE_VERSION = "1.0"
@@ -74,8 +76,10 @@ GPU_PRICES_PER_GPU: dict[str, float] = {
 CPU_PRICES_PER_VCPU: dict[str, float] = {"c1a": 0.04, "s1a": 0.09}
 
 
-class CrusoeProvider(OnlineProvider):
-    NAME = "crusoe"
+class CrusoeProvider(Collects[ParseReport], OnlineProvider):
+    NAME = NAME
+
+    REPORT = ParseReport
 
     def __init__(
         self,
@@ -101,18 +105,10 @@ class CrusoeProvider(OnlineProvider):
             project_id=get_creds_env(PROJECT_ID_ENV),
         )
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         types = self._signed_get(f"/projects/{self.project_id}/compute/vms/types")
         capacities = self._signed_get("/capacities")
-        report = ParseReport(provider=self.NAME)
-        offers = parse_offers(types, capacities, report)
-        self.last_report = report
-        return sorted(offers, key=lambda i: i.price)
+        return sorted(parse_offers(types, capacities, report), key=lambda i: i.price)
 
     def _signed_get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         url = f"{API_URL}{API_VERSION}{path}"
@@ -234,24 +230,15 @@ def _type_offers(
             return []
         price = round(cpu * per_vcpu, 2)
 
+    gpu = Gpu(gpu_count, gpu_name, vendor, gpu_memory)
+    disk = float(disk_gb) if disk_gb else None
+    data: JSONObject = {"disk_gb": disk_gb}
+    arch = cpu_arch
     return [
-        CatalogItem(
-            provider=CrusoeProvider.NAME,
-            instance_name=product,
-            location=location,
-            price=price,
-            cpu=cpu,
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=float(disk_gb) if disk_gb else None,
-            gpu_vendor=vendor,
-            cpu_arch=cpu_arch,
-            provider_data={"disk_gb": disk_gb},
+        offer(
+            NAME, product, where, price, cpu, memory, gpu, disk, cpu_arch=arch, provider_data=data
         )
-        for location in locations
+        for where in locations
     ]
 
 

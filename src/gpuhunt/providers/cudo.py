@@ -31,7 +31,7 @@ from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -46,23 +46,17 @@ PRICE_DIGITS = 5
 _PARENTHESES = re.compile(r"\s*\([^)]*\)")
 
 
-class CudoProvider(OnlineProvider):
+class CudoProvider(Collects[ParseReport], OnlineProvider):
     NAME = "cudo"
+    REPORT = ParseReport
 
     @classmethod
     def from_env(cls) -> Self:
         return cls()  # the machine type listing is public
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         payload = fetch_machine_types()
-        report = ParseReport(provider=self.NAME)
-        offers = parse_machine_types(payload, query_filter, balance_resources, report)
-        self.last_report = report
+        offers = parse_machine_types(payload, ask.query_filter, ask.balance_resources, report)
         return sorted(offers, key=lambda i: i.price)
 
 

@@ -67,7 +67,7 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt.providers import _report
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -144,11 +144,12 @@ class Pricing:
 Capacity = dict[str, dict[bool, int]]  # gpu type -> spot -> GPUs available
 
 
-class DaytonaProvider(OnlineProvider):
+class DaytonaProvider(Collects[ParseReport], OnlineProvider):
     """Daytona sandboxes. `api_key` is optional: without it the public rates and regions still
     give offers, with it GPU offers follow the organization's capacity."""
 
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, api_url: str = API_URL) -> None:
         self.api_key = (api_key or "").strip() or None
@@ -166,14 +167,8 @@ class DaytonaProvider(OnlineProvider):
     def from_env(cls) -> Self:
         return cls(api_key=os.getenv(KEY_ENV), api_url=os.getenv(URL_ENV) or API_URL)
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        q = query_filter or QueryFilter()
-        report = ParseReport()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        q = ask.filter
         pricing = parse_pricing(fetch_pricing(), report)
         offers: list[CatalogItem] = []
         if q.max_gpu_count is None or q.max_gpu_count > 0:
@@ -183,14 +178,13 @@ class DaytonaProvider(OnlineProvider):
                 report.capacity_checked = True
             else:
                 self._note_no_key()
-            offers += gpu_offers(pricing, capacity, q, balance_resources)
-        shape = cpu_offer(pricing, q, balance_resources)
+            offers += gpu_offers(pricing, capacity, q, ask.balance_resources)
+        shape = cpu_offer(pricing, q, ask.balance_resources)
         # The shape has no location yet: the location filter applies to each region's copy.
         if shape is not None and matches(shape, replace(q, location=None)):
             regions = parse_regions(fetch_shared_regions(self.api_url), report)
             copies = [replace(shape, location=region) for region in regions]
             offers += [offer for offer in copies if matches(offer, q)]
-        self.last_report = report
         # A stable sort by price over offers made in rate-card order, as gpuhunt 0.1.34 orders
         # them: equal prices keep that order.
         return sorted(offers, key=lambda i: i.price)

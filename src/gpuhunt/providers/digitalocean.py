@@ -6,7 +6,14 @@ compatible deployment (`DIGITAL_OCEAN_API_URL`), such as AMD's developer cloud.
 
 Decisions:
 
-- One offer per size and region it lists; sizes marked `available: false` are skipped.
+- One offer per size and region it lists (`regions`: "the region slugs where this size is
+  available for Droplet creates", DigitalOcean API v2 reference), with the reading in
+  `provider_data["available"]`: False when the size says `available: false` ("whether new
+  Droplets can be created with this size"), else True (listed in `regions`). Regions the
+  size does not list are not offered: the answer does not name them. A size marked
+  `available: false` is kept, marked (decision, issue 38): gpuhunt 0.1.34, which dstack 0.22
+  runs, listed such a size's regions too, and a caller who wants only what launches now asks
+  for `available=True`; between 0.1.34 and issue 38 this module skipped them.
 - GPUs from `gpu_info`: `model` is `<vendor>_<name>` ("nvidia_h100", "amd_mi300x",
   "nvidia_rtx6000_ada"); the vendor comes from the prefix, the name from the GPU tables. A name
   the tables do not know is kept in upper case without separators ("nvidia_x9" -> "X9"), logged
@@ -30,9 +37,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +54,9 @@ MAX_PAGES = 20
 _PERSISTENT_DISKS = ("local", "boot")
 
 
-class DigitalOceanProvider(OnlineProvider):
+class DigitalOceanProvider(Collects[ParseReport], OnlineProvider):
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, api_url: str | None = None) -> None:
         self.api_key = api_key or None
@@ -61,18 +70,10 @@ class DigitalOceanProvider(OnlineProvider):
     def from_env(cls) -> DigitalOceanProvider:
         return cls(api_key=get_creds_env(CREDENTIAL), api_url=os.getenv(API_URL_ENV) or None)
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        if query_filter is not None and query_filter.spot is True:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if ask.spot is True:
             return []
-        sizes = fetch_sizes(self.api_url, self.api_key)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_sizes(sizes, report=report)
-        self.last_report = report
+        offers = parse_sizes(fetch_sizes(self.api_url, self.api_key), report=report)
         return sorted(offers, key=lambda i: i.price)
 
 
@@ -130,8 +131,7 @@ def parse_sizes(sizes: list[Any], *, report: ParseReport | None = None) -> list[
 def _size_offers(size: JSONObject, report: ParseReport) -> list[CatalogItem]:
     if not isinstance(size, dict):
         raise TypeError(f"size is a {type(size).__name__}")
-    if size.get("available") is False:
-        return []
+    available = size.get("available") is not False
     slug = str(size["slug"])
     gpu_count = 0
     gpu_name: str | None = None
@@ -145,21 +145,10 @@ def _size_offers(size: JSONObject, report: ParseReport) -> list[CatalogItem]:
     cpu = int(size["vcpus"])
     memory = float(size["memory"]) / 1024
     disk = _disk_size(size)
+    gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
+    data: JSONObject = {AVAILABLE_KEY: available}
     return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=slug,
-            location=str(region),
-            price=price,
-            cpu=cpu,
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=disk,
-            gpu_vendor=gpu_vendor,
-        )
+        offer(NAME, slug, str(region), price, cpu, memory, gpu, disk_size=disk, provider_data=data)
         for region in size["regions"]
     ]
 

@@ -33,7 +33,7 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import BadRecord, gpu_or_kept, number, obj, text, whole
+from gpuhunt.providers._records import BadRecord, Gpu, gpu_or_kept, number, obj, offer, text, whole
 from gpuhunt.providers._report import ParseReport
 
 logger = logging.getLogger(__name__)
@@ -138,21 +138,7 @@ def _configuration_offers(raw: Any, report: ParseReport, what: str) -> list[Cata
             logger.info("%s: no known vCPU/RAM for %s x%d; skipped", NAME, gpu_type, gpu_count)
             continue
         cpu, ram = shape
-        for region in regions:
-            offers.append(
-                CatalogItem(
-                    provider=NAME,
-                    instance_name=f"{gpu_type}::{gpu_count}",
-                    location=region,
-                    price=round(price_per_gpu * gpu_count, 5),
-                    cpu=cpu,
-                    memory=ram,
-                    gpu_count=gpu_count,
-                    gpu_name=name,
-                    gpu_memory=memory,
-                    spot=False,
-                    disk_size=None,
-                    gpu_vendor=vendor,
-                )
-            )
+        size, price = f"{gpu_type}::{gpu_count}", round(price_per_gpu * gpu_count, 5)
+        gpu = Gpu(gpu_count, name, vendor, memory)
+        offers += [offer(NAME, size, region, price, cpu, ram, gpu) for region in regions]
     return offers

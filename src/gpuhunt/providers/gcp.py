@@ -79,10 +79,10 @@ import requests
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
-from gpuhunt.providers.base import OfflineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials
@@ -969,10 +969,11 @@ def _bearer(credentials: Credentials) -> dict[str, str]:
     return {"Authorization": f"Bearer {credentials.token}"}
 
 
-class GCPProvider(OfflineProvider):
+class GCPProvider(Collects[ParseReport], OfflineProvider):
     """Compute Engine VMs and Cloud TPUs of the whole public catalog (see the module notes)."""
 
     NAME = "gcp"
+    REPORT = ParseReport
 
     def __init__(self, project: str, credentials: Credentials | None = None) -> None:
         """`credentials` default to the application default credentials, looked up on first
@@ -994,13 +995,7 @@ class GCPProvider(OfflineProvider):
     def from_env(cls) -> GCPProvider:
         return cls(get_creds_env(PROJECT_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         sdk = _sdk()
         compute = sdk.compute_v1.MachineTypesClient(credentials=self.credentials, transport="rest")
         gpus = sdk.compute_v1.AcceleratorTypesClient(credentials=self.credentials, transport="rest")
@@ -1022,7 +1017,7 @@ class GCPProvider(OfflineProvider):
             tpus += parse_tpu_accelerator_types(zone, records, report)
         offers += make_tpu_offers(tpus, book)
 
-        if apply_filter:
+        if ask.apply_filter:
             offers = self.filter(offers)
         offers = with_legacy_g4_preview(offers)
         offers.sort(key=_sort_key)
@@ -1035,7 +1030,6 @@ class GCPProvider(OfflineProvider):
             len(report.skipped),
             sum(report.unknown_gpus.values()),
         )
-        self.last_report = report
         return offers
 
     @classmethod

@@ -26,6 +26,9 @@ Decisions:
 - Names: `vm-<gpu>-<count>` ("vm-mi300x-1"), `vm-cpu-<cores>` for CPU shapes (`bm-` for bare
   metal).
 - The query filter: `spot=True` needs no API call (no spot VMs).
+- Availability (`provider_data["available"]`, issue 38): both endpoints list only what is
+  available to the team now, so every offer reads True; a shape that is taken is not in the
+  answer at all (the API names nothing sold out), so it has no offer, as in gpuhunt 0.1.x.
 """
 
 from __future__ import annotations
@@ -38,9 +41,10 @@ from urllib.parse import quote
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
+from gpuhunt.providers._records import AVAILABLE_KEY, NO_GPU, Gpu, offer
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +63,12 @@ KINDS: dict[str, tuple[str, str]] = {
 _GIB = 1024**3
 
 
-class HotAisleProvider(OnlineProvider):
+class HotAisleProvider(Collects[ParseReport], OnlineProvider):
     """Offers available to one team. Arguments left out are read from `HOTAISLE_API_KEY` and
     `HOTAISLE_TEAM_HANDLE` (`MissingCredsError` naming the one that is not set)."""
 
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, team_handle: str | None = None) -> None:
         self.api_key = api_key or get_creds_env(KEY_ENV)
@@ -76,15 +81,9 @@ class HotAisleProvider(OnlineProvider):
     def from_env(cls) -> HotAisleProvider:
         return cls(api_key=get_creds_env(KEY_ENV), team_handle=get_creds_env(TEAM_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        if query_filter is not None and query_filter.spot is True:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if ask.spot is True:
             return []
-        report = ParseReport(provider=self.NAME)
         offers: list[CatalogItem] = []
         errors: list[ProviderError] = []
         for endpoint in KINDS:
@@ -94,8 +93,8 @@ class HotAisleProvider(OnlineProvider):
             except ProviderError as e:
                 errors.append(e)
                 report.skip(f"the {endpoint} offers", str(e))
-        self.last_report = report
         if len(errors) == len(KINDS):
+            self.last_report = report  # what failed, for the caller who catches the error
             raise errors[0]
         return sorted(offers, key=lambda i: (i.price, i.instance_name))
 
@@ -144,42 +143,29 @@ def _vm_offer(vm: JSONObject, report: ParseReport, endpoint: str) -> CatalogItem
     gpus = [g for g in specs["gpus"] if int(g["count"]) > 0]
     if len(gpus) > 1:
         raise ValueError(f"VM shape with {len(gpus)} GPU models")
-    provider_data: JSONObject = {specs_key: copy.deepcopy(specs)}
+    # Listed by an "available" endpoint: that is Hot Aisle's reading.
+    provider_data: JSONObject = {specs_key: copy.deepcopy(specs), AVAILABLE_KEY: True}
     if not gpus:
-        return CatalogItem(
-            provider=NAME,
-            instance_name=f"{kind}-cpu-{cpu}",
-            location=LOCATION,
-            price=price,
-            cpu=cpu,
-            memory=memory,
-            gpu_count=0,
-            gpu_name=None,
-            gpu_memory=None,
-            spot=False,
-            disk_size=disk,
-            flags=[FLAG_CPU, *flags],
-            provider_data=provider_data,
-        )
-    model = str(gpus[0]["model"])
-    gpu_count = int(gpus[0]["count"])
-    gpu = resolve_gpu(model)
-    gpu_name, gpu_memory = (gpu.name, gpu.memory) if gpu else (model, None)
-    if gpu is None:
-        report.unknown_gpu(model, f"the available {endpoint}; kept under that name")
-    return CatalogItem(
-        provider=NAME,
-        instance_name=f"{kind}-{gpu_name.lower()}-{gpu_count}",
-        location=LOCATION,
-        price=price,
-        cpu=cpu,
-        memory=memory,
-        gpu_count=gpu_count,
-        gpu_name=gpu_name,
-        gpu_memory=gpu_memory,
-        spot=False,
+        name, amd, flags = f"{kind}-cpu-{cpu}", NO_GPU, [FLAG_CPU, *flags]
+    else:
+        model = str(gpus[0]["model"])
+        gpu_count = int(gpus[0]["count"])
+        gpu = resolve_gpu(model)
+        gpu_name, gpu_memory = (gpu.name, gpu.memory) if gpu else (model, None)
+        if gpu is None:
+            report.unknown_gpu(model, f"the available {endpoint}; kept under that name")
+        name = f"{kind}-{gpu_name.lower()}-{gpu_count}"
+        amd = Gpu(gpu_count, gpu_name, AcceleratorVendor.AMD, gpu_memory)
+    data = provider_data
+    return offer(
+        NAME,
+        name,
+        LOCATION,
+        price,
+        cpu,
+        memory,
+        amd,
         disk_size=disk,
-        gpu_vendor=AcceleratorVendor.AMD,
         flags=flags,
-        provider_data=provider_data,
+        provider_data=data,
     )

@@ -41,10 +41,10 @@ from typing_extensions import Self
 
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
-from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt._internal.models import CatalogItem
 from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 NAME = "hyperbolic"
 MARKETPLACE_URL = "https://api.hyperbolic.xyz/v1/marketplace"
@@ -53,8 +53,9 @@ READY = "node_ready"
 MAX_CENTS_PER_GPU_HOUR = 100_000.0
 
 
-class HyperbolicProvider(OnlineProvider):
+class HyperbolicProvider(Collects[ParseReport], OnlineProvider):
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None) -> None:
         self.api_key = api_key or None
@@ -66,18 +67,10 @@ class HyperbolicProvider(OnlineProvider):
     def from_env(cls) -> Self:
         return cls(api_key=os.getenv(CREDENTIAL) or None)  # optional: the listing is public
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
-        if query_filter is not None and query_filter.spot is False:
-            self.last_report = report
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if ask.spot is False:
             return []
         offers = parse_marketplace(fetch_marketplace(self.api_key), report)
-        self.last_report = report
         return sorted(offers, key=lambda i: (i.price, i.instance_name, i.gpu_count))
 
 

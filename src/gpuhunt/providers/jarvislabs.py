@@ -21,6 +21,11 @@ Decisions:
   GPU memory: the row's `vram`, else the tables. Vendor: NVIDIA unless the tables say otherwise.
 - CPU offers: each available combination in each region marked true, named `cpu-<vcpus>x<ram>`.
 - The query filter: `spot=True` needs no API call.
+- Availability (`provider_data["available"]`, issue 38): every offer is one the answer says is
+  free now (a GPU count within the free devices, a CPU size in a region marked true), so every
+  offer reads True. Sizes beyond the free devices and CPU regions marked false are not
+  offered, as in gpuhunt 0.1.34, which dstack 0.22 runs against this API (decision: a 0.1.x
+  caller would otherwise be shown GPU counts it cannot create).
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ from typing import Any
 from gpuhunt._internal.errors import MissingCredsError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +60,9 @@ JARVISLABS_REGION_URLS: dict[str, str] = {
 _VM_WORKLOADS = ("vm", None)
 
 
-class JarvisLabsProvider(OnlineProvider):
+class JarvisLabsProvider(Collects[ParseReport], OnlineProvider):
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, api_url: str | None = None) -> None:
         self.api_key = api_key or _key_from_env()
@@ -68,18 +75,10 @@ class JarvisLabsProvider(OnlineProvider):
     def from_env(cls) -> JarvisLabsProvider:
         return cls(api_key=_key_from_env(), api_url=os.getenv(API_URL_ENV) or None)
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        if query_filter is not None and query_filter.spot is True:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        if ask.spot is True:
             return []
-        data = fetch_server_meta(self.api_url, self.api_key)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_server_meta(data, report=report)
-        self.last_report = report
+        offers = parse_server_meta(fetch_server_meta(self.api_url, self.api_key), report=report)
         return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
 
 
@@ -156,24 +155,15 @@ def _gpu_offers(row: JSONObject, report: ParseReport) -> list[CatalogItem]:
         gpu_memory, vendor = reported_memory, AcceleratorVendor.NVIDIA
     else:
         gpu_name, gpu_memory, vendor = gpu.name, gpu.memory, gpu.vendor
-    return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=f"{gpu_name}-{n}x",
-            location=region,
-            price=round(price * n, 5),
-            cpu=cpu_per_gpu * n,
-            memory=ram_per_gpu * n,
-            gpu_count=n,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=None,
-            gpu_vendor=vendor,
-            provider_data={"gpu_type": gpu_type},
-        )
-        for n in range(1, min(free, per_machine) + 1)
-    ]
+    # n is within the free devices: the answer's reading that it can be created now
+    data: JSONObject = {"gpu_type": gpu_type, AVAILABLE_KEY: True}
+
+    def sized(n: int) -> CatalogItem:
+        name, gpus = f"{gpu_name}-{n}x", Gpu(n, gpu_name, vendor, gpu_memory)
+        cost, cpu, ram = round(price * n, 5), cpu_per_gpu * n, ram_per_gpu * n
+        return offer(NAME, name, region, cost, cpu, ram, gpus, provider_data=data)
+
+    return [sized(n) for n in range(1, min(free, per_machine) + 1)]
 
 
 def _cpu_offers(combo: JSONObject, report: ParseReport) -> list[CatalogItem]:
@@ -182,20 +172,9 @@ def _cpu_offers(combo: JSONObject, report: ParseReport) -> list[CatalogItem]:
     vcpus = int(combo["vcpus"])
     ram = float(combo["ram_gb"])
     price = float(combo["price"])
+    name, data = f"cpu-{vcpus}x{ram:g}", {AVAILABLE_KEY: True}
     return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=f"cpu-{vcpus}x{ram:g}",
-            location=region,
-            price=price,
-            cpu=vcpus,
-            memory=ram,
-            gpu_count=0,
-            gpu_name=None,
-            gpu_memory=None,
-            spot=False,
-            disk_size=None,
-        )
+        offer(NAME, name, region, price, vcpus, ram, provider_data=data)
         for region, available in (combo.get("regions") or {}).items()
         if available and _supported_region(region, report)
     ]

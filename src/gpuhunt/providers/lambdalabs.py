@@ -13,7 +13,10 @@ where the API reports capacity.** `regions_with_capacity_available` is a live st
 collection time (once a night) popular GPUs are often sold out everywhere, and a catalog built
 from it would drop H100s one night and list them the next. The catalog says what Lambda sells
 and where; whether a machine is free right now is for the orchestrator to check at launch time
-against this same endpoint. A region that runs an
+against this same endpoint. The reading itself is kept: each offer's `provider_data["available"]`
+is True exactly in the regions `regions_with_capacity_available` named for its type when the
+catalog was collected, False in the others (a stock reading of that moment, not a promise). A
+region that runs an
 instance type's architecture is one that publishes an image for it (x86_64 or arm64), so an
 ARM-only superchip type is not listed where no ARM image exists. Regions where the API does
 report capacity for a type are always included, even if no image lists them.
@@ -45,10 +48,9 @@ from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
     CPUArchitecture,
-    QueryFilter,
 )
 from gpuhunt.providers import _report
-from gpuhunt.providers.base import OfflineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -77,8 +79,9 @@ class ParseReport(_report.ParseReport):
     provider: str = "lambdalabs"
 
 
-class LambdaLabsProvider(OfflineProvider):
+class LambdaLabsProvider(Collects[ParseReport], OfflineProvider):
     NAME = "lambdalabs"
+    REPORT = ParseReport
 
     def __init__(self, token: str) -> None:
         self._token = token
@@ -91,19 +94,11 @@ class LambdaLabsProvider(OfflineProvider):
     def from_env(cls) -> LambdaLabsProvider:
         return cls(get_creds_env(TOKEN_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         instance_types = fetch_instance_types(self._token)
         images = fetch_images(self._token)
-        report = ParseReport()
         regions = parse_image_regions(images, report)
-        offers = parse_instance_types(instance_types, regions, report)
-        self.last_report = report
-        return offers
+        return parse_instance_types(instance_types, regions, report)
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -217,7 +212,8 @@ def _parse_record(
         for r in record.get("regions_with_capacity_available") or []
         if isinstance(r, dict) and isinstance(r.get("name"), str)
     ]
-    locations = sorted({*regions.get(arch, ()), *with_capacity})
+    capacity = set(with_capacity)
+    locations = sorted({*regions.get(arch, ()), *capacity})
     if not locations:
         report.skip(f"instance type {name!r}", f"no region runs {arch.value}")
         return []
@@ -237,6 +233,7 @@ def _parse_record(
             gpu_vendor=AcceleratorVendor.NVIDIA if gpu_count else None,
             flags=list(flags),
             cpu_arch=arch,
+            provider_data={"available": location in capacity},
         )
         for location in locations
     ]

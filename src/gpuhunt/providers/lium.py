@@ -41,10 +41,10 @@ from typing_extensions import Self
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
 from gpuhunt.providers import _report
 from gpuhunt.providers._records import need_number
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -75,10 +75,11 @@ class ParseReport(_report.ParseReport):
     provider: str = NAME
 
 
-class LiumProvider(OnlineProvider):
+class LiumProvider(Collects[ParseReport], OnlineProvider):
     """Offers from Lium's public nodes feed; needs no credential."""
 
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self) -> None:
         self.last_report = ParseReport()
@@ -87,15 +88,8 @@ class LiumProvider(OnlineProvider):
     def from_env(cls) -> Self:
         return cls()  # the feed is public
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         offers = parse_nodes(fetch_nodes(), report)
-        self.last_report = report
         return sorted(offers, key=lambda i: (i.price, i.instance_name, i.gpu_count))
 
 

@@ -63,12 +63,11 @@ from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
     CPUArchitecture,
-    QueryFilter,
 )
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt._version import __version__
 from gpuhunt.providers import _report
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -591,8 +590,9 @@ def parse_snapshot(snapshot: Any, report: ParseReport | None = None) -> list[Cat
 # ---------------------------------------------------------------------------------------------
 
 
-class NebiusProvider(OfflineProvider):
+class NebiusProvider(Collects[ParseReport], OfflineProvider):
     NAME = "nebius"
+    REPORT = ParseReport
 
     def __init__(
         self,
@@ -611,25 +611,13 @@ class NebiusProvider(OfflineProvider):
     def from_env(cls) -> NebiusProvider:
         return cls(NebiusCredentials.from_env())
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         credentials = self.credentials or NebiusCredentials.from_env()
         client = self._client_factory(credentials)
         try:
             snapshot = fetch_snapshot(client)
         finally:
             client.close()
-        report = ParseReport()
         offers = parse_snapshot(snapshot, report)
-        self.last_report = report
-        if report.skipped_records or report.unknown_gpus:
-            logger.warning(
-                "nebius: %d records skipped, unknown GPUs: %s",
-                report.skipped_records,
-                dict(report.unknown_gpus),
-            )
+        report.warn_if_incomplete()
         return offers

@@ -62,11 +62,10 @@ from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
     CPUArchitecture,
-    QueryFilter,
 )
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 if TYPE_CHECKING:
     from oci.identity import IdentityClient
@@ -503,8 +502,9 @@ def fetch_regions(client: IdentityClient) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-class OCIProvider(OfflineProvider):
+class OCIProvider(Collects[ParseReport], OfflineProvider):
     NAME = "oci"
+    REPORT = ParseReport
 
     def __init__(self, credentials: OCICredentials | None = None) -> None:
         self._config = load_config(credentials)
@@ -533,20 +533,13 @@ class OCIProvider(OfflineProvider):
                 ) from None
         return self._client
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         shapes = fetch_document(SHAPES_URL)
         products = fetch_document(PRODUCTS_URL)
         regions = fetch_regions(self.identity_client())
         offers = parse_offers(shapes, products, regions, report)
-        if apply_filter:
+        if ask.apply_filter:
             offers = self.filter(offers)
-        self.last_report = report
         return sorted(offers, key=_order)
 
     @classmethod

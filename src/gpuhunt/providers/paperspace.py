@@ -1,5 +1,5 @@
-"""Paperspace (DigitalOcean): machines at list prices, offered where the API says they are
-available now, queried live with the user's key.
+"""Paperspace (DigitalOcean): machines at list prices, each with the API's reading of whether it
+is available now, queried live with the user's key.
 
 What the API gives: Paperspace's public API (`https://api.paperspace.com/v1`, bearer
 `PAPERSPACE_API_KEY`) has no machine-type or price listing. Its one catalog call is
@@ -21,8 +21,14 @@ So this provider combines:
   machines in every region), region names as Paperspace's API spells them
   ("East Coast (NY2)", "West Coast (CA1)", "Europe (AMS1)").
 - one availability call per (machine type, region) pair the query filter leaves (matching is
-  done on the list first, so `--gpu H100` asks once), keeping the pairs answering
-  `available: true`. An answer without a boolean `available` is skipped and counted.
+  done on the list first, so `--gpu H100` asks once), its answer kept as the offer's
+  `provider_data["available"]`. An answer without a boolean `available` gives no reading
+  (the offer stays, without one) and is counted as malformed.
+
+Every pair is offered, available or not (decision, issue 38): until then only the pairs
+answering `available: true` were kept (no release before had Paperspace, so no caller depends on
+that). The price list is what Paperspace sells where; the reading says whether it can be
+launched now, and `query(available=True)` keeps those.
 
 Not testable here: which region strings the v1 API accepts is not documented (its parameter is
 "anyOf"); these are the names its predecessor documented and SkyPilot's catalog uses.
@@ -35,6 +41,7 @@ Machines are on-demand only (`spot=True` queries make no call). Requests carry t
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +49,7 @@ from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import gpu_or_kept
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, gpu_or_kept, offer
 from gpuhunt.providers._report import ParseReport
 
 NAME = "paperspace"
@@ -108,11 +115,13 @@ class PaperspaceProvider(KeyedProvider):
 
     def _offers(self, query_filter: QueryFilter | None, report: ParseReport) -> list[CatalogItem]:
         offers = []
-        for offer in list_offers(report):
-            if query_filter is not None and not matches(offer, query_filter):
+        for listed in list_offers(report):
+            if query_filter is not None and not matches(listed, query_filter):
                 continue
-            if is_available(self.api_key, offer.instance_name, offer.location, report):
-                offers.append(offer)
+            available = is_available(self.api_key, listed.instance_name, listed.location, report)
+            if available is not None:
+                listed = dataclasses.replace(listed, provider_data={AVAILABLE_KEY: available})
+            offers.append(listed)
         return offers
 
 
@@ -132,27 +141,24 @@ def list_offers(report: ParseReport | None = None) -> list[CatalogItem]:
                 f"machine {machine.machine_type}",
             )
         regions = GPU_REGIONS[machine.gpu] if machine.gpu else ALL_REGIONS
+        gpu = Gpu(machine.gpu_count, name, vendor, memory)
         for region in regions:
             offers.append(
-                CatalogItem(
-                    provider=NAME,
-                    instance_name=machine.machine_type,
-                    location=region,
-                    price=machine.price,
-                    cpu=machine.cpu,
-                    memory=machine.memory,
-                    gpu_count=machine.gpu_count,
-                    gpu_name=name,
-                    gpu_memory=memory,
-                    spot=False,
-                    disk_size=None,
-                    gpu_vendor=vendor,
+                offer(
+                    NAME,
+                    machine.machine_type,
+                    region,
+                    machine.price,
+                    machine.cpu,
+                    machine.memory,
+                    gpu,
                 )
             )
     return offers
 
 
-def is_available(api_key: str, machine_type: str, region: str, report: ParseReport) -> bool:
+def is_available(api_key: str, machine_type: str, region: str, report: ParseReport) -> bool | None:
+    """The API's answer for one (machine type, region); None when it gave no boolean."""
     answer: Any = livecache.request_json(
         "GET",
         AVAILABILITY_URL,
@@ -171,6 +177,6 @@ def is_available(api_key: str, machine_type: str, region: str, report: ParseRepo
         if not isinstance(available, bool):
             report.counts["malformed"] += 1
             report.skip(what, "no boolean 'available'")
-            return False
+            return None
         return available
-    return False
+    return None

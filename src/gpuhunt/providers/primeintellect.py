@@ -13,7 +13,14 @@ of one upstream `provider`: `cloudId` (its plan), `gpuType` ("H100_80GB"), `sock
 
 Decisions:
 
-- One offer per item; an item whose `stockStatus` is "Unavailable" is left out.
+- One offer per item, with the item's `stockStatus` as `provider_data["available"]`:
+  "Unavailable" is False; "Available" (the guide's example) and "Low" (in stock, little of it)
+  True; none, or a status not named here, leaves the reading out (no guess) and is counted
+  in `last_report.counts["stock_status_unknown"]`. Until issue 38 an
+  "Unavailable" item was left out (no release before had Prime Intellect, so no caller depends
+  on that); it is now kept, marked, and still counted as "unavailable" in `last_report`.
+  `provider_data["resold_from"]` is the upstream `provider` as a gpuhunt provider name where
+  gpuhunt has one.
 - Price: `prices.onDemand`, the offer's hourly price for all its GPUs (SkyPilot's published
   catalog has the 8-GPU Hyperstack H100 at 15.2 = 8 x the 1-GPU 1.9), else `communityPrice`;
   only USD prices are kept. `spot` is `isSpot`.
@@ -38,7 +45,15 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
+from gpuhunt.providers._records import (
+    BadRecord,
+    count,
+    gpu_or_kept,
+    number,
+    obj,
+    resold_from,
+    text,
+)
 from gpuhunt.providers._report import ParseReport
 
 NAME = "primeintellect"
@@ -47,6 +62,8 @@ CREDENTIAL = "PRIME_API_KEY"
 PAGE_SIZE = 100  # the API's maximum
 MAX_PAGES = 50
 MAX_PRICE_PER_HOUR = 10_000.0
+# `stockStatus` values (lower-cased) read as availability; others give no reading.
+_STOCK_READINGS = {"available": True, "low": True, "unavailable": False}
 
 
 class PrimeIntellectProvider(KeyedProvider):
@@ -112,9 +129,7 @@ def _what(item: Any, index: int) -> str:
 
 def _item_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | None:
     item = obj(raw)
-    if str(item.get("stockStatus") or "").lower() == "unavailable":
-        report.counts["unavailable"] += 1
-        return None
+    available = _STOCK_READINGS.get(str(item.get("stockStatus") or "").lower())
     upstream = text(item, "provider")
     cloud_id = text(item, "cloudId")
     gpu_type = text(item, "gpuType")
@@ -143,6 +158,13 @@ def _item_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | None:
     for field, value in (("security", item.get("security")), ("socket", item.get("socket"))):
         if isinstance(value, str) and value:
             provider_data[field] = value
+    provider_data["resold_from"] = resold_from(upstream)
+    if available is not None:
+        provider_data["available"] = available
+    else:
+        report.counts["stock_status_unknown"] += 1
+    if available is False:
+        report.counts["unavailable"] += 1
     return CatalogItem(
         provider=NAME,
         instance_name=f"{upstream}:{cloud_id}",

@@ -49,6 +49,14 @@ whole collection with a `ProviderError`: a catalog silently missing some locatio
 than the nightly build keeping yesterday's catalog.
 
 `filter()` drops Argentina (`AR`), a Community Cloud location unusable for its network problems.
+
+Availability (`provider_data["available"]`, issue 38): RunPod's reading is the quote's
+`stockStatus` ("High", "Medium", "Low"; null when out of stock). GPU and CPU pod offers exist
+only where it is set, so they are all `available: True`; a query whose quote has no stock gives
+no offer, as in gpuhunt 0.1.34, whose published RunPod catalog dstack reads (decision: keeping
+them would mean inventing the CPU/RAM RunPod leaves out of a stockless quote). A cluster type's
+quote is one for the type, not per data center: its `stockStatus` marks every one of its
+locations, True when set, False when null.
 """
 
 from __future__ import annotations
@@ -65,10 +73,10 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import json_number
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers._records import AVAILABLE_KEY, json_number
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -433,6 +441,7 @@ def parse_pod_offers(
                     provider_data={
                         CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION,
                         **({FORM_FACTOR_KEY: gpu.form_factor} if gpu.form_factor else {}),
+                        AVAILABLE_KEY: True,  # only quotes with a stockStatus get here
                     },
                 )
             )
@@ -483,7 +492,10 @@ def parse_cluster_offers(
                     disk_size=None,
                     gpu_vendor=gpu.vendor,
                     flags=[FLAG_CLUSTER],
-                    provider_data={"pod_counts": list(CLUSTER_POD_COUNTS)},
+                    provider_data={
+                        "pod_counts": list(CLUSTER_POD_COUNTS),
+                        AVAILABLE_KEY: lowest.get("stockStatus") is not None,
+                    },
                 )
             )
     return offers
@@ -542,6 +554,7 @@ def parse_cpu_offers(
                     spot=False,
                     disk_size=float(vcpu * disk_per_vcpu),
                     flags=[FLAG_CPU],
+                    provider_data={AVAILABLE_KEY: True},  # only flavors with a stockStatus
                 )
             )
     return offers
@@ -554,8 +567,9 @@ def _sort_key(item: CatalogItem) -> tuple[Any, ...]:
 # ---------------------------------------------------------------------------------------------
 
 
-class RunpodProvider(OfflineProvider):
+class RunpodProvider(Collects[ParseReport], OfflineProvider):
     NAME = "runpod"
+    REPORT = ParseReport
     # Oldest CUDA a host may run for an offer to be listed; use it when provisioning too.
     MIN_CUDA_VERSION = "12.8"
 
@@ -563,13 +577,7 @@ class RunpodProvider(OfflineProvider):
         self.batch_size = batch_size
         self.last_report = ParseReport()
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         discovery = parse_discovery(post_graphql(DISCOVERY_QUERY), report)
         offers = parse_cluster_offers(discovery.cluster_types, report)
         offers += self._collect(
@@ -577,13 +585,7 @@ class RunpodProvider(OfflineProvider):
         )
         cpu_queries = [CpuQuery(dc) for dc in discovery.data_centers]
         offers += self._collect(cpu_queries, "GpuhuntCpuPrices", parse_cpu_offers, report)
-        self.last_report = report
-        if report.skipped_records or report.unknown_gpus:
-            logger.warning(
-                "runpod: %d records skipped, unknown GPUs: %s",
-                report.skipped_records,
-                dict(report.unknown_gpus),
-            )
+        report.warn_if_incomplete()
         return sorted(offers, key=_sort_key)
 
     def _collect(

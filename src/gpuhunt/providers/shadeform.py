@@ -13,11 +13,18 @@ instance type of one underlying `cloud`: `shade_instance_type` (Shadeform's stan
 
 Decisions:
 
-- One offer per instance type and region where `available` is true; `available=true` asks
-  the API for those only, and the flag is checked again here.
+- One offer per instance type and region the answer lists, with the region's reading in
+  `provider_data["available"]` (True or False, as Shadeform said). Until issue 38 only the
+  regions with `available` true were kept (no release before had Shadeform, so no caller
+  depends on that); a sold-out region is now listed and marked, so the person choosing where
+  to run sees that the type exists there and filters with `available=True` for what launches
+  now. The request still passes `available=true`, which keeps the answer to the types that can
+  be launched somewhere (a marketplace lists many more).
 - `instance_name` is `<cloud>_<shade_instance_type>` (two clouds sell the same Shadeform type
   at different prices); `provider_data` keeps `cloud` and `cloud_instance_type`, which a
-  launch through Shadeform needs.
+  launch through Shadeform needs, and `resold_from`: whose machine it is, as the gpuhunt
+  provider name where gpuhunt has that provider ("datacrunch" is Verda, "lambda" and
+  "lambdalabs" are Lambda), else Shadeform's own spelling of the cloud.
 - Price: `hourly_price` / 100. On-demand only (`spot=True` queries make no call).
 - GPU through `resolve_gpu(gpu_type, vram_per_gpu_in_gb)`; a model the tables do not know is
   kept under Shadeform's spelling with the vendor from `gpu_manufacturer`, warned about and
@@ -35,7 +42,17 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import BadRecord, count, number, obj, text
+from gpuhunt.providers._records import (
+    AVAILABLE_KEY,
+    BadRecord,
+    Gpu,
+    count,
+    number,
+    obj,
+    offer,
+    resold_from,
+    text,
+)
 from gpuhunt.providers._report import ParseReport
 
 NAME = "shadeform"
@@ -106,11 +123,12 @@ def _type_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
     availability = record.get("availability")
     if not isinstance(availability, list):
         raise BadRecord("field 'availability' is missing or not a list")
-    regions = []
+    regions: list[tuple[str, bool]] = []
     for entry in availability:
         entry = obj(entry, "an 'availability' entry")
-        if entry.get("available") is True:
-            regions.append(text(entry, "region"))
+        available = entry.get("available")
+        if isinstance(available, bool):  # without a reading, the region is not offered
+            regions.append((text(entry, "region"), available))
     gpu_name: str | None = None
     gpu_memory: float | None = None
     vendor: AcceleratorVendor | None = None
@@ -119,23 +137,12 @@ def _type_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
     provider_data: dict[str, Any] = {"cloud": cloud}
     if isinstance(record.get("cloud_instance_type"), str):
         provider_data["cloud_instance_type"] = record["cloud_instance_type"]
+    provider_data["resold_from"] = resold_from(cloud)
+    name, gpu = f"{cloud}_{shade_type}", Gpu(gpu_count, gpu_name, vendor, gpu_memory)
     return [
-        CatalogItem(
-            provider=NAME,
-            instance_name=f"{cloud}_{shade_type}",
-            location=region,
-            price=round(price, 5),
-            cpu=cpu,
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=disk,
-            gpu_vendor=vendor,
-            provider_data=dict(provider_data),
-        )
-        for region in regions
+        offer(NAME, name, region, round(price, 5), cpu, memory, gpu, disk, provider_data=data)
+        for region, available in regions
+        for data in [{**provider_data, AVAILABLE_KEY: available}]
     ]
 
 

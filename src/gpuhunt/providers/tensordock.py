@@ -32,7 +32,7 @@ from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -47,25 +47,18 @@ _BRAND_PREFIX = re.compile(r"^geforce(?=[rg]tx)")
 _VARIANT_SUFFIX = re.compile(r"lhr(?=-|$)")  # Lite Hash Rate: same chip, mining throttled
 
 
-class TensorDockProvider(OnlineProvider):
+class TensorDockProvider(Collects[ParseReport], OnlineProvider):
     NAME = "tensordock"
+    REPORT = ParseReport
 
     @classmethod
     def from_env(cls) -> Self:
         return cls()  # the host listing is public
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        q = query_filter or QueryFilter()
-        params = hostnode_params(q)
-        payload = fetch_hostnodes(params)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_hostnodes(payload, q, balance_resources, report)
-        self.last_report = report
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        q = ask.filter
+        payload = fetch_hostnodes(hostnode_params(q))
+        offers = parse_hostnodes(payload, q, ask.balance_resources, report)
         return sorted(offers, key=lambda i: i.price)
 
 

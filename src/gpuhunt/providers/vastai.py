@@ -38,6 +38,10 @@ Decisions (why the code looks the way it does):
   one machine are ordered cheaper first.
 - Vendor: the offer's `gpu_arch` when present, else the GPU table; older offers have neither
   for unknown GPUs, and Vast is an NVIDIA marketplace, so NVIDIA is assumed.
+- Availability (`provider_data["available"]`, issue 38): a live marketplace offer is available
+  when answered; the body asks for `rentable` and not `rented` offers. An offer is read as
+  available unless it says itself that it is rented or not rentable (possible only when the
+  answer is parsed without the body's filters): then False, still listed.
 """
 
 from __future__ import annotations
@@ -59,8 +63,9 @@ from gpuhunt._internal.models import (
     JSONObject,
     QueryFilter,
 )
+from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +111,7 @@ VAST_GPU_NAMES: tuple[str, ...] = (
 LISTED_GPU_NAMES = VAST_GPU_NAMES
 
 
-class VastAIProvider(OnlineProvider):
+class VastAIProvider(Collects[ParseReport], OnlineProvider):
     """Live Vast.ai offers. The bundles endpoint is public: no credentials are needed.
 
     `extra_filters` adds body constraints (`{"reliability2": {"gte": 0.9}}`), `community_cloud`
@@ -115,6 +120,7 @@ class VastAIProvider(OnlineProvider):
     """
 
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(
         self,
@@ -135,19 +141,10 @@ class VastAIProvider(OnlineProvider):
     def from_env(cls) -> VastAIProvider:
         return cls()
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        q = query_filter or QueryFilter()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        q = ask.filter
         body = self.make_filters(q)
-        data = fetch_bundles(body)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_offers(data, q, filters=body, report=report)
-        self.last_report = report
-        return offers
+        return parse_offers(fetch_bundles(body), q, filters=body, report=report)
 
     def make_filters(self, q: QueryFilter) -> Filters:
         """The bundles request body for `q`, with `extra_filters` merged in."""
@@ -367,6 +364,7 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> lis
     data: JSONObject = (
         {CUDA_KEY: f"{cuda:g}"} if isinstance(cuda, (int, float)) and cuda > 0 else {}
     )
+    data[AVAILABLE_KEY] = raw.get("rentable") is not False and raw.get("rented") is not True
     # What Vast.ai's GPU name says of the board ("H100 SXM", "H100 PCIE"), where the model
     # does not decide it (`form_factor.py`).
     said = words_form_factor(str(raw["gpu_name"])) if gpu_count else None

@@ -15,8 +15,11 @@ Where an offer is listed (decision): every instance type in every location, on-d
 reading and is not used to drop offers: a nightly catalog built from it would lose whatever was
 sold out at collection time, while the orchestrator checks capacity at launch anyway. The
 availability answers are used to (a) add a location that reports capacity but is missing from
-`/locations`, and (b) count instance types that have capacity but no published price (a new type
-appears there first); see `VerdaProvider.last_report`.
+`/locations`, (b) count instance types that have capacity but no published price (a new type
+appears there first); see `VerdaProvider.last_report`, and (c) record the reading on each offer:
+`provider_data["available"]` is True where the answer for its kind (spot or on-demand) lists the
+type in its location, False where it does not. Offers built without those answers (or with
+answers not labelled spot/on-demand) carry no reading.
 
 GPU names come from the description through the shared alias table ("2x RTX A6000 48GB" ->
 A6000), falling back to the `model` field; per-GPU memory is the reported total divided by the
@@ -31,20 +34,21 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import need_number
-from gpuhunt.providers.base import OfflineProvider, get_creds_env
+from gpuhunt.providers._records import Gpu, need_number, offer
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
+NAME = "verda"
 API_URL = "https://api.verda.com/v1"
 TOKEN_URL = f"{API_URL}/oauth2/token"
 INSTANCE_TYPES_URL = f"{API_URL}/instance-types"
@@ -66,8 +70,9 @@ class ParseReport(_report.ParseReport):
     unpriced_types: Counter[str] = field(default_factory=Counter)
 
 
-class VerdaProvider(OfflineProvider):
-    NAME = "verda"
+class VerdaProvider(Collects[ParseReport], OfflineProvider):
+    NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, client_id: str, client_secret: str) -> None:
         self._client_id = client_id
@@ -81,20 +86,15 @@ class VerdaProvider(OfflineProvider):
     def from_env(cls) -> VerdaProvider:
         return cls(get_creds_env(CLIENT_ID_ENV), get_creds_env(CLIENT_SECRET_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         token = fetch_token(self._client_id, self._client_secret)
         instance_types = fetch_instance_types(token)
         locations = fetch_locations(token)
-        availability = [fetch_availability(token, spot=True), fetch_availability(token, spot=False)]
-        report = ParseReport()
-        offers = parse_offers(instance_types, locations, availability, report)
-        self.last_report = report
-        return offers
+        availability = {
+            True: fetch_availability(token, spot=True),
+            False: fetch_availability(token, spot=False),
+        }
+        return parse_offers(instance_types, locations, availability, report)
 
     @classmethod
     def filter(cls, offers: list[CatalogItem]) -> list[CatalogItem]:
@@ -144,16 +144,32 @@ def fetch_availability(token: str, spot: bool) -> Any:
 def parse_offers(
     instance_types: Any,
     locations: Any,
-    availability: Iterable[Any] = (),
+    availability: Iterable[Any] | Mapping[bool, Any] = (),
     report: ParseReport | None = None,
 ) -> list[CatalogItem]:
-    """Offers from the decoded answers: every type in every location, on-demand and spot."""
+    """Offers from the decoded answers: every type in every location, on-demand and spot.
+
+    `availability` holds the `GET /instance-availability` answers: a mapping `{True: spot
+    answer, False: on-demand answer}` also records each offer's reading (`available`); a plain
+    list of answers only adds locations and counts unpriced types."""
     report = report if report is not None else ParseReport()
     _require_list(instance_types, "GET /instance-types")
     codes = set(parse_locations(locations, report))
     priced = {t.get("instance_type") for t in instance_types if isinstance(t, dict)}
-    for answer in availability:
-        for code, types in parse_availability(answer, report).items():
+    answers: Iterable[tuple[bool | None, Any]] = (
+        availability.items()
+        if isinstance(availability, Mapping)
+        else ((None, answer) for answer in availability)
+    )
+    # spot -> {(location, type)} with capacity, for each kind whose answer was given
+    readings: dict[bool, set[tuple[str, str]]] = {}
+    for spot, answer in answers:
+        parsed = parse_availability(answer, report)
+        if spot is not None:
+            readings.setdefault(spot, set()).update(
+                (code, name) for code, types in parsed.items() for name in types
+            )
+        for code, types in parsed.items():
             if code not in codes:
                 logger.warning("verda: location %s reports capacity but is not listed", code)
                 codes.add(code)
@@ -172,7 +188,7 @@ def parse_offers(
             else f"instance type #{i}"
         )
         try:
-            offers.extend(_parse_instance_type(record, sorted(codes), report))
+            offers.extend(_parse_instance_type(record, sorted(codes), report, readings))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             report.skip(what, f"missing field {e}" if isinstance(e, KeyError) else str(e))
     if instance_types and not offers:
@@ -227,7 +243,10 @@ def _price(value: Any, what: str) -> float:
 
 
 def _parse_instance_type(
-    record: Any, locations: list[str], report: ParseReport
+    record: Any,
+    locations: list[str],
+    report: ParseReport,
+    readings: Mapping[bool, set[tuple[str, str]]] | None = None,
 ) -> list[CatalogItem]:
     if not isinstance(record, dict):
         raise ValueError(f"expected an object, got {type(record).__name__}")
@@ -250,24 +269,22 @@ def _parse_instance_type(
             reported = round(total / gpu_count, 2)
         gpu_name, gpu_vendor, gpu_memory = _gpu(record, reported, report)
     prices = [(False, price)] + ([(True, spot)] if spot and spot > 0 else [])
+    gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
     return [
-        CatalogItem(
-            provider=VerdaProvider.NAME,
-            instance_name=name,
-            location=location,
-            price=offer_price,
-            cpu=int(cpu),
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=is_spot,
-            disk_size=None,
-            gpu_vendor=gpu_vendor,
-        )
-        for location in locations
-        for is_spot, offer_price in prices
+        offer(NAME, name, where, at, int(cpu), memory, gpu, spot=is_spot, provider_data=data)
+        for where in locations
+        for is_spot, at in prices
+        for data in [_reading(readings, is_spot, where, name)]
     ]
+
+
+def _reading(
+    readings: Mapping[bool, set[tuple[str, str]]] | None, spot: bool, location: str, name: str
+) -> dict[str, Any]:
+    """`{"available": ...}` where the answer for this kind of offer was read, else nothing."""
+    if readings is None or spot not in readings:
+        return {}
+    return {"available": (location, name) in readings[spot]}
 
 
 def _gpu(

@@ -52,7 +52,7 @@ from gpuhunt._internal.models import (
     QueryFilter,
 )
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
 
@@ -91,8 +91,9 @@ _METAL_GPU_ID = re.compile(r"^vbm-\d+c-\d+gb-(?:(?P<count>\d+)-)?(?P<gpu>[a-z0-9
 _VDM_ID = re.compile(r"^vcg-(?P<gpu>[a-z0-9]+)-\d+c-\d+gb?-(?P<vram>\d+)vram$")
 
 
-class VultrProvider(OnlineProvider):
+class VultrProvider(Collects[ParseReport], OnlineProvider):
     NAME = NAME
+    REPORT = ParseReport
 
     def __init__(self, api_key: str | None = None, regions: Iterable[str] | None = None) -> None:
         self.api_key = api_key or None
@@ -107,13 +108,8 @@ class VultrProvider(OnlineProvider):
         # The plans are public: without a key, the public catalog is still offered.
         return cls(api_key=os.getenv(CREDENTIAL) or None)
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        q = query_filter or QueryFilter()
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        q = ask.filter
         if q.spot is True:
             return []
         plans = fetch_pages("/plans", "plans", {"type": "all"})
@@ -121,11 +117,9 @@ class VultrProvider(OnlineProvider):
         vdm_locations = None
         if self.api_key and _may_want_gpus(q):
             vdm_locations = self._vdm_locations(self.api_key)
-        report = ParseReport(provider=self.NAME)
         offers = parse_offers(
             plans, plans_metal, vdm_locations=vdm_locations, regions=self.regions, report=report
         )
-        self.last_report = report
         return sorted(offers, key=lambda i: i.price)
 
     def _vdm_locations(self, api_key: str) -> dict[str, list[str]]:
