@@ -21,6 +21,7 @@ cancelled before it started is sent again (`resubmit`), and never counts as a fa
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import math
 import numbers
@@ -35,6 +36,7 @@ from typing import Any
 from gpuhunt._internal import backoff
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
+from gpuhunt._internal.load import observed
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 
 logger = logging.getLogger(__name__)
@@ -243,6 +245,7 @@ def valid_offers(
             logger.warning("Online provider %s: skipping an offer: %s", provider.NAME, problem)
         if report is not None and hasattr(report, "skip"):
             report.skip(getattr(item, "instance_name", "an offer"), problem)
+    good = observed.stamp_items(good, dt.datetime.now(dt.timezone.utc))  # when it answered
     if skipped is not None:
         if bad:
             skipped[provider.NAME] = bad
