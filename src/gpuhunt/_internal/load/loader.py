@@ -20,7 +20,7 @@ from gpuhunt._internal.errors import (
     DownloadStopped,
     GPUHuntError,
 )
-from gpuhunt._internal.load import disk, memory, sources, unreachable, warm
+from gpuhunt._internal.load import disk, memory, observed, sources, unreachable, warm
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
@@ -361,7 +361,8 @@ class Loader:
             for provider in registry.OFFLINE_PROVIDERS + stand_ins:
                 if provider in raw.csvs:
                     try:
-                        tables.append(provider_table(raw, provider, cache, cached, side))
+                        table = provider_table(raw, provider, cache, cached, side)
+                        tables.append(observed.stamp_loaded(table, raw.manifest, provider))
                         continue
                     except Exception as e:  # noqa: BLE001 - a refused object, never an escape
                         logger.warning("Refusing the %s catalog: %s", provider, e)

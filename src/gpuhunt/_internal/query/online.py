@@ -28,6 +28,7 @@ Its answer, in any process, ends the record."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import math
 import numbers
@@ -43,7 +44,7 @@ from typing import Any
 from gpuhunt._internal import backoff
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
-from gpuhunt._internal.load import unreachable
+from gpuhunt._internal.load import observed, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 
@@ -338,6 +339,7 @@ def valid_offers(
             logger.warning("Online provider %s: skipping an offer: %s", provider.NAME, problem)
         if report is not None and hasattr(report, "skip"):
             report.skip(getattr(item, "instance_name", "an offer"), problem)
+    good = observed.stamp_items(good, dt.datetime.now(dt.timezone.utc))  # when it answered
     if skipped is not None:
         if bad:
             skipped[provider.NAME] = bad

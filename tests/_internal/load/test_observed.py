@@ -1,0 +1,118 @@
+"""`provider_data["observed_at"]` on every offer: from the manifest's `collected_at` for a
+published catalog (through the real loader), from the answer time for an online provider."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+from gpuhunt import Catalog
+from gpuhunt._internal.formats.csv import write_csv_file
+from gpuhunt._internal.load import observed
+from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.query import online
+from gpuhunt.providers.base import AbstractProvider
+from tests._internal.pipeline import build
+
+
+def _item(**kw: object) -> CatalogItem:
+    base: dict[str, object] = dict(
+        provider="lambdalabs",
+        instance_name="gpu_1x_h100_sxm5",
+        location="us-east-1",
+        price=2.99,
+        cpu=26,
+        memory=225.0,
+        gpu_count=1,
+        gpu_name="H100",
+        gpu_memory=80.0,
+        spot=False,
+        disk_size=2750.0,
+        gpu_vendor=AcceleratorVendor.NVIDIA,
+    )
+    base.update(kw)
+    return CatalogItem(**base)  # type: ignore[arg-type]
+
+
+def test_iso_z_and_parse_round_trip():
+    when = dt.datetime(2026, 12, 2, 8, 0, 0, 123, tzinfo=dt.timezone.utc)
+    assert observed.iso_z(when) == "2026-12-02T08:00:00Z"
+    aware = dt.datetime(2026, 12, 2, 9, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    assert observed.iso_z(aware) == "2026-12-02T08:00:00Z"
+    assert observed.parse("2026-12-02T08:00:00Z") == when.replace(microsecond=0)
+    assert observed.parse("2026-12-02T08:00:00+00:00") == when.replace(microsecond=0)
+    assert observed.parse("yesterday") is None and observed.parse(None) is None
+
+
+def test_collected_at_of_a_manifest():
+    manifest = {"providers": {"aws": {"collected_at": "2026-11-29T05:00:00+00:00"}, "gcp": {}}}
+    assert observed.collected_at(manifest, "aws") == "2026-11-29T05:00:00Z"
+    assert observed.collected_at(manifest, "gcp") is None
+    assert observed.collected_at(manifest, "azure") is None
+    assert observed.collected_at(None, "aws") is None
+
+
+def test_stamp_text_adds_and_keeps():
+    at = "2026-12-02T08:00:00Z"
+    assert json.loads(observed.stamp_text("{}", at)) == {"observed_at": at}
+    assert json.loads(observed.stamp_text('{"a": 1}', at)) == {"a": 1, "observed_at": at}
+    own = '{"observed_at": "2026-12-01T00:00:00Z"}'
+    assert observed.stamp_text(own, at) == own  # the provider's own reading time wins
+    assert observed.stamp_text("[1]", at) == "[1]"  # not an object: left to the reader
+
+
+OFFERS = [
+    _item(location="us-east-1", price=2.99),
+    _item(location="us-west-1", price=3.09),
+    _item(instance_name="gpu_8x_h100_sxm5", gpu_count=8, price=23.92),
+]
+
+
+def test_a_published_catalog_stamps_every_offer_with_its_collection_time(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    path = folder / "lambdalabs.csv"
+    write_csv_file(OFFERS, str(path))
+    at = dt.datetime(2026, 11, 29, 5, 0, tzinfo=dt.timezone.utc).timestamp()
+    os.utime(path, (at, at))
+    build(folder, "20261129-1", tmp_path / "out")
+
+    catalog = Catalog(catalog_url=str(tmp_path / "out"), auto_reload=False)
+    catalog.load()
+    items = catalog.query(provider=["lambdalabs"])
+    assert len(items) == len(OFFERS)
+    assert {i.provider_data.get("observed_at") for i in items} == {"2026-11-29T05:00:00Z"}
+
+
+def test_a_folder_of_plain_csvs_stays_undated(tmp_path):
+    write_csv_file(OFFERS, str(tmp_path / "lambdalabs.csv"))
+    catalog = Catalog(settings=Settings(catalog_dir=str(tmp_path)), auto_reload=False)
+    catalog.load()
+    items = catalog.query(provider=["lambdalabs"])
+    assert items and all("observed_at" not in i.provider_data for i in items)
+
+
+class _Live(AbstractProvider):
+    NAME = "vastai"
+
+    def __init__(self, items: list[CatalogItem]) -> None:
+        self.items = items
+
+    def get(self, query_filter=None, balance_resources=True, apply_filter=False):  # type: ignore[no-untyped-def]
+        return self.items
+
+
+def test_online_offers_get_the_answer_time():
+    shared: dict[str, object] = {}
+    own = _item(provider="vastai", provider_data={"observed_at": "2026-12-01T00:00:00Z"})
+    fresh = _item(provider="vastai", provider_data=shared)
+    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    good = online.valid_offers(_Live([own, fresh]), [own, fresh])
+    after = dt.datetime.now(dt.timezone.utc)
+    assert good[0].provider_data["observed_at"] == "2026-12-01T00:00:00Z"
+    stamped = observed.parse(good[1].provider_data["observed_at"])
+    assert stamped is not None and before <= stamped <= after
+    assert shared == {}  # a dict the provider may share is replaced, never edited
+    assert QueryFilter() is not None
