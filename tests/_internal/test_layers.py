@@ -29,6 +29,7 @@ LAYERS = [
         "form_factor",
         "gpu_specs",
         "backoff",
+        "currency",
     },
     {"query"},
     {"formats", "history.table", "history.daily", "history.diff", "site.data"},

@@ -9,6 +9,7 @@ import pytest
 import responses
 from scripts.replay import replay_ovhcloud
 
+from gpuhunt._internal import currency
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor
 from gpuhunt.providers.ovhcloud import CATALOG_URL, OVHcloudProvider
@@ -22,7 +23,17 @@ def test_offers() -> None:
         [call] = rsps.calls
         assert "Authorization" not in call.request.headers
 
-    got = [(o.instance_name, o.price, o.cpu, o.memory, o.disk_size, o.gpu_count) for o in offers]
+    got = [
+        (
+            o.instance_name,
+            o.provider_data["price_native"],
+            o.cpu,
+            o.memory,
+            o.disk_size,
+            o.gpu_count,
+        )
+        for o in offers
+    ]
     assert got == [
         ("b3-8", 0.09, 2, 8.0, 50.0, 0),
         ("l4-90", 0.75, 22, 90.0, 400.0, 1),
@@ -45,6 +56,12 @@ def test_offers() -> None:
     }
     assert {o.location for o in offers} == {"eu"}
     assert {o.provider_data["currency"] for o in offers} == {"EUR"}
+    # `price` is USD: the EUR price at the ECB rate of the day, both kept beside it.
+    rate = currency.reference_rate("EUR")
+    for o in offers:
+        assert o.provider_data["fx_rate"] == rate.usd_per_unit, o
+        assert o.provider_data["fx_date"] == rate.date.isoformat(), o
+        assert o.price == round(o.provider_data["price_native"] * rate.usd_per_unit, 6), o
     assert not any(o.spot for o in offers)
     # the monthly and 3-AZ plans, and the Windows flavor
     assert provider.last_report.counts == {"other_plan": 2, "windows": 1}

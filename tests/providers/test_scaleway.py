@@ -11,6 +11,7 @@ import pytest
 import responses
 from scripts.replay import replay_scaleway
 
+from gpuhunt._internal import currency
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 from gpuhunt.providers.scaleway import PRODUCTS_URL, ScalewayProvider
@@ -24,7 +25,10 @@ def test_offers_from_both_pages() -> None:
         assert len(rsps.calls) == 2
         assert "Authorization" not in rsps.calls[0].request.headers
 
-    got = [(o.instance_name, o.location, o.price, o.cpu, o.memory, o.gpu_count) for o in offers]
+    got = [
+        (o.instance_name, o.location, o.provider_data["price_native"], o.cpu, o.memory, o.gpu_count)
+        for o in offers
+    ]
     assert got == [
         ("POP2-HC-2C-4G", "fr-par-2", 0.0532, 2, 4.0, 0),
         ("L4-1-24G", "fr-par-1", 0.75, 8, 48.0, 1),
@@ -46,6 +50,12 @@ def test_offers_from_both_pages() -> None:
     assert by_name["POP2-HC-2C-4G"].disk_size is None  # block storage only
     assert by_name["H100-1-80G"].disk_size == 3000.0
     assert {o.provider_data["currency"] for o in offers} == {"EUR"}
+    # `price` is USD: the EUR price at the ECB rate of the day, both kept beside it.
+    rate = currency.reference_rate("EUR")
+    for o in offers:
+        assert o.provider_data["fx_rate"] == rate.usd_per_unit, o
+        assert o.provider_data["fx_date"] == rate.date.isoformat(), o
+        assert o.price == round(o.provider_data["price_native"] * rate.usd_per_unit, 6), o
     assert {o.cpu_arch for o in offers} == {CPUArchitecture.X86}
     assert not any(o.spot for o in offers)
     # the RENDER-S product is end_of_sale

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import responses
 
+from gpuhunt._internal import currency
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.models import AcceleratorVendor
 from gpuhunt.providers._report import ParseReport
@@ -61,12 +62,18 @@ class TestOffers:
         responses.add(responses.GET, PLANS_URL, json=plans())
         provider = SeewebProvider(token=TOKEN)
         offers = provider.get()
-        assert [(o.instance_name, o.location, o.price) for o in offers] == [
+        native = [(o.instance_name, o.location, o.provider_data["price_native"]) for o in offers]
+        assert native == [
             ("ECS1GPU7", "it-fr2", 0.85),
             ("ECS1GPU7", "it-mi2", 0.85),
             ("ECS1GPU9", "it-fr2", 1.6),
             ("ECS2GPU3", "it-fr2", 1.98),
         ]  # the CPU-only plan eCS4 is not offered
+        # Seeweb's EUR prices in USD at one dated ECB rate, kept beside them.
+        [rate] = {(o.provider_data["fx_rate"], o.provider_data["fx_date"]) for o in offers}
+        assert {o.provider_data["currency"] for o in offers} == {"EUR"}
+        assert rate == (currency.reference_rate("EUR").usd_per_unit, rate[1])
+        assert [o.price for o in offers] == [round(p * rate[0], 6) for _, _, p in native]
         l40s, _, mi300x, a100 = offers
         assert (l40s.gpu_name, l40s.gpu_count, l40s.gpu_memory) == ("L40S", 1, 48.0)
         assert (l40s.cpu, l40s.memory, l40s.disk_size) == (8, 32.0, 500.0)  # 32768 MiB
@@ -187,3 +194,12 @@ def test_a_gpu_count_of_1e999_skips_that_plan_only():
         ("ECS2GPU3", "it-fr2"),
     ]
     assert provider.last_report.counts == {"malformed": 1}
+
+
+def test_prices_are_converted_at_the_rate_given():
+    rate = currency.Rate("EUR", 1.1699, __import__("datetime").date(2026, 8, 21))
+    offers = parse_plans(plans(), rate=rate)
+    assert [(o.price, o.provider_data) for o in offers][0] == (
+        0.994415,  # 0.85 EUR x 1.1699
+        {"currency": "EUR", "price_native": 0.85, "fx_rate": 1.1699, "fx_date": "2026-08-21"},
+    )

@@ -26,8 +26,9 @@ Decisions:
 
 - Only the standard hourly plan (`<flavor>.consumption`) is offered; monthly, 3-AZ and
   Local Zone variants and Windows-licensed flavors (`win-`) are left out and counted.
-- Prices are in **EUR**, excluding VAT, as the catalog states them, not converted (as for
-  Seeweb and Scaleway); `provider_data["currency"]` is "EUR".
+- The catalog prices in **EUR**, excluding VAT; `price` is that converted to USD at the ECB
+  reference rate of the collection day (`_internal/currency.py`), with the EUR price, rate and
+  rate date in `provider_data` (`currency`, `price_native`, `fx_rate`, `fx_date`).
 - GPU through `resolve_gpu(gpu.model, gpu.memory.size)`; an unknown model is kept under
   OVHcloud's spelling (NVIDIA), warned about and counted. Malformed addons are skipped and
   counted.
@@ -38,6 +39,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpuhunt._internal import currency
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -79,13 +81,17 @@ def fetch_catalog() -> Any:
     )
 
 
-def parse_catalog(catalog: Any, report: ParseReport | None = None) -> list[CatalogItem]:
+def parse_catalog(
+    catalog: Any, report: ParseReport | None = None, rate: currency.Rate | None = None
+) -> list[CatalogItem]:
     report = report if report is not None else ParseReport(provider=NAME)
     transport.require_fields(catalog, {"addons": list}, where=f"{NAME}: public cloud catalog")
     locale = catalog.get("locale")
-    currency = locale.get("currencyCode") if isinstance(locale, dict) else None
-    if currency != "EUR":
-        raise ProviderError(f"{NAME}: catalog prices are in {currency!r}, expected EUR")
+    currency_code = locale.get("currencyCode") if isinstance(locale, dict) else None
+    if currency_code != "EUR":
+        raise ProviderError(f"{NAME}: catalog prices are in {currency_code!r}, expected EUR")
+    # One rate for the whole catalog (default: today's ECB EUR rate).
+    rate = rate if rate is not None else currency.reference_rate(currency_code)
     offers: list[CatalogItem] = []
     for index, addon in enumerate(catalog["addons"]):
         plan = addon.get("planCode") if isinstance(addon, dict) else None
@@ -94,7 +100,7 @@ def parse_catalog(catalog: Any, report: ParseReport | None = None) -> list[Catal
         offer = None
         with report.record(what):
             try:
-                offer = _addon_offer(addon, report)
+                offer = _addon_offer(addon, report, rate)
             except BadRecord as e:
                 report.counts["malformed"] += 1
                 report.skip(what, str(e))
@@ -104,7 +110,7 @@ def parse_catalog(catalog: Any, report: ParseReport | None = None) -> list[Catal
     return offers
 
 
-def _addon_offer(raw: Any, report: ParseReport) -> CatalogItem | None:
+def _addon_offer(raw: Any, report: ParseReport, rate: currency.Rate) -> CatalogItem | None:
     addon = obj(raw)
     if addon.get("product") != INSTANCE_PRODUCT:
         return None  # storage, IPs, licences...: not an instance
@@ -146,7 +152,7 @@ def _addon_offer(raw: Any, report: ParseReport) -> CatalogItem | None:
         provider=NAME,
         instance_name=flavor,
         location=LOCATION,
-        price=round(price, 6),
+        price=currency.to_usd(price, rate),
         cpu=cpu,
         memory=memory,
         gpu_count=gpu_count,
@@ -155,7 +161,7 @@ def _addon_offer(raw: Any, report: ParseReport) -> CatalogItem | None:
         spot=False,
         disk_size=disk,
         gpu_vendor=vendor,
-        provider_data={"currency": "EUR"},
+        provider_data=currency.native_fields(round(price, 6), rate),
     )
 
 

@@ -23,8 +23,10 @@ Instance", names the type), `locality.zone`, `price.retail_price` (`currency_cod
 
 Decisions:
 
-- Prices are in **EUR**, as Scaleway states them, not converted (as for Seeweb): an exchange
-  rate would be a number of our own. `provider_data["currency"]` says "EUR" on every offer.
+- Scaleway prices in **EUR**; `price` is that converted to USD at the ECB reference rate of
+  the collection day (`_internal/currency.py`), with the EUR price, rate and rate date kept in
+  `provider_data` (`currency`, `price_native`, `fx_rate`, `fx_date`; docs/currency.md). A price
+  in another currency is a malformed product (skipped and counted).
 - Products of another unit than one hour, without a zone, or whose status is
   `end_of_sale`, `end_of_deployment`, `end_of_support`, `end_of_life` or `retired` (cannot be
   ordered) are left out and counted; other malformed products are skipped and counted.
@@ -42,6 +44,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpuhunt._internal import currency
 from gpuhunt._internal.gpu_names import gpu_memory_from_name
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
@@ -93,7 +96,11 @@ def fetch_products() -> list[Any]:
     )
 
 
-def parse_products(products: list[Any], report: ParseReport | None = None) -> list[CatalogItem]:
+def parse_products(
+    products: list[Any], report: ParseReport | None = None, rate: currency.Rate | None = None
+) -> list[CatalogItem]:
+    # One rate for the whole list (default: today's ECB EUR rate); failing it fails the list.
+    rate = rate if rate is not None else currency.reference_rate("EUR")
     report = report if report is not None else ParseReport(provider=NAME)
     offers: list[CatalogItem] = []
     for index, product in enumerate(products):
@@ -103,7 +110,7 @@ def parse_products(products: list[Any], report: ParseReport | None = None) -> li
         offer = None
         with report.record(what):
             try:
-                offer = _product_offer(product, report, what)
+                offer = _product_offer(product, report, what, rate)
             except BadRecord as e:
                 report.counts["malformed"] += 1
                 report.skip(what, str(e))
@@ -113,7 +120,9 @@ def parse_products(products: list[Any], report: ParseReport | None = None) -> li
     return offers
 
 
-def _product_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | None:
+def _product_offer(
+    raw: Any, report: ParseReport, what: str, rate: currency.Rate
+) -> CatalogItem | None:
     product = obj(raw)
     if product.get("status") in NOT_ORDERABLE:
         report.counts["not_orderable"] += 1
@@ -155,7 +164,7 @@ def _product_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | No
         provider=NAME,
         instance_name=offer_id,
         location=zone,
-        price=round(price, 6),
+        price=currency.to_usd(price, rate),
         cpu=cpu,
         memory=round(memory, 3),
         gpu_count=gpu_count,
@@ -165,7 +174,7 @@ def _product_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | No
         disk_size=disk,
         gpu_vendor=vendor,
         cpu_arch=arch,
-        provider_data={"currency": "EUR"},
+        provider_data=currency.native_fields(round(price, 6), rate),
     )
 
 

@@ -13,8 +13,10 @@ Decisions:
 - gpuhunt 0.1.x offered NVIDIA plans only and its consumers provision NVIDIA only, so plans with
   other accelerators (AMD Instinct, Tenstorrent) carry the flag `seeweb-non-nvidia`: visible to
   anyone who allows all flags (the CLI), hidden from consumers that list the flags they handle.
-- `hourly_price` is taken as Seeweb states it; Seeweb bills in EUR and the API names no
-  currency, so prices are not converted.
+- `hourly_price` is in EUR: Seeweb bills in EUR (its price list and invoices) and the API names
+  no currency. `price` is that converted to USD at the ECB reference rate of the day it is read
+  (`_internal/currency.py`); the EUR price, the rate and its date are kept in `provider_data`
+  (`currency`, `price_native`, `fx_rate`, `fx_date`; docs/currency.md).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from typing_extensions import Self
 
+from gpuhunt._internal import currency
 from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -83,21 +86,33 @@ def fetch_plans(token: str) -> Any:
     )
 
 
-def parse_plans(payload: Any, report: ParseReport | None = None) -> list[CatalogItem]:
-    """Offers from a decoded `/plans` answer. Malformed plans or regions are skipped and counted
+# The currency of `hourly_price` (the API does not say it; Seeweb's prices are in EUR).
+PRICE_CURRENCY = "EUR"
+
+
+def parse_plans(
+    payload: Any, report: ParseReport | None = None, rate: currency.Rate | None = None
+) -> list[CatalogItem]:
+    """Offers from a decoded `/plans` answer, priced in USD at `rate` (EUR -> USD; default: the
+    ECB reference rate of today, UTC). Malformed plans or regions are skipped and counted
     in `report.counts["malformed"]`; accelerators the tables do not know are kept under Seeweb's label
     and counted in `report.unknown_gpus`."""
     report = report if report is not None else ParseReport(provider=SeewebProvider.NAME)
+    # Once per answer: every plan is priced at the same day's rate. A failure here is the whole
+    # answer's (a price must not be shown in an unknown unit), not one plan's.
+    rate = rate if rate is not None else currency.reference_rate(PRICE_CURRENCY)
     transport.require_fields(payload, {"plans": list}, where="seeweb: /plans")
     offers: list[CatalogItem] = []
     for plan in payload["plans"]:
         name = plan.get("name") if isinstance(plan, dict) else None
         with report.record(f"plan {name}"):
-            offers.extend(_plan_offers(plan, report))
+            offers.extend(_plan_offers(plan, report, rate))
     return offers
 
 
-def _plan_offers(plan: dict[str, Any], report: ParseReport) -> list[CatalogItem]:
+def _plan_offers(
+    plan: dict[str, Any], report: ParseReport, rate: currency.Rate
+) -> list[CatalogItem]:
     if plan.get("available") is False:
         return []
     gpu_count = int(plan.get("gpu") or 0)
@@ -117,6 +132,7 @@ def _plan_offers(plan: dict[str, Any], report: ParseReport) -> list[CatalogItem]
     if cpu <= 0 or memory <= 0 or price < 0:
         raise ValueError(f"implausible plan: cpu={cpu} ram={plan['ram']} price={price}")
     flags = [] if vendor == AcceleratorVendor.NVIDIA else [NON_NVIDIA_FLAG]
+    usd = currency.to_usd(price, rate)
 
     offers = []
     seen: set[str] = set()
@@ -135,7 +151,7 @@ def _plan_offers(plan: dict[str, Any], report: ParseReport) -> list[CatalogItem]
                 provider=SeewebProvider.NAME,
                 instance_name=name,
                 location=location,
-                price=price,
+                price=usd,
                 cpu=cpu,
                 memory=memory,
                 gpu_count=gpu_count,
@@ -145,6 +161,7 @@ def _plan_offers(plan: dict[str, Any], report: ParseReport) -> list[CatalogItem]
                 disk_size=disk if disk > 0 else None,
                 gpu_vendor=vendor,
                 flags=list(flags),
+                provider_data=currency.native_fields(price, rate),
             )
         )
     return offers

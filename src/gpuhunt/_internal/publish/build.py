@@ -36,7 +36,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import registry, schema
+from gpuhunt._internal import currency, registry, schema
 from gpuhunt._internal.errors import PipelineError, PipelineInputError
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv import ReadStats, iter_rows
@@ -339,6 +339,8 @@ def _take_fresh(
         "status": FRESH,
         "from_version": version,
     }
+    if fx := currency.rates_in_csv(got.data):  # the rates a non-USD price list was converted at
+        chosen.entries[p]["fx"] = fx
     if implausible is not None:
         # Kept in the manifest, so the override is on record with what it overrode.
         chosen.entries[p]["accepted_despite"] = implausible
