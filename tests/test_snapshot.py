@@ -44,7 +44,7 @@ SKYPILOT = [
 ]
 # Online providers with a snapshot part: offline, their snapshot offers answer a query.
 STAND_INS = ["jarvislabs", "seeweb", "lium", "daytona", "cudo", "shadeform", "vastai"]
-BUDGET_BYTES = 500 * 1024  # the compressed snapshot's budget (README: "under 500 KB")
+BUDGET_BYTES = 500 * 1024  # the compressed snapshot's budget (docs/data-sources.md: "under 500 KB")
 
 # The stored SkyPilot files, as the file reader served them: their length in characters (the
 # reader's `total_chars`, CRLF line ends counted, except CUDO's, whose `total_chars` is its
@@ -561,8 +561,8 @@ def test_rtx_4090_offers_are_in_the_snapshot(snapshot):
 def test_the_snapshot_stays_within_its_size_budget():
     size = len(resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes())
     assert size < BUDGET_BYTES
-    readme = (ROOT / "README.md").read_text()
-    assert f"under {BUDGET_BYTES // 1024} KB" in readme
+    page = (ROOT / "docs" / "data-sources.md").read_text()
+    assert f"under {BUDGET_BYTES // 1024} KB" in page
 
 
 def test_every_new_location_has_a_geography_row(snapshot):
@@ -584,19 +584,20 @@ def test_every_new_location_has_a_geography_row(snapshot):
     assert table[("oci", "me-jeddah-1")]["area"] == "middle-east"
 
 
-def test_readme_table_matches_the_manifest(snapshot):
-    """README's snapshot table gives each provider's offer count and date as the manifest."""
-    readme = (ROOT / "README.md").read_text()
+def test_the_data_sources_table_matches_the_manifest(snapshot):
+    """docs/data-sources.md's snapshot table gives each provider's offer count and date as the
+    manifest."""
+    page = (ROOT / "docs" / "data-sources.md").read_text()
     manifest = snapshot.manifest
     assert manifest is not None
     for name, entry in manifest["providers"].items():
         date = entry["collected_at"] or "unknown"
         pattern = rf"\| {name} \| [^|]+ \| {re.escape(date)}[^|]* \| {entry['rows']:,} \|"
-        assert re.search(pattern, readme), name
+        assert re.search(pattern, page), name
     total = sum(e["rows"] for e in manifest["providers"].values())
-    assert f"{total:,} offers" in readme and manifest["version"] in readme
+    assert f"{total:,} offers" in page and manifest["version"] in page
     size = len(resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes())
-    assert f"{round(size / 1024)} KB" in readme
+    assert f"{round(size / 1024)} KB" in page
 
 
 @pytest.mark.slow

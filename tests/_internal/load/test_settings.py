@@ -156,15 +156,15 @@ def test_a_changed_bad_value_is_warned_about_again(monkeypatch, caplog):
     assert len(caplog.records) == 2
 
 
-def test_the_readme_settings_table_states_the_ranges_of_RANGES():
-    # RANGES is the source; the README's "valid values" column says the same, with notes in
+def test_the_settings_page_states_the_ranges_of_RANGES():
+    # RANGES is the source; docs/settings.md's "valid values" column says the same, with notes in
     # parentheses ("0 (check on every query) to 31536000 (a year)") and one range per variable
     # of a row naming two ("above 0 to 600 / above 0 to 3600").
     import re
 
-    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    page = (Path(__file__).parents[3] / "docs" / "settings.md").read_text(encoding="utf-8")
     stated: dict[str, str] = {}
-    for line in readme.splitlines():
+    for line in page.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 3 or not cells[0].startswith("`GPUHUNT_"):
             continue
