@@ -1,8 +1,8 @@
 """mkdocs hooks (`hooks:` in mkdocs.yml): the README is the site's home page and CONTRIBUTING.md
 a page of it, each read from the repository's root at build time so neither is copied into
-docs/, with their links rewritten for the site; and every page of docs/ that the nav leaves out
-is listed under "More", so a page added on another branch is in the site (and in the strict
-build) before anyone edits the nav.
+docs/, with their links rewritten for the site (and the pages' links to them); and every page
+of docs/ that the nav leaves out is listed under "More", so a page added on another branch is
+in the site (and in the strict build) before anyone edits the nav.
 
 The text functions are pure and need no mkdocs (tests/test_docs.py runs them); only `on_files`
 imports it, when mkdocs calls it.
@@ -46,6 +46,20 @@ def site_text(text: str) -> str:
     return _LINK.sub(fix, text)
 
 
+def page_text(text: str) -> str:
+    """A page of docs/ as the site shows it: its links to the README and CONTRIBUTING.md (up
+    one folder, which work where the repository is browsed) point at their generated pages."""
+    pages = {f"../{source}": page for page, source in GENERATED.items()}
+
+    def fix(m: re.Match[str]) -> str:
+        path, _, anchor = m.group(2).partition("#")
+        if path not in pages:
+            return m.group(0)
+        return f"{m.group(1)}{pages[path]}{'#' + anchor if anchor else ''}{m.group(3)}"
+
+    return _LINK.sub(fix, text)
+
+
 def listed(nav: Any) -> set[str]:
     """Every page file a nav names, at any depth."""
     if isinstance(nav, str):
@@ -69,6 +83,12 @@ def on_config(config: Any, **kwargs: Any) -> Any:
     if config["nav"] is not None:
         config["nav"] = with_unlisted(config["nav"], pages)
     return config
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs: Any) -> str:
+    if page.file.src_uri in GENERATED:
+        return markdown
+    return page_text(markdown)
 
 
 def on_files(files: Any, config: Any, **kwargs: Any) -> Any:

@@ -139,6 +139,13 @@ def test_site_text_makes_root_links_site_links():
     )
 
 
+def test_page_text_points_links_to_root_files_at_their_pages():
+    text = "[a](../README.md#providers) [b](../CONTRIBUTING.md) [c](../src/x.py) [d](python.md)"
+    assert hooks["page_text"](text) == (
+        "[a](index.md#providers) [b](contributing.md) [c](../src/x.py) [d](python.md)"
+    )
+
+
 def test_pages_the_nav_leaves_out_are_listed_under_more():
     nav = [{"Home": "index.md"}, {"Use": [{"Python": "python.md"}, "cli.md"]}]
     pages = ["python.md", "cli.md", "serve.md", "api/x.md", "index.md"]
