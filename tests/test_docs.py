@@ -11,12 +11,13 @@ import contextlib
 import io
 import re
 import runpy
+import shlex
 from pathlib import Path
 
 import pytest
 import requests
 
-from gpuhunt._internal import default, registry
+from gpuhunt._internal import cli, default, registry
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.load.transport import MockTransport
 
@@ -90,6 +91,27 @@ def test_the_python_examples_run_as_written(offline, path, index):
     expected = expected_output(block)
     if expected:
         assert lines == expected
+
+
+def readme_commands() -> list[list[str]]:
+    """The `gpuhunt ...` lines of the README's command-line section, as argument lists."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Use it from the command line") :]
+    block = re.search(r"^```bash\n(.*?)^```$", section, re.M | re.S)
+    assert block is not None
+    lines = [line.split("  #")[0] for line in block.group(1).splitlines()]
+    return [shlex.split(line)[1:] for line in lines if line.startswith("gpuhunt ")]
+
+
+def test_the_readme_commands_run(offline, capsys):
+    commands = readme_commands()
+    assert len(commands) == 5
+    for argv in commands:
+        code = cli.main(argv)
+        # History needs a published catalog with history (offline it says so, exit 1); every
+        # other command answers from the bundled snapshot. None is refused as bad input (2).
+        assert code == (1 if argv[0] == "history" else 0), (argv, capsys.readouterr().err)
+        assert capsys.readouterr().out or argv[0] == "history"
 
 
 def test_the_readme_and_python_page_have_examples():
