@@ -1,11 +1,11 @@
-"""Re-run the README's examples that read the bundled snapshot and write their real output
-back (`python scripts/readme_examples.py [--check]`).
+"""Re-run the examples of the README and of the pages in docs/ that read the bundled snapshot
+and write their real output back (`python scripts/readme_examples.py [--check]`).
 
 A block is a fenced code block whose lines starting with `$ gpuhunt query` (optionally after
 `COLUMNS=80`) are commands; each command's output, up to the next command or the fence, is
 replaced by what the command prints now, run offline (an unreachable catalog URL and an empty
 disk cache, so the snapshot bundled in the package answers, as on a machine without network).
-`--check` exits 1 when the README is out of date instead of writing it.
+`--check` exits 1, naming the files, when one is out of date instead of writing it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 COMMAND = re.compile(r"^\$ (?:(COLUMNS=\d+) )?(gpuhunt query .*)$")
 
 
@@ -70,12 +71,26 @@ def update(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def files() -> list[Path]:
+    """Every Markdown file an example may be in: the README and the docs pages."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
 def main() -> int:
-    text = README.read_text()
-    new = update(text)
-    if "--check" in sys.argv:
-        return 0 if new == text else 1
-    README.write_text(new)
+    stale = []
+    for path in files():
+        text = path.read_text()
+        if not any(COMMAND.match(line) for line in text.splitlines()):
+            continue
+        new = update(text)
+        if new == text:
+            continue
+        stale.append(path.relative_to(ROOT).as_posix())
+        if "--check" not in sys.argv:
+            path.write_text(new)
+    if "--check" in sys.argv and stale:
+        print("out of date:", ", ".join(stale), file=sys.stderr)
+        return 1
     return 0
 
 

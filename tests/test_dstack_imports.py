@@ -2,7 +2,7 @@
 
 Why: dstack 0.22.5 swallows an ImportError from a backend's configurator, so a renamed
 constant (`gpuhunt.providers.daytona.GPU_REGION`) made its Daytona backend vanish without a
-word (issue #23). Names dstack imports are public API (README, "Compatibility").
+word (issue #23). Names dstack imports are public API (docs/compatibility.md).
 
 Where the list comes from (read on 2026-12-01):
 

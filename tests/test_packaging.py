@@ -65,6 +65,7 @@ def test_sdist_runs_its_own_provider_tests(tmp_path):
         tar.extractall(tmp_path / "unpacked", filter="data")
     (root,) = (tmp_path / "unpacked").iterdir()
     assert (root / "scripts" / "replay").is_dir() and (root / "CHANGELOG.md").is_file()
+    assert (root / "docs" / "settings.md").is_file() and (root / ".ci" / "run").is_file()
     run = subprocess.run(
         [
             sys.executable,

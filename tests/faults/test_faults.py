@@ -1,6 +1,6 @@
 """Fault injection with real sockets on 127.0.0.1: the catalog never hangs, never loses data it
-has, and degrades to the disk cache or the bundled snapshot. Counts are summed in the README's
-reliability section."""
+has, and degrades to the disk cache or the bundled snapshot. Counts are summed in
+docs/reliability.md."""
 
 from __future__ import annotations
 

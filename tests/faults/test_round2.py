@@ -1,8 +1,7 @@
 """Fault injection, second round (issue 14): bounded time, bounded memory, no bad input that
 escapes, no credential that travels. Real sockets on 127.0.0.1; every wait is bounded, and the
 only time bounds asserted are generous ones that prove "did not hang" (an answer that came long
-before the server's drip could have finished). Counts are summed in the README's reliability
-section."""
+before the server's drip could have finished). Counts are summed in docs/reliability.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Fault injection, third round (issue 27): a server's whole life. A silent catalog server seen
 by process after process, `close()` racing queries, a forked child, records that break a
 parser, a disk cache over many versions, archives that contradict their pointer. Real sockets
-on 127.0.0.1 and real processes; no assertion on timings (the figures are in the README and
-the closing note of issue 27), only on what was asked and answered."""
+on 127.0.0.1 and real processes; no assertion on timings (the figures are in docs/reliability.md
+and the closing note of issue 27), only on what was asked and answered."""
 
 from __future__ import annotations
 

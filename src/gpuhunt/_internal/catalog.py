@@ -101,6 +101,11 @@ class CatalogStatus:
 
 
 class Catalog:
+    """Offers of every provider behind one `query()`: the published catalog of the offline
+    providers (loaded on the first query, reloaded in the background), plus the online providers
+    added with `add_provider()`, asked at query time. Safe to query from many threads; `close()`
+    (or `with Catalog() as c:`) ends its threads."""
+
     def __init__(
         self,
         balance_resources: bool = True,
@@ -125,9 +130,6 @@ class Catalog:
                 public bucket. A folder or `file://` URL works too.
             timeout: (connect, read) seconds for each catalog download, or one number for both.
             retries: retries of a failed catalog download (with backoff).
-
-        Each argument is checked here: a wrong type is a TypeError, an impossible value (a
-        negative or NaN timeout or reload interval) a ValueError, naming the argument.
             online_timeout: how long a query waits for online providers (seconds).
             settings: what the environment would give otherwise (`Settings.from_env()`).
             load_timeout: seconds one load of the latest catalog may take in all (every
@@ -142,6 +144,9 @@ class Catalog:
                 in tests, or a caller's own adapter. Default: the network, with retries.
             clock: monotonic seconds (default `time.monotonic`) for backoff, reload intervals
                 and ages in `status()`: a test moves time by passing a fake clock.
+
+        Each argument is checked here: a wrong type is a TypeError, an impossible value (a
+        negative or NaN timeout or reload interval) a ValueError, naming the argument.
 
         The environment is read here (unless `settings` is given) and nowhere below: history,
         downloads and online providers all get this catalog's settings, transport, clock and

@@ -4,7 +4,7 @@ any later `q.min_cpu = ...`, as dstack builds its filters), `check_ranges` when 
 `Catalog.query()` and `gpuhunt.query()` build a `QueryFilter` (the fast path), and `matches()`
 runs `check_ranges` on a filter changed since it was last checked.
 
-The rules (README, "Arguments"):
+The rules (docs/python.md, "Arguments"):
 
 - counts (`min/max_cpu`, `min/max_gpu_count`): a whole number >= 0 (`8` or `8.0`);
 - sizes and prices (memory, GPU memory, total GPU memory, disk, price): a number >= 0; NaN is

@@ -18,8 +18,8 @@ when a provider's shared HTTP session is first used), never at import time.
     GPUHUNT_MAX_DOWNLOAD_MB   largest catalog object downloaded, in MiB (default 256)
 
 Every variable is read and checked here, and nowhere else. A value that cannot be read (`abc`),
-is not finite (`nan`, `inf`) or is out of its range (`RANGES`, the one list: the README's
-settings table states it, and tests/_internal/load/test_settings.py checks the two agree) is
+is not finite (`nan`, `inf`) or is out of its range (`RANGES`, the one list: docs/settings.md's
+table states it, and tests/_internal/load/test_settings.py checks the two agree) is
 warned about once per process (naming the variable, the value and the default used) and
 replaced by the default: a bad setting never stops a query.
 """
@@ -42,7 +42,7 @@ DEFAULT_CATALOG_URL = "https://dstack-gpu-pricing.s3.eu-west-1.amazonaws.com/v3"
 @dataclass(frozen=True)
 class Range:
     """Valid values of a numeric setting: `low` to `high`, `low` itself allowed unless
-    `above_low`; `unit` as the README says it."""
+    `above_low`; `unit` as docs/settings.md says it."""
 
     low: float
     high: float
