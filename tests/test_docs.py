@@ -84,8 +84,14 @@ def offline(monkeypatch, tmp_path):
 def test_the_python_examples_run_as_written(offline, path, index):
     block = python_blocks(path)[index]
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(block, f"{path.name} example {index + 1}", "exec"), {})
+    namespace: dict[str, object] = {}
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(compile(block, f"{path.name} example {index + 1}", "exec"), namespace)
+    finally:  # the catalogs an example made end their threads, as a caller's would
+        for value in namespace.values():
+            if isinstance(value, Catalog):
+                value.close()
     lines = printed.getvalue().splitlines()
     assert lines, "the example prints nothing"
     expected = expected_output(block)
