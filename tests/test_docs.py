@@ -84,8 +84,14 @@ def offline(monkeypatch, tmp_path):
 def test_the_python_examples_run_as_written(offline, path, index):
     block = python_blocks(path)[index]
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(block, f"{path.name} example {index + 1}", "exec"), {})
+    namespace: dict[str, object] = {}
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(compile(block, f"{path.name} example {index + 1}", "exec"), namespace)
+    finally:  # the catalogs an example made end their threads, as a caller's would
+        for value in namespace.values():
+            if isinstance(value, Catalog):
+                value.close()
     lines = printed.getvalue().splitlines()
     assert lines, "the example prints nothing"
     expected = expected_output(block)
@@ -112,6 +118,41 @@ def test_the_readme_commands_run(offline, capsys):
         # other command answers from the bundled snapshot. None is refused as bad input (2).
         assert code == (1 if argv[0] == "history" else 0), (argv, capsys.readouterr().err)
         assert capsys.readouterr().out or argv[0] == "history"
+
+
+def synopsis() -> dict[tuple[str, ...], set[str]]:
+    """The commands of docs/cli.md's synopsis block (`()`: `gpuhunt` itself) and the options
+    each names (`--min/max-price` is `--min-price` and `--max-price`)."""
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    block = re.search(r"^```\n(gpuhunt .*?)^```$", text, re.M | re.S)
+    assert block is not None
+    found: dict[tuple[str, ...], set[str]] = {}
+    command: tuple[str, ...] | None = None
+    for line in block.group(1).splitlines():
+        line = line.split("  #")[0]
+        if line.startswith("gpuhunt "):
+            words = [w for w in line.split()[1:3] if re.fullmatch(r"[a-z][a-z-]*", w)]
+            command = tuple(words if words[:1] == ["catalog"] else words[:1])
+        elif not line.startswith(" "):  # `python -m gpuhunt PROVIDER`: the collector
+            command = None
+        if command is None:
+            continue
+        options = found.setdefault(command, set())
+        for name in re.findall(r"--([a-z][a-z/-]*)", line):
+            both = [name.replace("min/max", m) for m in ("min", "max")]
+            options |= {f"--{n}" for n in (both if "min/max" in name else [name])}
+    return found
+
+
+def test_every_option_the_cli_page_names_exists(capsys):
+    commands = synopsis()
+    assert ("query",) in commands and ("catalog", "site") in commands
+    assert "--min-gpu-count" in commands[("query",)] and commands[()] == {"--version"}
+    for command, options in commands.items():
+        with pytest.raises(SystemExit):
+            cli.main([*command, "--help"])
+        usage = capsys.readouterr().out
+        assert [o for o in sorted(options) if o not in usage] == [], command
 
 
 def test_the_readme_and_python_page_have_examples():
