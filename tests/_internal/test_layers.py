@@ -13,13 +13,14 @@ import gpuhunt._internal
 ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
     {
+        "vocabulary",
+        "offer_state",
         "models",
         "forks",
         "frozen",
         "schema",
         "accelerators",
         "gpu_names",
-        "constraints",
         "errors",
         "registry",
         "freshness",
@@ -30,7 +31,7 @@ LAYERS = [
         "gpu_specs",
         "backoff",
     },
-    {"query"},
+    {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {"formats", "history.table", "history.daily", "history.diff", "site.data"},
     {"load"},
     {

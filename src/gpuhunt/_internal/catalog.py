@@ -42,6 +42,7 @@ from gpuhunt._internal.models import (
 from gpuhunt._internal.query import answers, online
 from gpuhunt._internal.query.answers import merge_online
 from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.query.parsed import parsed
 
 if TYPE_CHECKING:
     from gpuhunt._internal.explain import Explanation
@@ -382,6 +383,9 @@ class Catalog:
         min_cuda: str | float | tuple[int, int] | None = None,
         country: str | list[str] | None = None,
         area: str | list[str] | None = None,
+        available: bool | None = None,
+        max_age: dt.timedelta | None = None,
+        resale: bool | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
@@ -393,7 +397,8 @@ class Catalog:
         `["us", "ca"]`), `area` areas (`"europe"`; see `QueryFilter`), both case-insensitive;
         offers whose location the geography table does not know are left out when either is
         given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
-        prices in USD/hour.
+        prices in USD/hour. `available`, `max_age` and `resale` read what each offer says about
+        itself (`CatalogItem.available`, `.observed_at`, `.resold_from`; see `QueryFilter`).
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -408,11 +413,45 @@ class Catalog:
         Raises ValueError for a value that cannot be read (a compute capability of "abc").
         """
         # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
-        q = make_filter(**{k: v for k, v in locals().items() if k != "self"})
-        wanted = None
-        if q.provider is not None:
-            wanted = {registry.spec(p).name for p in q.provider}  # raises on unknown names
+        q = make_filter(
+            provider=provider,
+            cpu_arch=cpu_arch,
+            min_cpu=min_cpu,
+            max_cpu=max_cpu,
+            min_memory=min_memory,
+            max_memory=max_memory,
+            min_gpu_count=min_gpu_count,
+            max_gpu_count=max_gpu_count,
+            gpu_vendor=gpu_vendor,
+            gpu_name=gpu_name,
+            min_gpu_memory=min_gpu_memory,
+            max_gpu_memory=max_gpu_memory,
+            min_total_gpu_memory=min_total_gpu_memory,
+            max_total_gpu_memory=max_total_gpu_memory,
+            min_disk_size=min_disk_size,
+            max_disk_size=max_disk_size,
+            min_price=min_price,
+            max_price=max_price,
+            min_compute_capability=min_compute_capability,
+            max_compute_capability=max_compute_capability,
+            spot=spot,
+            allowed_flags=allowed_flags,
+            location=location,
+            min_cuda=min_cuda,
+            country=country,
+            area=area,
+            available=available,
+            max_age=max_age,
+            resale=resale,
+        )
+        return self._query(q, gpu_name)
+
+    def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
+        """`query` once its filter is made (and parsed): ask online providers, read the
+        catalog, merge the answers."""
+        wanted = parsed(q).providers  # the registry's names; unknown ones were refused
         live = [p for p in self.online_providers if wanted is None or p.NAME.lower() in wanted]
+        newly: list[str] = []
         if wanted is not None:
             added = {p.NAME.lower() for p in self.online_providers}
             # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.

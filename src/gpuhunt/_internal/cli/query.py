@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import logging
 import re
 import sys
@@ -16,10 +17,11 @@ from gpuhunt._internal import geography, registry, validate
 from gpuhunt._internal.cli import render
 from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
-from gpuhunt._internal.constraints import parse_version
-from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import GPUHuntError, UnknownProviderError
 from gpuhunt._internal.errors import UsageError as UsageError  # importable from here, as before
 from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.validate import parse_version
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog, CatalogStatus
@@ -107,6 +109,28 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--allow-flag", action="append", dest="allowed_flags", help="hide offers with other flags"
     )
     p.add_argument(
+        "--available",
+        action="store_true",
+        default=None,
+        help="offers their provider read as available when they were observed only (offers "
+        "whose provider does not say are left out)",
+    )
+    p.add_argument(
+        "--max-age",
+        type=_age,
+        metavar="AGE",
+        help="leave out offers observed longer ago than AGE, and offers of unknown age: a "
+        "number and a unit, s, m, h or d (30d, 12h)",
+    )
+    p.add_argument(
+        "--no-resales",
+        dest="resale",
+        action="store_false",
+        default=None,
+        help="leave out marketplace resales of another cloud's machine (Shadeform's Lambda "
+        "offers, ...)",
+    )
+    p.add_argument(
         "--sort",
         choices=["price", "price-per-gpu", "gpu-memory", "tflops-per-dollar"],
         default="price",
@@ -158,6 +182,20 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+_AGE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def _age(text: str) -> dt.timedelta:
+    """`--max-age`: `30d`, `12h`, `90m`, `45s` as a timedelta (argparse turns the ValueError
+    into a usage error naming the option)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text.lower())
+    if m is None:
+        raise argparse.ArgumentTypeError(
+            f"invalid age {text!r}: a number and a unit, s, m, h or d (30d, 12h)"
+        )
+    return dt.timedelta(**{_AGE_UNITS[m.group(2)]: float(m.group(1))})
+
+
 # The ranges are the library's (`validate.RANGES`); each is the options `--min-X`/`--max-X`.
 _RANGES = [(name, "--{}-" + name.replace("_", "-")) for name in validate.RANGES]
 
@@ -182,8 +220,6 @@ def _check_query_args(args: argparse.Namespace) -> None:
                 f"{flag.format('min')} {shown[0]} is above {flag.format('max')} {shown[1]}: "
                 "no offer can match"
             )
-    from gpuhunt._internal.query.filters import make_filter  # the engine: numpy
-
     _cli_value(lambda: make_filter(**filters))
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
@@ -201,6 +237,8 @@ def _cli_value(read: Callable[[], T]) -> T:
     ("Invalid min_cuda ..." becomes "Invalid --min-cuda ...")."""
     try:
         return read()
+    except UnknownProviderError as e:  # names no keyword; "did you mean" as it is
+        raise UsageError(str(e)) from None
     except (TypeError, ValueError) as e:
         message = re.sub(
             r"\b((min|max)_[a-z_]+|gpu_name|gpu_vendor|cpu_arch|location|provider|spot)\b",
