@@ -148,7 +148,7 @@ ENV_READERS = {
     ("_internal/catalog.py", "Catalog.__init__"): "a Catalog made without settings",
     ("_internal/history/api.py", "diff"): "gpuhunt.diff, a public entry point",
     ("_internal/cli/collect.py", "run"): "`python -m gpuhunt PROVIDER`",
-    ("_internal/cli/render.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
+    ("_internal/cli/layout.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
     ("_internal/cli/history.py", "run"): "`gpuhunt history`",
     ("_internal/cli/catalog_site.py", "run"): "`gpuhunt catalog site`",
     ("_internal/cli/catalog_build.py", "run"): "`gpuhunt catalog build`",

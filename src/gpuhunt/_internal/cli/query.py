@@ -401,13 +401,33 @@ def _offers(
                 f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
             )
         count += "."
-        footer = render.wrap(f"{count} {_footer(args, status, offline)}", width)
+        notes = "".join(" " + n for n in _notes(args, [render.row_offer(r) for r in cut]))
+        footer = render.wrap(f"{count}{notes} {_footer(args, status, offline)}", width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
         return render.lines(render.offers_table(cut, per_gpu=per_gpu, width=width), "", footer)
 
     return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
+
+
+def _notes(args: argparse.Namespace, shown: list[CatalogItem]) -> list[str]:
+    """What the rows shown do not say themselves: the order of offers without a TFLOPS figure,
+    and what Vast.ai rows from the catalog are."""
+    notes = []
+    if args.sort == "tflops-per-dollar":
+        unrated = sum(1 for i in shown if i.tflops_per_dollar is None)
+        if unrated:
+            notes.append(
+                f"{unrated} of these offers have no published TFLOPS figure for their GPU "
+                "(gpuhunt.gpu_spec) and are listed last, by price."
+            )
+    if not args.online and any(i.provider == "vastai" for i in shown):
+        notes.append(
+            "vastai rows are marketplace snapshot medians from the catalog, not live offers; "
+            "--online asks Vast.ai live."
+        )
+    return notes
 
 
 def _groups(
