@@ -42,11 +42,6 @@ DESCRIPTION = (
 )
 
 
-def add_parser(sub: Any) -> None:
-    """Add `query` to `sub`, a subparsers action (the command table does this for `gpuhunt`)."""
-    arguments(sub.add_parser("query", help=HELP, description=DESCRIPTION))
-
-
 def arguments(p: argparse.ArgumentParser) -> None:
     """The options of `gpuhunt query`."""
     p.add_argument("--provider", action="append", help="provider name (repeatable)")
@@ -277,6 +272,7 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
 
 
 def _snapshot_providers() -> set[str]:
+    # Lazy for start-up time: reading the snapshot's manifest is only needed here.
     from gpuhunt._internal.load import sources
 
     try:
@@ -305,6 +301,8 @@ def _check_stand_ins(args: argparse.Namespace, status: CatalogStatus) -> None:
 @command("query", help=HELP, description=DESCRIPTION, arguments=arguments)
 def run(args: argparse.Namespace) -> int:
     """`gpuhunt query`: check the options, ask the catalog (and online providers), print."""
+    # Lazy for start-up time: the catalog brings numpy and requests, which `gpuhunt --help`
+    # and a bad option's usage error do not need.
     from gpuhunt._internal.catalog import Catalog
 
     _check_query_args(args)
@@ -320,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:
             raise UsageError("; ".join(problems))
-    # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
+    # Every QueryFilter field is a `query` option of the same name (tests/_internal/cli/test_main.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))
     _check_stand_ins(args, catalog.status())
