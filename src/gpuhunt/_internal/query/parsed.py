@@ -88,6 +88,23 @@ class ParsedQuery:
         return (now or dt.datetime.now(dt.timezone.utc)) - self.max_age
 
 
+# Fields whose checked value (`validate.check_field`) is already the form the matchers compare:
+# numbers, flags, a flag container, a timedelta.
+AS_GIVEN = (
+    *(
+        f"{end}_{what}"
+        for what in validate.RANGES
+        if what != "compute_capability"
+        for end in ("min", "max")
+    ),
+    "spot",
+    "allowed_flags",
+    "available",
+    "max_age",
+    "resale",
+)
+
+
 def parsed(q: QueryFilter | ParsedQuery) -> ParsedQuery:
     """`q` parsed (once per filter: kept on it until one of its fields is set again)."""
     if isinstance(q, ParsedQuery):
@@ -110,29 +127,14 @@ def parse(q: QueryFilter) -> ParsedQuery:
     countries = _as_tuple(q.country)
     areas = _as_tuple(q.area)
     return ParsedQuery(
+        **{name: getattr(q, name) for name in AS_GIVEN},
         providers=_providers(_as_tuple(q.provider)),
         cpu_arch=CPUArchitecture.cast(q.cpu_arch) if q.cpu_arch else None,
-        min_cpu=q.min_cpu,
-        max_cpu=q.max_cpu,
-        min_memory=q.min_memory,
-        max_memory=q.max_memory,
-        min_gpu_count=q.min_gpu_count,
-        max_gpu_count=q.max_gpu_count,
         gpu_vendor=AcceleratorVendor.cast(q.gpu_vendor) if q.gpu_vendor else None,
         gpu_names=_gpu_names(names),
         gpu_specs=_gpu_specs(names),
-        min_gpu_memory=q.min_gpu_memory,
-        max_gpu_memory=q.max_gpu_memory,
-        min_total_gpu_memory=q.min_total_gpu_memory,
-        max_total_gpu_memory=q.max_total_gpu_memory,
-        min_disk_size=q.min_disk_size,
-        max_disk_size=q.max_disk_size,
-        min_price=q.min_price,
-        max_price=q.max_price,
         min_compute_capability=_version(q.min_compute_capability, "min_compute_capability"),
         max_compute_capability=_version(q.max_compute_capability, "max_compute_capability"),
-        spot=q.spot,
-        allowed_flags=q.allowed_flags,
         locations=locations,
         location_pattern=None if locations is None else location_pattern(locations),
         # Read always: the fast path keeps both numbers within 0..999 (`masks.version_code`).
@@ -141,9 +143,6 @@ def parse(q: QueryFilter) -> ParsedQuery:
         if countries is None
         else tuple(geography.check_values("country", countries)),
         areas=None if areas is None else tuple(geography.check_values("area", areas)),
-        available=q.available,
-        max_age=q.max_age,
-        resale=q.resale,
     )
 
 
