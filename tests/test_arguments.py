@@ -193,6 +193,9 @@ def test_asdict_round_trip_and_keywords_unchanged(catalog):
         "min_cuda",
         "country",
         "area",
+        "available",
+        "max_age",
+        "resale",
     ]
     assert "_gpuhunt_checked" not in repr(q)
 

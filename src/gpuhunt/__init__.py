@@ -24,23 +24,20 @@ from gpuhunt._internal.accelerators import (
 from gpuhunt._internal.accelerators import (
     KNOWN_TPUS as KNOWN_TPUS,
 )
+from gpuhunt._internal.accelerators import (
+    correct_gpu_memory_gib as correct_gpu_memory_gib,
+)
+from gpuhunt._internal.accelerators import (
+    find_accelerators as find_accelerators,
+)
+from gpuhunt._internal.accelerators import (
+    is_nvidia_superchip as is_nvidia_superchip,
+)
 from gpuhunt._internal.collapse import (
     CollapsedOffer as CollapsedOffer,
 )
 from gpuhunt._internal.collapse import (
     collapse_regions as collapse_regions,
-)
-from gpuhunt._internal.constraints import (
-    correct_gpu_memory_gib as correct_gpu_memory_gib,
-)
-from gpuhunt._internal.constraints import (
-    find_accelerators as find_accelerators,
-)
-from gpuhunt._internal.constraints import (
-    is_nvidia_superchip as is_nvidia_superchip,
-)
-from gpuhunt._internal.constraints import (
-    matches as matches,
 )
 from gpuhunt._internal.errors import (
     CatalogDownloadError as CatalogDownloadError,
@@ -79,7 +76,13 @@ from gpuhunt._internal.gpu_specs import (
     GpuSpec as GpuSpec,
 )
 from gpuhunt._internal.gpu_specs import (
+    GpuSpecLookup as GpuSpecLookup,
+)
+from gpuhunt._internal.gpu_specs import (
     gpu_spec as gpu_spec,
+)
+from gpuhunt._internal.gpu_specs import (
+    lookup_gpu_spec as lookup_gpu_spec,
 )
 from gpuhunt._internal.models import (
     AcceleratorInfo as AcceleratorInfo,
@@ -111,6 +114,9 @@ from gpuhunt._internal.models import (
 from gpuhunt._internal.models import (
     TPUInfo as TPUInfo,
 )
+from gpuhunt._internal.query.match import (
+    matches as matches,
+)
 from gpuhunt._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -141,51 +147,53 @@ _LAZY = {
 # What `from gpuhunt import *` gives and what tools (type checkers, IDEs, docs) take as the
 # public surface; tests/test_api.py checks every name resolves and nothing public is missing.
 __all__ = [
-    "AMDGPUInfo",
+    "__version__",
     "AcceleratorInfo",
     "AcceleratorVendor",
-    "CPUArchitecture",
+    "AMDGPUInfo",
+    "canonical_gpu_name",
     "Catalog",
     "CatalogDownloadError",
     "CatalogError",
     "CatalogIntegrityError",
     "CatalogItem",
     "CatalogStatus",
+    "collapse_regions",
     "CollapsedOffer",
+    "correct_gpu_memory_gib",
+    "CPUArchitecture",
+    "default_catalog",
+    "diff",
+    "explain",
     "Explanation",
-    "GPUHuntError",
+    "find_accelerators",
+    "gpu_spec",
     "GPU_SPECS",
+    "GPUHuntError",
     "GpuSpec",
+    "GpuSpecLookup",
     "HistoryUnavailable",
     "IntelAcceleratorInfo",
+    "is_nvidia_superchip",
     "KNOWN_ACCELERATORS",
     "KNOWN_AMD_GPUS",
     "KNOWN_INTEL_ACCELERATORS",
     "KNOWN_NVIDIA_GPUS",
     "KNOWN_TENSTORRENT_ACCELERATORS",
     "KNOWN_TPUS",
+    "lookup_gpu_spec",
+    "matches",
     "MissingCredsError",
     "NO_PUBLISHED_FIGURE",
     "NvidiaGPUInfo",
     "OnlineProvidersFailedError",
     "PriceHistory",
     "ProviderError",
-    "QueryFilter",
-    "TPUInfo",
-    "TenstorrentAcceleratorInfo",
-    "UnknownProviderError",
-    "__version__",
-    "canonical_gpu_name",
-    "collapse_regions",
-    "correct_gpu_memory_gib",
-    "default_catalog",
-    "diff",
-    "explain",
-    "find_accelerators",
-    "gpu_spec",
-    "is_nvidia_superchip",
-    "matches",
     "query",
+    "QueryFilter",
+    "TenstorrentAcceleratorInfo",
+    "TPUInfo",
+    "UnknownProviderError",
 ]
 
 

@@ -11,6 +11,7 @@ A new filter field joins every test by adding one entry to `FIELDS`.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -77,6 +78,15 @@ INSTANCE_SUFFIXES = ["", "", "", "_sxm5", "-pcie", " NVL", "-SXM4-80GB", "_pcie_
 FAMILY_NAMES = ["p5.48xlarge", "a3-highgpu-8g", "Standard_NC24ads_A100_v4", "BM.GPU.GB200.4"]
 
 
+# Observation times: a day old, years old, and one no reader can read (kept as undated).
+OBSERVED = [
+    (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    "2020-01-01T00:00:00Z",
+    "not a time",
+]
+MAX_AGES = [dt.timedelta(days=30), dt.timedelta(days=36500), dt.timedelta(0)]
+
+
 def random_provider_data(rnd: random.Random) -> dict[str, Any]:
     """Half the offers say which CUDA version their host runs (as RunPod and Vast.ai do); some
     say their form factor or carry the provider's GPU name."""
@@ -85,6 +95,15 @@ def random_provider_data(rnd: random.Random) -> dict[str, Any]:
         data["form_factor"] = rnd.choice(FORM_FACTOR_DATA)
     if rnd.random() < 0.1:
         data["gpu_type"] = rnd.choice(GPU_TYPES)
+    # What the offer says about itself (the shared provider_data keys): some say whether they
+    # were available, when they were observed (recently, long ago, unreadably) and whose
+    # machine they resell.
+    if rnd.random() < 0.4:
+        data["available"] = rnd.random() < 0.6
+    if rnd.random() < 0.6:
+        data["observed_at"] = rnd.choice(OBSERVED)
+    if rnd.random() < 0.15:
+        data["resold_from"] = rnd.choice(["lambdalabs", "scaleway"])
     return data
 
 
@@ -403,6 +422,9 @@ FIELDS: list[Field] = [
     Field("min_cuda", _draw_min_cuda),
     _place_field("country", lambda p: p.country, ["US", "IE", "NL", "FI", "JP"]),
     _place_field("area", lambda p: p.area, list(geography.AREAS)),
+    equals_field("available", lambda o: o.available, [True, False]),
+    equals_field("resale", lambda o: o.resold_from is not None, [True, False]),
+    equals_field("max_age", lambda o: None, MAX_AGES),
 ]
 GPU_FIELDS = {
     "gpu_count",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import gpuhunt
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import layout, render
 from gpuhunt._internal.cli.render import Column, fit, table
 from tests.helpers import item
 
@@ -106,6 +106,6 @@ def test_terminal_width_of_a_terminal(monkeypatch):
 
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.setattr(
-        render.shutil, "get_terminal_size", lambda: type("S", (), {"columns": 93})()
+        layout.shutil, "get_terminal_size", lambda: type("S", (), {"columns": 93})()
     )
     assert render.terminal_width(Tty()) == 93

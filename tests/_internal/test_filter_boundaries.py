@@ -645,10 +645,13 @@ def test_form_factors_are_worked_out_once_per_table():
     assert [o.form_factor for o in offers] == ["pcie", "sxm", None, None, None]
 
 
-def test_gpu_names_that_give_nothing_more_are_compared_as_written():
-    # `Catalog.query` adds their canonical names (query/filters.py); `matches` does not.
+def test_gpu_names_that_give_nothing_more_match_by_their_canonical_name_too():
+    # Read once into the parsed form (query/parsed.py): `matches` and `Catalog.query` both
+    # add the canonical name ("RTX 4090" finds RTX4090 offers); a bare string is one name.
     assert gpu_name_spec("H100") is None and gpu_name_spec("RTX 4090") is None
-    assert not matches(item(gpu_name="RTX4090"), QueryFilter(gpu_name=["RTX 4090"]))
+    assert matches(item(gpu_name="RTX4090"), QueryFilter(gpu_name=["RTX 4090"]))
+    assert matches(item(gpu_name="RTX4090"), QueryFilter(gpu_name="RTX 4090"))
+    assert select(table_of([item(gpu_name="RTX4090")], ["aws"]), QueryFilter(gpu_name="4090"))
 
 
 def test_an_empty_table_answers_nothing_to_any_filter():

@@ -96,3 +96,22 @@ def test_every_row_names_its_vendor_datasheet_and_is_consistent():
 def test_tflops_per_dollar(offer, expected):
     got = item(**offer).tflops_per_dollar
     assert got == (pytest.approx(expected) if expected is not None else None)
+
+
+@pytest.mark.parametrize(
+    "name, status, canonical, candidates",
+    [
+        ("H100", "ambiguous", "H100", {"sxm", "pcie"}),
+        ("H100 SXM", "found", "H100", set()),
+        ("A10G", "no-figure", "A10G", set()),
+        ("H100 NVL", "no-figure", "H100NVL", set()),
+        ("NoSuchGPU", "unknown", None, set()),
+    ],
+)
+def test_lookup_tells_ambiguous_from_unknown(name, status, canonical, candidates):
+    # gpu_spec() answers None for all but "found"; the lookup says which None it is.
+    found = gpuhunt.lookup_gpu_spec(name)
+    assert (found.status, found.canonical) == (status, canonical)
+    assert {c.form_factor for c in found.candidates} >= candidates
+    assert bool(found) is (status == "found") and found.spec == gpu_spec(name)
+    assert (found.reason != "") is (status == "no-figure")

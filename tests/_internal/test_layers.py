@@ -13,13 +13,14 @@ import gpuhunt._internal
 ROOT = Path(list(gpuhunt._internal.__path__)[0])
 LAYERS = [
     {
+        "vocabulary",
+        "offer_state",
         "models",
         "forks",
         "frozen",
         "schema",
         "accelerators",
         "gpu_names",
-        "constraints",
         "errors",
         "registry",
         "freshness",
@@ -31,11 +32,14 @@ LAYERS = [
         "backoff",
         "currency",
     },
-    {"query"},
+    {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {"formats", "history.table", "history.daily", "history.diff", "site.data"},
     {"load"},
     {
         "catalog",
+        "catalog_query",
+        "catalog_status",
+        "online_pool",
         "default",
         "explain",
         "site.facts",
@@ -148,7 +152,7 @@ ENV_READERS = {
     ("_internal/catalog.py", "Catalog.__init__"): "a Catalog made without settings",
     ("_internal/history/api.py", "diff"): "gpuhunt.diff, a public entry point",
     ("_internal/cli/collect.py", "run"): "`python -m gpuhunt PROVIDER`",
-    ("_internal/cli/render.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
+    ("_internal/cli/layout.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
     ("_internal/cli/history.py", "run"): "`gpuhunt history`",
     ("_internal/cli/catalog_site.py", "run"): "`gpuhunt catalog site`",
     ("_internal/cli/catalog_build.py", "run"): "`gpuhunt catalog build`",
@@ -314,3 +318,91 @@ def test_close_leaves_no_thread_of_ours_running(tmp_path):
         "gpuhunt-online-1",
         "gpuhunt-reload",
     ]
+
+
+# ------------------------------------------------------------------ no circle
+
+
+def _internal_imports() -> dict[str, dict[str, bool]]:
+    """module -> {imported `_internal` module: whether only inside a function}, for every module
+    of `_internal`; imports under `if TYPE_CHECKING:` (annotations only) left out."""
+    modules = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    found: dict[str, dict[str, bool]] = {}
+    for name, path in modules.items():
+        edges: dict[str, bool] = {}
+
+        def walk(
+            node: ast.AST, in_function: bool, edges: dict[str, bool] = edges, me: str = name
+        ) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    continue
+                inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                if isinstance(child, ast.ImportFrom) and (child.module or "").startswith(
+                    "gpuhunt._internal"
+                ):
+                    base = child.module.removeprefix("gpuhunt._internal").lstrip(".")
+                    for alias in child.names:
+                        full = f"{base}.{alias.name}" if base else alias.name
+                        target = full if full in modules else base
+                        if target in modules and target != me:
+                            edges[target] = edges.get(target, True) and in_function
+                walk(child, inner)
+
+        walk(ast.parse(path.read_text()), False)
+        found[name] = edges
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_in_internal():
+    """Drawn from its imports (module level and inside functions alike), `_internal` has no
+    circle: a lazy import may save start-up time, never hide a loop."""
+    graph = {m: set(edges) for m, edges in _internal_imports().items()}
+    assert _cycles(graph) == []
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+BASE = ["accelerators", "constraints", "gpu_names", "gpu_specs", "models", "validate", "vocabulary"]
+
+
+def test_the_base_imports_at_module_level_only():
+    """The six files issue 39 found in a circle import each other at the top, not inside
+    functions."""
+    imports = _internal_imports()
+    inside = {m: [t for t, lazy in imports[m].items() if lazy] for m in BASE}
+    assert inside == {m: [] for m in BASE}

@@ -1,5 +1,5 @@
 """Known accelerators: the tables of every GPU, TPU and other accelerator gpuhunt knows by name,
-and lookups by canonical name (pure data, no I/O).
+the info classes their rows are, and lookups by canonical name (pure data, no I/O).
 
 How clouds, drivers and people spell these names, and turning a spelling into a canonical name,
 is `gpu_names`' job: a new chip adds a row here, a new cloud's spelling an alias there.
@@ -12,16 +12,59 @@ answers the same for the same offer and filter.
 
 from __future__ import annotations
 
-from gpuhunt._internal.models import (
+import re
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from gpuhunt._internal.vocabulary import PICKLED_MODULE, AcceleratorVendor, AMDArchitecture
+
+
+@dataclass
+class AcceleratorInfo:
+    vendor: ClassVar[AcceleratorVendor]
+    name: str
+    memory: int
+
+
+@dataclass
+class NvidiaGPUInfo(AcceleratorInfo):
+    vendor = AcceleratorVendor.NVIDIA
+    compute_capability: tuple[int, int]
+
+
+@dataclass
+class AMDGPUInfo(AcceleratorInfo):
+    vendor = AcceleratorVendor.AMD
+    architecture: AMDArchitecture
+    device_ids: tuple[int, ...]
+
+
+@dataclass
+class TPUInfo(AcceleratorInfo):
+    vendor = AcceleratorVendor.GOOGLE
+
+
+@dataclass
+class IntelAcceleratorInfo(AcceleratorInfo):
+    vendor = AcceleratorVendor.INTEL
+
+
+@dataclass
+class TenstorrentAcceleratorInfo(AcceleratorInfo):
+    vendor = AcceleratorVendor.TENSTORRENT
+
+
+# Defined in `models` by gpuhunt 0.1.x: pickles and reprs name them there (`models` re-exports).
+for _info in (
     AcceleratorInfo,
-    AcceleratorVendor,
-    AMDArchitecture,
-    AMDGPUInfo,
-    IntelAcceleratorInfo,
     NvidiaGPUInfo,
-    TenstorrentAcceleratorInfo,
+    AMDGPUInfo,
     TPUInfo,
-)
+    IntelAcceleratorInfo,
+    TenstorrentAcceleratorInfo,
+):
+    _info.__module__ = PICKLED_MODULE
 
 
 def _nv(name: str, memory: int, cc: tuple[int, int]) -> NvidiaGPUInfo:
@@ -191,3 +234,50 @@ def vendor_of(name: str | None) -> AcceleratorVendor | None:
         return None
     found = accelerators_named(name)
     return found[0].vendor if found else None
+
+
+# Relative difference under which a reported GPU memory size is the known size of that GPU:
+# clouds and drivers report a little less than the marketed size (79.6 GiB for an 80 GB H100).
+# The one tolerance for GPU memory: providers resolving a reported size, a query's "A100 80GB",
+# Vast.ai's pushdown of a GPU memory range.
+MEMORY_TOLERANCE = 0.07
+
+
+def find_accelerators(
+    names: Iterable[str] | None = None,
+    vendors: Container[AcceleratorVendor] | None = None,
+) -> list[AcceleratorInfo]:
+    """Known accelerators with any of `names` (case-insensitive) and any of `vendors`, in table
+    order. `None` does not filter."""
+    if names is None:
+        candidates: Iterable[AcceleratorInfo] = KNOWN_ACCELERATORS
+    else:
+        wanted = {n.lower() for n in names}
+        candidates = [a for a in KNOWN_ACCELERATORS if a.name.lower() in wanted]
+    return [a for a in candidates if vendors is None or a.vendor in vendors]
+
+
+def get_compute_capability(gpu_name: str) -> tuple[int, int] | None:
+    """The compute capability of a known NVIDIA GPU (canonical name), else None."""
+    for acc in accelerators_named(gpu_name):
+        if isinstance(acc, NvidiaGPUInfo):
+            return acc.compute_capability
+    return None
+
+
+def correct_gpu_memory_gib(gpu_name: str, memory_mib: float) -> int:
+    """Whole GiB of a GPU whose memory was reported in MiB, snapped to the known size of that GPU
+    when within `MEMORY_TOLERANCE` (7%) of it (drivers and clouds report a little less than the
+    marketed size)."""
+    memory_gib = memory_mib / 1024
+    known = {a.memory for a in accelerators_named(gpu_name)}
+    if known:
+        closest = min(known, key=lambda m: abs(m - memory_gib))
+        if closest and abs(closest - memory_gib) / closest < MEMORY_TOLERANCE:
+            return closest
+    return round(memory_gib)
+
+
+def is_nvidia_superchip(gpu_name: str) -> bool:
+    """Whether the name is an NVIDIA Grace superchip (GH200, GB200, GB10, ...): GPU plus ARM CPU."""
+    return re.match(r"^g[bh]\d+", gpu_name.lower()) is not None

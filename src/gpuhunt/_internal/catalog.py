@@ -15,22 +15,21 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 import time
 from collections.abc import Callable, Container
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import forks, freshness, registry, validate
-from gpuhunt._internal.errors import OnlineProvidersFailedError, redact
-from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
+from gpuhunt._internal import catalog_query, catalog_status, explain, forks, validate
+from gpuhunt._internal.catalog_query import NOT_ADDED as NOT_ADDED
+from gpuhunt._internal.catalog_status import CatalogStatus as CatalogStatus
+from gpuhunt._internal.explain import Explanation
+from gpuhunt._internal.history import api
 from gpuhunt._internal.history.daily import PriceHistory
-from gpuhunt._internal.load import livecache, sources, threads
+from gpuhunt._internal.load import livecache, threads
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.urls import safe_url
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
@@ -38,14 +37,13 @@ from gpuhunt._internal.models import (
     LiveProvider,
     QueryFilter,
 )
-from gpuhunt._internal.query import answers, online
-from gpuhunt._internal.query.answers import merge_online
+from gpuhunt._internal.online_pool import OnlinePool
+from gpuhunt._internal.query import online
 from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.query.names import gpu_name_problems
 
 if TYPE_CHECKING:
     from requests.adapters import BaseAdapter
-
-    from gpuhunt._internal.explain import Explanation
 
 logger = logging.getLogger(__name__)
 
@@ -59,45 +57,6 @@ def _is_adapter(transport: object) -> bool:
 
 ONLINE_WORKERS = 16  # threads querying online providers, per catalog
 CLOSE_TIMEOUT = 5.0  # seconds close() waits for the catalog's threads, in all
-NOT_ADDED = "not added to this catalog (add_provider)"
-
-
-@dataclass
-class CatalogStatus:
-    """What a catalog is serving and how its last load went."""
-
-    version: str | None
-    source: str | None  # network, disk-cache, bundled, directory, or None before any load
-    url: str | None  # shown without user info or query string
-    loaded_at: dt.datetime | None
-    age_seconds: float | None
-    offers: dict[str, int] = field(default_factory=dict)
-    skipped_rows: dict[str, int] = field(default_factory=dict)
-    last_error: str | None = None
-    last_attempt: dt.datetime | None = None
-    next_retry_in: float | None = None
-    online_errors: dict[str, str] = field(default_factory=dict)
-    online_retry_in: dict[str, float] = field(default_factory=dict)  # failed, not asked until then
-    downloads: int = 0
-    # Served from the disk cache without a request: the network named this version as the
-    # latest `age_seconds` ago, within the reload interval.
-    unchecked: bool = False
-    data_age_days: int | None = None  # age of the oldest collection, when the manifest says
-    # Served from the disk cache or the bundled snapshot because loading failed (`last_error`
-    # says why); False when the network answered, even if the archive came from the disk cache
-    # because the latest version was already there.
-    fallback: bool = False
-    # Per provider in the manifest: when its data was recorded (None: not known).
-    recorded_at: dict[str, dt.datetime | None] = field(default_factory=dict)
-    online_skipped: dict[str, int] = field(default_factory=dict)  # invalid offers, last answer
-    # Per provider in the manifest: where its data came from (the manifest's `source`: `name`,
-    # `label`, `date_basis`, ...), for the providers whose manifest entry says.
-    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # Offers per offline provider whose location the geography table does not know: kept by
-    # queries without `country`/`area`, left out by queries with them.
-    unknown_locations: dict[str, int] = field(default_factory=dict)
-    # The latest version pointer named an older version than before (loaded, and said once).
-    version_went_back: str | None = None
 
 
 class Catalog:
@@ -202,8 +161,7 @@ class Catalog:
             load_timeout=self._settings.load_timeout if load_timeout is None else load_timeout,
             context=self._context,
         )
-        self._executor: threads.DaemonPool | None = None
-        self._executor_lock = threading.Lock()
+        self._pool = OnlinePool(ONLINE_WORKERS, self._context.threads)
         self._online = online.Health(self._now, online.Memory(self._settings.cache_dir))
         self._warned_gpu_names: set[str] = set()
         self._online_skipped: dict[str, int] = {}
@@ -211,8 +169,7 @@ class Catalog:
 
     def _after_fork(self) -> None:
         """In a child of `os.fork()`: fresh pool and locks (see `gpuhunt._internal.forks`)."""
-        self._executor = None  # its threads stayed in the parent
-        self._executor_lock = threading.Lock()
+        self._pool.after_fork()
         self._context.after_fork()
         self._online.after_fork()
         self._loader.after_fork()
@@ -270,10 +227,7 @@ class Catalog:
         pool (within the query's online budget), and one that could not be submitted to the
         closed pool goes to the new one; a cancellation is never a provider failure (no
         backoff, nothing in `status().online_errors`)."""
-        with self._executor_lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        self._pool.shut_down()
         left = self._context.threads.close(CLOSE_TIMEOUT)
         if left:
             logger.debug("Catalog.close(): still running: %s", ", ".join(t.name for t in left))
@@ -285,27 +239,12 @@ class Catalog:
         self.close()
 
     def _submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """`fn` on the online pool; a pool `close()` shut down meanwhile is replaced."""
-        for _ in range(3):
-            executor = self._online_executor()
-            try:
-                return executor.submit(fn, *args, **kwargs)
-            except RuntimeError:  # closed between the two lines above
-                with self._executor_lock:
-                    if self._executor is executor:
-                        self._executor = None
-        # close() called in a tight loop: a thread of its own rather than no answer.
-        return threads.run(lambda: fn(*args, **kwargs), "gpuhunt-online", self._context.threads)
+        """`fn` on the online pool (`online_pool.OnlinePool.submit`)."""
+        return self._pool.submit(fn, *args, **kwargs)
 
-    def _online_executor(self) -> threads.DaemonPool:
-        # Daemon threads: a provider still retrying when the answer is out never keeps the
-        # process alive.
-        with self._executor_lock:
-            if self._executor is None:
-                self._executor = threads.DaemonPool(
-                    ONLINE_WORKERS, "gpuhunt-online", self._context.threads
-                )
-            return self._executor
+    @property
+    def _executor(self) -> threads.DaemonPool | None:
+        return self._pool.executor
 
     def load(self, version: str | None = None) -> None:
         """Load the catalog now: ask the network for the latest one, or for exactly `version`
@@ -323,41 +262,8 @@ class Catalog:
         self._loader.load(version)
 
     def status(self) -> CatalogStatus:
-        loader = self._loader
-        loaded = loader.loaded
-        now = self._now()
-        wait = loader.retry_at - now
-        return CatalogStatus(
-            version=loaded.version if loaded else None,
-            source=loaded.source if loaded else None,
-            # Never the user info or query string a URL may carry (a password, a signature).
-            url=safe_url(loaded.url if loaded else self.catalog_url),
-            loaded_at=loaded.loaded_wall if loaded else None,
-            age_seconds=(now - loaded.loaded_at) if loaded else None,
-            unchecked=loaded.unchecked if loaded else False,
-            offers=loaded.table.counts() if loaded else {},
-            skipped_rows=dict(loaded.table.skipped) if loaded else {},
-            # Never a URL's credentials (`errors.redact`), wherever the message came from.
-            last_error=redact(loader.last_error) if loader.last_error else None,
-            last_attempt=loader.last_attempt,
-            next_retry_in=wait if wait > 0 else None,
-            online_errors={k: redact(v) for k, v in self._online.errors.items()},
-            online_retry_in=self._online.backoffs(),
-            downloads=loader.downloads,
-            data_age_days=sources.snapshot_age_days(loaded.manifest) if loaded else None,
-            fallback=loaded.degraded if loaded else False,
-            recorded_at={
-                p: freshness.recorded_at(entry)
-                for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
-            },
-            online_skipped=dict(self._online_skipped),
-            sources={
-                p: dict(entry["source"])
-                for p, entry in freshness.entries(loaded.manifest if loaded else None).items()
-                if isinstance(entry, dict) and isinstance(entry.get("source"), dict)
-            },
-            unknown_locations=loaded.table.unknown_locations() if loaded else {},
-            version_went_back=loader.went_back,
+        return catalog_status.status_of(
+            self._loader, self._online, self._online_skipped, self._now()
         )
 
     # ----------------------------------------------------------------- querying
@@ -401,6 +307,9 @@ class Catalog:
         min_cuda: str | float | tuple[int, int] | None = None,
         country: str | list[str] | None = None,
         area: str | list[str] | None = None,
+        available: bool | None = None,
+        max_age: dt.timedelta | None = None,
+        resale: bool | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
@@ -412,7 +321,8 @@ class Catalog:
         `["us", "ca"]`), `area` areas (`"europe"`; see `QueryFilter`), both case-insensitive;
         offers whose location the geography table does not know are left out when either is
         given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
-        prices in USD/hour.
+        prices in USD/hour. `available`, `max_age` and `resale` read what each offer says about
+        itself (`CatalogItem.available`, `.observed_at`, `.resold_from`; see `QueryFilter`).
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -427,85 +337,41 @@ class Catalog:
         Raises ValueError for a value that cannot be read (a compute capability of "abc").
         """
         # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
-        q = make_filter(**{k: v for k, v in locals().items() if k != "self"})
-        wanted = None
-        if q.provider is not None:
-            wanted = {registry.spec(p).name for p in q.provider}  # raises on unknown names
-        live = [p for p in self.online_providers if wanted is None or p.NAME.lower() in wanted]
-        if wanted is not None:
-            added = {p.NAME.lower() for p in self.online_providers}
-            # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
-            not_added = sorted(wanted - added - set(registry.OFFLINE_PROVIDERS))
-            newly = [n for n in not_added if self._online.errors.get(n) != NOT_ADDED]
-            for name in not_added:
-                self._online.errors[name] = NOT_ADDED
-        asked = online.ask(self._submit, live, q, self.balance_resources, self._online)
-        offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
-        offers = self._query_offline(offline, q) if offline else []
-        if gpu_name is not None:
-            for problem in self._gpu_name_problems(
-                [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=self._warned_gpu_names
-            ):
-                logger.warning("%s", problem)
-        # Only online providers named, and none answered: raise, as gpuhunt 0.1.x did, rather
-        # than an empty answer a caller would take (and cache) for "no offers" (issue #23).
-        named_online_only = wanted is not None and not offline
-        answered: set[str] = set()
-        found = (
-            online.answers(
-                asked,
-                q,
-                self._online_timeout if wanted is not None else self._online_deadline,
-                self._online,
-                self._online_skipped,
-                answered,
-                resubmit=lambda p: online.submit_get(self._submit, p, q, self.balance_resources),
-            )
-            if asked
-            else []
+        q = make_filter(
+            provider=provider,
+            cpu_arch=cpu_arch,
+            min_cpu=min_cpu,
+            max_cpu=max_cpu,
+            min_memory=min_memory,
+            max_memory=max_memory,
+            min_gpu_count=min_gpu_count,
+            max_gpu_count=max_gpu_count,
+            gpu_vendor=gpu_vendor,
+            gpu_name=gpu_name,
+            min_gpu_memory=min_gpu_memory,
+            max_gpu_memory=max_gpu_memory,
+            min_total_gpu_memory=min_total_gpu_memory,
+            max_total_gpu_memory=max_total_gpu_memory,
+            min_disk_size=min_disk_size,
+            max_disk_size=max_disk_size,
+            min_price=min_price,
+            max_price=max_price,
+            min_compute_capability=min_compute_capability,
+            max_compute_capability=max_compute_capability,
+            spot=spot,
+            allowed_flags=allowed_flags,
+            location=location,
+            min_cuda=min_cuda,
+            country=country,
+            area=area,
+            available=available,
+            max_age=max_age,
+            resale=resale,
         )
-        # Online providers whose offers the loaded catalog holds (only the bundled snapshot
-        # has any) answer for one that is not added or did not answer this time.
-        standing_in = self._stand_ins(
-            [
-                p
-                for p in registry.ONLINE_PROVIDERS
-                if (wanted is None or p in wanted) and p not in answered
-            ]
-        )
-        for name in standing_in:  # answered after all, from the catalog
-            if self._online.errors.get(name) == NOT_ADDED:
-                del self._online.errors[name]
-        if wanted is not None:
-            for name in newly:
-                if name not in standing_in:
-                    logger.warning("Online provider %s was asked for but not added", name)
-        if named_online_only and live and not answered and not standing_in:
-            assert wanted is not None
-            raise OnlineProvidersFailedError(
-                {name: self._why_no_answer(name) for name in sorted(wanted)}
-            )
-        if standing_in:
-            offers = merge_online(offers, [self._query_offline(standing_in, q)])
-        if not asked:
-            return offers
-        return merge_online(offers, found)
+        return self._query(q, gpu_name)
 
-    def _stand_ins(self, missing: list[str]) -> list[str]:
-        """Those of `missing` whose offers the catalog holds; loads it if a query naming only
-        online providers has not (so a query that every live provider answered loads nothing)."""
-        if not missing:
-            return []
-        loaded = self._loader.current()
-        held = set(loaded.table.providers) if loaded is not None else set()
-        return [p for p in missing if p in held]
-
-    def _why_no_answer(self, name: str) -> str:
-        why = self._online.errors.get(name, "did not answer")
-        wait = self._online.retry_in(name)
-        if wait is not None:
-            why = f"{why}; next try in {wait:.0f}s"
-        return why
+    def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
+        return catalog_query.answer(self, q, gpu_name)
 
     def explain(self, /, **filters: Any) -> Explanation:
         """Why `query(**filters)` answers as it does, over the loaded catalog (online
@@ -514,8 +380,6 @@ class Catalog:
         filter (and which); for a GPU name no offer has, which providers list it and whether
         their offers are in this catalog or online only. `explanation.lines()` is it as text.
         Takes the keywords of `query`; raises as `query` does for a value it cannot read."""
-        from gpuhunt._internal import explain
-
         loaded = self._loader.current()
         return explain.explain(loaded.table if loaded is not None else None, filters)
 
@@ -526,25 +390,9 @@ class Catalog:
         return self._gpu_name_problems(names)
 
     def _gpu_name_problems(self, names: list[str], warned: set[str] | None = None) -> list[str]:
-        problems: list[str] = []
-        # As written without a count ("A100:8" asks for "A100"), for those the tables do not know.
-        unknown = [base for base, known in map(filter_gpu_name, names) if known is None]
-        if not unknown:  # the usual case: no need to look at the catalog's names
-            return problems
         loaded = self._loaded
         in_catalog = loaded.table.gpu_names if loaded is not None else []
-        in_catalog_lower = {n.lower() for n in in_catalog}
-        for name in unknown:
-            if name.lower() in in_catalog_lower:
-                continue
-            if warned is not None:
-                if name.lower() in warned:
-                    continue
-                warned.add(name.lower())
-            close = closest_gpu_names(name, in_catalog)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            problems.append(f"Unknown GPU name {name!r}, no offer has it{hint}")
-        return problems
+        return gpu_name_problems(names, in_catalog, warned)
 
     def history(
         self,
@@ -565,8 +413,6 @@ class Catalog:
         catalog in the cache. Raises `CatalogError` (`HistoryUnavailable` when the catalog has
         no history) with a message saying why.
         """
-        from gpuhunt._internal.history import api
-
         return api.catalog_history(
             self.catalog_url,
             context=self._context,
@@ -581,13 +427,3 @@ class Catalog:
             timeout=self._timeout,
             retries=self._retries,
         )
-
-    def _query_offline(self, providers: list[str], q: QueryFilter) -> list[CatalogItem]:
-        loaded = self._loader.current()
-        if loaded is None:
-            if not self.auto_reload:
-                logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")
-            return []
-        table = loaded.table
-        everyone = set(table.providers) <= set(providers)
-        return answers.items(table, table.select(q, None if everyone else providers))

@@ -95,7 +95,15 @@ class Explanation:
             else:
                 out.append(f"This catalog has no offers of {p}.")
         for name, sources in self.gpu_sources.items():
-            what = f"{name!r}" + (f" ({sources[0].gpu_name})" if sources else "")
+            canonical = sources[0].gpu_name if sources else canonical_gpu_name(name)
+            # The canonical name the filter was read as ("TPU v5e" is v5litepod), or that it
+            # names no GPU the tables know.
+            if canonical is None:
+                what = f"{name!r} (a name gpuhunt does not know)"
+            elif canonical.lower() != name.lower():
+                what = f"{name!r} ({canonical})"
+            else:
+                what = f"{name!r}"
             if not sources:
                 out.append(
                     f"No offer in this catalog is a {what}; no provider is known to list it."
@@ -156,9 +164,7 @@ def listed_gpus() -> dict[str, dict[str, str]]:
 def explain(table: Table | None, given: dict[str, Any], limit: int = NEAR_MISSES) -> Explanation:
     """The explanation of `Catalog.query(**given)` over `table` (None: nothing loaded)."""
     given = {k: v for k, v in given.items() if v is not None}
-    make_filter(**given)  # a bad value raises here, as `query` would
-    for p in _as_list(given.get("provider")):
-        registry.spec(p)  # unknown names raise, as in `query`
+    make_filter(**given)  # a bad value (an unknown provider too) raises here, as in `query`
     if table is None:
         return Explanation(offers=0)
     found = Explanation(offers=len(table))

@@ -17,13 +17,17 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
-from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
+from gpuhunt._internal.accelerators import (
+    KNOWN_ACCELERATORS,
+    MEMORY_TOLERANCE,
+    accelerators_named,
+)
 from gpuhunt._internal.form_factor import (
     form_factor_words,
     refine,
     strip_form_factor_words,
 )
-from gpuhunt._internal.models import AcceleratorVendor
+from gpuhunt._internal.vocabulary import AcceleratorVendor
 
 # ---------------------------------------------------------------------------------------------
 # Name aliases: how clouds, drivers and people spell GPU names -> our canonical names.
@@ -151,12 +155,6 @@ def gpu_memory_from_name(name: str) -> float | None:
     return None
 
 
-# Relative difference under which a reported memory size is the known size of that GPU: clouds
-# and drivers report a little less than the marketed size (79.6 GiB for an 80 GB H100). The
-# same tolerance as a query's "A100 80GB" uses (`VRAM_TOLERANCE` below).
-MEMORY_TOLERANCE = 0.07
-
-
 class ResolvedGPU(NamedTuple):
     name: str  # canonical
     vendor: AcceleratorVendor
@@ -199,8 +197,7 @@ def resolve_gpu(spelling: str, memory: float | None = None) -> ResolvedGPU | Non
 # ---------------------------------------------------------------------------------------------
 # Query side: a GPU name as a person writes it in a filter ("A100 80GB", "a100-80g-pcie").
 
-# How far an offer's GPU memory may be from the size a name asks for, as a fraction of that
-# size: clouds and drivers report a little less than the marketed size (80 GB -> 79.6 GiB).
+# The name the query side used for `accelerators.MEMORY_TOLERANCE` (kept importable).
 VRAM_TOLERANCE = MEMORY_TOLERANCE
 
 _MIG_SLICE = re.compile(r"\d+g\.\d+gb", re.IGNORECASE)  # "B300 1g.34gb": a slice, not memory
@@ -226,7 +223,7 @@ class GpuNameSpec(NamedTuple):
     count) when only a count was given to a name the tables do not know."""
 
     name: str
-    memory: float | None  # GiB, compared within VRAM_TOLERANCE
+    memory: float | None  # GiB, compared within MEMORY_TOLERANCE
     form_factor: str | None  # one of form_factor.FORM_FACTORS
     gpu_count: int | None  # exactly this many GPUs (SkyPilot's "A100:8")
 
@@ -289,8 +286,8 @@ def filter_gpu_name(name: str) -> tuple[str, str | None]:
 
 
 def memory_fits(actual: float | None, wanted: float) -> bool:
-    """Whether a GPU with `actual` GiB is the `wanted`-GB model (within `VRAM_TOLERANCE`)."""
-    return actual is not None and abs(actual - wanted) <= VRAM_TOLERANCE * wanted
+    """Whether a GPU with `actual` GiB is the `wanted`-GB model (within `MEMORY_TOLERANCE`)."""
+    return actual is not None and abs(actual - wanted) <= MEMORY_TOLERANCE * wanted
 
 
 def closest_gpu_names(name: str, also: Iterable[str] = (), n: int = 3) -> list[str]:

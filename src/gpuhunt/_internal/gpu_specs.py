@@ -153,11 +153,29 @@ def _rows(gpu: str, form_factor: str | None, memory: float | None) -> list[GpuSp
     ]
 
 
-def gpu_spec(name: str, form_factor: str | None = None) -> GpuSpec | None:
-    """The published figures of a GPU spelled as `gpu_name` filters take it ("H100 SXM",
-    `h100-pcie`, "A100 80GB", "RTX 4090") and, optionally, its form factor ("sxm", "pcie",
-    "nvl", ...). None when no row fits, or several do (an "H100" is SXM, PCIe or NVL: say
-    which). A form factor in the name and a different `form_factor` is a ValueError."""
+@dataclass(frozen=True)
+class GpuSpecLookup:
+    """What `lookup_gpu_spec` found for a name: `status` is "found" (`spec` is the one row),
+    "ambiguous" (several rows fit: `candidates` says which, e.g. an "H100" is SXM, PCIe or
+    NVL), "no-figure" (a known GPU whose vendor publishes no figure, or one not checked yet:
+    `reason` says which) or "unknown" (no row of that GPU: `canonical` is the name it was
+    read as, None when the name is no GPU the tables know)."""
+
+    name: str
+    status: str  # found, ambiguous, no-figure, unknown
+    canonical: str | None
+    spec: GpuSpec | None = None
+    candidates: tuple[GpuSpec, ...] = ()
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.spec is not None
+
+
+def lookup_gpu_spec(name: str, form_factor: str | None = None) -> GpuSpecLookup:
+    """`gpu_spec`'s lookup with its answer typed: found, ambiguous (and the candidates), no
+    published figure (and why) or unknown. A form factor in the name and a different
+    `form_factor`, or an unknown `form_factor`, is a ValueError."""
     if form_factor is not None:
         given = form_factor
         form_factor = words_form_factor(given) or given.strip().lower()  # "SXM5", "PCIe"
@@ -167,12 +185,30 @@ def gpu_spec(name: str, form_factor: str | None = None) -> GpuSpec | None:
     spec = gpu_name_spec(name)
     if spec is not None:
         gpu, memory, said = spec.name, spec.memory, spec.form_factor
+        canonical: str | None = spec.name
     else:
-        gpu, memory, said = canonical_gpu_name(name) or name, None, None
+        canonical = canonical_gpu_name(name)
+        gpu, memory, said = canonical or name, None, None
     if said is not None and form_factor is not None and said != form_factor:
         raise ValueError(f"GPU name {name!r} says form factor {said!r}, not {form_factor!r}")
     rows = _rows(gpu, form_factor or said, memory)
-    return rows[0] if len(rows) == 1 else None
+    if len(rows) == 1:
+        return GpuSpecLookup(name, "found", canonical, rows[0])
+    if rows:
+        return GpuSpecLookup(name, "ambiguous", canonical, candidates=tuple(rows))
+    why = NO_PUBLISHED_FIGURE.get(gpu) or UNCHECKED.get(gpu, "")
+    if canonical is not None and why:
+        return GpuSpecLookup(name, "no-figure", canonical, reason=why)
+    return GpuSpecLookup(name, "unknown", canonical)
+
+
+def gpu_spec(name: str, form_factor: str | None = None) -> GpuSpec | None:
+    """The published figures of a GPU spelled as `gpu_name` filters take it ("H100 SXM",
+    `h100-pcie`, "A100 80GB", "RTX 4090") and, optionally, its form factor ("sxm", "pcie",
+    "nvl", ...). None when no row fits, or several do (an "H100" is SXM, PCIe or NVL: say
+    which); `lookup_gpu_spec` tells those apart. A form factor in the name and a different
+    `form_factor` is a ValueError."""
+    return lookup_gpu_spec(name, form_factor).spec
 
 
 def offer_tflops_per_dollar(item: Any) -> float | None:

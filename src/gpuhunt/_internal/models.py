@@ -1,62 +1,49 @@
-"""The data model: offers, filters, vendors and accelerator descriptions (pure, no I/O)."""
+"""The data model: offers (`CatalogItem`) and filters (`QueryFilter`) (pure, no I/O).
+
+The vocabulary they are written in (vendors, architectures) is `vocabulary.py`, the accelerator
+descriptions sit beside their tables in `accelerators.py`; both are re-exported here, where
+gpuhunt 0.1.x defined them and where callers and pickles still find them."""
 
 from __future__ import annotations
 
-import enum
+import datetime as dt
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, fields
 from itertools import repeat, starmap
-from typing import Any, ClassVar, Protocol, Union
-
-from typing_extensions import Self
+from typing import Any, Protocol
 
 from gpuhunt._internal import validate
-
-JSONType = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
-JSONObject = dict[str, Any]
-
-
-class _CastableEnum(str, enum.Enum):
-    @classmethod
-    def cast(cls, value: Any) -> Self:
-        if isinstance(value, cls):
-            return value
-        if not isinstance(value, str):
-            raise ValueError(f"{value!r} is not a valid {cls.__name__}")
-        try:
-            return cls(value.strip().lower())
-        except ValueError:
-            allowed = ", ".join(m.value for m in cls)
-            raise ValueError(
-                f"{value!r} is not a valid {cls.__name__} (expected one of: {allowed})"
-            ) from None
-
-
-class AcceleratorVendor(_CastableEnum):
-    NVIDIA = "nvidia"
-    AMD = "amd"
-    GOOGLE = "google"
-    INTEL = "intel"
-    TENSTORRENT = "tenstorrent"
-
-
-class CPUArchitecture(_CastableEnum):
-    X86 = "x86"  # x86-64
-    ARM = "arm"  # AArch64
-
-
-class AMDArchitecture(enum.Enum):
-    CDNA = "CDNA"
-    CDNA2 = "CDNA2"
-    CDNA3 = "CDNA3"
-    CDNA4 = "CDNA4"
-
-    @classmethod
-    def cast(cls, value: AMDArchitecture | str) -> AMDArchitecture:
-        if isinstance(value, AMDArchitecture):
-            return value
-        return cls(value.upper())
-
+from gpuhunt._internal.accelerators import (
+    AcceleratorInfo as AcceleratorInfo,
+)
+from gpuhunt._internal.accelerators import (
+    AMDGPUInfo as AMDGPUInfo,
+)
+from gpuhunt._internal.accelerators import (
+    IntelAcceleratorInfo as IntelAcceleratorInfo,
+)
+from gpuhunt._internal.accelerators import (
+    NvidiaGPUInfo as NvidiaGPUInfo,
+)
+from gpuhunt._internal.accelerators import (
+    TenstorrentAcceleratorInfo as TenstorrentAcceleratorInfo,
+)
+from gpuhunt._internal.accelerators import (
+    TPUInfo as TPUInfo,
+)
+from gpuhunt._internal.form_factor import offer_form_factor
+from gpuhunt._internal.gpu_specs import offer_tflops_per_dollar
+from gpuhunt._internal.offer_state import (
+    offer_available,
+    offer_observed_at,
+    offer_resold_from,
+)
+from gpuhunt._internal.vocabulary import AcceleratorVendor as AcceleratorVendor
+from gpuhunt._internal.vocabulary import AMDArchitecture as AMDArchitecture
+from gpuhunt._internal.vocabulary import CPUArchitecture as CPUArchitecture
+from gpuhunt._internal.vocabulary import JSONObject as JSONObject
+from gpuhunt._internal.vocabulary import JSONType as JSONType
+from gpuhunt._internal.vocabulary import _CastableEnum as _CastableEnum
 
 # What offers of one instance type share: all fields but location and price (spot too: one
 # tuple fewer to gather per offer, for at most twice as many shapes).
@@ -140,8 +127,6 @@ class CatalogItem:
         None when unknown or the offer has no GPU. Derived from the GPU model, `provider_data`
         and the instance type (`_internal/form_factor.py`), so it is not a field: catalog CSVs
         keep 0.1.x's columns, and `asdict` and the constructor are unchanged."""
-        from gpuhunt._internal.form_factor import offer_form_factor
-
         return offer_form_factor(
             self.provider, self.instance_name, self.gpu_name, self.gpu_count, self.provider_data
         )
@@ -151,9 +136,26 @@ class CatalogItem:
         """Dense BF16 (FP16 where the GPU has no BF16) TFLOPS of all the offer's GPUs per USD
         per hour, from the vendor datasheet figure in `gpuhunt.gpu_spec`; None when the GPU has
         no published figure there, or the offer no GPU or no price."""
-        from gpuhunt._internal.gpu_specs import offer_tflops_per_dollar
-
         return offer_tflops_per_dollar(self)
+
+    @property
+    def observed_at(self) -> dt.datetime | None:
+        """When the offer's price was read (timezone-aware UTC), from
+        `provider_data["observed_at"]`; None when its provider or catalog does not say."""
+        return offer_observed_at(self.provider_data)
+
+    @property
+    def available(self) -> bool | None:
+        """The provider's own availability reading when the offer was read
+        (`provider_data["available"]`); None when the provider does not say. Offers are never
+        left out for it unless a query asks (`available=`)."""
+        return offer_available(self.provider_data)
+
+    @property
+    def resold_from(self) -> str | None:
+        """Whose machine a marketplace resale is (`provider_data["resold_from"]`, a gpuhunt
+        provider name where one exists: Shadeform's "lambdalabs"); None for the provider's own."""
+        return offer_resold_from(self.provider_data)
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(CatalogItem))
@@ -234,6 +236,12 @@ class QueryFilter:
     `south-america`, `europe`, `middle-east`, `africa`, `asia-pacific`) keep offers whose
     location the geography table places there (`gpuhunt._internal.geography`); an offer whose
     location it does not know is kept only when neither is given.
+
+    `available=True` keeps offers whose provider read them as available when they were
+    observed, `False` those it read as unavailable (offers whose provider does not say are left
+    out either way). `max_age` (a `timedelta`) leaves out offers observed longer ago than that,
+    and offers of unknown age. `resale=False` leaves out marketplace resales of another cloud's
+    machine (`CatalogItem.resold_from`), `True` keeps only them.
     """
 
     provider: list[str] | None = None
@@ -262,6 +270,9 @@ class QueryFilter:
     min_cuda: tuple[int, int] | None = None
     country: list[str] | None = None
     area: list[str] | None = None
+    available: bool | None = None
+    max_age: dt.timedelta | None = None
+    resale: bool | None = None
 
     # Arguments are checked where they enter (`gpuhunt._internal.validate`): each field on every
     # assignment, the ranges across fields when the filter is made and, for a filter changed
@@ -270,11 +281,17 @@ class QueryFilter:
         if name in _QUERY_FIELDS:
             validate.check_field(name, value)
             self.__dict__.pop(validate.CHECKED, None)
+            self.__dict__.pop(validate.PARSED, None)
         object.__setattr__(self, name, value)
 
     def __post_init__(self) -> None:
         validate.check_ranges(self)
         self.__dict__[validate.CHECKED] = True
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The parsed form is a cache, made again on use: a pickle without it is read by any
+        # version (0.1.x has no class to rebuild it from).
+        return {k: v for k, v in self.__dict__.items() if k != validate.PARSED}
 
     def __repr__(self) -> str:
         set_fields = ", ".join(
@@ -286,41 +303,6 @@ class QueryFilter:
 
 
 _QUERY_FIELDS = frozenset(f.name for f in fields(QueryFilter))
-
-
-@dataclass
-class AcceleratorInfo:
-    vendor: ClassVar[AcceleratorVendor]
-    name: str
-    memory: int
-
-
-@dataclass
-class NvidiaGPUInfo(AcceleratorInfo):
-    vendor = AcceleratorVendor.NVIDIA
-    compute_capability: tuple[int, int]
-
-
-@dataclass
-class AMDGPUInfo(AcceleratorInfo):
-    vendor = AcceleratorVendor.AMD
-    architecture: AMDArchitecture
-    device_ids: tuple[int, ...]
-
-
-@dataclass
-class TPUInfo(AcceleratorInfo):
-    vendor = AcceleratorVendor.GOOGLE
-
-
-@dataclass
-class IntelAcceleratorInfo(AcceleratorInfo):
-    vendor = AcceleratorVendor.INTEL
-
-
-@dataclass
-class TenstorrentAcceleratorInfo(AcceleratorInfo):
-    vendor = AcceleratorVendor.TENSTORRENT
 
 
 class LiveProvider(Protocol):

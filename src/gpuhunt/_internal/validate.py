@@ -12,7 +12,9 @@ The rules (docs/python.md, "Arguments"):
 - numbers are never taken from strings: `min_gpu_count="8"` is a `TypeError`, so text is never
   compared as a number or a number as text (the CLI parses its own arguments). Booleans are not
   numbers here either;
-- `spot`: `True`, `False` or `None` only (`"false"` would otherwise read as true);
+- `spot`, `available`, `resale`: `True`, `False` or `None` only (`"false"` would otherwise read
+  as true);
+- `max_age`: a `datetime.timedelta`, at least 0;
 - names (`provider`, `gpu_name`, `location`, `country`, `area`): a string or a list, tuple or set of strings;
 - `allowed_flags`: a collection of strings (a list, set, ...), not a string, whose `in` would
   test substrings;
@@ -26,14 +28,21 @@ the value.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import numbers
+import re
 from collections.abc import Collection
+from dataclasses import fields
 from typing import Any
+
+from gpuhunt._internal.vocabulary import AcceleratorVendor, CPUArchitecture
 
 # Set in a `QueryFilter`'s `__dict__` (not a field: `asdict`, `==` and `repr` ignore it) while
 # every field and range is known good; any assignment to a field removes it.
 CHECKED = "_gpuhunt_checked"
+# Where a filter keeps its parsed form (`query/parsed.py`), dropped with `CHECKED`.
+PARSED = "_gpuhunt_parsed"
 
 COUNTS = frozenset({"min_cpu", "max_cpu", "min_gpu_count", "max_gpu_count"})
 SIZES = frozenset(
@@ -51,6 +60,7 @@ SIZES = frozenset(
     }
 )
 NAMES = frozenset({"provider", "gpu_name", "location", "country", "area"})
+FLAGS = frozenset({"spot", "available", "resale"})  # True, False or None
 VERSIONS = frozenset({"min_compute_capability", "max_compute_capability", "min_cuda"})
 RANGES = (
     "cpu",
@@ -106,9 +116,14 @@ def check_field(name: str, value: Any) -> None:
         check_number(name, value, whole=True, infinite=name.startswith("max_"))
     elif name in SIZES:
         check_number(name, value, infinite=name.startswith("max_"))
-    elif name == "spot":
+    elif name in FLAGS:
         if not isinstance(value, bool):
-            raise TypeError(f"spot must be True, False or None, got {_shown(value)}")
+            raise TypeError(f"{name} must be True, False or None, got {_shown(value)}")
+    elif name == "max_age":
+        if not isinstance(value, dt.timedelta):
+            raise TypeError(f"max_age must be a datetime.timedelta, got {_shown(value)}")
+        if value < dt.timedelta(0):
+            raise ValueError(f"max_age must be at least 0, got {value!r}")
     elif name in NAMES:
         if isinstance(value, str):
             return
@@ -126,9 +141,9 @@ def check_field(name: str, value: Any) -> None:
         ):
             raise TypeError(f"allowed_flags must hold strings, got {_shown(value)}")
     elif name in ("cpu_arch", "gpu_vendor"):
-        from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
-
-        enum = CPUArchitecture if name == "cpu_arch" else AcceleratorVendor
+        enum: type[CPUArchitecture] | type[AcceleratorVendor] = (
+            CPUArchitecture if name == "cpu_arch" else AcceleratorVendor
+        )
         if isinstance(value, enum):
             return
         if not isinstance(value, str):
@@ -139,8 +154,6 @@ def check_field(name: str, value: Any) -> None:
             known = ", ".join(v.value for v in enum)
             raise ValueError(f"{name} must be one of {known}, got {value!r}") from None
     elif name in VERSIONS:
-        from gpuhunt._internal.constraints import parse_version
-
         # A pair of ints is compared as it is, (major, minor), never misread.
         if isinstance(value, tuple) and len(value) == 2 and all(is_int(v) for v in value):
             return
@@ -174,8 +187,6 @@ def ensure_checked(q: Any) -> None:
     state = getattr(q, "__dict__", None)
     if state is None or state.get(CHECKED):
         return
-    from dataclasses import fields
-
     for f in fields(q):
         check_field(f.name, getattr(q, f.name))
     check_ranges(q)
@@ -185,9 +196,30 @@ def ensure_checked(q: Any) -> None:
 def _version(value: Any) -> tuple[int, int] | None:
     if isinstance(value, tuple):
         return value
-    from gpuhunt._internal.constraints import parse_version
-
     return parse_version(value)
+
+
+def parse_version(value: Any, what: str = "version") -> tuple[int, int] | None:
+    """A MAJOR.MINOR version as people write it - `9`, `"9"`, `9.0`, `"9.0"`, `(9, 0)`, `"12.8"` -
+    as a tuple; None stays None. Anything else is a ValueError naming `what` was wrong."""
+    if value is None:
+        return None
+    parts: Any = None
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        parts = value
+    elif isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        text = str(value).strip()
+        parts = text.split(".") if re.fullmatch(r"\d+(\.\d+)?", text) else None
+        if parts is not None and len(parts) == 1:
+            parts.append("0")
+    if parts is not None and all(
+        (isinstance(p, int) and not isinstance(p, bool)) or (isinstance(p, str) and p.isdigit())
+        for p in parts
+    ):
+        major, minor = int(parts[0]), int(parts[1])
+        if 0 <= major < 1000 and 0 <= minor < 1000:
+            return major, minor
+    raise ValueError(f"Invalid {what} {value!r}: expected MAJOR.MINOR such as 9.0, 9 or (9, 0)")
 
 
 def check_flag(name: str, value: Any) -> None:

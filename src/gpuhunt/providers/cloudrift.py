@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal.accelerators import accelerators_named
+from gpuhunt._internal.accelerators import MEMORY_TOLERANCE, accelerators_named
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
@@ -208,7 +208,7 @@ def _per_gpu_memory(vram_gib: float, gpu_count: int, gpu_name: str) -> float:
     known = {a.memory for a in accelerators_named(gpu_name)}
 
     def near_known(gib: float) -> bool:
-        return any(abs(gib - m) / m < 0.07 for m in known if m)
+        return any(abs(gib - m) / m < MEMORY_TOLERANCE for m in known if m)
 
     if gpu_count > 1 and not near_known(vram_gib) and near_known(vram_gib / gpu_count):
         vram_gib /= gpu_count

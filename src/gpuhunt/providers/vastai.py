@@ -51,8 +51,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from gpuhunt._internal.accelerators import vendor_of
-from gpuhunt._internal.constraints import CUDA_KEY, parse_version
+from gpuhunt._internal.accelerators import MEMORY_TOLERANCE, vendor_of
 from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
 from gpuhunt._internal.gpu_names import canonical_gpu_name, filter_gpu_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
@@ -64,6 +63,8 @@ from gpuhunt._internal.models import (
     QueryFilter,
 )
 from gpuhunt.providers._records import AVAILABLE_KEY
+from gpuhunt._internal.offer_state import CUDA_KEY
+from gpuhunt._internal.query.parsed import parsed
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -76,7 +77,7 @@ MB_PER_GB = 1000
 HOURS_PER_MONTH = 30 * 24
 # Asked for when the GPU-name filter cannot be sent, so the local filter has enough to choose from.
 UNFILTERED_LIMIT = 3000
-GPU_MEMORY_TOLERANCE = 0.07
+GPU_MEMORY_TOLERANCE = MEMORY_TOLERANCE  # the one tolerance, under the name it had here
 
 Operator = Literal["lt", "lte", "eq", "neq", "gte", "gt", "in", "notin"]
 FilterValue = Any
@@ -167,43 +168,45 @@ def make_filters(
     community_cloud: bool = True,
     order: Iterable[tuple[str, str]] = (("score", "desc"),),
 ) -> Filters:
+    """The bundles request body for `q`, read through its parsed form (`query/parsed.py`): the
+    values `matches` compares, so what is sent never asks for less than `matches` keeps."""
+    p = parsed(q)
     body: Filters = {}
 
     def put(field: str, op: str, value: Any) -> None:
         body.setdefault(field, {})[op] = value
 
-    if q.min_cpu is not None:
-        put("cpu_cores", "gte", q.min_cpu)
-    if q.min_memory is not None:
-        put("cpu_ram", "gte", q.min_memory * MB_PER_GB)
-    if q.min_gpu_count is not None:
-        put("num_gpus", "gte", q.min_gpu_count)
-    if q.max_gpu_count is not None:
-        put("num_gpus", "lte", q.max_gpu_count)
-    if q.gpu_name:
-        names = vast_gpu_names(q.gpu_name)
+    if p.min_cpu is not None:
+        put("cpu_cores", "gte", p.min_cpu)
+    if p.min_memory is not None:
+        put("cpu_ram", "gte", p.min_memory * MB_PER_GB)
+    if p.min_gpu_count is not None:
+        put("num_gpus", "gte", p.min_gpu_count)
+    if p.max_gpu_count is not None:
+        put("num_gpus", "lte", p.max_gpu_count)
+    if p.gpu_names is not None:
+        names = vast_gpu_names(q.gpu_name or [])
         if names:
             put("gpu_name", "in", names)
         else:
             body["limit"] = UNFILTERED_LIMIT
-    if q.min_gpu_memory is not None:
-        put("gpu_ram", "gte", q.min_gpu_memory * 1024 * (1 - GPU_MEMORY_TOLERANCE))
-    if q.max_gpu_memory is not None:
-        put("gpu_ram", "lte", q.max_gpu_memory * 1024 * (1 + GPU_MEMORY_TOLERANCE))
-    if q.min_disk_size is not None:
-        put("disk_space", "gte", q.min_disk_size)
-    if q.max_price is not None:
-        if q.spot is False:
-            put("dph_total", "lte", q.max_price)
-        elif q.spot is True:
-            put("min_bid", "lte", q.max_price)
-    if q.min_compute_capability is not None:
-        put("compute_cap", "gte", compute_cap(q.min_compute_capability))
-    if q.max_compute_capability is not None:
-        put("compute_cap", "lte", compute_cap(q.max_compute_capability))
-    min_cuda = parse_version(q.min_cuda, "min_cuda")
-    if min_cuda is not None and min_cuda[1] < 10:  # Vast's value is a float: 12.8
-        put("cuda_max_good", "gte", float(f"{min_cuda[0]}.{min_cuda[1]}"))
+    if p.min_gpu_memory is not None:
+        put("gpu_ram", "gte", p.min_gpu_memory * 1024 * (1 - MEMORY_TOLERANCE))
+    if p.max_gpu_memory is not None:
+        put("gpu_ram", "lte", p.max_gpu_memory * 1024 * (1 + MEMORY_TOLERANCE))
+    if p.min_disk_size is not None:
+        put("disk_space", "gte", p.min_disk_size)
+    if p.max_price is not None:
+        if p.spot is False:
+            put("dph_total", "lte", p.max_price)
+        elif p.spot is True:
+            put("min_bid", "lte", p.max_price)
+    if p.min_compute_capability is not None:
+        put("compute_cap", "gte", compute_cap(p.min_compute_capability))
+    if p.max_compute_capability is not None:
+        put("compute_cap", "lte", compute_cap(p.max_compute_capability))
+    if p.min_cuda is not None and p.min_cuda[1] < 10:  # Vast's value is a float: 12.8
+        put("cuda_max_good", "gte", float(f"{p.min_cuda[0]}.{p.min_cuda[1]}"))
     if not community_cloud:
         put("datacenter", "eq", True)
     put("rentable", "eq", True)
@@ -212,11 +215,11 @@ def make_filters(
     return body
 
 
-def vast_gpu_names(names: Iterable[str]) -> list[str]:
-    """Vast's spellings of the requested GPUs; empty if any requested GPU has none (then the
-    filter cannot be sent without losing that GPU's offers)."""
+def vast_gpu_names(names: str | Iterable[str]) -> list[str]:
+    """Vast's spellings of the requested GPUs (a name or a list); empty if any requested GPU
+    has none (then the filter cannot be sent without losing that GPU's offers)."""
     out: list[str] = []
-    for name in names:
+    for name in [names] if isinstance(names, str) else names:
         # "A100:8", "H100 SXM": ask for the GPU; `matches` applies the rest of the name.
         base, known = filter_gpu_name(name)
         wanted = (known or base).replace(" ", "").lower()
@@ -359,7 +362,7 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> lis
             provider_data=provider_data,
         )
 
-    # The newest CUDA the host's driver runs, for `min_cuda` filters (`constraints.CUDA_KEY`).
+    # The newest CUDA the host's driver runs, for `min_cuda` filters (`offer_state.CUDA_KEY`).
     cuda = raw.get("cuda_max_good")
     data: JSONObject = (
         {CUDA_KEY: f"{cuda:g}"} if isinstance(cuda, (int, float)) and cuda > 0 else {}

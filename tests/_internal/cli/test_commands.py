@@ -11,7 +11,8 @@ import pytest
 from gpuhunt._internal import cli
 from gpuhunt._internal.cli import commands
 
-NOT_COMMANDS = {"commands", "render", "collect"}  # the table, the renderers, the collector
+# The table, the renderers (and their layout and grouped view), the collector.
+NOT_COMMANDS = {"commands", "render", "layout", "groups", "collect"}
 
 
 def test_every_command_module_is_in_modules_and_registers_a_command():

@@ -117,8 +117,8 @@ def test_every_query_filter_field_is_a_query_option():
     from gpuhunt import QueryFilter
 
     parser = argparse.ArgumentParser()
-    cli_query.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["query"])
+    cli_query.arguments(parser)
+    args = parser.parse_args([])
     assert {f.name for f in dataclasses.fields(QueryFilter)} <= set(vars(args))
 
 

@@ -52,18 +52,18 @@ TABLES = [
 WHOLE = [
     (
         ["query", "--json"],
-        1526191,
-        "e5402e4a6c7e5b16884573a3b317f93e3e3a5dac598cf5f985bdf51069e0801e",
+        1749936,
+        "91a98ffac79c052013025c6d700d8591919d49480c064a9f391139a46f057b49",
     ),
     (
         ["query", "--csv"],
-        335482,
-        "3c618412912ce7e9c0eee7030d32d9d6744b4260eaa86918d4515c0a4c1d3c34",
+        344711,
+        "f3475b609299c94d04c7bd9448c7446b82670701080b8154001ed01e75d6f3cd",
     ),
     (
         ["query", "--sort", "gpu-memory", "--json"],
-        1526191,
-        "edc1be3b1fff350b6e2022e0867c12e0bb8ed81a0a6d31dcb3062153746b53d5",
+        1749936,
+        "e6eedebf67929624524da4c1027c5fb82886a617f30f50bba5e760c8e6f74d20",
     ),
 ]
 

@@ -154,7 +154,13 @@ def test_json_carries_form_factor_and_tflops_per_dollar(capsys):
     assert rows["NVIDIA A100 80GB PCIe"]["form_factor"] == "pcie"
     assert rows["a100-80x2"]["form_factor"] is None
     assert rows["a100-80x2"]["tflops_per_dollar"] == round(2 * 312 / 4.0, 3)
-    assert list(rows["a100-40"])[-2:] == ["form_factor", "tflops_per_dollar"]
+    assert list(rows["a100-40"])[-5:] == [
+        "form_factor",
+        "tflops_per_dollar",
+        "observed_at",
+        "available",
+        "resold_from",
+    ]
 
 
 def test_sort_tflops_per_dollar_puts_offers_without_a_figure_last(capsys):
@@ -347,7 +353,9 @@ def test_csv_without_matches_still_has_every_column(capsys):
         "price",
         "price_per_gpu",
     ]
-    assert out[0].endswith(",cpu_arch,provider_data,form_factor,tflops_per_dollar")
+    assert out[0].endswith(
+        ",cpu_arch,provider_data,form_factor,tflops_per_dollar,observed_at,available,resold_from"
+    )
     assert "price_per_gpu" in out[0]
 
 
@@ -454,3 +462,110 @@ def test_a_bad_country_or_area_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["query", "--area", "eu"])
     assert e.value.code == 2 and "invalid choice: 'eu'" in capsys.readouterr().err
+
+
+# Offers that say something about themselves (the shared provider_data keys): a converted EUR
+# price, a resale, availability readings and observation times.
+STATE = [
+    item(
+        "seeweb",
+        price=1.15,
+        instance_name="ECS1GPU3",
+        location="it-fr2",
+        provider_data={
+            "currency": "EUR",
+            "price_native": 0.99,
+            "fx_rate": 1.1616,
+            "fx_date": "2026-12-01",
+            "observed_at": "2026-12-01T06:00:00Z",
+        },
+    ),
+    item(
+        "shadeform",
+        price=2.0,
+        instance_name="lambdalabs_A100",
+        location="us-south-1",
+        provider_data={"resold_from": "lambdalabs", "available": True},
+    ),
+    item(
+        "shadeform",
+        price=2.5,
+        instance_name="own_A100",
+        location="us-south-1",
+        provider_data={"available": False, "observed_at": "2020-01-01T00:00:00Z"},
+    ),
+]
+
+
+@pytest.fixture
+def state_catalog(tmp_path, monkeypatch):
+    root = tmp_path / "state"
+    by = {}
+    for i in STATE:
+        by.setdefault(i.provider, []).append(i)
+    publish_archive(root, "20261202-1", {p: csv_bytes(v) for p, v in by.items()})
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(root))
+    return root
+
+
+def test_json_rows_carry_observed_at_available_and_resold_from(capsys, state_catalog):
+    rows = {d["instance_name"]: d for d in run_json(capsys)}
+    assert rows["ECS1GPU3"]["observed_at"] == "2026-12-01T06:00:00Z"
+    assert rows["ECS1GPU3"]["available"] is None
+    assert rows["lambdalabs_A100"]["resold_from"] == "lambdalabs"
+    assert rows["own_A100"]["available"] is False
+
+
+def test_state_options_filter(capsys, state_catalog):
+    assert instances(capsys, "--available") == ["lambdalabs_A100"]
+    assert instances(capsys, "--no-resales") == ["ECS1GPU3", "own_A100"]
+    assert instances(capsys, "--max-age", "36500d") == ["ECS1GPU3", "own_A100"]
+    assert instances(capsys, "--max-age", "1s") == []
+
+
+@pytest.mark.parametrize("age", ["30", "3w", "-1d", "d"])
+def test_a_bad_max_age_is_a_usage_error(capsys, age):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["query", f"--max-age={age}"])
+    assert e.value.code == 2
+    assert "invalid age" in capsys.readouterr().err
+
+
+def test_table_marks_converted_prices_resales_and_availability(capsys, state_catalog):
+    assert cli.main(["query", "--all-regions"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "AVAILABLE" in lines[0]
+    seeweb = next(line for line in lines if "ECS1GPU3" in line)
+    assert "$1.15*" in seeweb
+    assert "* converted from EUR at the ECB rate of 2026-12-01" in lines
+    resale = next(line for line in lines if "lambdalabs_A100" in line)
+    assert resale.startswith("shadeform (lambdalabs)") and " yes" in resale
+    assert " no" in next(line for line in lines if "own_A100" in line)
+
+
+def test_no_availability_column_without_readings(capsys):
+    assert cli.main(["query"]) == 0
+    assert "AVAILABLE" not in capsys.readouterr().out.splitlines()[0]
+
+
+def test_tflops_sort_says_offers_without_a_figure_are_last(capsys):
+    assert cli.main(["query", "--sort", "tflops-per-dollar"]) == 0
+    out = capsys.readouterr().out
+    assert "2 of these offers have no published TFLOPS figure" in " ".join(out.split())
+
+
+def test_offline_vastai_rows_say_they_are_snapshot_medians(capsys, tmp_path, monkeypatch):
+    root = tmp_path / "vast"
+    vast = [item("vastai", price=0.4, instance_name="RTX4090", gpu_name="RTX4090")]
+    publish_archive(root, "20261202-1", {"aws": csv_bytes(AWS), "vastai": csv_bytes(vast)})
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(root))
+    assert cli.main(["query", "--provider", "vastai"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "vastai rows are marketplace snapshot medians" in out
+    assert "--online asks Vast.ai live" in out
+
+
+def test_an_unknown_provider_gets_did_you_mean(capsys):
+    assert cli.main(["query", "--provider", "lambda"]) == 2
+    assert "did you mean lambdalabs?" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """The fast query path must answer exactly what `matches` answers."""
 
 import dataclasses
+import datetime
 
 import numpy as np
 import pytest
@@ -26,6 +27,9 @@ GPUS = [
     ("A100", AcceleratorVendor.NVIDIA, 74.0),  # just outside it
 ]
 
+RECENT = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=1)).strftime(
+    "%Y-%m-%dT%H:%M:%SZ"
+)
 PROVIDER_DATA = [
     {},
     {"cuda_version": "12.8"},
@@ -33,6 +37,9 @@ PROVIDER_DATA = [
     {"cuda_version": "13.0"},
     {"cuda_version": "bad"},
     {"pod_counts": [2, 4]},
+    {"available": True, "observed_at": "2020-01-01T00:00:00Z"},
+    {"available": False, "observed_at": RECENT, "resold_from": "lambdalabs"},
+    {"observed_at": RECENT},
 ]
 
 
@@ -96,6 +103,9 @@ FILTER_VALUES: dict[str, list] = {
     # places by provider: gcp europe-west4 is NL, us-central1-a US; "r1" is nowhere
     "country": [["NL"], ["us", "NL"], ["DE"], []],
     "area": [["europe"], ["north-america", "EUROPE"], ["africa"], []],
+    "available": [True, False],
+    "resale": [True, False],
+    "max_age": [datetime.timedelta(days=30), datetime.timedelta(days=36500)],
 }
 
 

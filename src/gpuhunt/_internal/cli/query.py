@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import logging
 import re
 import sys
@@ -16,10 +17,11 @@ from gpuhunt._internal import geography, registry, validate
 from gpuhunt._internal.cli import render
 from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
-from gpuhunt._internal.constraints import parse_version
-from gpuhunt._internal.errors import GPUHuntError
+from gpuhunt._internal.errors import GPUHuntError, UnknownProviderError
 from gpuhunt._internal.errors import UsageError as UsageError  # importable from here, as before
 from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.validate import parse_version
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog, CatalogStatus
@@ -38,11 +40,6 @@ DESCRIPTION = (
     "memory and disk are GB, GPU memory GiB (as clouds market it: an 80GB A100 is 80). "
     "Ranges are inclusive."
 )
-
-
-def add_parser(sub: Any) -> None:
-    """Add `query` to `sub`, a subparsers action (the command table does this for `gpuhunt`)."""
-    arguments(sub.add_parser("query", help=HELP, description=DESCRIPTION))
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
@@ -107,6 +104,28 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--allow-flag", action="append", dest="allowed_flags", help="hide offers with other flags"
     )
     p.add_argument(
+        "--available",
+        action="store_true",
+        default=None,
+        help="offers their provider read as available when they were observed only (offers "
+        "whose provider does not say are left out)",
+    )
+    p.add_argument(
+        "--max-age",
+        type=_age,
+        metavar="AGE",
+        help="leave out offers observed longer ago than AGE, and offers of unknown age: a "
+        "number and a unit, s, m, h or d (30d, 12h)",
+    )
+    p.add_argument(
+        "--no-resales",
+        dest="resale",
+        action="store_false",
+        default=None,
+        help="leave out marketplace resales of another cloud's machine (Shadeform's Lambda "
+        "offers, ...)",
+    )
+    p.add_argument(
         "--sort",
         choices=["price", "price-per-gpu", "gpu-memory", "tflops-per-dollar"],
         default="price",
@@ -158,6 +177,20 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+_AGE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def _age(text: str) -> dt.timedelta:
+    """`--max-age`: `30d`, `12h`, `90m`, `45s` as a timedelta (argparse turns the ValueError
+    into a usage error naming the option)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text.lower())
+    if m is None:
+        raise argparse.ArgumentTypeError(
+            f"invalid age {text!r}: a number and a unit, s, m, h or d (30d, 12h)"
+        )
+    return dt.timedelta(**{_AGE_UNITS[m.group(2)]: float(m.group(1))})
+
+
 # The ranges are the library's (`validate.RANGES`); each is the options `--min-X`/`--max-X`.
 _RANGES = [(name, "--{}-" + name.replace("_", "-")) for name in validate.RANGES]
 
@@ -182,8 +215,6 @@ def _check_query_args(args: argparse.Namespace) -> None:
                 f"{flag.format('min')} {shown[0]} is above {flag.format('max')} {shown[1]}: "
                 "no offer can match"
             )
-    from gpuhunt._internal.query.filters import make_filter  # the engine: numpy
-
     _cli_value(lambda: make_filter(**filters))
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
@@ -201,6 +232,8 @@ def _cli_value(read: Callable[[], T]) -> T:
     ("Invalid min_cuda ..." becomes "Invalid --min-cuda ...")."""
     try:
         return read()
+    except UnknownProviderError as e:  # names no keyword; "did you mean" as it is
+        raise UsageError(str(e)) from None
     except (TypeError, ValueError) as e:
         message = re.sub(
             r"\b((min|max)_[a-z_]+|gpu_name|gpu_vendor|cpu_arch|location|provider|spot)\b",
@@ -239,6 +272,7 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
 
 
 def _snapshot_providers() -> set[str]:
+    # Lazy for start-up time: reading the snapshot's manifest is only needed here.
     from gpuhunt._internal.load import sources
 
     try:
@@ -267,6 +301,8 @@ def _check_stand_ins(args: argparse.Namespace, status: CatalogStatus) -> None:
 @command("query", help=HELP, description=DESCRIPTION, arguments=arguments)
 def run(args: argparse.Namespace) -> int:
     """`gpuhunt query`: check the options, ask the catalog (and online providers), print."""
+    # Lazy for start-up time: the catalog brings numpy and requests, which `gpuhunt --help`
+    # and a bad option's usage error do not need.
     from gpuhunt._internal.catalog import Catalog
 
     _check_query_args(args)
@@ -282,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:
             raise UsageError("; ".join(problems))
-    # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
+    # Every QueryFilter field is a `query` option of the same name (tests/_internal/cli/test_main.py).
     filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
     offers: list[CatalogItem] = list(catalog.query(**filters))
     _check_stand_ins(args, catalog.status())
@@ -363,13 +399,33 @@ def _offers(
                 f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
             )
         count += "."
-        footer = render.wrap(f"{count} {_footer(args, status, offline)}", width)
+        notes = "".join(" " + n for n in _notes(args, [render.row_offer(r) for r in cut]))
+        footer = render.wrap(f"{count}{notes} {_footer(args, status, offline)}", width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
         return render.lines(render.offers_table(cut, per_gpu=per_gpu, width=width), "", footer)
 
     return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
+
+
+def _notes(args: argparse.Namespace, shown: list[CatalogItem]) -> list[str]:
+    """What the rows shown do not say themselves: the order of offers without a TFLOPS figure,
+    and what Vast.ai rows from the catalog are."""
+    notes = []
+    if args.sort == "tflops-per-dollar":
+        unrated = sum(1 for i in shown if i.tflops_per_dollar is None)
+        if unrated:
+            notes.append(
+                f"{unrated} of these offers have no published TFLOPS figure for their GPU "
+                "(gpuhunt.gpu_spec) and are listed last, by price."
+            )
+    if not args.online and any(i.provider == "vastai" for i in shown):
+        notes.append(
+            "vastai rows are marketplace snapshot medians from the catalog, not live offers; "
+            "--online asks Vast.ai live."
+        )
+    return notes
 
 
 def _groups(

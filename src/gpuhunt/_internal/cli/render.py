@@ -17,34 +17,35 @@ import datetime as dt
 import enum
 import json
 import math
-import os
-import re
-import shutil
 import sys
-import textwrap
 from collections.abc import Callable, Container, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TextIO, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from gpuhunt._internal import form_factor, freshness, geography
+
+# The table layout and the grouped view live in modules of their own; their names stay
+# importable from here, where every command found them.
+from gpuhunt._internal.cli.groups import GROUP_COLUMNS as GROUP_COLUMNS
+from gpuhunt._internal.cli.groups import GROUP_CSV_FIELDS as GROUP_CSV_FIELDS
+from gpuhunt._internal.cli.groups import GpuGroup as GpuGroup
+from gpuhunt._internal.cli.groups import group_by_gpu as group_by_gpu
+from gpuhunt._internal.cli.groups import groups_table as groups_table
+from gpuhunt._internal.cli.layout import ELLIPSIS as ELLIPSIS
+from gpuhunt._internal.cli.layout import Column as Column
+from gpuhunt._internal.cli.layout import _num
+from gpuhunt._internal.cli.layout import fit as fit
+from gpuhunt._internal.cli.layout import fitted as fitted
+from gpuhunt._internal.cli.layout import price as price
+from gpuhunt._internal.cli.layout import render as render
+from gpuhunt._internal.cli.layout import table as table
+from gpuhunt._internal.cli.layout import terminal_width as terminal_width
+from gpuhunt._internal.cli.layout import wrap as wrap
 from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import CatalogStatus
-
-
-def price(x: float | None) -> str:
-    """`$1.70`, `$64.00`, `$0.7345`: two decimals, up to four when they matter."""
-    if x is None:
-        return "-"
-    text = f"{x:.4f}".rstrip("0")
-    whole, _, decimals = text.partition(".")
-    return f"${whole}.{decimals.ljust(2, '0')}"
-
-
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:g}"
 
 
 def gpu_text(i: CatalogItem) -> str:
@@ -56,14 +57,15 @@ def gpu_text(i: CatalogItem) -> str:
 
 
 # Derived per-offer values that `--json` and `--csv` add after the fields (None: unknown).
-DERIVED = ("form_factor", "tflops_per_dollar")
+DERIVED = ("form_factor", "tflops_per_dollar", "observed_at", "available", "resold_from")
 
 
 def as_dict(i: CatalogItem) -> dict[str, Any]:
     """Every `CatalogItem` field, in field order, with `country` and `area` (from the
     geography table; None when it does not place the location) after `location` and
-    `price_per_gpu` after `price`, then `form_factor` and `tflops_per_dollar`; enums as their
-    values (what `--json` and `--csv` print)."""
+    `price_per_gpu` after `price`, then `form_factor`, `tflops_per_dollar`, `observed_at`
+    (ISO-8601 UTC, `Z`), `available` and `resold_from`; enums as their values (what `--json`
+    and `--csv` print)."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(i):
         value = getattr(i, f.name)
@@ -77,7 +79,45 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
     out["form_factor"] = i.form_factor
     tpd = i.tflops_per_dollar
     out["tflops_per_dollar"] = None if tpd is None else round(tpd, 3)
+    seen = i.observed_at
+    out["observed_at"] = None if seen is None else seen.strftime("%Y-%m-%dT%H:%M:%SZ")
+    out["available"] = i.available
+    out["resold_from"] = i.resold_from
     return out
+
+
+def converted_from(i: CatalogItem) -> str | None:
+    """The currency an offer's price was converted from (`provider_data["currency"]`, when
+    not USD), or None for a price the provider gave in dollars."""
+    currency = i.provider_data.get("currency") if isinstance(i.provider_data, dict) else None
+    return currency if isinstance(currency, str) and currency.upper() != "USD" else None
+
+
+def price_text(i: CatalogItem) -> str:
+    """The offer's price, marked `*` when converted from another currency (`footnotes`)."""
+    return price(i.price) + ("*" if converted_from(i) else "")
+
+
+def provider_text(i: CatalogItem) -> str:
+    """The provider, with whose machine it resells: `shadeform (lambdalabs)`."""
+    return f"{i.provider} ({i.resold_from})" if i.resold_from else i.provider
+
+
+def availability_text(i: CatalogItem) -> str:
+    reading = i.available
+    return "-" if reading is None else ("yes" if reading else "no")
+
+
+def footnotes(offers: Iterable[CatalogItem]) -> list[str]:
+    """A line per currency and rate date of the converted prices among `offers`:
+    `* converted from EUR at the ECB rate of 2026-12-01`."""
+    seen: dict[tuple[str, str], None] = {}
+    for i in offers:
+        currency = converted_from(i)
+        if currency is not None:
+            date = i.provider_data.get("fx_date")
+            seen[(currency, date if isinstance(date, str) else "an unrecorded date")] = None
+    return [f"* converted from {c} at the ECB rate of {d}" for c, d in seen]
 
 
 def csv_header() -> list[str]:
@@ -111,148 +151,6 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def terminal_width(stream: Any = None) -> int | None:
-    """The width output to `stream` (default stdout) must fit: `COLUMNS` when set to a
-    number, else the terminal's width when `stream` is a terminal, else None - a pipe or a file
-    gets every column in full, so what scripts read does not depend on who ran them."""
-    text = os.environ.get("COLUMNS", "").strip()
-    if text.isdigit() and int(text) > 0:
-        return int(text)
-    stream = sys.stdout if stream is None else stream
-    try:
-        if not stream.isatty():
-            return None
-    except (AttributeError, ValueError):  # closed or not a real stream
-        return None
-    return shutil.get_terminal_size().columns
-
-
-T = TypeVar("T")
-ELLIPSIS = "…"
-
-
-@dataclass(frozen=True)
-class Column(Generic[T]):
-    """One column of a table: its header, how a row's cell is written, and what may be done
-    to it when the table is wider than the terminal. Columns of higher `priority` (less
-    important) go first: shortened (down to `min_width`, cells cut with an ellipsis) when that
-    is enough, else dropped - or, if `required`, shortened as far as `min_width` allows."""
-
-    header: str
-    cell: Callable[[T], str]
-    priority: int
-    right: bool = False
-    min_width: int | None = None
-    required: bool = False
-
-
-def table(columns: Sequence[Column[T]], rows: Iterable[T], width: int | None = None) -> str:
-    """`rows` under `columns`, two spaces apart, fitted to `width` (None: no limit)."""
-    cells = [[c.cell(r) for c in columns] for r in rows]
-    specs = [(c.priority, c.min_width, c.required) for c in columns]
-    right = {k for k, c in enumerate(columns) if c.right}
-    return fitted([c.header for c in columns], cells, right, specs, width)
-
-
-def fitted(
-    header: list[str],
-    rows: list[list[str]],
-    right: set[int],
-    specs: Sequence[tuple[int, int | None, bool]],
-    width: int | None,
-) -> str:
-    """`render` of the columns that fit `width`; `specs` gives each column's (priority,
-    min_width, required), as `Column` does."""
-    widths = [max([len(h), *(len(row[k]) for row in rows)]) for k, h in enumerate(header)]
-    keep = fit([(w, *spec) for w, spec in zip(widths, specs)], width)
-    return render(
-        [header[k] for k, _ in keep],
-        [[row[k] for k, _ in keep] for row in rows],
-        {n for n, (k, _) in enumerate(keep) if k in right},
-        [w for _, w in keep],
-    )
-
-
-def fit(
-    columns: Sequence[tuple[int, int, int | None, bool]], width: int | None
-) -> list[tuple[int, int]]:
-    """Which columns (width, priority, min_width, required) to keep and how wide, as (index,
-    width): the least important first are shortened when that suffices, else dropped (or,
-    when required, shortened as far as they go), until the line fits `width`. A table that
-    cannot fit keeps its required columns at their least widths."""
-    widths = {k: w for k, (w, _, _, _) in enumerate(columns)}
-
-    def total() -> int:
-        return sum(widths.values()) + 2 * (len(widths) - 1)
-
-    if width is None:
-        return list(widths.items())
-    # Columns of one priority are shortened together, each by its share of what they can give.
-    for priority in sorted({c[1] for c in columns}, reverse=True):
-        over = total() - width
-        if over <= 0:
-            break
-        group = [k for k, c in enumerate(columns) if c[1] == priority and k in widths]
-        slack = {k: max(widths[k] - (columns[k][2] or widths[k]), 0) for k in group}
-        if slack and sum(slack.values()) >= over:
-            _share(widths, slack, over)
-            break
-        for k in group:
-            if columns[k][3]:  # required: as short as it may be
-                widths[k] -= slack[k]
-            else:
-                del widths[k]
-    return sorted(widths.items())
-
-
-def _share(widths: dict[int, int], slack: dict[int, int], over: int) -> None:
-    """Take `over` characters from the columns in `slack`, in proportion to what each can give
-    (the remainder from the largest)."""
-    total = sum(slack.values())
-    cuts = {k: over * s // total for k, s in slack.items()}
-    for k in sorted(slack, key=lambda k: -slack[k]):
-        if sum(cuts.values()) >= over:
-            break
-        if cuts[k] < slack[k]:
-            cuts[k] += 1
-    for k, cut in cuts.items():
-        widths[k] -= cut
-
-
-_MORE = re.compile(r" \+\d+$")
-
-
-def _cut(text: str, width: int) -> str:
-    """`text` in `width` characters, cut with an ellipsis; a trailing count (" +8", other
-    regions) is kept whole."""
-    if len(text) <= width:
-        return text
-    more = _MORE.search(text)
-    tail = more.group(0) if more and len(more.group(0)) < width - 1 else ""
-    head = text[: len(text) - len(tail)]
-    return head[: max(width - len(tail) - 1, 0)] + ELLIPSIS + tail
-
-
-def render(
-    header: list[str], rows: list[list[str]], right: set[int], widths: list[int] | None = None
-) -> str:
-    if widths is None:
-        widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
-    lines = [
-        "  ".join(
-            _cut(c, w).rjust(w) if k in right else _cut(c, w).ljust(w)
-            for k, (c, w) in enumerate(zip(r, widths))
-        ).rstrip()
-        for r in [header, *rows]
-    ]
-    return "\n".join(lines)
-
-
-def wrap(text: str, width: int | None) -> str:
-    """A paragraph (the footer) wrapped to `width`; one line when there is no limit."""
-    return text if width is None else textwrap.fill(text, width, break_on_hyphens=False)
-
-
 def _location_text(row: CollapsedOffer | CatalogItem) -> str:
     if isinstance(row, CollapsedOffer):
         more = f" +{row.other_locations}" if row.other_locations else ""
@@ -268,15 +166,17 @@ def row_offer(row: CollapsedOffer | CatalogItem) -> CatalogItem:
 _offer = row_offer
 
 
-def offer_columns(per_gpu: bool, tflops: bool = False) -> list[Column[Any]]:
+def offer_columns(
+    per_gpu: bool, tflops: bool = False, availability: bool = False
+) -> list[Column[Any]]:
     """The columns of the offers table, most important first within each priority. A column
     more is one entry (`priority` says when it goes on a narrow terminal)."""
     o = _offer
     columns: list[Column[Any]] = [
-        Column("PROVIDER", lambda r: o(r).provider, 1, min_width=8, required=True),
+        Column("PROVIDER", lambda r: provider_text(o(r)), 1, min_width=8, required=True),
         Column("INSTANCE", lambda r: o(r).instance_name, 4, min_width=14, required=True),
         Column("LOCATION", _location_text, 4, min_width=10, required=True),
-        Column("PRICE/H", lambda r: price(o(r).price), 0, right=True, required=True),
+        Column("PRICE/H", lambda r: price_text(o(r)), 0, right=True, required=True),
     ]
     if per_gpu:
         columns.append(Column("$/GPU/H", lambda r: price(o(r).price_per_gpu), 6, right=True))
@@ -298,6 +198,8 @@ def offer_columns(per_gpu: bool, tflops: bool = False) -> list[Column[Any]]:
             right=True,
         ),
     ]
+    if availability:  # the provider's reading when the offer was observed
+        columns.append(Column("AVAILABLE", lambda r: availability_text(o(r)), 5))
     return columns
 
 
@@ -306,115 +208,18 @@ def offers_table(
 ) -> str:
     """One row per offer, or per collapsed offer (its cheapest location, `+N` other
     locations). A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`; a
-    `TFLOPS/$` column (dense BF16 TFLOPS per USD/hour) when any offer has a figure."""
+    `TFLOPS/$` column (dense BF16 TFLOPS per USD/hour) when any offer has a figure; an
+    `AVAILABLE` column when any offer carries its provider's availability reading. A converted
+    price is marked `*` and explained by a line under the table."""
     per_gpu = per_gpu or any(_offer(i).gpu_count for i in offers)
     tflops = any(_offer(i).tflops_per_dollar is not None for i in offers)
-    return table(offer_columns(per_gpu, tflops), offers, width)
+    availability = any(_offer(i).available is not None for i in offers)
+    text = table(offer_columns(per_gpu, tflops, availability), offers, width)
+    notes = footnotes(_offer(i) for i in offers)
+    return "\n".join([text, *notes])
 
 
 # ------------------------------------------------------------------ --group-by gpu
-
-
-@dataclass
-class GpuGroup:
-    """Offers of one GPU model (name and memory) in one count."""
-
-    gpu_name: str
-    gpu_memory: float | None
-    gpu_count: int
-    offers: int = 0
-    providers: set[str] = field(default_factory=set)
-    on_demand: CatalogItem | None = None  # the cheapest
-    spot: CatalogItem | None = None  # the cheapest
-
-    def add(self, i: CatalogItem) -> None:
-        self.offers += 1
-        self.providers.add(i.provider)
-        if i.spot:
-            if self.spot is None or i.price < self.spot.price:
-                self.spot = i
-        elif self.on_demand is None or i.price < self.on_demand.price:
-            self.on_demand = i
-
-    def as_dict(self) -> dict[str, Any]:
-        def cheapest(i: CatalogItem | None) -> dict[str, Any] | None:
-            if i is None:
-                return None
-            return {"price": i.price, "provider": i.provider, "location": i.location}
-
-        return {
-            "gpu_name": self.gpu_name,
-            "gpu_memory": self.gpu_memory,
-            "gpu_count": self.gpu_count,
-            "on_demand": cheapest(self.on_demand),
-            "spot": cheapest(self.spot),
-            "offers": self.offers,
-            "providers": len(self.providers),
-        }
-
-    def flat(self) -> dict[str, Any]:
-        """`as_dict` with the cheapest offers spread into columns (for CSV)."""
-        d = self.as_dict()
-        out = {k: d[k] for k in ("gpu_name", "gpu_memory", "gpu_count")}
-        for kind in ("on_demand", "spot"):
-            for k in ("price", "provider", "location"):
-                out[f"{kind}_{k}"] = (d[kind] or {}).get(k)
-        out["offers"], out["providers"] = d["offers"], d["providers"]
-        return out
-
-
-GROUP_CSV_FIELDS = [
-    "gpu_name",
-    "gpu_memory",
-    "gpu_count",
-    *(f"{kind}_{k}" for kind in ("on_demand", "spot") for k in ("price", "provider", "location")),
-    "offers",
-    "providers",
-]
-
-
-def group_by_gpu(offers: Iterable[CatalogItem]) -> list[GpuGroup]:
-    """One group per GPU model and count, ordered by GPU name, memory and count; offers
-    without GPUs are left out."""
-    groups: dict[tuple[str, float | None, int], GpuGroup] = {}
-    for i in offers:
-        if not i.gpu_count or not i.gpu_name:
-            continue
-        key = (i.gpu_name, i.gpu_memory, i.gpu_count)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = GpuGroup(i.gpu_name, i.gpu_memory, i.gpu_count)
-        group.add(i)
-    return sorted(
-        groups.values(),
-        key=lambda g: (g.gpu_name.lower(), g.gpu_memory or 0.0, g.gpu_count),
-    )
-
-
-def _where(i: CatalogItem | None) -> str:
-    return "-" if i is None else f"{i.provider} {i.location}".strip()
-
-
-GROUP_COLUMNS: list[Column[GpuGroup]] = [
-    Column("GPU", lambda g: f"{g.gpu_name} {_num(g.gpu_memory)}GB", 1, min_width=10, required=True),
-    Column("COUNT", lambda g: str(g.gpu_count), 0, right=True, required=True),
-    Column(
-        "ON-DEMAND/H",
-        lambda g: price(g.on_demand.price if g.on_demand else None),
-        0,
-        right=True,
-        required=True,
-    ),
-    Column("PROVIDER/REGION", lambda g: _where(g.on_demand), 2, min_width=15, required=True),
-    Column("SPOT/H", lambda g: price(g.spot.price if g.spot else None), 3, right=True),
-    Column("PROVIDER/REGION", lambda g: _where(g.spot), 4, min_width=15),
-    Column("OFFERS", lambda g: str(g.offers), 5, right=True),
-    Column("PROVIDERS", lambda g: str(len(g.providers)), 6, right=True),
-]
-
-
-def groups_table(groups: list[GpuGroup], width: int | None = None) -> str:
-    return table(GROUP_COLUMNS, groups, width)
 
 
 # The footer: where the catalog came from, why, and how old each provider's data is.

@@ -6,17 +6,17 @@ GPU memory, compute capability). Each provider's CSV is read into a table of its
 (`formats.csv_table`), and the catalog `combine`s them into one, so an answer across providers
 is already in price order. Once its offers' shapes are known (at load) the table is
 `compact`ed: per row only the price, the location and a shape number stay, and every other
-column is held once per shape. A query evaluates `matches` as vectorised masks over the columns, so
-its cost is a few passes of machine code over the rows plus building the offers it returns
-(`query.answers`).
+column is held once per shape. A query evaluates its parsed filter as vectorised masks over the
+columns (`query/masks.py`), so its cost is a few passes of machine code over the rows plus
+building the offers it returns (`query.answers`).
 
-`constraints.matches` stays the one definition of what matches; `tests/_internal/query/test_table.py`
-checks this module against it over random catalogs and filters.
+`query/match.py` (`matches`) stays the one definition of what matches;
+`tests/_internal/query/test_table.py` checks the masks against it over random catalogs and
+filters.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -25,29 +25,12 @@ from typing import Any
 import numpy as np
 
 from gpuhunt._internal import geography
-from gpuhunt._internal.constraints import (
-    CUDA_KEY,
-    get_compute_capability,
-    location_matches,
-    offer_cuda_version,
-    parse_version,
-)
-from gpuhunt._internal.form_factor import (
-    FORM_FACTOR_KEY,
-    FORM_FACTORS,
-    data_form_factor,
-    instance_form_factor,
-    model_form_factor,
-    refine,
-)
-from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_spec
-from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
-
-VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
-ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
-_NVIDIA = VENDORS.index(AcceleratorVendor.NVIDIA)
-_NO_CUDA = -1  # in `Table.cuda_version`: the offer's provider does not say
-_NO_FORM_FACTOR = -1  # in `Table.form_factors`: unknown
+from gpuhunt._internal.accelerators import get_compute_capability
+from gpuhunt._internal.models import QueryFilter
+from gpuhunt._internal.query import masks
+from gpuhunt._internal.query.masks import ARCHS as ARCHS
+from gpuhunt._internal.query.masks import VENDORS as VENDORS
+from gpuhunt._internal.query.parsed import ParsedQuery, parsed
 
 
 class Interner:
@@ -104,6 +87,7 @@ class Table:
         self._cuda: np.ndarray | None = None
         self._places: tuple[list[geography.Place | None], np.ndarray] | None = None
         self._form_factors: np.ndarray | None = None
+        self._states: masks.OfferStates | None = None
         # Set by `compact`: the table of one row per shape, and each row's shape number.
         self._by_shape: Table | None = None
         self._shape_of_row: np.ndarray | None = None
@@ -135,7 +119,7 @@ class Table:
         self.__dict__["_by_shape"] = by_shape
         for k in SHAPE_ROW_COLUMNS:
             self.__dict__.pop(k, None)
-        self._cuda = self._form_factors = None
+        self._cuda = self._form_factors = self._states = None
 
     def after_fork(self) -> None:
         self._parts_lock = threading.Lock()  # a parent thread may have held it at the fork
@@ -167,105 +151,12 @@ class Table:
 
     # ------------------------------------------------------------------ query
 
-    def select(self, q: QueryFilter, providers: Collection[str] | None = None) -> np.ndarray:
+    def select(
+        self, q: QueryFilter | ParsedQuery, providers: Collection[str] | None = None
+    ) -> np.ndarray:
         """Row numbers (in price order) of the offers that `matches(item, q)`, of `providers`
-        only if given."""
-        by_shape, shape_of_row = self._by_shape, self._shape_of_row
-        if by_shape is None or shape_of_row is None:
-            m = self._shape_mask(q, providers)
-        else:  # the filters on shape fields once per shape, then spread to the rows
-            m = by_shape._shape_mask(q, providers)[shape_of_row]
-        _range(m, self.price, q.min_price, q.max_price)
-        if q.location is not None:
-            m &= _one_of(
-                self.location,
-                [i for i, loc in enumerate(self.locations) if location_matches(loc, q.location)],
-            )
-        if q.country is not None or q.area is not None:
-            places, codes = self.places()
-            countries = None if q.country is None else [c.upper() for c in q.country]
-            areas = None if q.area is None else [a.lower() for a in q.area]
-            m &= _one_of(
-                codes,
-                [k for k, p in enumerate(places) if geography.place_matches(p, countries, areas)],
-            )
-        return np.flatnonzero(m)
-
-    def _shape_mask(self, q: QueryFilter, providers: Collection[str] | None) -> np.ndarray:
-        """The rows that pass the filters on shape fields (all but price and location)."""
-        m = np.ones(len(self), dtype=bool)
-        if providers is not None:
-            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in providers])
-        if q.provider is not None:  # as `matches` reads it: case-insensitive
-            named = {p.lower() for p in q.provider}
-            m &= _one_of(self.provider, [i for i, p in enumerate(self.providers) if p in named])
-        if q.spot is not None:
-            m &= self.spot == bool(q.spot)
-        if q.min_cuda is not None:
-            m &= (self.gpu_count > 0) & (self.gpu_vendor == _NVIDIA)  # asks for an NVIDIA GPU
-            cuda = self.cuda_version()
-            wanted = _version_code(parse_version(q.min_cuda, "min_cuda"))  # type: ignore[arg-type]
-            m &= (cuda == _NO_CUDA) | (cuda >= wanted)
-        if q.cpu_arch:
-            m &= self.cpu_arch == ARCHS.index(CPUArchitecture.cast(q.cpu_arch))
-        _range(m, self.cpu, q.min_cpu, q.max_cpu)
-        _range(m, self.memory, q.min_memory, q.max_memory)
-        g = np.ones(len(self), dtype=bool)
-        if q.gpu_vendor:
-            g &= self.gpu_vendor == VENDORS.index(AcceleratorVendor.cast(q.gpu_vendor))
-        _range(g, self.gpu_count, q.min_gpu_count, q.max_gpu_count)
-        if q.gpu_name is not None:
-            g &= self._gpu_name_mask(q.gpu_name)
-        if q.min_compute_capability is not None or q.max_compute_capability is not None:
-            low, high = q.min_compute_capability, q.max_compute_capability
-            ok = np.array(
-                [_cc_within(cc, low, high) for cc in self.gpu_name_ccs] + [False], dtype=bool
-            )  # the trailing False answers gpu_name -1 (no name)
-            g &= ok[self.gpu_name] & (self.gpu_vendor == _NVIDIA)
-        _range(g, self.gpu_memory_eff, q.min_gpu_memory, q.max_gpu_memory)
-        _range(g, self.total_gpu_memory, q.min_total_gpu_memory, q.max_total_gpu_memory)
-        if q.min_gpu_count == 0:
-            g |= self.gpu_count == 0
-        m &= g
-        if q.min_disk_size is not None or q.max_disk_size is not None:
-            d = np.ones(len(self), dtype=bool)
-            _range(d, self.disk_size, q.min_disk_size, q.max_disk_size)
-            m &= d | np.isnan(self.disk_size)
-        if q.allowed_flags is not None:
-            allowed = q.allowed_flags
-            ok = np.array(
-                [all(f in allowed for f in s.split()) for s in self.flag_sets], dtype=bool
-            )
-            m &= ok[self.flags]
-        return m
-
-    def _gpu_name_mask(self, names: list[str]) -> np.ndarray:
-        """`constraints.gpu_name_wanted` over the table: names as written, plus the GPU of
-        names that give a memory, form factor or count ("A100 80GB", "H100 SXM", "A100:8")
-        with what they give."""
-        wanted = {n.lower() for n in names}
-        mask = _one_of(
-            self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
-        )
-        for n in names:
-            spec = gpu_name_spec(n)
-            if spec is None:
-                continue
-            name = spec.name.lower()
-            part = _one_of(
-                self.gpu_name, [i for i, x in enumerate(self.gpu_names_lower) if x == name]
-            )
-            if spec.memory is not None:
-                size = spec.memory
-                # NaN (unknown memory) compares False, as `memory_fits(None, ...)` is False.
-                part &= np.abs(self.gpu_memory - size) <= VRAM_TOLERANCE * size
-            if spec.gpu_count is not None:
-                part &= self.gpu_count == spec.gpu_count
-            if spec.form_factor is not None:
-                ff = self.form_factors()
-                part &= (ff == _NO_FORM_FACTOR) | (ff == FORM_FACTORS.index(spec.form_factor))
-            mask |= part
-        return mask
+        only if given (`query/masks.py`)."""
+        return masks.select(self, parsed(q), providers)
 
     def places(self) -> tuple[list[geography.Place | None], np.ndarray]:
         """Each offer's place (`geography.locate`) as a code into the returned list of the
@@ -290,107 +181,25 @@ class Table:
         return {p: n for p, n in zip(self.providers, found) if n}
 
     def form_factors(self) -> np.ndarray:
-        """Each offer's form factor (`form_factor.offer_form_factor`) as an index into
-        `FORM_FACTORS`, `_NO_FORM_FACTOR` where unknown; worked out on first use from its
-        parts, each once per distinct value: the GPU name, the provider_data text, and the
-        provider and instance type."""
-        found = self._form_factors
-        if found is None:
-            n_ff, code = len(FORM_FACTORS), _form_factor_code
-            # The trailing entry answers gpu_name -1 (no name; masked out below).
-            by_model = np.array(
-                [code(model_form_factor(g)) for g in self.gpu_names] + [_NO_FORM_FACTOR]
-            )
-            by_data = np.array(
-                [
-                    code(data_form_factor(json.loads(t)))
-                    if (FORM_FACTOR_KEY in t or "gpu_type" in t)
-                    else _NO_FORM_FACTOR
-                    for t in self.provider_datas
-                ],
-                dtype=np.int64,
-            )
-            # One instance form factor per (provider, instance name) that occurs.
-            key = self.instance_name.astype(np.int64) * len(self.providers) + self.provider
-            keys, of_row = np.unique(key, return_inverse=True)
-            by_instance = np.array(
-                [
-                    code(
-                        instance_form_factor(
-                            self.providers[k % len(self.providers)],
-                            self.instance_names[k // len(self.providers)],
-                        )
-                    )
-                    for k in keys.tolist()
-                ],
-                dtype=np.int64,
-            )
-            ff = by_model[self.gpu_name]
-            ff = np.where(ff == _NO_FORM_FACTOR, by_data[self.provider_data], ff)
-            ff = np.where(ff == _NO_FORM_FACTOR, by_instance[of_row.ravel()], ff)
-            # `refine`, per GPU name and form factor (the last column: unknown).
-            refined = np.array(
-                [
-                    [
-                        code(refine(g, FORM_FACTORS[f] if f < n_ff else None))
-                        for f in range(n_ff + 1)
-                    ]
-                    for g in [*self.gpu_names, None]
-                ],
-                dtype=np.int64,
-            ).reshape(len(self.gpu_names) + 1, n_ff + 1)
-            ff = refined[self.gpu_name, np.where(ff == _NO_FORM_FACTOR, n_ff, ff)]
-            no_gpu = (self.gpu_count == 0) | (self.gpu_name < 0)
-            found = self._form_factors = np.where(no_gpu, _NO_FORM_FACTOR, ff).astype(np.int8)
-        return found
+        """Each offer's form factor as an index into `FORM_FACTORS` (-1: unknown), worked out
+        on first use (`masks.form_factors`)."""
+        if self._form_factors is None:
+            self._form_factors = masks.form_factors(self)
+        return self._form_factors
 
     def cuda_version(self) -> np.ndarray:
-        """Each offer's CUDA version (`constraints.offer_cuda_version`) as MAJOR * 1000 + MINOR
-        (`_version_code`), `_NO_CUDA` where its provider does not say; worked out on first use."""
-        found = self._cuda
-        if found is None:
-            codes = [_NO_CUDA] * len(self.provider_datas)  # every offer has a provider_data code
-            for k, text in enumerate(self.provider_datas):
-                if CUDA_KEY in text:  # most offers say nothing: skip decoding their JSON
-                    v = offer_cuda_version(json.loads(text))
-                    codes[k] = _NO_CUDA if v is None else _version_code(v)
-            found = self._cuda = np.array(codes, dtype=np.int64)[self.provider_data]
-        return found
+        """Each offer's CUDA version as MAJOR * 1000 + MINOR (-1: not said), worked out on first
+        use (`masks.cuda_versions`)."""
+        if self._cuda is None:
+            self._cuda = masks.cuda_versions(self)
+        return self._cuda
 
-
-def _form_factor_code(value: str | None) -> int:
-    return _NO_FORM_FACTOR if value is None else FORM_FACTORS.index(value)
-
-
-def _one_of(column: np.ndarray, codes: list[int]) -> np.ndarray:
-    """Rows whose code is one of `codes` (np.isin sorts; one comparison or a lookup is
-    several times faster on a code column)."""
-    if len(codes) == 1:
-        equal: np.ndarray = column == codes[0]
-        return equal
-    if not codes:
-        return np.zeros(len(column), dtype=bool)
-    lookup = np.zeros(max(codes) + 2, dtype=bool)  # the last entry answers code -1
-    lookup[codes] = True
-    picked: np.ndarray = lookup[np.minimum(column, max(codes) + 1)]
-    return picked
-
-
-def _range(mask: np.ndarray, column: np.ndarray, low: Any, high: Any) -> None:
-    if low is not None:
-        mask &= column >= low
-    if high is not None:
-        mask &= column <= high
-
-
-def _version_code(version: tuple[int, int]) -> int:
-    """A (major, minor) version as one integer that sorts like the tuple, for a numpy column
-    (12.10 > 12.8, 13.0 > 12.999): `parse_version` keeps both numbers within 0..999."""
-    return int(version[0]) * 1000 + int(version[1])
-
-
-def _cc_within(cc: tuple[int, int] | None, low: Any, high: Any) -> bool:
-    return cc is not None and (low is None or cc >= low) and (high is None or cc <= high)
+    def offer_states(self) -> masks.OfferStates:
+        """Each offer's availability reading, observation time and resale origin, worked out
+        on first use (`masks.offer_states`)."""
+        if self._states is None:
+            self._states = masks.offer_states(self)
+        return self._states
 
 
 STORED_COLUMNS: dict[str, Any] = {
