@@ -426,8 +426,17 @@ class Catalog:
             for name in not_added:
                 self._online.errors[name] = NOT_ADDED
         asked = online.ask(self._submit, live, q, self.balance_resources, self._online)
+        # One query reads one catalog: the first read of the loaded table is the one every
+        # part of the answer uses, though a reload may swap in another meanwhile.
+        read: list[Loaded | None] = []
+
+        def loaded() -> Loaded | None:
+            if not read:
+                read.append(self._loader.current())
+            return read[0]
+
         offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
-        offers = self._query_offline(offline, q) if offline else []
+        offers = self._query_offline(offline, q, loaded) if offline else []
         if gpu_name is not None:
             for problem in self._gpu_name_problems(
                 [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=self._warned_gpu_names
@@ -457,7 +466,8 @@ class Catalog:
                 p
                 for p in registry.ONLINE_PROVIDERS
                 if (wanted is None or p in wanted) and p not in answered
-            ]
+            ],
+            loaded,
         )
         for name in standing_in:  # answered after all, from the catalog
             if self._online.errors.get(name) == NOT_ADDED:
@@ -472,17 +482,20 @@ class Catalog:
                 {name: self._why_no_answer(name) for name in sorted(wanted)}
             )
         if standing_in:
-            offers = merge_online(offers, [self._query_offline(standing_in, q)])
+            offers = merge_online(offers, [self._query_offline(standing_in, q, loaded)])
         if not asked:
             return offers
         return merge_online(offers, found)
 
-    def _stand_ins(self, missing: list[str]) -> list[str]:
+    def _stand_ins(
+        self, missing: list[str], current: Callable[[], Loaded | None] | None = None
+    ) -> list[str]:
         """Those of `missing` whose offers the catalog holds; loads it if a query naming only
-        online providers has not (so a query that every live provider answered loads nothing)."""
+        online providers has not (so a query that every live provider answered loads nothing).
+        `current`: the query's one read of the catalog."""
         if not missing:
             return []
-        loaded = self._loader.current()
+        loaded = (current or self._loader.current)()
         held = set(loaded.table.providers) if loaded is not None else set()
         return [p for p in missing if p in held]
 
@@ -568,8 +581,13 @@ class Catalog:
             retries=self._retries,
         )
 
-    def _query_offline(self, providers: list[str], q: QueryFilter) -> list[CatalogItem]:
-        loaded = self._loader.current()
+    def _query_offline(
+        self,
+        providers: list[str],
+        q: QueryFilter,
+        current: Callable[[], Loaded | None] | None = None,
+    ) -> list[CatalogItem]:
+        loaded = (current or self._loader.current)()
         if loaded is None:
             if not self.auto_reload:
                 logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")
