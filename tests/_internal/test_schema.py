@@ -70,3 +70,49 @@ def test_both_readers_apply_the_same_rules_to_awkward_spellings():
         None,
         AcceleratorVendor.GOOGLE,
     ]
+
+
+# ------------------------------------------- impossible values and odd headers (issue 40)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("price", -1.5),
+        ("price", 0.0),
+        ("cpu", -4),
+        ("memory", -1.0),
+        ("gpu_memory", -80.0),
+        ("disk_size", -100.0),
+        ("gpu_count", 5000),
+    ],
+)
+def test_impossible_values_are_skipped_and_counted_in_published_rows_as_online(field, value):
+    from gpuhunt._internal.query import online
+
+    good = [item(price=2.0, instance_name="good")]
+    bad = dataclasses.replace(good[0], instance_name="bad", **{field: value})
+    text = "".join(",".join(item_to_row(i)) + "\n" for i in [*good, bad])
+    header = ",".join(schema.FIELDS) + "\n"
+    stats = ReadStats()
+    table = build_table(header + text, provider="aws", stats=stats)
+    assert (len(table.price), stats.skipped) == (1, 1)
+    assert list(load(io.StringIO(header + text), provider="aws")) == good
+    # The same rule, the same words, for an online provider's offer.
+    problem = online.offer_problem(bad)
+    assert problem is not None and problem == schema.value_problem(field, value)
+    assert stats.errors[0].endswith(problem)
+
+
+def test_a_renamed_gpu_name_column_refuses_the_file_naming_it():
+    header = ",".join("gpu_model" if f == "gpu_name" else f for f in schema.FIELDS)
+    with pytest.raises(schema.MissingColumns, match="gpu_name.*'gpu_model'"):
+        build_table(header + "\n", provider="aws")
+
+
+def test_a_duplicated_column_refuses_the_file_naming_it():
+    header = ",".join([*schema.FIELDS, "price"])
+    with pytest.raises(schema.MissingColumns, match="'price' twice"):
+        build_table(header + "\n", provider="aws")
+    with pytest.raises(schema.MissingColumns, match="'price' twice"):
+        list(load(io.StringIO(header + "\n"), provider="aws"))

@@ -12,7 +12,7 @@ import pytest
 from gpuhunt import Catalog
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.transport import MockTransport, make_response
-from tests.faults.common import archive, cli
+from tests.faults.common import archive, cli, publish
 from tests.faults.server import FaultServer, Reply
 
 SECRET = "s3cr3t-pa55"
@@ -122,3 +122,53 @@ def test_a_redirect_within_https_is_followed(tmp_path):
         c.query()
         assert c.status().source == "network"
     assert any(url.startswith("https://mirror.example") for url in seen)
+
+
+# ------------------------------------------------------------------ close() and queries
+
+
+def test_a_query_made_while_close_waits_downloads_as_usual(tmp_path):
+    import threading
+
+    with FaultServer() as srv:
+        publish(srv)
+        c = Catalog(catalog_url=srv.url, settings=Settings(cache_dir=tmp_path / "c"))
+        release = threading.Event()
+        # A thread of the catalog's that close() must wait for (a provider stuck in a request).
+        c._context.threads.start(lambda: release.wait(10), "gpuhunt-stuck")
+        before = c._context.threads.stopping
+        closer = threading.Thread(target=c.close)
+        closer.start()
+        try:
+            assert before.wait(5)  # close() has begun, and waits for the stuck thread
+            offers = c.query()
+            status = c.status()
+        finally:
+            release.set()
+            closer.join()
+            c.close()
+    assert status.source == "network" and not status.fallback
+    assert len(offers) == 10
+
+
+def test_one_query_reads_the_loaded_catalog_once(tmp_path):
+    # The bundled snapshot: offline offers and online providers' stand-ins, read by three
+    # parts of a query. A reload between two reads would mix two catalogs in one answer.
+    with Catalog(
+        catalog_url=str(tmp_path / "none"), settings=Settings(cache_dir=tmp_path / "c")
+    ) as c:
+        first = c.query()
+        assert c.status().source == "bundled"
+        reads = []
+        real = c._loader.current
+
+        def counted():
+            reads.append(1)
+            return real()
+
+        c._loader.current = counted
+        again = c.query()
+    assert len(reads) == 1
+    assert {o.provider for o in again} == {o.provider for o in first} and "vastai" in {
+        o.provider for o in again
+    }

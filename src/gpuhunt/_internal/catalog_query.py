@@ -5,6 +5,7 @@ and the merged answer (split from `catalog.py` by job; the catalog's state stays
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpuhunt._internal import registry
@@ -16,6 +17,7 @@ from gpuhunt._internal.query.parsed import parsed
 
 if TYPE_CHECKING:  # only for annotations: catalog.py imports this module
     from gpuhunt._internal.catalog import Catalog
+    from gpuhunt._internal.load.loader import Loaded
 
 # The catalog's logger: its warnings keep the name callers filter on.
 logger = logging.getLogger("gpuhunt._internal.catalog")
@@ -37,8 +39,17 @@ def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list
         for name in not_added:
             c._online.errors[name] = NOT_ADDED
     asked = online.ask(c._submit, live, q, c.balance_resources, c._online)
+    # One query reads one catalog: the first read of the loaded table is the one every
+    # part of the answer uses, though a reload may swap in another meanwhile.
+    read: list[Loaded | None] = []
+
+    def loaded() -> Loaded | None:
+        if not read:
+            read.append(c._loader.current())
+        return read[0]
+
     offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
-    offers = query_offline(c, offline, q) if offline else []
+    offers = query_offline(c, offline, q, loaded) if offline else []
     if gpu_name is not None:
         for problem in c._gpu_name_problems(
             [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=c._warned_gpu_names
@@ -70,6 +81,7 @@ def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list
             for p in registry.ONLINE_PROVIDERS
             if (wanted is None or p in wanted) and p not in answered
         ],
+        loaded,
     )
     for name in standing_in:  # answered after all, from the catalog
         if c._online.errors.get(name) == NOT_ADDED:
@@ -82,18 +94,21 @@ def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list
         assert wanted is not None
         raise OnlineProvidersFailedError({name: why_no_answer(c, name) for name in sorted(wanted)})
     if standing_in:
-        offers = merge_online(offers, [query_offline(c, standing_in, q)])
+        offers = merge_online(offers, [query_offline(c, standing_in, q, loaded)])
     if not asked:
         return offers
     return merge_online(offers, found)
 
 
-def stand_ins(c: Catalog, missing: list[str]) -> list[str]:
+def stand_ins(
+    c: Catalog, missing: list[str], current: Callable[[], Loaded | None] | None = None
+) -> list[str]:
     """Those of `missing` whose offers the catalog holds; loads it if a query naming only
-    online providers has not (so a query that every live provider answered loads nothing)."""
+    online providers has not (so a query that every live provider answered loads nothing).
+    `current`: the query's one read of the catalog."""
     if not missing:
         return []
-    loaded = c._loader.current()
+    loaded = (current or c._loader.current)()
     held = set(loaded.table.providers) if loaded is not None else set()
     return [p for p in missing if p in held]
 
@@ -106,8 +121,13 @@ def why_no_answer(c: Catalog, name: str) -> str:
     return why
 
 
-def query_offline(c: Catalog, providers: list[str], q: QueryFilter) -> list[CatalogItem]:
-    loaded = c._loader.current()
+def query_offline(
+    c: Catalog,
+    providers: list[str],
+    q: QueryFilter,
+    current: Callable[[], Loaded | None] | None = None,
+) -> list[CatalogItem]:
+    loaded = (current or c._loader.current)()
     if loaded is None:
         if not c.auto_reload:
             logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")

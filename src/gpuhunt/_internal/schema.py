@@ -35,6 +35,10 @@ FIELDS = [
     "provider_data",
 ]
 REQUIRED = ("instance_name", "location", "price", "cpu", "memory", "gpu_count", "spot")
+# Columns every version of the file has had (gpuhunt 0.1.x wrote these ten): a header without
+# one of them was renamed or cut, and reading it anyway would serve every offer without it
+# (GPU offers without GPU names), so the file is refused instead.
+HEADER_REQUIRED = tuple(FIELDS[:10])
 MAX_FIELD_CHARS = 64 * 1024
 MAX_COLUMNS = 256  # the header's; the catalog has 14, later versions may add a few
 
@@ -49,10 +53,18 @@ def check_header(header: list[str]) -> dict[str, int]:
     """Each column's position; raises `MissingColumns` naming what is wrong."""
     if len(header) > MAX_COLUMNS:
         raise MissingColumns(f"the header has {len(header)} columns (at most {MAX_COLUMNS})")
-    pos = {name.strip(): i for i, name in enumerate(header)}
-    missing = [name for name in REQUIRED if name not in pos]
+    pos: dict[str, int] = {}
+    for i, name in enumerate(header):
+        name = name.strip()
+        if name in pos:
+            # Which of the two is meant cannot be known: taking either would be a guess.
+            raise MissingColumns(f"the header names the column {name[:40]!r} twice")
+        pos[name] = i
+    missing = [name for name in HEADER_REQUIRED if name not in pos]
     if missing:
-        raise MissingColumns(f"the header lacks required column(s) {', '.join(missing)}")
+        unknown = [n[:40] for n in pos if n not in FIELDS]
+        hint = f" (it has {', '.join(map(repr, unknown[:3]))} instead)" if unknown else ""
+        raise MissingColumns(f"the header lacks required column(s) {', '.join(missing)}{hint}")
     return pos
 
 
@@ -102,6 +114,45 @@ class _Bad(ValueError):
     pass
 
 
+# --------------------------------------------------------------------------- sane values
+# The one rule for what an offer's numbers may be, for published rows (`parse_row`, the table
+# builder) and online providers' answers (`query.online.offer_problem`) alike: a price that
+# sorts first because it is negative, or a machine with -4 vCPUs, is garbage wherever it
+# came from.
+
+MAX_CPUS = 65_536
+MAX_GPUS = 1_024
+MAX_MEMORY_GIB = 1_048_576.0  # 1 PiB: far beyond any one machine; anything larger is garbage
+MAX_DISK_GIB = 1_048_576_000.0
+# field -> (lowest, whether the lowest itself is allowed, highest, what a bad value is called)
+BOUNDS: dict[str, tuple[float, bool, float, str]] = {
+    "price": (0.0, False, math.inf, "a finite positive number"),
+    "cpu": (0, True, MAX_CPUS, "a sane count"),
+    "gpu_count": (0, True, MAX_GPUS, "a sane count"),
+    "memory": (0.0, True, MAX_MEMORY_GIB, "a sane size"),
+    "gpu_memory": (0.0, True, MAX_MEMORY_GIB, "a sane size"),
+    "disk_size": (0.0, True, MAX_DISK_GIB, "a sane size"),
+}
+
+
+def value_problem(name: str, value: float) -> str | None:
+    """Why `value` cannot be an offer's `name` (NaN, infinite, negative, absurdly large), or
+    None when it can."""
+    low, low_ok, high, what = BOUNDS[name]
+    if math.isfinite(value) and (value >= low if low_ok else value > low) and value <= high:
+        return None
+    return f"{name} {value!r:.40} is not {what}"
+
+
+def sane(name: str, value: Any) -> Any:
+    """`value`, if `value_problem` has nothing against it (None passes: not given)."""
+    if value is not None:
+        problem = value_problem(name, value)
+        if problem is not None:
+            raise _Bad(problem)
+    return value
+
+
 # --------------------------------------------------------------------------- one field's text
 # Each rule takes a field's text and returns its value or raises ValueError saying what is
 # wrong. `parse_row` applies them to a row; `formats.table_builder` to each distinct value of
@@ -133,7 +184,7 @@ def gpu_count(text: str) -> int:
     count = integer(text, "gpu_count")
     if count < 0:
         raise _Bad("gpu_count is negative")
-    return count
+    return int(sane("gpu_count", count))
 
 
 def spot(text: str) -> bool:
@@ -200,14 +251,14 @@ def parse_row(get: Any) -> ParsedRow:
     return ParsedRow(
         instance_name=get("instance_name"),
         location=get("location"),
-        price=finite(get("price"), "price"),
-        cpu=integer(get("cpu"), "cpu"),
-        memory=finite(get("memory"), "memory"),
+        price=sane("price", finite(get("price"), "price")),
+        cpu=sane("cpu", integer(get("cpu"), "cpu")),
+        memory=sane("memory", finite(get("memory"), "memory")),
         gpu_count=count,
         gpu_name=gpu_name,
-        gpu_memory=optional_finite(get("gpu_memory") or "", "gpu_memory"),
+        gpu_memory=sane("gpu_memory", optional_finite(get("gpu_memory") or "", "gpu_memory")),
         spot=spot(get("spot")),
-        disk_size=optional_finite(get("disk_size") or "", "disk_size"),
+        disk_size=sane("disk_size", optional_finite(get("disk_size") or "", "disk_size")),
         gpu_vendor=vendor,
         flags=flags(get("flags") or ""),
         cpu_arch=cpu_arch(get("cpu_arch") or ""),

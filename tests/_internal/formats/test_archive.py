@@ -61,3 +61,15 @@ def test_archive_refuses_bombs_and_truncation():
     good = write_archive({"aws": csv_bytes([item()])}, {})
     with pytest.raises(CatalogIntegrityError):
         read_archive(good[: len(good) // 2])
+
+
+def test_a_member_the_manifest_does_not_list_is_ignored_and_reported(caplog):
+    aws = csv_bytes([item(price=1.0)])
+    extra = csv_bytes([item("vastai", price=0.01)])
+    data = write_archive(
+        {"aws": aws, "vastai": extra},
+        {"version": "v1", "providers": {"aws": {"sha256": sha256(aws)}}},
+    )
+    got = read_archive(data, source="catalog.zip")
+    assert list(got.csvs) == ["aws"] and got.ignored == ["vastai.csv"]
+    assert "ignoring vastai.csv, which its manifest does not list" in caplog.text

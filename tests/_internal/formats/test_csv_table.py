@@ -177,3 +177,47 @@ def test_mixed_line_endings_are_read_as_the_row_reader_reads_them():
             load(io.StringIO(text, newline=""), provider="aws"), key=lambda i: i.price
         )
         assert answers.items(table, table.select(QueryFilter())) == expected
+
+
+# ------------------------------------------------------- one bad line costs one row (issue 40)
+
+
+def _with_stray_quote(n: int = 2000, at: int = 150) -> str:
+    text = csv_bytes([item(price=float(i + 1), instance_name=f"i{i}") for i in range(n)]).decode()
+    lines = text.split("\r\n")
+    lines[at] = '"' + lines[at]  # a quote opening the row's first field, never closed
+    return "\r\n".join(lines)
+
+
+@pytest.mark.parametrize("reader", ["table", "rows"])
+def test_a_stray_quote_costs_one_counted_row(reader):
+    text = _with_stray_quote()
+    stats = ReadStats()
+    if reader == "table":
+        kept = len(build_table(text, provider="aws", stats=stats).price)
+    else:
+        kept = len(list(load(io.StringIO(text, newline=""), provider="aws", stats=stats)))
+    assert (kept, stats.rows, stats.skipped) == (1999, 1999, 1)
+    assert stats.errors[0].startswith("line 151: ")
+
+
+def test_a_stray_quote_in_a_file_with_rows_over_several_lines_costs_one_row():
+    rows = [item(price=float(i + 1), instance_name=f"i{i}") for i in range(50)]
+    text = csv_bytes(rows).decode()
+    text = text.replace("\r\ni10,", '\r\n"i10\nx",')  # a quoted field over two lines: good
+    text = text.replace("\r\ni30,", '\r\n"i30,')  # a stray quote: bad
+    stats = ReadStats()
+    table = build_table(text, provider="aws", stats=stats)
+    assert (len(table.price), stats.skipped) == (49, 1)
+    assert len(list(load(io.StringIO(text, newline=""), provider="aws"))) == 49
+
+
+@pytest.mark.parametrize("reader", ["table", "rows"])
+def test_a_utf8_byte_order_mark_is_accepted(reader):
+    text = "\ufeff" + csv_bytes([item(price=1.0), item(price=2.0)]).decode()
+    stats = ReadStats()
+    if reader == "table":
+        assert len(build_table(text, provider="aws", stats=stats).price) == 2
+    else:
+        assert len(list(load(io.StringIO(text, newline=""), provider="aws", stats=stats))) == 2
+    assert stats.skipped == 0

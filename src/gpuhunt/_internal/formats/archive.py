@@ -60,6 +60,8 @@ class Archive:
     manifest: dict[str, Any] | None
     columns: dict[str, bytes] = field(default_factory=dict)  # provider -> column file
     sha256: dict[str, str] = field(default_factory=dict)  # provider -> its CSV's, if computed
+    # Members left unread: CSVs of providers the manifest does not list (see `read_archive`).
+    ignored: list[str] = field(default_factory=list)
 
 
 def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
@@ -139,6 +141,19 @@ def _read_archive(data: bytes, source: str) -> Archive:
         if n.endswith(COLUMNS_SUFFIX) and n[: -len(COLUMNS_SUFFIX)] in csvs
     }
     hashes: dict[str, str] = {}
+    ignored: list[str] = []
+    listed = manifest.get("providers") if manifest is not None else None
+    if isinstance(listed, dict) and listed:
+        # The manifest says what the archive holds: a member it does not list (slipped in,
+        # or left by a tool that packed a folder) is no part of the catalog, whatever it is.
+        for provider in [p for p in csvs if p not in listed]:
+            del csvs[provider]
+            columns.pop(provider, None)
+            ignored.append(f"{provider}.csv")
+        if ignored:
+            logger.warning(
+                "%s: ignoring %s, which its manifest does not list", source, ", ".join(ignored)
+            )
     if manifest is not None:
         entries = manifest.get("providers") or {}
         for provider, content in csvs.items():
@@ -165,4 +180,4 @@ def _read_archive(data: bytes, source: str) -> Archive:
                 raise CatalogIntegrityError(
                     f"{source}: {provider}.csv listed in the manifest is missing"
                 )
-    return Archive(csvs=csvs, manifest=manifest, columns=columns, sha256=hashes)
+    return Archive(csvs=csvs, manifest=manifest, columns=columns, sha256=hashes, ignored=ignored)

@@ -13,9 +13,10 @@ import csv
 import io
 import json
 import logging
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from gpuhunt._internal.models import CatalogItem, CPUArchitecture
 from gpuhunt._internal.schema import (
@@ -28,6 +29,7 @@ from gpuhunt._internal.schema import (
 )
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------- writing
@@ -91,47 +93,107 @@ class ReadStats:
             self.errors.append(f"line {line}: {reason}")
 
 
-def iter_rows(
-    f: IO[str], *, provider: str, stats: ReadStats | None = None, quiet: bool = False
-) -> Iterator[ParsedRow]:
-    """Validated rows of a provider CSV; bad rows are skipped and counted in `stats`. A file
-    without the required columns raises `schema.MissingColumns`."""
-    stats = stats if stats is not None else ReadStats()
-    reader = csv.reader(f)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise MissingColumns(f"the {provider} catalog is empty (no header)") from None
-    except csv.Error as e:
-        raise MissingColumns(f"the {provider} catalog's header is unreadable ({e})") from None
-    pos = check_header(header)  # raises MissingColumns: the file is refused, not emptied
-    width = len(header)
-    line = 1
-    while True:
+class _Feed:
+    """Lines handed to a `csv.reader` one at a time, with the index of the next one, so that
+    a reader can be started again at any line."""
+
+    def __init__(self, lines: list[str], at: int = 0) -> None:
+        self.lines = lines
+        self.at = at
+
+    def __iter__(self) -> _Feed:
+        return self
+
+    def __next__(self) -> str:
+        if self.at >= len(self.lines):
+            raise StopIteration
+        self.at += 1
+        return self.lines[self.at - 1]
+
+
+def careful_rows(
+    lines: list[str], check: Callable[[list[str]], T], stats: ReadStats, first_line: int = 2
+) -> Iterator[T]:
+    """What `check` makes of each row of `lines` (physical lines with their endings, the
+    header left out; `first_line` is the first one's number in the file). A row that `csv`
+    cannot read or `check` refuses (a ValueError) is skipped and counted; when it ran over
+    several lines - a stray quote swallows every line up to the next quote - only its first
+    line is counted and skipped, and reading starts again at the next line, so one bad line
+    costs one row, never the rest of the file."""
+    feed = _Feed(lines)
+    reader = csv.reader(feed)
+    while feed.at < len(lines):
+        start = feed.at
         try:
             row = next(reader)
         except StopIteration:
             break
-        except csv.Error as e:  # e.g. a field over the size limit; the reader goes on after it
-            line += 1
-            stats.skip(line, str(e))
+        except csv.Error as e:
+            problem: str | None = str(e)
+        else:
+            if not row:
+                continue
+            try:
+                value = check(row)
+                problem = None
+            except ValueError as e:
+                problem = str(e)
+        if problem is None:
+            yield value  # counted by the caller, as it keeps it
             continue
-        line += 1
-        if not row:
-            continue
+        spanned = feed.at - start
+        if spanned > 1:
+            problem = f"{problem} (a row starting here ran over {spanned} lines)"
+        stats.skip(first_line + start, problem)
+        # Start again right after the row's first line, with a reader in a clean state.
+        feed.at = start + 1
+        reader = csv.reader(feed)
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def physical_lines(text: str) -> list[str]:
+    """The lines of `text` with their endings, cut after LF, CRLF or a lone CR only, as the
+    csv module cuts them (`str.splitlines` would also cut at U+2028 and others, inside a
+    field)."""
+    return _LINE.findall(text)
+
+
+def header_and_lines(text: str, provider: str) -> tuple[list[str], list[str]]:
+    """A CSV text's header (a UTF-8 byte-order mark before it taken off) and its other
+    physical lines; raises `MissingColumns` for a file without a readable header."""
+    lines = physical_lines(text)
+    if lines and lines[0].startswith("\ufeff"):
+        lines[0] = lines[0][1:]
+    feed = _Feed(lines)
+    try:
+        header = next(csv.reader(feed))
+    except StopIteration:
+        raise MissingColumns(f"the {provider} catalog is empty (no header)") from None
+    except csv.Error as e:
+        raise MissingColumns(f"the {provider} catalog's header is unreadable ({e})") from None
+    return header, lines[feed.at :]
+
+
+def iter_rows(
+    f: IO[str], *, provider: str, stats: ReadStats | None = None, quiet: bool = False
+) -> Iterator[ParsedRow]:
+    """Validated rows of a provider CSV; bad rows are skipped and counted in `stats`, one bad
+    line costing one row (`careful_rows`). A file without the required columns raises
+    `schema.MissingColumns`."""
+    stats = stats if stats is not None else ReadStats()
+    header, lines = header_and_lines(f.read(), provider)
+    pos = check_header(header)  # raises MissingColumns: the file is refused, not emptied
+    width = len(header)
+
+    def check(row: list[str]) -> ParsedRow:
+        check_fields(row, width)
         if len(row) < width:
             row = row + [""] * (width - len(row))
+        return parse_row(lambda name: None if (i := pos.get(name)) is None else row[i])
 
-        def get(name: str, _row: list[str] = row) -> str | None:
-            i = pos.get(name)
-            return None if i is None else _row[i]
-
-        try:
-            check_fields(row, width)
-            parsed = parse_row(get)
-        except ValueError as e:
-            stats.skip(line, str(e))
-            continue
+    for parsed in careful_rows(lines, check, stats):
         stats.rows += 1
         yield parsed
     if stats.skipped and not quiet:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuhunt._internal import schema
-from gpuhunt._internal.formats.csv import ReadStats
+from gpuhunt._internal.formats.csv import ReadStats, careful_rows, physical_lines
 from gpuhunt._internal.formats.table_builder import TableBuilder, distinct
 from gpuhunt._internal.query.table import Table
 
@@ -36,22 +36,41 @@ def build_table(
     text: str | io.TextIOBase, *, provider: str, stats: ReadStats | None = None
 ) -> Table:
     """Parse a provider CSV into a `Table`. Chunks of well-formed rows take a vectorised path;
-    a chunk with any bad row is redone row by row so that only the bad rows are skipped."""
+    a chunk with any bad row is redone row by row so that only the bad rows are skipped. A
+    file with a row `csv` cannot read, or with a bad row among rows that run over several
+    lines (a stray quote swallows every line up to the next quote), is read again row by row
+    from its lines (`formats.csv.careful_rows`): one bad line costs one row."""
     stats = stats if stats is not None else ReadStats()
     data = text if isinstance(text, str) else text.read()
+    if data.startswith("\ufeff"):  # a UTF-8 byte-order mark, as spreadsheet programs write
+        data = data[1:]
+
+    def again() -> None:
+        stats.rows = stats.skipped = 0
+        stats.errors.clear()
+
     try:
         try:
-            return read(data, provider, stats)
+            table = read(data, provider, stats)
         except _SpansLines:
-            stats.rows = stats.skipped = 0
-            stats.errors.clear()
-            return read(data, provider, stats, strategy="chunks")
+            again()
+            table = read(data, provider, stats, strategy="chunks")
+            if stats.skipped:
+                again()
+                table = read(data, provider, stats, strategy="careful")
     except csv.Error:
         # Rare (an over-long field, a stray NUL): redo the file one row at a time, which can
         # step over the broken rows.
-        stats.rows = stats.skipped = 0
-        stats.errors.clear()
-        return read(data, provider, stats, strategy="careful")
+        again()
+        table = read(data, provider, stats, strategy="careful")
+    if stats.skipped:
+        logger.warning(
+            "Skipped %d malformed row(s) in the %s catalog (%s)",
+            stats.skipped,
+            provider,
+            "; ".join(stats.errors),
+        )
+    return table
 
 
 def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None) -> Table:
@@ -79,16 +98,9 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     if lines is not None:
         read_lines(chunks, lines)
     elif strategy == "careful":
-        read_careful(chunks, reader)
+        read_careful(chunks, physical_lines(data)[reader.line_num :], reader.line_num + 1)
     elif strategy != "lines":
         read_chunks(chunks, reader)
-    if stats.skipped:
-        logger.warning(
-            "Skipped %d malformed row(s) in the %s catalog (%s)",
-            stats.skipped,
-            provider,
-            "; ".join(stats.errors),
-        )
     chunks.builder.skipped = stats.skipped
     return chunks.builder.build()
 
@@ -178,24 +190,25 @@ def read_chunks(chunks: _Chunks, reader: Any) -> None:
         chunks.flush(chunk, first_line)
 
 
-def read_careful(chunks: _Chunks, reader: Any) -> None:
-    """Strategy for text with rows `csv` cannot read (an over-long field, a NUL): those rows
-    are skipped and counted, the reader goes on after them."""
+def read_careful(chunks: _Chunks, lines: list[str], first_line: int) -> None:
+    """Strategy for text with rows `csv` cannot read (an over-long field, a NUL, a stray
+    quote): row by row from its physical lines, each bad row skipped and counted, and a bad
+    row that ran over several lines costs only its first line (`careful_rows`)."""
+    pos, width = chunks.pos, chunks.width
+
+    def check(row: list[str]) -> list[str]:
+        schema.check_fields(row, width)
+        if len(row) < width:
+            row = row + [""] * (width - len(row))
+        schema.parse_row(lambda n: row[pos[n]] if n in pos else None)
+        return row
+
     chunk: list[list[str]] = []
-    first_line = 2
-    while True:
-        try:
-            for row in reader:
-                if row:
-                    if not chunk:
-                        first_line = reader.line_num
-                    chunk.append(row)
-                if len(chunk) >= _CHUNK:
-                    chunks.flush(chunk, first_line)
-                    chunk = []
-            break
-        except csv.Error as e:
-            chunks.stats.skip(reader.line_num, str(e))
+    for row in careful_rows(lines, check, chunks.stats, first_line):
+        chunk.append(row)
+        if len(chunk) >= _CHUNK:
+            chunks.flush(chunk, first_line)  # every row good: no line number is used
+            chunk = []
     if chunk:
         chunks.flush(chunk, first_line)
 

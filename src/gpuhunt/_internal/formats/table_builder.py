@@ -49,8 +49,9 @@ class TableBuilder:
 
     def _head(self, cols: Mapping[str, Sequence[str]], n: int) -> dict[str, np.ndarray]:
         price = np.fromiter(map(float, cols["price"]), dtype=np.float64, count=n)
-        if not np.isfinite(price).all():
-            raise ValueError("non-finite number")
+        low, _, high, _ = schema.BOUNDS["price"]  # `schema.value_problem`'s rule, vectorised
+        if not (np.isfinite(price) & (price > low) & (price <= high)).all():
+            raise ValueError("a price that is not a finite positive number")
         for name in ("instance_name", "location"):
             if "" in cols[name]:
                 raise ValueError(f"empty {name}")
@@ -65,9 +66,13 @@ class TableBuilder:
         gpu_count = _by_distinct(cols["gpu_count"], schema.gpu_count, np.int64)
         gpu_name, gpu_vendor = self._gpus(cols, n, gpu_count > 0)
         return {
-            "cpu": _by_distinct(cols["cpu"], lambda t: schema.integer(t, "cpu"), np.int64),
+            "cpu": _by_distinct(
+                cols["cpu"], lambda t: schema.sane("cpu", schema.integer(t, "cpu")), np.int64
+            ),
             "memory": _by_distinct(
-                cols["memory"], lambda t: schema.finite(t, "memory"), np.float64
+                cols["memory"],
+                lambda t: schema.sane("memory", schema.finite(t, "memory")),
+                np.float64,
             ),
             "gpu_count": gpu_count,
             "gpu_memory": _optional_floats(cols.get("gpu_memory"), n, "gpu_memory"),
@@ -179,7 +184,11 @@ def _optional_floats(column: Sequence[str] | None, n: int, name: str) -> np.ndar
     """Floats where given, NaN where empty or where the column is absent."""
     if column is None:
         return np.full(n, np.nan)
-    return _by_distinct(column, lambda t: _nan_if_none(schema.optional_finite(t, name)), np.float64)
+    return _by_distinct(
+        column,
+        lambda t: _nan_if_none(schema.sane(name, schema.optional_finite(t, name))),
+        np.float64,
+    )
 
 
 def _nan_if_none(value: float | None) -> float:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gpuhunt._internal.errors import CatalogDownloadError
+from gpuhunt._internal.errors import CatalogDownloadError, DownloadStopped
 from gpuhunt._internal.load.sources import RawCatalog
 
 # A download the load stopped waiting for may go on this many times the load's time limit.
@@ -27,7 +27,10 @@ BACKGROUND_FACTOR = 6
 class Download:
     """One download of the latest catalog and its outcome."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop: threading.Event | None = None) -> None:
+        # The stop signal current when it started: `Catalog.close()` sets it for the work
+        # running then, and gives later work a new one (`threads.Owner.close`).
+        self.stop = stop
         self.done = threading.Event()
         self.answered = threading.Event()  # the server's first answer came (or it is done)
         self.raw: RawCatalog | None = None
@@ -51,6 +54,7 @@ class Downloads:
         *,
         start: Callable[[Callable[[], object], str], object],
         clock: Callable[[], float] = time.monotonic,
+        stopping: Callable[[], threading.Event] | None = None,
     ) -> None:
         self._fetch = fetch
         self._adopt = adopt
@@ -58,6 +62,8 @@ class Downloads:
         # Starts the download's thread: the catalog's `threads.Owner.start`, so that
         # `Catalog.close()` stops and waits for it.
         self._start = start
+        # The stop signal of work starting now (the catalog's `threads.Owner.stopping`).
+        self._stopping = stopping
         self._lock = threading.Lock()
         self.current: Download | None = None
 
@@ -65,14 +71,35 @@ class Downloads:
         """The latest catalog, waiting at most `limit` seconds for a download (a new one, or
         the one an earlier load gave up on), and at most `answer_within` seconds for the
         server's first answer; raises what the download raised, or `CatalogDownloadError`
-        when it did not finish (or answer) in time."""
+        when it did not finish (or answer) in time. A download that `Catalog.close()` stopped
+        says nothing about the server: a load that was waiting for it (a query racing
+        `close()`) starts a new one, once, within what is left of its limit."""
+        started = time.monotonic()
+        now = self._stopping() if self._stopping is not None else None
+        joined: list[Download] = []
+        try:
+            return self._wait(limit, answer_within, joined)
+        except DownloadStopped:
+            # Stopped by a close() that began before this load did: not this load's to give
+            # up on.
+            left = limit - (time.monotonic() - started)
+            if left <= 0 or now is None or not joined or joined[0].stop is now:
+                raise
+            return self._wait(left, answer_within, [])
+
+    def _wait(
+        self, limit: float, answer_within: float | None, joined: list[Download]
+    ) -> RawCatalog:
         with self._lock:
             job = self.current
             if job is None or job.taken:
-                job = self.current = Download()
+                job = self.current = Download(
+                    self._stopping() if self._stopping is not None else None
+                )
                 deadline = self._clock() + limit * BACKGROUND_FACTOR
                 self._start(lambda: self._run(job, deadline), "gpuhunt-download")
             job.waiting += 1
+            joined.append(job)
         started = time.monotonic()
         silent = False
         if answer_within is not None and answer_within < limit:

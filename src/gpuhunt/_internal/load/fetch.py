@@ -92,9 +92,12 @@ class Fetcher:
             # Every hop of a redirect meets the rule the first URL met (not only the first).
             self.http.hop_check = lambda url: _hop_allowed(url, allow_http)
         self.downloads = 0  # objects fetched over the network, for tests and stats
+        # The stop signal of the work running now: a `close()` that begins after this download
+        # started stops it; one that began before does not (`threads.Owner.close`).
+        self._stopping = context.threads.stopping
 
     def _left(self, where: str) -> float | None:
-        if self.context.threads.stopping.is_set():
+        if self._stopping.is_set():
             raise DownloadStopped(f"{where}: stopped (the catalog was closed)")
         if self.deadline is None:
             return None

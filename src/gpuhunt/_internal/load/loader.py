@@ -99,6 +99,7 @@ class Loader:
             self._adopt,
             clock=self._clock,
             start=self._context.threads.start,
+            stopping=lambda: self._context.threads.stopping,
         )
 
     def load(self, version: str | None = None) -> None:

@@ -66,6 +66,7 @@ class RawCatalog:
             columns=archive.columns,
             sha256=archive.sha256,
             went_back_from=went_back_from,
+            problems=[f"{name}: not listed in the manifest; ignored" for name in archive.ignored],
         )
 
     def take(self, provider: str, archive: Archive) -> None:

@@ -23,10 +23,13 @@ T = TypeVar("T")
 
 
 class Owner:
-    """The threads one `Catalog` started, so that `close()` can end them: `stopping` is set
-    while it does (a download checks it between reads and gives up), then each thread is
-    waited for until a shared deadline. A thread still running then (a provider's `get()`
-    stuck in a request) is a daemon, and ends with that request's timeout."""
+    """The threads one `Catalog` started, so that `close()` can end them: the `stopping` event
+    of the work started before `close()` is set (a download takes the event current when it
+    starts, checks it between reads and gives up), then each thread is waited for until a
+    shared deadline. A thread still running then (a provider's `get()` stuck in a request) is
+    a daemon, and ends with that request's timeout. Work started while `close()` waits gets a
+    new, unset event: a query made meanwhile downloads as usual instead of being "stopped"
+    and served the bundled snapshot."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -47,19 +50,19 @@ class Owner:
             return [t for t in self._threads if t.is_alive()]
 
     def close(self, timeout: float) -> list[threading.Thread]:
-        """Ask every thread to stop and wait for them, `timeout` seconds in all; the threads
-        still alive after that. Work started afterwards is not refused: `stopping` is cleared
-        on return, so the owner can be used again."""
-        self.stopping.set()
-        try:
-            deadline = time.monotonic() + timeout
-            me = threading.current_thread()
-            for thread in self.alive():
-                if thread is not me:  # close() called from one of our own threads
-                    thread.join(max(0.0, deadline - time.monotonic()))
-            return self.alive()
-        finally:
-            self.stopping.clear()
+        """Ask every thread started so far to stop and wait for them, `timeout` seconds in all;
+        the threads still alive after that. Work started meanwhile or afterwards is not
+        refused, nor stopped: it sees the new `stopping` event, which this call never sets."""
+        with self._lock:
+            stopping, self.stopping = self.stopping, threading.Event()
+            running = [t for t in self._threads if t.is_alive()]
+        stopping.set()
+        deadline = time.monotonic() + timeout
+        me = threading.current_thread()
+        for thread in running:
+            if thread is not me:  # close() called from one of our own threads
+                thread.join(max(0.0, deadline - time.monotonic()))
+        return self.alive()
 
     def after_fork(self) -> None:
         """In a forked child: the parent's threads do not exist here."""

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal import backoff
+from gpuhunt._internal import backoff, schema
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
 from gpuhunt._internal.load import observed, unreachable
@@ -279,45 +279,42 @@ def _probe(p: LiveProvider, q: QueryFilter, balance_resources: bool, health: Hea
         health.succeeded(p.NAME)
 
 
-MAX_CPUS = 65_536
-MAX_GPUS = 1_024
-MAX_MEMORY_GIB = 1_048_576.0  # 1 PiB: far beyond any one machine; anything larger is garbage
-MAX_DISK_GIB = 1_048_576_000.0
+# The bounds are the schema's (`schema.value_problem`), the same for published rows.
+MAX_CPUS = schema.MAX_CPUS
+MAX_GPUS = schema.MAX_GPUS
+MAX_MEMORY_GIB = schema.MAX_MEMORY_GIB
+MAX_DISK_GIB = schema.MAX_DISK_GIB
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _count(value: Any, top: int) -> bool:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        return False
-    return 0 <= int(value) <= top
-
-
-def _size(value: Any, top: float, optional: bool = False) -> bool:
-    if value is None:
-        return optional
-    return _number(value) and math.isfinite(value) and 0 <= value <= top
+def _integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def offer_problem(item: Any) -> str | None:
-    """Why an online offer cannot be served, or None when it can."""
+    """Why an online offer cannot be served, or None when it can: its fields' types here, their
+    values by the rule published rows meet too (`schema.value_problem`)."""
     if not isinstance(item, CatalogItem):
         return f"not an offer ({type(item).__name__})"
-    price = item.price
-    if not _number(price) or not math.isfinite(price) or price <= 0:
-        return f"price {price!r:.40} is not a finite positive number"
-    if not _count(item.cpu, MAX_CPUS):
-        return f"cpu {item.cpu!r:.40} is not a sane count"
-    if not _count(item.gpu_count, MAX_GPUS):
-        return f"gpu_count {item.gpu_count!r:.40} is not a sane count"
-    if not _size(item.memory, MAX_MEMORY_GIB):
-        return f"memory {item.memory!r:.40} is not a sane size"
-    if not _size(item.gpu_memory, MAX_MEMORY_GIB, optional=True):
-        return f"gpu_memory {item.gpu_memory!r:.40} is not a sane size"
-    if not _size(item.disk_size, MAX_DISK_GIB, optional=True):
-        return f"disk_size {item.disk_size!r:.40} is not a sane size"
+    for name, kind, optional in (
+        ("price", _number, False),
+        ("cpu", _integer, False),
+        ("gpu_count", _integer, False),
+        ("memory", _number, False),
+        ("gpu_memory", _number, True),
+        ("disk_size", _number, True),
+    ):
+        value = getattr(item, name)
+        if value is None and optional:
+            continue
+        if not kind(value):
+            return f"{name} {value!r:.40} is not {schema.BOUNDS[name][3]}"
+        problem = schema.value_problem(name, value)
+        if problem is not None:
+            return problem
     return None
 
 
