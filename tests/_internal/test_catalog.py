@@ -13,11 +13,11 @@ import gpuhunt
 from gpuhunt import Catalog, CatalogError, UnknownProviderError
 from gpuhunt._internal import default
 from gpuhunt._internal.errors import CatalogDownloadError
-from gpuhunt._internal.formats import columns
+from gpuhunt._internal.formats import columns, csv_table
 from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
-from gpuhunt._internal.load import tables, unreachable
+from gpuhunt._internal.load import unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.transport import MockTransport, make_response
 from gpuhunt._internal.publish.build import Collected, build_catalog
@@ -278,7 +278,7 @@ def test_a_pipeline_built_catalog_loads_from_its_column_files(tmp_path, layout, 
     def no_parsing(*a, **kw):
         raise AssertionError("the CSV was parsed")
 
-    monkeypatch.setattr(tables, "build_table", no_parsing)
+    monkeypatch.setattr(csv_table, "build_table", no_parsing)  # imported where a CSV is parsed
     with serve_directory(root) as (url, _):
         c = Catalog(catalog_url=url)
         assert [(i.provider, i.instance_name, i.price) for i in c.query()] == [
@@ -320,7 +320,7 @@ def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, 
         parsed.append(provider)
         return real(text, provider=provider, **kw)
 
-    monkeypatch.setattr(tables, "build_table", counting)
+    monkeypatch.setattr(csv_table, "build_table", counting)
     with serve_directory(root) as (url, _):
         first = Catalog(catalog_url=url)
         first.load()

@@ -1,6 +1,8 @@
 import threading
 import time
 
+import numpy as np
+
 from gpuhunt._internal.formats.archive import sha256
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.load.cache import DiskCache
@@ -55,3 +57,34 @@ def test_a_load_has_written_its_parsed_tables_when_it_returns(tmp_path, monkeypa
     (name,) = cached
     assert cache.get(PARSED, name) is not None
     assert [n.startswith("gpuhunt-load-side") for n in threads_used] == [True]  # not the loader
+
+
+def test_combine_releasing_is_combine_and_lets_go_of_each_column():
+    from gpuhunt._internal.load.tables import combine_releasing
+    from gpuhunt._internal.query.table import COLUMNS, combine
+
+    def tables():
+        raw = _raw(
+            aws=csv_bytes(
+                [
+                    item("aws", price=p, location=f"r{p}", gpu_name=g)
+                    for p, g in [(3, "A100"), (1, "H100"), (2, "L4")]
+                ]
+            ),
+            gcp=csv_bytes([item("gcp", price=p, gpu_name="H100", flags=["x"]) for p in (2, 0.5)]),
+            runpod=csv_bytes(
+                [item("runpod", price=2, gpu_count=0, gpu_name=None, gpu_vendor=None)]
+            ),
+        )
+        return [provider_table(raw, p, None, set()) for p in ("aws", "gcp", "runpod")]
+
+    expected = combine(tables())
+    parts = tables()
+    got = combine_releasing(parts)
+    for name in [*COLUMNS, "gpu_memory_eff", "total_gpu_memory"]:
+        assert np.array_equal(getattr(got, name), getattr(expected, name), equal_nan=True), name
+        assert getattr(got, name).dtype == getattr(expected, name).dtype
+    for name in ("providers", "gpu_names", "flag_sets", "instance_names", "locations"):
+        assert getattr(got, name) == getattr(expected, name)
+    assert got.price.tolist() == [0.5, 1, 2, 2, 2, 3]
+    assert all("price" not in t.__dict__ and "gpu_memory_eff" not in t.__dict__ for t in parts)

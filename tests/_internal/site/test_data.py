@@ -236,3 +236,12 @@ def test_the_page_from_a_table_read_back_from_the_disk_cache_is_the_same(tmp_pat
     again = warm.decode(packed, "k").table
     assert data.build_from_table(again, library_facts(), version="v", now=NOW) == expected
     assert expected["offers"]["price"] == [0.2, 54.0, 54.0, 55.04]
+
+
+def test_prices_are_rounded_as_python_rounds_them_ties_included():
+    import numpy as np
+
+    prices = [0.0610305, 1234.5678905, 0.0000005, 2.5, 0.1 + 0.2, 99999.9999995, 1e-9, 0.0]
+    prices += [k / 1e7 for k in range(0, 200000, 5)]
+    got = data._rounded(np.array(prices))
+    assert got.tolist() == [round(p, 6) for p in prices]

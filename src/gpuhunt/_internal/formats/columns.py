@@ -39,16 +39,6 @@ def encode(table: Table, csv_sha256: str) -> bytes:
     """The column file of a one-provider `table` built from the CSV with `csv_sha256`."""
     if len(table.providers) != 1:
         raise ValueError("a column file holds exactly one provider's table")
-    layout: dict[str, dict[str, Any]] = {}
-    chunks: list[bytes] = []
-    offset = 0
-    for name, dtype in STORED_COLUMNS.items():
-        data = np.ascontiguousarray(getattr(table, name), dtype=np.dtype(dtype).newbyteorder("<"))
-        raw = data.tobytes()
-        layout[name] = {"dtype": data.dtype.str, "offset": offset}
-        pad = -len(raw) % 8
-        chunks.append(raw + b"\0" * pad)
-        offset += len(raw) + pad
     header = {
         "format": FORMAT,
         "provider": table.providers[0],
@@ -58,11 +48,44 @@ def encode(table: Table, csv_sha256: str) -> bytes:
         "vendors": [v.value for v in VENDORS],
         "archs": [a.value for a in ARCHS],
         "strings": {name: getattr(table, name) for name in _LISTS},
-        "columns": layout,
     }
-    head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
-    head += b" " * (-(len(MAGIC) + 4 + len(head)) % 8)  # data starts 8-byte aligned
-    return MAGIC + struct.pack("<I", len(head)) + head + b"".join(chunks)
+    arrays = {
+        name: np.asarray(getattr(table, name), dtype=np.dtype(dtype).newbyteorder("<"))
+        for name, dtype in STORED_COLUMNS.items()
+    }
+    return pack(MAGIC, header, "columns", arrays, counts=False)
+
+
+def pack(
+    magic: bytes,
+    header: dict[str, Any],
+    key: str,
+    arrays: dict[str, np.ndarray],
+    *,
+    counts: bool,
+) -> bytes:
+    """`magic`, the length of the JSON header, the header (with each array's dtype, offset and,
+    with `counts`, length under `key`), then the arrays, each 8-byte aligned. Written into one
+    buffer: a table's worth of bytes is allocated once, not once per column and again whole."""
+    layout: dict[str, dict[str, Any]] = {}
+    offset = 0
+    for name, a in arrays.items():
+        a = a.astype(a.dtype.newbyteorder("<"), copy=False)
+        arrays[name] = a
+        layout[name] = {"dtype": a.dtype.str, "offset": offset}
+        if counts:
+            layout[name]["count"] = len(a)
+        offset += a.nbytes + (-a.nbytes % 8)
+    head = json.dumps({**header, key: layout}, separators=(",", ":"), sort_keys=True).encode()
+    head += b" " * (-(len(magic) + 4 + len(head)) % 8)  # data starts 8-byte aligned
+    start = len(magic) + 4 + len(head)
+    out = bytearray(start + offset)
+    out[:start] = magic + struct.pack("<I", len(head)) + head
+    for name, a in arrays.items():
+        at = start + layout[name]["offset"]
+        np.frombuffer(out, dtype=a.dtype, count=len(a), offset=at)[:] = a
+    # A bytearray: `bytes(out)` would copy the whole table once more.
+    return out  # type: ignore[return-value]
 
 
 def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:

@@ -26,9 +26,9 @@ from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.loaded import Loaded as Loaded  # importable from here, as before
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.tables import PARSED, SideWork, provider_table
+from gpuhunt._internal.load.tables import PARSED, SideWork, combine_releasing, provider_table
 from gpuhunt._internal.query import answers
-from gpuhunt._internal.query.table import Table, combine
+from gpuhunt._internal.query.table import Table
 
 # The catalog's records, so that its log messages keep the logger name they always had.
 logger = logging.getLogger("gpuhunt._internal.catalog")
@@ -378,7 +378,7 @@ class Loader:
                 cache.prune(PARSED, cached)
             # Built off to the side, then one assignment: queries see the old catalog or the new
             # one, never a mix, and never wait for the build.
-            table = combine(tables)
+            table = combine_releasing(tables)
             # So that the first query after a load builds offers as fast as later ones:
             answers.prepare(table)
             if cache is not None and not degraded and not raw.problems and not raw.failed:

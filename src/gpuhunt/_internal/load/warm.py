@@ -141,16 +141,6 @@ def encode(snapshot: Snapshot, name: str) -> bytes | None:
         "shape_of_row": parts.shape_of_row,
     }
     arrays.update({f"shape.{k}": getattr(by_shape, k) for k in COLUMNS})
-    layout: dict[str, dict[str, Any]] = {}
-    chunks: list[bytes] = []
-    offset = 0
-    for k, a in arrays.items():
-        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
-        raw = a.tobytes()
-        layout[k] = {"dtype": a.dtype.str, "count": len(a), "offset": offset}
-        pad = -len(raw) % 8
-        chunks.append(raw + b"\0" * pad)
-        offset += len(raw) + pad
     header = {
         "format": FORMAT,
         "key": name,
@@ -158,11 +148,8 @@ def encode(snapshot: Snapshot, name: str) -> bytes | None:
         "manifest": snapshot.manifest,
         "skipped": table.skipped,
         "strings": {k: getattr(table, k) for k in _LISTS},
-        "arrays": layout,
     }
-    head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
-    head += b" " * (-(len(MAGIC) + 4 + len(head)) % 8)
-    return MAGIC + struct.pack("<I", len(head)) + head + b"".join(chunks)
+    return column_files.pack(MAGIC, header, "arrays", arrays, counts=True)
 
 
 def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:

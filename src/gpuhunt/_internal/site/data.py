@@ -344,7 +344,8 @@ def build_from_table(
     # The first row of each offer shape, and the shapes in the order their first rows come
     # (the order `build` meets them in, reading the offers in the table's order).
     first_row = np.full(n_shapes, len(shape_of_row), dtype=np.int64)
-    np.minimum.at(first_row, shape_of_row, np.arange(len(shape_of_row)))
+    present, first_at_row = np.unique(shape_of_row, return_index=True)
+    first_row[present] = first_at_row
     met = [int(k) for k in np.argsort(first_row, kind="stable") if first_row[k] < len(price)]
     shapes = _Shapes(facts)
     locs = _Locations(facts, shapes)
@@ -395,14 +396,17 @@ def build_from_table(
     )
 
 
-def _rounded(sorted_prices: np.ndarray) -> np.ndarray:
-    """`_round` of each price (Python's correctly rounded `round`, which `np.round` is not
-    always), once per distinct price: the table's prices are sorted, so those are runs."""
-    if len(sorted_prices) == 0:
-        return sorted_prices
-    change = np.concatenate(([True], sorted_prices[1:] != sorted_prices[:-1]))
-    distinct = np.array([_round(x) for x in sorted_prices[change].tolist()], dtype=np.float64)
-    rounded: np.ndarray = distinct[np.cumsum(change) - 1]
+def _rounded(prices: np.ndarray) -> np.ndarray:
+    """`_round` of each price: Python's `round(x, 6)`, which rounds the exact decimal value of
+    `x`. numpy's `rint(x * 1e6) / 1e6` gives the same double except where `x * 1e6` lies
+    within its rounding error of a tie (.5): those few are rounded by Python."""
+    scaled = prices * 1e6
+    rounded: np.ndarray = np.rint(scaled) / 1e6
+    # The product's error is below 1.2e-16 of it: a margin of 1e-9 of it catches every tie.
+    margin = 1e-9 * (1 + np.abs(scaled))
+    near_tie = np.flatnonzero(np.abs(scaled - np.floor(scaled) - 0.5) < margin)
+    for k in near_tie.tolist():
+        rounded[k] = _round(float(prices[k]))
     return rounded
 
 
