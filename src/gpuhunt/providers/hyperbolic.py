@@ -42,7 +42,7 @@ from typing_extensions import Self
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
+from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, read_each, text
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -95,18 +95,12 @@ def parse_marketplace(payload: Any, report: ParseReport | None = None) -> list[C
     report = report if report is not None else ParseReport(provider=NAME)
     if not isinstance(payload, dict) or not isinstance(payload.get("instances"), list):
         raise ProviderError(f"{NAME}: marketplace: expected an object with an 'instances' list")
-    offers: list[CatalogItem] = []
-    for index, node in enumerate(payload["instances"]):
-        ident = node.get("id") if isinstance(node, dict) else None
-        what = f"node {ident!r}" if isinstance(ident, str) else f"node #{index}"
-        # Any other exception of one record skips it too, counted (ParseReport.record).
-        with report.record(what):
-            try:
-                offers.extend(_node_offers(node, report, what))
-            except BadRecord as e:
-                report.counts["malformed"] += 1
-                report.skip(what, str(e))
-    return offers
+    return read_each(payload["instances"], report, _what, _node_offers)
+
+
+def _what(node: Any, index: int) -> str:
+    ident = node.get("id") if isinstance(node, dict) else None
+    return f"node {ident!r}" if isinstance(ident, str) else f"node #{index}"
 
 
 def _node_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
