@@ -42,7 +42,17 @@ from typing_extensions import Self
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, read_each, text
+from gpuhunt.providers._records import (
+    BadRecord,
+    Gpu,
+    count,
+    gpu_or_kept,
+    number,
+    obj,
+    offer,
+    read_each,
+    text,
+)
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -135,22 +145,10 @@ def _node_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
         cpu = cpus * k // total
         if cpu < 1:
             continue
-        offers.append(
-            CatalogItem(
-                provider=NAME,
-                instance_name=node_id,
-                location=location,
-                price=round(per_gpu * k, 5),
-                cpu=cpu,
-                memory=float(int(ram * k / total)),
-                gpu_count=k,
-                gpu_name=name,
-                gpu_memory=memory,
-                spot=True,
-                disk_size=float(int(storage * k / total)),
-                gpu_vendor=vendor,
-            )
-        )
+        cost, share = round(per_gpu * k, 5), Gpu(k, name, vendor, memory)
+        ram_k, disk = float(int(ram * k / total)), float(int(storage * k / total))
+        offers.append(offer(NAME, node_id, location, cost, cpu, ram_k, share, disk, spot=True))
+
     return offers
 
 
