@@ -9,8 +9,18 @@ from pathlib import Path
 import pytest
 
 import gpuhunt.providers as package
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import _PROVIDER_NAMES, json_number, need_number, resold_from
+from gpuhunt.providers._records import (
+    _PROVIDER_NAMES,
+    BadRecord,
+    Gpu,
+    json_number,
+    need_number,
+    offer,
+    read_each,
+    resold_from,
+)
 
 
 @pytest.mark.parametrize(
@@ -140,3 +150,50 @@ def test_resold_from_knows_every_provider_module() -> None:
         p.stem for p in Path(package.__file__).parent.glob("*.py") if not p.stem.startswith("_")
     }
     assert modules - {"base", "shadeform"} == _PROVIDER_NAMES
+
+
+def test_offer_fills_what_every_provider_wrote_out() -> None:
+    data = {"available": True}
+    h100 = Gpu(8, "H100", AcceleratorVendor.NVIDIA, 80.0)
+    first = offer("p", "h100x8", "r1", 20.0, 128, 1024.0, h100, 2000.0, provider_data=data)
+    second = offer("p", "cpu", "r1", 0.1, 2, 4.0)
+
+    assert first == CatalogItem(
+        provider="p",
+        instance_name="h100x8",
+        location="r1",
+        price=20.0,
+        cpu=128,
+        memory=1024.0,
+        gpu_count=8,
+        gpu_name="H100",
+        gpu_memory=80.0,
+        spot=False,
+        disk_size=2000.0,
+        gpu_vendor=AcceleratorVendor.NVIDIA,
+        provider_data={"available": True},
+    )
+    assert (second.gpu_count, second.gpu_vendor, second.disk_size, second.flags) == (
+        0,
+        None,
+        None,
+        [],
+    )
+    # Each offer has its own provider_data, even when built from one dict.
+    assert first.provider_data is not data and second.provider_data == {}
+
+
+def test_read_each_skips_and_counts_a_bad_record_and_keeps_the_others() -> None:
+    def parse(record: object, report: _report.ParseReport, what: str) -> list[str]:
+        if record == "refused":
+            raise BadRecord("field 'x' is missing")
+        if record == "broken":
+            raise KeyError("y")
+        return [f"{what}:{record}"]
+
+    report = _report.ParseReport(provider="p")
+    got = read_each(["a", "refused", "broken", "b"], report, lambda r, i: f"#{i}", parse)
+
+    assert got == ["#0:a", "#3:b"]
+    assert report.counts["malformed"] == 2
+    assert report.skipped == ["#1: field 'x' is missing"]

@@ -385,8 +385,14 @@ def test_availability_is_the_quotes_stock_status(offers: list[CatalogItem]) -> N
 
 
 def test_a_cluster_type_without_stock_is_listed_unavailable() -> None:
-    cluster = json.loads(json.dumps(replay_runpod.load("discovery.json")))
-    [record] = [r for r in cluster["data"]["clusterGpuTypes"] if r["lowestPrice"].get("minVcpu")]
-    record["lowestPrice"]["stockStatus"] = None
-    [offer] = runpod.parse_cluster_offers([record])
-    assert offer.provider_data["available"] is False
+    with responses.RequestsMock() as rsps:
+        fake = replay_runpod.register(rsps)
+        # The recorded H100 cluster quote with its stock gone (vCPU/RAM still quoted).
+        [record] = [
+            r for r in fake.discovery["data"]["clusterGpuTypes"] if r["lowestPrice"].get("minVcpu")
+        ]
+        record["lowestPrice"]["stockStatus"] = None
+        offers = RunpodProvider().get()
+    [cluster] = [o for o in offers if "runpod-cluster" in o.flags]
+    assert cluster.instance_name == "NVIDIA H100 80GB HBM3"
+    assert cluster.provider_data["available"] is False

@@ -9,6 +9,7 @@ JSON number for the older providers too (RunPod, Verda, CloudRift, Lium, Azure).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +107,28 @@ def offer(
 
 class BadRecord(ValueError):
     """A record that cannot be offered, with the reason."""
+
+
+def read_each(
+    records: Iterable[Any],
+    report: ParseReport,
+    name: Callable[[Any, int], str],
+    parse: Callable[[Any, ParseReport, str], Iterable[CatalogItem]],
+) -> list[CatalogItem]:
+    """The offers `parse(record, report, what)` reads from each record, `what` being
+    `name(record, index)`. A record refused with `BadRecord` is skipped with its reason and
+    counted as malformed; any other exception of one record is skipped and counted too
+    (`ParseReport.record`): one bad record never costs the others."""
+    offers: list[CatalogItem] = []
+    for index, record in enumerate(records):
+        what = name(record, index)
+        with report.record(what):
+            try:
+                offers.extend(parse(record, report, what))
+            except BadRecord as e:
+                report.counts["malformed"] += 1
+                report.skip(what, str(e))
+    return offers
 
 
 def obj(value: Any, what: str = "record") -> dict[str, Any]:

@@ -58,7 +58,7 @@ from gpuhunt._internal.models import (
 )
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import need_number
+from gpuhunt.providers._records import Gpu, need_number, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 if TYPE_CHECKING:
@@ -333,23 +333,13 @@ def parse_prices(
     offers = []
     for (name, region, spot), price_usd in best.items():
         size = sizes[name]
-        offers.append(
-            CatalogItem(
-                provider=AzureProvider.NAME,
-                instance_name=name,
-                location=region,
-                price=price_usd,
-                cpu=size.cpu,
-                memory=size.memory,
-                gpu_count=size.gpu_count,
-                gpu_name=size.gpu.name if size.gpu else None,
-                gpu_memory=size.gpu.memory if size.gpu else None,
-                spot=spot,
-                disk_size=None,
-                gpu_vendor=size.gpu.vendor if size.gpu else None,
-                cpu_arch=size.cpu_arch,
-            )
+        gpu = (
+            Gpu(size.gpu_count, size.gpu.name, size.gpu.vendor, size.gpu.memory)
+            if size.gpu
+            else Gpu(size.gpu_count, None, None, None)
         )
+        args = (AzureProvider.NAME, name, region, price_usd, size.cpu, size.memory, gpu)
+        offers.append(offer(*args, spot=spot, cpu_arch=size.cpu_arch))
     return offers
 
 

@@ -4,6 +4,21 @@ A provider turns a cloud's API answers into `CatalogItem`s. Keep the parsing pur
 take decoded JSON/CSV and return items) and the I/O in small fetch functions that go through
 `gpuhunt._internal.load.transport`, so tests can drive the real request code over recorded answers.
 
+The furniture every provider shares, so that a new one is its API's specifics and nothing else:
+
+- `Collects` (here): `get()` itself. Subclass it beside `OnlineProvider`/`OfflineProvider`, name
+  the report class (`REPORT`) and write `collect(ask, report)`; `ask` holds `get()`'s arguments
+  (`ask.filter`, `ask.spot`), the report ends up as `last_report`.
+- `_records.offer(provider, name, location, price, cpu, memory, gpu, disk_size, ...)` and
+  `_records.Gpu(count, name, vendor, memory)`: the `CatalogItem` of one offer, on-demand unless
+  said. `_records.gpu_or_kept` names a GPU through the tables (an unknown one kept and counted).
+- `_records.read_each(records, report, name, parse)`: one record at a time, a bad one skipped
+  and counted (`BadRecord` with its reason, anything else as malformed), never the whole answer.
+- `_records.text/number/count/whole/obj/need_number`: a field read, or `BadRecord` naming it.
+- `_records.AVAILABLE_KEY` and `_records.resold_from`: the shared `provider_data` readings
+  (docs/availability.md).
+
+
 Sessions: every provider has a `session` (a `requests.Session`, None by default). While its
 `get()` runs, the requests it makes through the transport go through that session, so a
 caller or a test passes one in (`provider.session = s`, or `Provider(...).with_session(s)`)

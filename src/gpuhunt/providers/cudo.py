@@ -30,6 +30,7 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_memory_from_name
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -127,21 +128,11 @@ def _machine_type_offer(
         + resources.disk * _decimal(item["minStorageGibPriceHr"])
         + _decimal(item["ipv4PriceHr"])
     )
-    return CatalogItem(
-        provider=CudoProvider.NAME,
-        instance_name=str(item["machineType"]),
-        location=str(item["dataCenterId"]),
-        price=round(price, PRICE_DIGITS),
-        cpu=resources.cpu,
-        memory=float(resources.memory),
-        gpu_count=count,
-        gpu_name=name,
-        gpu_memory=memory,
-        spot=False,
-        disk_size=float(resources.disk),
-        gpu_vendor=vendor,
-        provider_data={"gpu_model_id": gpu_model_id} if has_gpu else {},
-    )
+    where = (CudoProvider.NAME, str(item["machineType"]), str(item["dataCenterId"]))
+    size = (resources.cpu, float(resources.memory), Gpu(count, name, vendor, memory))
+    data = {"gpu_model_id": gpu_model_id} if has_gpu else {}
+    disk = float(resources.disk)
+    return offer(*where, round(price, PRICE_DIGITS), *size, disk, provider_data=data)
 
 
 def gpu_identity(

@@ -33,7 +33,17 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import BadRecord, Gpu, gpu_or_kept, number, obj, offer, text, whole
+from gpuhunt.providers._records import (
+    BadRecord,
+    Gpu,
+    gpu_or_kept,
+    number,
+    obj,
+    offer,
+    read_each,
+    text,
+    whole,
+)
 from gpuhunt.providers._report import ParseReport
 
 logger = logging.getLogger(__name__)
@@ -104,18 +114,12 @@ def parse_configurations(payload: Any, report: ParseReport | None = None) -> lis
     report = report if report is not None else ParseReport(provider=NAME)
     if not isinstance(payload, list):
         raise ProviderError(f"{NAME}: list_available_configurations: expected a list")
-    offers: list[CatalogItem] = []
-    for index, record in enumerate(payload):
-        gpu_type = record.get("gpu_type") if isinstance(record, dict) else None
-        what = f"configuration {gpu_type!r}" if gpu_type else f"configuration #{index}"
-        # Any other exception of one record skips it too, counted (ParseReport.record).
-        with report.record(what):
-            try:
-                offers.extend(_configuration_offers(record, report, what))
-            except BadRecord as e:
-                report.counts["malformed"] += 1
-                report.skip(what, str(e))
-    return offers
+    return read_each(payload, report, _what, _configuration_offers)
+
+
+def _what(record: Any, index: int) -> str:
+    gpu_type = record.get("gpu_type") if isinstance(record, dict) else None
+    return f"configuration {gpu_type!r}" if gpu_type else f"configuration #{index}"
 
 
 def _configuration_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:

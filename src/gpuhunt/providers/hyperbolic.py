@@ -42,7 +42,17 @@ from typing_extensions import Self
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
+from gpuhunt.providers._records import (
+    BadRecord,
+    Gpu,
+    count,
+    gpu_or_kept,
+    number,
+    obj,
+    offer,
+    read_each,
+    text,
+)
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -95,18 +105,12 @@ def parse_marketplace(payload: Any, report: ParseReport | None = None) -> list[C
     report = report if report is not None else ParseReport(provider=NAME)
     if not isinstance(payload, dict) or not isinstance(payload.get("instances"), list):
         raise ProviderError(f"{NAME}: marketplace: expected an object with an 'instances' list")
-    offers: list[CatalogItem] = []
-    for index, node in enumerate(payload["instances"]):
-        ident = node.get("id") if isinstance(node, dict) else None
-        what = f"node {ident!r}" if isinstance(ident, str) else f"node #{index}"
-        # Any other exception of one record skips it too, counted (ParseReport.record).
-        with report.record(what):
-            try:
-                offers.extend(_node_offers(node, report, what))
-            except BadRecord as e:
-                report.counts["malformed"] += 1
-                report.skip(what, str(e))
-    return offers
+    return read_each(payload["instances"], report, _what, _node_offers)
+
+
+def _what(node: Any, index: int) -> str:
+    ident = node.get("id") if isinstance(node, dict) else None
+    return f"node {ident!r}" if isinstance(ident, str) else f"node #{index}"
 
 
 def _node_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
@@ -141,22 +145,10 @@ def _node_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
         cpu = cpus * k // total
         if cpu < 1:
             continue
-        offers.append(
-            CatalogItem(
-                provider=NAME,
-                instance_name=node_id,
-                location=location,
-                price=round(per_gpu * k, 5),
-                cpu=cpu,
-                memory=float(int(ram * k / total)),
-                gpu_count=k,
-                gpu_name=name,
-                gpu_memory=memory,
-                spot=True,
-                disk_size=float(int(storage * k / total)),
-                gpu_vendor=vendor,
-            )
-        )
+        cost, share = round(per_gpu * k, 5), Gpu(k, name, vendor, memory)
+        ram_k, disk = float(int(ram * k / total)), float(int(storage * k / total))
+        offers.append(offer(NAME, node_id, location, cost, cpu, ram_k, share, disk, spot=True))
+
     return offers
 
 

@@ -50,10 +50,12 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
 )
 from gpuhunt.providers import _report
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
+NAME = "lambdalabs"
 API_URL = "https://cloud.lambdalabs.com/api/v1"
 INSTANCE_TYPES_URL = f"{API_URL}/instance-types"
 IMAGES_URL = f"{API_URL}/images"
@@ -80,7 +82,7 @@ class ParseReport(_report.ParseReport):
 
 
 class LambdaLabsProvider(Collects[ParseReport], OfflineProvider):
-    NAME = "lambdalabs"
+    NAME = NAME
     REPORT = ParseReport
 
     def __init__(self, token: str) -> None:
@@ -217,25 +219,13 @@ def _parse_record(
     if not locations:
         report.skip(f"instance type {name!r}", f"no region runs {arch.value}")
         return []
+    gpu = Gpu(gpu_count, gpu_name, AcceleratorVendor.NVIDIA if gpu_count else None, gpu_memory)
+    size = (round(price_cents / 100, 4), vcpus, float(memory_gib), gpu)
+    disk = round(storage_gib * _GIB_IN_GB, 2)
     return [
-        CatalogItem(
-            provider=LambdaLabsProvider.NAME,
-            instance_name=name,
-            location=location,
-            price=round(price_cents / 100, 4),
-            cpu=vcpus,
-            memory=float(memory_gib),
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=round(storage_gib * _GIB_IN_GB, 2),
-            gpu_vendor=AcceleratorVendor.NVIDIA if gpu_count else None,
-            flags=list(flags),
-            cpu_arch=arch,
-            provider_data={"available": location in capacity},
-        )
-        for location in locations
+        offer(NAME, name, where, *size, disk, flags=list(flags), cpu_arch=arch, provider_data=data)
+        for where in locations
+        for data in [{AVAILABLE_KEY: where in capacity}]
     ]
 
 

@@ -43,7 +43,7 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import need_number
+from gpuhunt.providers._records import Gpu, need_number, offer
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -204,22 +204,12 @@ def node_offers(raw: Any, report: ParseReport, what: str = "node") -> list[Catal
         disk = int(free_disk * share * CONTAINER_DISK_SHARE)
         if cpu < 1 or disk < 1:
             continue  # a slice too small to run anything
+        price = round(node.price_per_gpu_hour * count, PRICE_DIGITS)
+        gpu = Gpu(count, gpu_name, vendor, gpu_memory)
+        size = (price, cpu, float(memory), gpu, float(disk))
+        data = provider_data
         offers.append(
-            CatalogItem(
-                provider=NAME,
-                instance_name=node.id,
-                location=node.location,
-                price=round(node.price_per_gpu_hour * count, PRICE_DIGITS),
-                cpu=cpu,
-                memory=float(memory),
-                gpu_count=count,
-                gpu_name=gpu_name,
-                gpu_memory=gpu_memory,
-                spot=node.spot,
-                disk_size=float(disk),
-                gpu_vendor=vendor,
-                provider_data=dict(provider_data),
-            )
+            offer(NAME, node.id, node.location, *size, spot=node.spot, provider_data=data)
         )
     return offers
 

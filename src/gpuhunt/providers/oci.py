@@ -65,6 +65,7 @@ from gpuhunt._internal.models import (
 )
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 if TYPE_CHECKING:
@@ -355,22 +356,11 @@ def parse_offers(
 
 
 def _offer(shape: PricedShape, region: str, spot: bool) -> CatalogItem:
-    return CatalogItem(
-        provider=OCIProvider.NAME,
-        instance_name=shape.name,
-        location=region,
-        price=round(shape.price * (1 - PREEMPTIBLE_DISCOUNT), 6) if spot else shape.price,
-        cpu=shape.cpu,
-        memory=shape.memory,
-        gpu_count=shape.gpu_count,
-        gpu_name=shape.gpu_name,
-        gpu_memory=shape.gpu_memory,
-        spot=spot,
-        disk_size=None,
-        gpu_vendor=shape.gpu_vendor,
-        flags=[SPOT_FLAG] if spot else [],
-        cpu_arch=shape.cpu_arch,
-    )
+    price = round(shape.price * (1 - PREEMPTIBLE_DISCOUNT), 6) if spot else shape.price
+    gpu = Gpu(shape.gpu_count, shape.gpu_name, shape.gpu_vendor, shape.gpu_memory)
+    args = (OCIProvider.NAME, shape.name, region, price, shape.cpu, shape.memory, gpu)
+    flags = [SPOT_FLAG] if spot else []
+    return offer(*args, spot=spot, flags=flags, cpu_arch=shape.cpu_arch)
 
 
 def _order(item: CatalogItem) -> tuple[float, str, str, bool]:

@@ -47,10 +47,13 @@ from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._records import (
     BadRecord,
+    Gpu,
     count,
     gpu_or_kept,
     number,
     obj,
+    offer,
+    read_each,
     resold_from,
     text,
 )
@@ -104,21 +107,7 @@ def parse_items(items: list[Any], report: ParseReport | None = None) -> list[Cat
     report = report if report is not None else ParseReport(provider=NAME)
     if not isinstance(items, list):
         raise ProviderError(f"{NAME}: availability items: expected a list")
-    offers: list[CatalogItem] = []
-    for index, item in enumerate(items):
-        what = _what(item, index)
-        # Any other exception of one record skips it too, counted (ParseReport.record).
-        offer = None
-        with report.record(what):
-            try:
-                offer = _item_offer(item, report, what)
-            except BadRecord as e:
-                report.counts["malformed"] += 1
-                report.skip(what, str(e))
-                continue
-        if offer is not None:
-            offers.append(offer)
-    return offers
+    return read_each(items, report, _what, _item_offer)
 
 
 def _what(item: Any, index: int) -> str:
@@ -127,7 +116,8 @@ def _what(item: Any, index: int) -> str:
     return f"offer #{index}"
 
 
-def _item_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | None:
+def _item_offer(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
+
     item = obj(raw)
     available = _STOCK_READINGS.get(str(item.get("stockStatus") or "").lower())
     upstream = text(item, "provider")
@@ -165,18 +155,20 @@ def _item_offer(raw: Any, report: ParseReport, what: str) -> CatalogItem | None:
         report.counts["stock_status_unknown"] += 1
     if available is False:
         report.counts["unavailable"] += 1
-    return CatalogItem(
-        provider=NAME,
-        instance_name=f"{upstream}:{cloud_id}",
-        location=location.strip(),
-        price=round(price, 5),
-        cpu=cpu,
-        memory=memory,
-        gpu_count=gpu_count,
-        gpu_name=name,
-        gpu_memory=memory_per_gpu,
-        spot=item.get("isSpot") is True,
-        disk_size=disk,
-        gpu_vendor=vendor,
-        provider_data=provider_data,
-    )
+    gpu = Gpu(gpu_count, name, vendor, memory_per_gpu)
+    what, where, spot = f"{upstream}:{cloud_id}", location.strip(), item.get("isSpot") is True
+    data = provider_data
+    return [
+        offer(
+            NAME,
+            what,
+            where,
+            round(price, 5),
+            cpu,
+            memory,
+            gpu,
+            disk,
+            spot=spot,
+            provider_data=data,
+        )
+    ]

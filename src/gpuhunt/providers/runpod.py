@@ -73,8 +73,8 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
-from gpuhunt.providers import _report
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
+from gpuhunt.providers import _records, _report
 from gpuhunt.providers._records import AVAILABLE_KEY, json_number
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
@@ -420,29 +420,21 @@ def parse_pod_offers(
         gpu = gpu_of_record(record, report)
         if gpu is None:
             continue
+        gpus = _records.Gpu(query.gpu_count, gpu.name, gpu.vendor, gpu.memory)
+        where = (RunpodProvider.NAME, record["id"], query.location)
+        # The hosts quoted run this CUDA or newer; `min_cuda` filters read it.
+        data: JSONObject = {
+            CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION,
+            **({FORM_FACTOR_KEY: gpu.form_factor} if gpu.form_factor else {}),
+            AVAILABLE_KEY: True,  # only quotes with a stockStatus get here
+        }
         for price, is_spot in ((on_demand, False), (spot, True)):
             if not price or price <= 0:
                 continue
+            total = round(price * query.gpu_count, 6)
             offers.append(
-                CatalogItem(
-                    provider=RunpodProvider.NAME,
-                    instance_name=record["id"],
-                    location=query.location,
-                    price=round(price * query.gpu_count, 6),
-                    cpu=int(cpu),
-                    memory=memory,
-                    gpu_count=query.gpu_count,
-                    gpu_name=gpu.name,
-                    gpu_memory=gpu.memory,
-                    spot=is_spot,
-                    disk_size=None,
-                    gpu_vendor=gpu.vendor,
-                    # The hosts quoted run this CUDA or newer; `min_cuda` filters read it.
-                    provider_data={
-                        CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION,
-                        **({FORM_FACTOR_KEY: gpu.form_factor} if gpu.form_factor else {}),
-                        AVAILABLE_KEY: True,  # only quotes with a stockStatus get here
-                    },
+                _records.offer(
+                    *where, total, int(cpu), memory, gpus, spot=is_spot, provider_data=data
                 )
             )
     return offers
@@ -476,26 +468,21 @@ def parse_cluster_offers(
         if gpu is None:
             continue
         locations = sorted({c["id"] for c in centers if isinstance(c, dict) and c.get("id")})
+        gpus = _records.Gpu(int(gpu_count), gpu.name, gpu.vendor, gpu.memory)
+        node = (round(price * gpu_count, 6), int(cpu), memory, gpus)
         for location in locations:
+            data: JSONObject = {
+                "pod_counts": list(CLUSTER_POD_COUNTS),
+                AVAILABLE_KEY: lowest.get("stockStatus") is not None,
+            }
             offers.append(
-                CatalogItem(
-                    provider=RunpodProvider.NAME,
-                    instance_name=record["id"],
-                    location=location,
-                    price=round(price * gpu_count, 6),
-                    cpu=int(cpu),
-                    memory=memory,
-                    gpu_count=int(gpu_count),
-                    gpu_name=gpu.name,
-                    gpu_memory=gpu.memory,
-                    spot=False,
-                    disk_size=None,
-                    gpu_vendor=gpu.vendor,
+                _records.offer(
+                    RunpodProvider.NAME,
+                    record["id"],
+                    location,
+                    *node,
                     flags=[FLAG_CLUSTER],
-                    provider_data={
-                        "pod_counts": list(CLUSTER_POD_COUNTS),
-                        AVAILABLE_KEY: lowest.get("stockStatus") is not None,
-                    },
+                    provider_data=data,
                 )
             )
     return offers
@@ -540,23 +527,21 @@ def parse_cpu_offers(
             continue
         for vcpu in cpu_sizes(int(min_vcpu), int(max_vcpu)):
             memory = int(vcpu * ram_per_vcpu)
+            name, price = f"{flavor['id']}-{vcpu}-{memory}", round(base_price * vcpu / min_vcpu, 6)
+            size = (vcpu, float(memory), _records.NO_GPU, float(vcpu * disk_per_vcpu))
+            data = {AVAILABLE_KEY: True}  # only flavors with a stockStatus
             offers.append(
-                CatalogItem(
-                    provider=RunpodProvider.NAME,
-                    instance_name=f"{flavor['id']}-{vcpu}-{memory}",
-                    location=query.data_center,
-                    price=round(base_price * vcpu / min_vcpu, 6),
-                    cpu=vcpu,
-                    memory=float(memory),
-                    gpu_count=0,
-                    gpu_name=None,
-                    gpu_memory=None,
-                    spot=False,
-                    disk_size=float(vcpu * disk_per_vcpu),
+                _records.offer(
+                    RunpodProvider.NAME,
+                    name,
+                    query.data_center,
+                    price,
+                    *size,
                     flags=[FLAG_CPU],
-                    provider_data={AVAILABLE_KEY: True},  # only flavors with a stockStatus
+                    provider_data=data,
                 )
             )
+
     return offers
 
 

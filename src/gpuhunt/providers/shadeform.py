@@ -50,6 +50,7 @@ from gpuhunt.providers._records import (
     number,
     obj,
     offer,
+    read_each,
     resold_from,
     text,
 )
@@ -87,17 +88,7 @@ def parse_instance_types(payload: Any, report: ParseReport | None = None) -> lis
     report = report if report is not None else ParseReport(provider=NAME)
     if not isinstance(payload, dict) or not isinstance(payload.get("instance_types"), list):
         raise ProviderError(f"{NAME}: /instances/types: expected an object with 'instance_types'")
-    offers: list[CatalogItem] = []
-    for index, record in enumerate(payload["instance_types"]):
-        what = _what(record, index)
-        # Any other exception of one record skips it too, counted (ParseReport.record).
-        with report.record(what):
-            try:
-                offers.extend(_type_offers(record, report, what))
-            except BadRecord as e:
-                report.counts["malformed"] += 1
-                report.skip(what, str(e))
-    return offers
+    return read_each(payload["instance_types"], report, _what, _type_offers)
 
 
 def _what(record: Any, index: int) -> str:

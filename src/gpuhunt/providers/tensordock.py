@@ -31,6 +31,7 @@ from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._balance import HostLimits, size_resources, smallest_gpu_count
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -142,27 +143,11 @@ def _host_offers(
             + resources.disk * float(disk_spec["price"])
             + count * float(gpu["price"])
         )
-        offers.append(
-            CatalogItem(
-                provider=TensorDockProvider.NAME,
-                instance_name=hostnode_id,
-                location=_slug(location["country"]),
-                price=round(price, PRICE_DIGITS),
-                cpu=resources.cpu,
-                memory=float(resources.memory),
-                gpu_count=count,
-                gpu_name=name,
-                gpu_memory=memory,
-                spot=False,
-                disk_size=float(resources.disk),
-                gpu_vendor=vendor,
-                provider_data={
-                    "gpu_model": model,
-                    "region": location.get("region"),
-                    "city": location.get("city"),
-                },
-            )
-        )
+        where = (TensorDockProvider.NAME, hostnode_id, _slug(location["country"]))
+        size = (resources.cpu, float(resources.memory), Gpu(count, name, vendor, memory))
+        data = {"gpu_model": model, "region": location.get("region"), "city": location.get("city")}
+        disk = float(resources.disk)
+        offers.append(offer(*where, round(price, PRICE_DIGITS), *size, disk, provider_data=data))
     return offers
 
 

@@ -62,9 +62,9 @@ from gpuhunt._internal.models import (
     JSONObject,
     QueryFilter,
 )
-from gpuhunt.providers._records import AVAILABLE_KEY
 from gpuhunt._internal.offer_state import CUDA_KEY
 from gpuhunt._internal.query.parsed import parsed
+from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -344,23 +344,15 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> lis
     disk_size = _disk_size(float(raw["disk_space"]), q)
     disk_cost = disk_size * float(raw["storage_cost"]) / HOURS_PER_MONTH
 
-    def item(price: float, spot: bool, provider_data: JSONObject) -> CatalogItem:
-        return CatalogItem(
-            provider=NAME,
-            instance_name=str(offer_id),
-            location=get_location(raw.get("geolocation")),
-            price=round(price + disk_cost, 5),
-            cpu=cpu,
-            memory=memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=spot,
-            disk_size=disk_size,
-            gpu_vendor=gpu_vendor,
-            cpu_arch=_cpu_arch(raw.get("cpu_arch")),
-            provider_data=provider_data,
-        )
+    name, where = str(offer_id), get_location(raw.get("geolocation"))
+    gpus = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
+    arch = _cpu_arch(raw.get("cpu_arch"))
+
+    def item(price: float, spot: bool, data: JSONObject) -> CatalogItem:
+        cost = round(price + disk_cost, 5)
+        size = (cost, cpu, memory, gpus, disk_size)
+
+        return offer(NAME, name, where, *size, spot=spot, cpu_arch=arch, provider_data=data)
 
     # The newest CUDA the host's driver runs, for `min_cuda` filters (`offer_state.CUDA_KEY`).
     cuda = raw.get("cuda_max_good")

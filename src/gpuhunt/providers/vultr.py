@@ -51,6 +51,7 @@ from gpuhunt._internal.models import (
     JSONObject,
     QueryFilter,
 )
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -265,20 +266,10 @@ class _Shape:
     def offer(self, plan_id: str, location: str, price: float) -> CatalogItem:
         gpu_count, gpu_name, gpu_memory, vendor = self.gpu or (0, None, None, None)
         arm = gpu_name is not None and is_nvidia_superchip(gpu_name)
-        return CatalogItem(
-            provider=NAME,
-            instance_name=plan_id,
-            location=location,
-            price=price,
-            cpu=self.cpu,
-            memory=self.memory,
-            gpu_count=gpu_count,
-            gpu_name=gpu_name,
-            gpu_memory=gpu_memory,
-            spot=False,
-            disk_size=self.disk,
-            gpu_vendor=vendor,
-            cpu_arch=CPUArchitecture.ARM if arm else CPUArchitecture.X86,
+        gpu = Gpu(gpu_count, gpu_name, vendor, gpu_memory)
+        arch = CPUArchitecture.ARM if arm else CPUArchitecture.X86
+        return offer(
+            NAME, plan_id, location, price, self.cpu, self.memory, gpu, self.disk, cpu_arch=arch
         )
 
 
