@@ -15,6 +15,7 @@ from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
+from gpuhunt._internal.publish import dataset
 from gpuhunt._internal.publish.build import CANDIDATES, CARRIED_OVER, FRESH, Build, count_rows
 from gpuhunt._internal.publish.files import DOWNLOAD_TIMEOUT
 from gpuhunt._internal.query import answers
@@ -174,6 +175,11 @@ def read_build(directory: str | Path) -> Build:
             objects[rel] = (folder / rel).read_bytes()
     if any(e.get("pending") for e in checked.manifest["providers"].values()):
         objects[f"{v}/{CANDIDATES}"] = (folder / v / CANDIDATES).read_bytes()
+    for rel, digest in dataset.files_of(checked.manifest).items():
+        data = (folder / rel).read_bytes()
+        if archive.sha256(data) != digest:
+            raise PipelineError(f"Refusing to publish {folder}: {rel} does not match its sha256")
+        objects[rel] = data
     kept_rel = kept_aside(checked.manifest)
     if kept_rel is not None:
         objects[kept_rel] = (folder / kept_rel).read_bytes()
