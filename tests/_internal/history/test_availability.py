@@ -207,3 +207,8 @@ def test_duckdb_reads_the_dataset_in_an_s3_bucket_through_s3fs(
     assert {r["instance_name"] for r in rows if r["available_share"] == 0.5} == {SOLD_OUT}
     # And an s3:// URL, as Athena, Trino or Spark users name it.
     assert _rows(capsys, "--catalog-url", f"s3://{bucket.name}/v3", "--gpu", "H100") == rows
+    # `catalog verify` checks this version's observations against the manifest.
+    assert gpuhunt("catalog", "verify", bucket.base) == 0
+    bucket.put(f"observations/date=2026-12-02/provider=lambdalabs/part-{V2}.parquet", b"x")
+    assert gpuhunt("catalog", "verify", bucket.base) != 0
+    assert "does not match its sha256" in capsys.readouterr().err

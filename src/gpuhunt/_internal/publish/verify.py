@@ -95,6 +95,10 @@ def verify(url: str, *, version: str | None = None, allow_http: bool = False) ->
                     f"{base}/{p}/version names {pointer[:40]!r}, not the latest version {v}"
                 )
     _verify_candidates(fetcher, base, v, entries)
+    # The observations this version added to the open dataset (docs/availability.md).
+    for rel, digest in dataset.files_of(manifest).items():
+        if archive.sha256(fetcher.get(rel)) != digest:
+            raise CatalogIntegrityError(f"{base}/{rel}: does not match its sha256 in the manifest")
     kept = kept_aside(manifest)
     if kept is not None:
         fetcher.get(kept)  # the unreadable history, published for inspection
@@ -175,11 +179,8 @@ def read_build(directory: str | Path) -> Build:
             objects[rel] = (folder / rel).read_bytes()
     if any(e.get("pending") for e in checked.manifest["providers"].values()):
         objects[f"{v}/{CANDIDATES}"] = (folder / v / CANDIDATES).read_bytes()
-    for rel, digest in dataset.files_of(checked.manifest).items():
-        data = (folder / rel).read_bytes()
-        if archive.sha256(data) != digest:
-            raise PipelineError(f"Refusing to publish {folder}: {rel} does not match its sha256")
-        objects[rel] = data
+    for rel in dataset.files_of(checked.manifest):  # checked by `verify` above
+        objects[rel] = (folder / rel).read_bytes()
     kept_rel = kept_aside(checked.manifest)
     if kept_rel is not None:
         objects[kept_rel] = (folder / kept_rel).read_bytes()
