@@ -212,3 +212,15 @@ def test_duckdb_reads_the_dataset_in_an_s3_bucket_through_s3fs(
     bucket.put(f"observations/date=2026-12-02/provider=lambdalabs/part-{V2}.parquet", b"x")
     assert gpuhunt("catalog", "verify", bucket.base) != 0
     assert "does not match its sha256" in capsys.readouterr().err
+
+
+def test_a_window_reads_only_its_own_partitions():
+    files = [
+        f"gpuhunt-s3://b/v3/observations/date=2026-12-0{d}/provider={p}/part-2026120{d}-05.parquet"
+        for d in (1, 2, 3)
+        for p in ("aws", "lambdalabs")
+    ]
+    got = availability.in_window(files, dt.date(2026, 12, 2), ["LambdaLabs"])
+    assert got == [files[3], files[5]]
+    assert availability.in_window(files, None, None) == files
+    assert availability.in_window(["observations/stray.parquet"], None, None) == []

@@ -439,5 +439,8 @@ def test_availability_filter_column_age_and_history(site, browser):
         "return Array.from(document.querySelectorAll('#chart-avail tr'))"
         ".map(tr => Array.from(tr.cells).map(c => c.textContent))"
     )
-    assert avail == [["lambdalabs", "3 offers, 3 observations", "50% available"]]
+    assert avail == [
+        ["aws", "2 offers, 2 observations", "not reported"],
+        ["lambdalabs", "3 offers, 3 observations", "50% available"],
+    ]
     assert errors(browser) == []

@@ -101,8 +101,9 @@ def locate(url: str, *, s3_endpoint: str | None = None, anonymous: bool = True) 
     )
 
 
-def connect(where: Location) -> tuple[Any, str]:
-    """A DuckDB connection that reads the dataset, and the glob of its files."""
+def connect(where: Location) -> tuple[Any, Any]:
+    """A DuckDB connection that reads the dataset, and a function listing its files (each as
+    DuckDB opens it)."""
     try:
         import duckdb
     except ImportError as e:
@@ -114,8 +115,10 @@ def connect(where: Location) -> tuple[Any, str]:
     con = duckdb.connect(
         config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     )
+    pattern = "date=*/provider=*/*.parquet"
     if not where.s3:
-        return con, f"{where.root}/*/*/*.parquet"
+        root = Path(where.root)
+        return con, lambda: sorted(str(f) for f in root.glob(pattern))
     try:
         import s3fs
     except ImportError as e:
@@ -130,8 +133,31 @@ def connect(where: Location) -> tuple[Any, str]:
     kwargs: dict[str, Any] = {"anon": where.anonymous, "skip_instance_cache": True}
     if where.endpoint:
         kwargs["endpoint_url"] = where.endpoint
-    con.register_filesystem(_S3(**kwargs))
-    return con, f"{_PROTOCOL}://{where.root}/*/*/*.parquet"
+    fs = _S3(**kwargs)
+    con.register_filesystem(fs)
+    return con, lambda: sorted(f"{_PROTOCOL}://{f}" for f in fs.glob(f"{where.root}/{pattern}"))
+
+
+_PARTITION = re.compile(r"/date=(\d{4}-\d{2}-\d{2})/provider=([^/]+)/[^/]+$")
+
+
+def in_window(
+    files: Sequence[str], since: dt.date | None, providers: Sequence[str] | None
+) -> list[str]:
+    """The files of the days from `since` on and of `providers`, by their partition folders
+    alone: a window reads only its own files, whatever the dataset's length."""
+    wanted = {p.lower() for p in providers} if providers else None
+    out = []
+    for f in files:
+        m = _PARTITION.search(f.replace("\\", "/"))
+        if m is None:
+            continue
+        if since is not None and dt.date.fromisoformat(m.group(1)) < since:
+            continue
+        if wanted is not None and m.group(2).lower() not in wanted:
+            continue
+        out.append(f)
+    return out
 
 
 def _clause(column: str, values: Sequence[str] | None, args: list[Any]) -> str:
@@ -180,14 +206,25 @@ def query(
     """Each offer's observations and available share over the window (from `since`'s day on,
     UTC), for the offers matching every filter given."""
     where = locate(url, s3_endpoint=s3_endpoint, anonymous=anonymous)
-    con, glob = connect(where)
+    con, list_files = connect(where)
     try:
-        args: list[Any] = [glob]
+        try:
+            every = list_files()
+        except OSError as e:
+            raise HistoryUnavailable(f"Could not list the observations at {url}: {e}") from None
+        if not every:
+            raise HistoryUnavailable(
+                f"No observations are published at {url} (the dataset is {ROOT}/ beside the "
+                "catalog)"
+            )
+        files = in_window(every, since, provider)
+        if not files:
+            return AvailabilityHistory(url, since, [], 0)
+        args: list[Any] = [files]
         sql = ""
         if since is not None:
             sql += " AND date >= ?"
             args.append(since)
-        sql += _clause("provider", provider, args)
         sql += _clause("location", location, args)
         if gpu_name:
             sql += _clause("gpu_name", [norm_gpu(g) or g for g in gpu_name], args)
@@ -196,13 +233,7 @@ def query(
             args.append(spot)
         try:
             found = con.execute(QUERY.format(where=sql), args).fetchall()
-            files = _count_files(con, glob, since, provider)
         except Exception as e:  # noqa: BLE001 - DuckDB's errors have no common public base
-            if "No files found" in str(e):
-                raise HistoryUnavailable(
-                    f"No observations are published at {url} (the dataset is {ROOT}/ beside "
-                    "the catalog)"
-                ) from None
             raise InputError(f"Could not read the observations at {url}: {e}") from None
     finally:
         con.close()
@@ -224,23 +255,7 @@ def query(
         )
         for r in found
     ]
-    return AvailabilityHistory(url, since, rows, files)
-
-
-def _count_files(con: Any, glob: str, since: dt.date | None, provider: Sequence[str] | None) -> int:
-    """How many files the window reads (the partitions it keeps), for the answer's footer."""
-    names = [r[0] for r in con.execute("SELECT file FROM glob(?)", [glob]).fetchall()]
-    wanted = {p.lower() for p in provider} if provider else None
-    n = 0
-    for name in names:
-        day = re.search(r"date=(\d{4}-\d{2}-\d{2})", name)
-        prov = re.search(r"provider=([^/]+)", name)
-        if since is not None and day and dt.date.fromisoformat(day.group(1)) < since:
-            continue
-        if wanted is not None and prov and prov.group(1).lower() not in wanted:
-            continue
-        n += 1
-    return n
+    return AvailabilityHistory(url, since, rows, len(files))
 
 
 WINDOW_DAYS = 7  # what the page shows beside the price chart
