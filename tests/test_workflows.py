@@ -34,13 +34,20 @@ EXTRA_IMPORTS: dict[str, frozenset[str]] = {
     "gcp": frozenset({"google"}),
     "oci": frozenset({"oci", "pydantic"}),
     "nebius": frozenset({"nebius"}),
+    "dataset": frozenset({"duckdb", "pyarrow", "s3fs", "fsspec"}),
 }
 # gpuhunt's own dependencies (`pip install .` brings them).
 BASE_IMPORTS = frozenset(
     {"requests", "urllib3", "numpy", "platformdirs", "cachetools", "typing_extensions"}
 )
 # Other packages a job may install by name, and the names they are imported by.
-PACKAGE_IMPORTS = {"pytest": frozenset({"pytest", "_pytest"}), "pyyaml": frozenset({"yaml"})}
+PACKAGE_IMPORTS = {
+    "pytest": frozenset({"pytest", "_pytest"}),
+    "pyyaml": frozenset({"yaml"}),
+    # the observations dataset (docs/availability.md): the build writes it, the page reads it
+    "pyarrow": frozenset({"pyarrow"}),
+    "duckdb": frozenset({"duckdb"}),
+}
 LOCAL = frozenset({"gpuhunt", "integrity_tests", "tests"})
 
 MATRIX = "${{ matrix.extra }}"

@@ -404,6 +404,7 @@ class Catalog:
         since: str | dt.date | None = None,
         by: str = "gpu",
         version: str | None = None,
+        availability: bool = False,
     ) -> PriceHistory:
         """The cheapest price on each day of the offers matching the filters, per GPU model
         (price per GPU per hour) or, with `by="instance"`, per provider/instance (per hour),
@@ -411,7 +412,9 @@ class Catalog:
 
         Downloads through the disk cache; without network, uses the history of the newest
         catalog in the cache. Raises `CatalogError` (`HistoryUnavailable` when the catalog has
-        no history) with a message saying why.
+        no history) with a message saying why. `availability=True` also reads, per offer and
+        location, the share of observations it was available (`PriceHistory.availability`;
+        from the observations dataset, with DuckDB: the `dataset` extra).
         """
         return api.catalog_history(
             self.catalog_url,
@@ -426,4 +429,5 @@ class Catalog:
             version=version,
             timeout=self._timeout,
             retries=self._retries,
+            availability=availability,
         )

@@ -330,6 +330,9 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
 
     fields = [f.name for f in dataclasses.fields(CatalogItem)]
     data = run_json(capsys, "--provider", "gcp")
+    # provider_data as published, plus when the offer was observed (load/observed.py)
+    observed = data[0]["provider_data"].pop("observed_at")
+    assert observed.endswith("Z") and len(observed) == len("2026-11-29T00:00:00Z")
     assert set(fields) <= set(data[0]) and data[0]["provider_data"] == {
         "is_dws_calendar_mode": False
     }
@@ -337,7 +340,10 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
     assert cli.main(["query", "--provider", "gcp", "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert set(fields) <= set(rows[0])
-    assert json.loads(rows[0]["provider_data"]) == {"is_dws_calendar_mode": False}
+    assert json.loads(rows[0]["provider_data"]) == {
+        "is_dws_calendar_mode": False,
+        "observed_at": observed,
+    }
     assert list(rows[0]) == list(data[0])  # the same columns in the same order
 
 

@@ -50,6 +50,7 @@ def test_archive_and_per_provider_manifests():
     }
     aws = manifest["providers"]["aws"]
     assert sorted(aws) == [
+        "availability",  # what the collection reported (publish/dataset.py)
         "collected_at",
         "columns_sha256",
         "from_version",

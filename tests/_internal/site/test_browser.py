@@ -54,8 +54,14 @@ def offers(version: str) -> dict[str, list]:
                 gpu_memory=80.0,
                 cpu=26,
                 memory=200,
+                # Lambda's readings (made up): sold out in us-east-1 in V2; Asia unreported.
+                provider_data={} if a is None else {"available": a},
             )
-            for loc, d in (("us-east-1", 0.0), ("europe-central-1", 0.1), ("asia-northeast-1", 0.2))
+            for loc, d, a in (
+                ("us-east-1", 0.0, version == V1),
+                ("europe-central-1", 0.1, True),
+                ("asia-northeast-1", 0.2, None),
+            )
         ]
         + [
             item(
@@ -408,4 +414,33 @@ def test_many_rows_are_virtualised_and_scroll(browser, tmp_path):
     )
     assert last == "t4999"
     browser.save_screenshot(str(tmp_path / "site.png"))  # what the page looks like, scrolled
+    assert errors(browser) == []
+
+
+@pytest.mark.browser
+def test_availability_filter_column_age_and_history(site, browser):
+    browser.get((site / "out" / "index.html").as_uri() + "#gpu=H100")
+    cells = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#body .row')).map(r => "
+        "[r.children[1].textContent, r.children[14].textContent, r.children[15].title])"
+    )
+    # The cheapest region of the 1x H100 is sold out; AWS does not say.
+    assert cells[0] == ["gpu_1x_h100_pcie", "sold out", "Price read 2026-12-01T05:00:00Z"]
+    assert cells[1][:2] == ["p5.48xlarge", ""]
+    # Only offers read as available: the 1x H100 in its one available region.
+    browser.get((site / "out" / "index.html").as_uri() + "#gpu=H100&avail=available")
+    assert page_rows(browser) == [
+        ("lambdalabs", "gpu_1x_h100_pcie", False, "europe-central-1", 2.39, 1)
+    ]
+    browser.get((site / "out" / "index.html").as_uri() + "#gpu=H100&avail=sold-out")
+    assert [r[3] for r in page_rows(browser)] == ["us-east-1"]
+    # Beside the chart: the week's share of available observations (one of two readings).
+    avail = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#chart-avail tr'))"
+        ".map(tr => Array.from(tr.cells).map(c => c.textContent))"
+    )
+    assert avail == [
+        ["aws", "2 offers, 2 observations", "not reported"],
+        ["lambdalabs", "3 offers, 3 observations", "50% available"],
+    ]
     assert errors(browser) == []

@@ -245,3 +245,41 @@ def test_prices_are_rounded_as_python_rounds_them_ties_included():
     prices += [k / 1e7 for k in range(0, 200000, 5)]
     got = data._rounded(np.array(prices))
     assert got.tolist() == [round(p, 6) for p in prices]
+
+
+# --------------------------------------------------------------------------- offer marks
+# (`data.offer_marks`: availability, age, converted prices and resales, keyed by offer)
+
+
+def test_offer_marks_say_what_each_offer_says_about_itself():
+    from gpuhunt._internal.history.availability import AvailabilityHistory, OfferAvailability
+
+    converted = {"currency": "EUR", "price_native": 0.99, "fx_rate": 1.16, "fx_date": "2026-11-28"}
+    items = [
+        item("lambdalabs", location="us-east-1", provider_data={"available": True}),
+        item("lambdalabs", location="us-west-1", provider_data={"available": False}),
+        item("lambdalabs", location="eu-west-1"),  # the provider does not say
+        item("seeweb", instance_name="ECS1GPU3", location="it-fr2", provider_data=converted),
+        item(
+            "shadeform",
+            instance_name="lambdalabs_H100",
+            provider_data={"resold_from": "lambdalabs"},
+        ),
+        item("vastai", provider_data={"observed_at": "2026-12-02T07:59:00Z"}),
+    ]
+    manifest = {"providers": {"lambdalabs": {"collected_at": "2026-12-02T05:00:00+00:00"}}}
+    rows = [
+        OfferAvailability("lambdalabs", "x1", loc, False, "A100", 1, 2, 2, share, "", "", None, 1.0)
+        for loc, share in (("us-east-1", 1.0), ("us-west-1", 0.0))
+    ]
+    got = data.offer_marks(items, manifest, AvailabilityHistory("u", dt.date(2026, 11, 26), rows))
+    assert got["observed"] == {"lambdalabs": "2026-12-02T05:00:00Z"}
+    assert got["observed_own"] == {"vastai|x1|0": "2026-12-02T07:59:00Z"}
+    assert got["available"] == {"lambdalabs|x1|0|us-east-1": 1, "lambdalabs|x1|0|us-west-1": 0}
+    assert got["converted"] == {"seeweb|ECS1GPU3|0|it-fr2": ["EUR", 0.99, 1.16, "2026-11-28"]}
+    assert got["resold"] == {"shadeform|lambdalabs_H100|0": "lambdalabs"}
+    assert got["availability"] == {
+        "since": "2026-11-26",
+        "by_gpu": {"A100": [["lambdalabs", 2, 4, 0.5]]},
+    }
+    assert data.offer_marks([], None, None)["availability"] is None

@@ -14,6 +14,7 @@ from gpuhunt._internal.errors import InputError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
 
 if TYPE_CHECKING:
+    from gpuhunt._internal.history.availability import AvailabilityHistory
     from gpuhunt._internal.history.daily import PriceHistory
 
 
@@ -36,6 +37,12 @@ def _arguments(h: argparse.ArgumentParser) -> None:
     )
     h.add_argument("--catalog-url", help="where the catalog is published")
     h.add_argument("--version", help="read the history as of this version (default: the latest)")
+    h.add_argument(
+        "--availability",
+        action="store_true",
+        help="per offer and location: observations and the share available over the window, "
+        "from the published observations dataset (needs gpuhunt[dataset])",
+    )
 
 
 def _pct(x: float | None) -> str:
@@ -71,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     _check_gpu_names(args.gpu_name)
     settings = Settings.from_env()  # a command's entry point: the environment is read here
     url = catalog_url_of(args.catalog_url, settings)
+    if args.availability:
+        return _availability(args, url)
     got = catalog_history(
         url,
         context=Context(settings=settings),
@@ -98,6 +107,91 @@ def run(args: argparse.Namespace) -> int:
     if got.missing and render.format_of(args) == "table":
         print(f"gpuhunt: note: no price history for {', '.join(got.missing)}", file=sys.stderr)
     return 0
+
+
+AVAILABILITY_CSV = [
+    "provider",
+    "instance_name",
+    "location",
+    "spot",
+    "gpu_name",
+    "gpu_count",
+    "observations",
+    "reported",
+    "available_share",
+    "first_observed",
+    "last_observed",
+    "last_available",
+    "last_price",
+]
+
+
+def _availability(args: argparse.Namespace, url: str) -> int:
+    import os
+
+    from gpuhunt._internal.history.api import availability_history
+    from gpuhunt._internal.publish.s3 import ENDPOINT_ENV
+
+    if args.version or args.plot or args.daily:
+        raise InputError("--availability reads every observation: no --version, --plot, --daily")
+    got = availability_history(
+        url,
+        gpu_name=args.gpu_name,
+        provider=args.provider,
+        location=args.location,
+        spot=args.spot,
+        since=args.since,
+        s3_endpoint=os.environ.get(ENDPOINT_ENV) or None,
+        # Signed requests when the environment has AWS credentials, anonymous otherwise.
+        anonymous=not (os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE")),
+    )
+    answer = render.Answer(
+        text=lambda: _availability_text(got, args),
+        json=got.to_dict,
+        csv=lambda: (
+            AVAILABILITY_CSV,
+            [[getattr(r, k) for k in AVAILABILITY_CSV] for r in got.rows],
+        ),
+        csv_line_end="\n",
+    )
+    render.emit(answer, render.format_of(args))
+    return 0
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _availability_text(got: AvailabilityHistory, args: argparse.Namespace) -> str:
+    from gpuhunt._internal.load import transport
+
+    shown = got.rows if args.limit <= 0 else got.rows[: args.limit]
+    if not shown:
+        return render.lines("No offers match in the observations.")
+    header = ["PROVIDER", "INSTANCE", "LOCATION", "SPOT", "GPU", "SEEN", "AVAILABLE", "NOW"]
+    rows = [header]
+    for r in shown:
+        gpu = f"{r.gpu_count}x{r.gpu_name}" if r.gpu_count and r.gpu_name else "-"
+        now = "-" if r.last_available is None else ("yes" if r.last_available else "no")
+        rows.append(
+            [
+                r.provider,
+                r.instance_name,
+                r.location,
+                "spot" if r.spot else "on-demand",
+                gpu,
+                str(r.observations),
+                _share(r.available_share),
+                now,
+            ]
+        )
+    window = f"since {got.since}" if got.since else "over every observation"
+    return render.lines(
+        _table(rows, {5, 6}),
+        f"\n{len(shown)} of {len(got.rows)} offers, {window}, {got.files} observation files "
+        f"at {transport.safe_url(got.url)}. AVAILABLE: the share of the observations that "
+        "reported it available.",
+    )
 
 
 def _text(got: PriceHistory, url: str, args: argparse.Namespace) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogError, InputError, UnknownCatalogError
@@ -22,6 +22,9 @@ from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR
 from gpuhunt._internal.load.settings import Settings
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.history.availability import AvailabilityHistory
 
 # --------------------------------------------------------------------------- diff
 
@@ -154,6 +157,7 @@ def catalog_history(
     retries: int = 1,
     context: Context | None = None,
     load_timeout: float = 0.0,
+    availability: bool = False,
 ) -> daily.PriceHistory:
     """`Catalog.history`: by the catalog's rules (`context`: its settings, transport and clock);
     the whole download within `load_timeout` times `BACKGROUND_FACTOR` seconds, as a pinned
@@ -197,4 +201,38 @@ def catalog_history(
         by=by,
     )
     result.version, result.url, result.missing = got.version, got.url, got.missing
+    if availability:
+        result.availability = availability_history(
+            url, gpu_name=gpu_name, provider=providers, location=location, spot=spot, since=start
+        )
     return result
+
+
+def availability_history(
+    url: str,
+    *,
+    gpu_name: str | list[str] | None = None,
+    provider: str | list[str] | None = None,
+    location: str | list[str] | None = None,
+    spot: bool | None = None,
+    since: str | dt.date | None = None,
+    s3_endpoint: str | None = None,
+    anonymous: bool = True,
+) -> AvailabilityHistory:
+    """Per offer and location: the observations and the share available over the window, from
+    the observations dataset published under `url` (DuckDB; the `dataset` extra)."""
+    from gpuhunt._internal.history import availability
+
+    providers = _as_list(provider)
+    if providers is not None:
+        providers = [registry.spec(p).name for p in providers]  # raises on unknown names
+    return availability.query(
+        url,
+        gpu_name=_as_list(gpu_name),
+        provider=providers,
+        location=_as_list(location),
+        spot=spot,
+        since=parse_day(since),
+        s3_endpoint=s3_endpoint,
+        anonymous=anonymous,
+    )

@@ -8,12 +8,15 @@ import datetime as dt
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.history.table import Span
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.history.availability import AvailabilityHistory
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -40,9 +43,12 @@ class PriceHistory:
     version: str | None = None
     url: str | None = None
     missing: list[str] = field(default_factory=list)  # providers that have no history
+    # Per offer and location, the share of observations it was available (asked for with
+    # `availability=True`; `history.availability`).
+    availability: AvailabilityHistory | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "by": self.by,
             "unit": "USD per GPU per hour" if self.by == "gpu" else "USD per hour",
             "version": self.version,
@@ -51,6 +57,9 @@ class PriceHistory:
             "series": [{"name": s.name, "prices": s.prices, "where": s.where} for s in self.series],
             "missing": self.missing,
         }
+        if self.availability is not None:
+            out["availability"] = self.availability.to_dict()
+        return out
 
     def rows(self) -> list[list[Any]]:
         """Long form: name, date, price, where; one row per series and day with a price."""

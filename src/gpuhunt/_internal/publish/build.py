@@ -25,6 +25,10 @@ under the new version, so a pinned version is complete in both layouts. A provid
 is left out; if the previous catalog could not be read and some provider needs carrying over,
 the build fails: a partial build must not replace a good one. A version the previous catalog
 already has is refused: published versions are immutable (clients cache them by name).
+
+The confirmation bookkeeping lives in `publish/converge.py`; the observations each fresh
+provider adds to the open dataset (`observations/date=.../provider=.../part-V.parquet`, and
+the entry's `availability`) in `publish/dataset.py`.
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.sources import RawCatalog
-from gpuhunt._internal.publish import gate
+from gpuhunt._internal.publish import converge, dataset, gate
+from gpuhunt._internal.publish.converge import CANDIDATES as CANDIDATES  # where it always was
+from gpuhunt._internal.publish.converge import pack_candidates as pack_candidates
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
@@ -109,36 +115,6 @@ class Manifest:
         if self.history_reset is not None:
             out["history_reset"] = self.history_reset
         return out
-
-
-CANDIDATES = "candidates.zip"  # {version}/candidates.zip: the refused CSVs awaiting confirmation
-
-
-def _collection(version: str, got: Collected, rows: int) -> dict[str, Any]:
-    return {
-        "version": version,
-        "collected_at": got.collected_at,
-        "sha256": archive.sha256(got.data),
-        "rows": rows,
-    }
-
-
-def _pending_of(
-    entry: dict[str, Any] | None, candidates: dict[str, bytes], provider: str
-) -> tuple[dict[str, Any], bytes] | None:
-    """The previous version's unconfirmed change of `provider` and its last collection's CSV,
-    when both are there and match (else the chain starts again)."""
-    pending = (entry or {}).get("pending")
-    data = candidates.get(provider)
-    if not isinstance(pending, dict) or data is None:
-        return None
-    collections = pending.get("collections")
-    if not isinstance(collections, list) or not collections:
-        return None
-    last = collections[-1]
-    if not isinstance(last, dict) or last.get("sha256") != archive.sha256(data):
-        return None
-    return pending, data
 
 
 def check_version(version: str) -> str:
@@ -268,7 +244,9 @@ def build_catalog(
     for p, table in tables.items():
         chosen.entries[p]["history_sha256"] = archive.sha256(table)
         chosen.entries[p]["history_rows"] = history.rows_of(table)
-    objects, pointers = _lay_out(manifest, chosen, packed, tables, extra_objects or {})
+    observed = dataset.observe(chosen.entries, chosen.csvs, version, built_at, before)
+    extra = {**observed, **(extra_objects or {})}
+    objects, pointers = _lay_out(manifest, chosen, packed, tables, extra)
     return Build(version, manifest.to_json(), objects, pointers, chosen.outcomes)
 
 
@@ -318,7 +296,9 @@ def _take_fresh(
         if implausible is not None and p in accept:
             extra["accepted_by"] = accepted_by.get(p, "the maintainer (--accept)")
         elif implausible is not None:
-            reason, pending, evidence = _confirm(p, version, got, rows, verdict, entry, candidates)
+            reason, pending, evidence = converge.confirm(
+                p, version, got, rows, verdict, entry, candidates
+            )
             if evidence is not None:
                 needed = registry.spec(p).confirmations
                 extra["accepted_by"] = (
@@ -326,7 +306,7 @@ def _take_fresh(
                 )
                 extra["evidence"] = evidence
             elif pending is not None:
-                chosen.waiting[p] = _candidate_csv(pending, got.data, entry, candidates, p)
+                chosen.waiting[p] = converge.candidate_csv(pending, got.data, entry, candidates, p)
             if reason is None:
                 implausible = f"{implausible} (confirmed)"
     if reason is not None:
@@ -374,7 +354,7 @@ def _take_carried(
     chosen.csvs[p], chosen.entries[p] = carried
     if pending is None and not_collected:
         # Not collected this time: an unconfirmed change keeps waiting for the next one.
-        kept = _pending_of(entry, candidates, p)
+        kept = converge.pending_of(entry, candidates, p)
         if kept is not None:
             pending, chosen.waiting[p] = kept
     if pending is not None:
@@ -411,73 +391,6 @@ def _lay_out(
         objects[rel] = data
     pointers["version"] = version.encode()  # last: dicts keep insertion order
     return objects, pointers
-
-
-def _confirm(
-    provider: str,
-    version: str,
-    got: Collected,
-    rows: int,
-    verdict: gate.Verdict,
-    entry: dict[str, Any] | None,
-    candidates: dict[str, bytes],
-) -> tuple[str | None, dict[str, Any] | None, list[dict[str, Any]] | None]:
-    """A fresh CSV the gate refused next to the published one: (why it is not published, or
-    None; the unconfirmed change to keep in the manifest; the agreeing collections that
-    confirm it, when they do)."""
-    assert verdict.reason is not None
-    this = _collection(version, got, rows)
-    known = _pending_of(entry, candidates, provider)
-    if verdict.broken is not None:
-        # Never confirmed, and it neither extends nor breaks a chain of good collections.
-        why = (
-            f"{verdict.reason}; beyond the hard limits ({verdict.broken}): a broken "
-            "collection, published only if an operator accepts it"
-        )
-        return why, known[0] if known else None, None
-    chain: list[dict[str, Any]] = [this]
-    first = verdict.reason
-    if known is not None:
-        pending, candidate = known
-        agrees = gate.judge(provider, candidate, got.data, against="the last collection")
-        if agrees.reason is None:
-            chain = [*pending["collections"], this]
-            first = str(pending.get("reason") or first)
-    needed = registry.spec(provider).confirmations
-    if len(chain) >= needed:
-        return None, None, chain
-    pending = {"reason": first, "collections": chain, "confirmations": needed}
-    why = (
-        f"{verdict.reason} (collection {len(chain)} of the {needed} in a row that must agree "
-        "with each other to publish it)"
-    )
-    return why, pending, None
-
-
-def _candidate_csv(
-    pending: dict[str, Any],
-    fresh: bytes,
-    entry: dict[str, Any] | None,
-    candidates: dict[str, bytes],
-    provider: str,
-) -> bytes:
-    """The CSV of the pending change's last collection: this one, or (when this one was broken
-    and left the change as it was) the previous version's candidate."""
-    if pending["collections"][-1]["sha256"] == archive.sha256(fresh):
-        return fresh
-    known = _pending_of(entry, candidates, provider)
-    assert known is not None and known[0] is pending
-    return known[1]
-
-
-def pack_candidates(csvs: dict[str, bytes], version: str) -> bytes:
-    """`{version}/candidates.zip`: the refused CSVs the next build compares with."""
-    manifest = {
-        "kind": "candidates",
-        "version": version,
-        "providers": {p: {"sha256": archive.sha256(d)} for p, d in csvs.items()},
-    }
-    return archive.write_archive(csvs, manifest)
 
 
 def column_file(provider: str, csv: bytes) -> bytes:

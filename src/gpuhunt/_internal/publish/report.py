@@ -40,6 +40,7 @@ class ProviderLine:
     reason: str | None = None  # why the fresh CSV was not used
     pending: str | None = None  # "2 of 3": an unconfirmed change
     accepted: str | None = None  # fresh despite the gate: by whom, over what
+    availability: str | None = None  # it stopped reporting availability (`publish.dataset`)
 
 
 @dataclass
@@ -99,6 +100,7 @@ def build_report(manifest: dict[str, Any], now: dt.datetime) -> Report:
                 if entry.get("accepted_despite")
                 else None
             ),
+            entry.get("availability_lost"),
         )
         lines.append(line)
         if stale:
@@ -108,6 +110,8 @@ def build_report(manifest: dict[str, Any], now: dt.datetime) -> Report:
             )
         elif status != "fresh" and line.reason and line.reason.startswith("implausible"):
             problems.append(f"{name} refused: {line.reason}")
+        if line.availability:
+            problems.append(line.availability)
     reset = manifest.get("history_reset")
     reset_text = None
     if isinstance(reset, dict):
@@ -150,6 +154,8 @@ def markdown(report: Report) -> str:
             notes.append(f"unconfirmed change, {p.pending} collections")
         if p.accepted:
             notes.append(f"accepted by {p.accepted}")
+        if p.availability:
+            notes.append(p.availability)
         note = "; ".join(notes).replace("|", "\\|").replace("\n", " ")
         out.append(
             f"| {p.provider} | {status} | {p.rows} | {p.collected_at or 'unknown'} | "

@@ -15,6 +15,7 @@ from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
+from gpuhunt._internal.publish import dataset
 from gpuhunt._internal.publish.build import CANDIDATES, CARRIED_OVER, FRESH, Build, count_rows
 from gpuhunt._internal.publish.files import DOWNLOAD_TIMEOUT
 from gpuhunt._internal.query import answers
@@ -94,6 +95,10 @@ def verify(url: str, *, version: str | None = None, allow_http: bool = False) ->
                     f"{base}/{p}/version names {pointer[:40]!r}, not the latest version {v}"
                 )
     _verify_candidates(fetcher, base, v, entries)
+    # The observations this version added to the open dataset (docs/availability.md).
+    for rel, digest in dataset.files_of(manifest).items():
+        if archive.sha256(fetcher.get(rel)) != digest:
+            raise CatalogIntegrityError(f"{base}/{rel}: does not match its sha256 in the manifest")
     kept = kept_aside(manifest)
     if kept is not None:
         fetcher.get(kept)  # the unreadable history, published for inspection
@@ -174,6 +179,8 @@ def read_build(directory: str | Path) -> Build:
             objects[rel] = (folder / rel).read_bytes()
     if any(e.get("pending") for e in checked.manifest["providers"].values()):
         objects[f"{v}/{CANDIDATES}"] = (folder / v / CANDIDATES).read_bytes()
+    for rel in dataset.files_of(checked.manifest):  # checked by `verify` above
+        objects[rel] = (folder / rel).read_bytes()
     kept_rel = kept_aside(checked.manifest)
     if kept_rel is not None:
         objects[kept_rel] = (folder / kept_rel).read_bytes()

@@ -137,6 +137,15 @@ def history_of(raw: sources.RawCatalog) -> dict[str, Any] | None:
     }
 
 
+def availability_of(raw: sources.RawCatalog, wanted: bool = True) -> Any:
+    """The last week's availability history, where the catalog publishes observations."""
+    if not wanted or raw.source not in ("network", "directory") or raw.version in ("local", None):
+        return None
+    from gpuhunt._internal.history import availability
+
+    return availability.recent(raw.url)
+
+
 def _write(path: Path, body: bytes) -> None:
     """`body` at `path`, atomically, through a temporary file of a name nobody can plant
     beforehand (`tempfile` makes it with O_EXCL in `path`'s folder): a link planted at a fixed
@@ -176,6 +185,7 @@ def write_site(
         history=history_of(raw) if with_history else None,
         now=now,
     )
+    doc["marks"] = data.offer_marks(items, raw.manifest, availability_of(raw, with_history))
     body = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
     digest = hashlib.sha256(body).hexdigest()[:12]
     _write(folder / "offers.json", body)

@@ -442,3 +442,104 @@ def _document(
         "offers": offers,
         "history": dict(history) if history else None,
     }
+
+
+# --------------------------------------------------------------------------- offer marks
+# What the page shows beside each offer's price, and the availability beside the price chart
+# (issues 37 and 38; docs/availability.md). Kept in this one function, apart from `build`, and
+# keyed by what an offer is (provider, instance, spot, location), not by `build`'s row numbers,
+# so that `build` can change its layout without this having to follow.
+
+MARKS_FORMAT = 1
+
+
+def offer_key(provider: str, instance: str, spot: bool, location: str | None = None) -> str:
+    """The page's key of an offer (`location` None: of its instance type); the page builds the
+    same text from the document's columns."""
+    key = f"{provider}|{instance}|{int(bool(spot))}"
+    return key if location is None else f"{key}|{location}"
+
+
+def offer_marks(
+    items: Sequence[CatalogItem],
+    manifest: Mapping[str, Any] | None = None,
+    availability: Any = None,
+) -> dict[str, Any]:
+    """`doc["marks"]`: per provider when its offers were observed (the manifest's
+    `collected_at`, or an offer's own `observed_at` where it differs); per offer its
+    availability reading and, for a converted price, the native price, currency, rate and rate
+    date; per instance type whose machine a resale is; and `availability`, per GPU model, each
+    provider's share of available observations over the window (`availability`: a
+    `history.availability.AvailabilityHistory`, or None)."""
+    from gpuhunt._internal.load import observed as stamps
+
+    observed: dict[str, str] = {}
+    for p, entry in ((manifest or {}).get("providers") or {}).items():
+        when = stamps.collected_at(manifest, p)
+        if when is not None and isinstance(entry, Mapping):
+            observed[p] = when
+    own: dict[str, str] = {}
+    available: dict[str, int] = {}
+    converted: dict[str, list[Any]] = {}
+    resold: dict[str, str] = {}
+    seen: dict[int, tuple[Any, Any, Any]] = {}  # id(provider_data) -> what it says, read once
+    for i in items:
+        data = i.provider_data
+        said = seen.get(id(data))
+        if said is None:
+            at = data.get("observed_at") if data else None
+            cur = data.get("currency") if data else None
+            said = seen[id(data)] = (
+                at if isinstance(at, str) else None,
+                data.get("resold_from") if data else None,
+                cur if isinstance(cur, str) and cur != "USD" else None,
+            )
+        at, origin, currency = said
+        if at is not None and at != observed.get(i.provider):
+            own[offer_key(i.provider, i.instance_name, i.spot)] = at
+        if isinstance(origin, str) and origin:
+            resold[offer_key(i.provider, i.instance_name, i.spot)] = origin
+        reading = data.get("available") if data else None
+        if isinstance(reading, bool):
+            available[offer_key(i.provider, i.instance_name, i.spot, i.location)] = int(reading)
+        if currency is not None:
+            converted[offer_key(i.provider, i.instance_name, i.spot, i.location)] = [
+                currency,
+                data.get("price_native"),
+                data.get("fx_rate"),
+                data.get("fx_date"),
+            ]
+    return {
+        "format": MARKS_FORMAT,
+        "observed": observed,
+        "observed_own": own,
+        "available": available,
+        "converted": converted,
+        "resold": resold,
+        "availability": _availability_by_gpu(availability),
+    }
+
+
+def _availability_by_gpu(got: Any) -> dict[str, Any] | None:
+    """Per GPU model: [provider, offers, observations, share available] over the window, the
+    share weighted by observations (offers that never reported are left out of it)."""
+    if got is None or not getattr(got, "rows", None):
+        return None
+    sums: dict[tuple[str, str], list[float]] = {}
+    for r in got.rows:
+        if not r.gpu_name or not r.gpu_count:
+            continue
+        s = sums.setdefault((r.gpu_name, r.provider), [0, 0, 0.0, 0])
+        s[0] += 1
+        s[1] += r.observations
+        if r.available_share is not None and r.reported:
+            s[2] += r.available_share * r.reported
+            s[3] += r.reported
+    by_gpu: dict[str, list[list[Any]]] = {}
+    for (gpu, provider), (offers, n, yes, reported) in sorted(sums.items()):
+        share = round(yes / reported, 4) if reported else None
+        by_gpu.setdefault(gpu, []).append([provider, int(offers), int(n), share])
+    return {
+        "since": got.since.isoformat() if got.since else None,
+        "by_gpu": by_gpu,
+    }
