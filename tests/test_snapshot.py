@@ -648,9 +648,9 @@ def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
     ]
     assert (g4[0].gpu_name, g4[0].gpu_count, g4[0].gpu_memory) == ("RTXPRO6000", 1, 96.0)
     converted = cyclenerd_gcp.convert()
-    assert converted.fractional == ["g4-standard-12", "g4-standard-24", "g4-standard-6"]
+    assert converted.fractional == []  # the G4 shares are written as the collector writes them
     assert not converted.unknown_keys
-    assert len(gcp) == 1932
+    assert len(gcp) == 1980
     a100 = next(i for i in gcp if i.instance_name == "a2-ultragpu-8g")
     assert (a100.gpu_name, a100.gpu_memory, a100.gpu_count) == ("A100", 80.0, 8)
 
@@ -879,3 +879,68 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
     assert info["recorded_at"]["lium"].startswith("2026-08-24")
     assert info["sources"]["daytona"]["date_basis"].startswith("unknown: ")
     assert info["sources"]["jarvislabs"]["commit"].startswith("57d6578")
+
+
+# ------------------------------------------- gpuhunt 0.1.34's own integrity tests, unmodified
+
+# What the bundled aws, azure, gcp, lambdalabs, oci and runpod parts still fail of 0.1.34's own
+# integrity tests (integrity_tests/upstream_0_1_34), each with why: the data those tests ask for
+# is not in any source read so far (docs/data-sources-snapshot.md). The test below fails when
+# one of them passes (take it off this list) and when anything else fails.
+UPSTREAM_KNOWN_GAPS = {
+    "aws": {
+        "TestAWSCatalog::test_gpu_present": "no RTX PRO 4500 (g7e): the dated AWS source "
+        "(vantage.sh data, 2026-01-21) predates it",
+        "TestAWSCatalog::test_m5_large_locations": "CPU types: the dated AWS source prices "
+        "GPU/accelerator types only",
+        "TestAWSCatalog::test_spot_present": "no dated AWS spot prices (SkyPilot's are undated)",
+    },
+    "azure": {"*": "no Azure part: no recorded or published Azure GPU prices were read"},
+    "gcp": {
+        "TestGCPCatalog::test_e2_highcpu_2_zones": "locations are regions: no 2026 zone list",
+        "TestGCPCatalog::test_gpu_present": "no B200 (a4 not priced in pricing.yml@fd66b26) "
+        "and no N1 GPUs (T4, V100: priced per GPU, not in pricing.yml)",
+        "TestGCPCatalog::test_tpu_present[v2]": "TPUs are not in pricing.yml",
+        "TestGCPCatalog::test_tpu_present[v3]": "TPUs are not in pricing.yml",
+        "TestGCPCatalog::test_tpu_present[v5litepod]": "TPUs are not in pricing.yml",
+        "TestGCPCatalog::test_tpu_present[v5p]": "TPUs are not in pricing.yml",
+    },
+    "lambdalabs": {},
+    "oci": {
+        "TestOCICatalog::test_cpu_offer_present": "CPU shapes: only SkyPilot's enumeration of "
+        "flex sizes exists for them, which is not stored",
+        "TestOCICatalog::test_family_present[BM.Standard]": "CPU shapes (as above)",
+        "TestOCICatalog::test_family_present[VM.Standard]": "CPU shapes (as above)",
+        "TestOCICatalog::test_quantity_decreases_as_query_complexity_increases": "no CPU "
+        "offers (as above)",
+    },
+    "runpod": {
+        "TestRunpodCatalog::test_cpu_offers_integrity": "SkyPilot's RunPod catalog has no CPU pods",
+        "TestRunpodCatalog::test_gpu_present": "an excerpt of SkyPilot's RunPod catalog",
+        "TestRunpodCatalog::test_locations": "Secure Cloud only: no Community Cloud countries",
+    },
+}
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_gpuhunt_0_1_34_integrity_tests_on_the_bundled_catalog(tmp_path):
+    """0.1.34's integrity tests, run as its nightly job runs them, on the bundled CSVs."""
+    sys.path.insert(0, str(ROOT / "integrity_tests"))
+    try:
+        import run_upstream
+    finally:
+        sys.path.remove(str(ROOT / "integrity_tests"))
+    results = run_upstream.run(
+        run_upstream.bundled_csvs(tmp_path / "csv"),
+        runpod_gpu_types=ROOT / "tests" / "providers" / "data" / "runpod" / "discovery.json",
+    )
+    assert set(results) == set(UPSTREAM_KNOWN_GAPS)
+    for provider, tests in results.items():
+        failed = {t for t, r in tests.items() if r.startswith("failed")}
+        known = set(UPSTREAM_KNOWN_GAPS[provider])
+        if known == {"*"}:
+            assert failed == set(tests), provider
+            continue
+        assert failed == known, (provider, {t: tests[t] for t in failed ^ known})
+        assert len(tests) - len(failed) >= 15, provider  # the tests ran, most of them pass
