@@ -261,23 +261,15 @@ SOURCES: dict[str, Source] = {
         "of the underlying clouds' types (`<cloud>_<type>`, as the Shadeform collector names "
         "them) in the Shadeform regions listed; no spot prices",
     ),
-    "vastai": _skypilot_source(
-        "vastai",
-        None,
-        NO_COMMIT_DATE_1202,
-        "a MARKETPLACE SNAPSHOT: every row of the version the file reader serves (159 are "
-        "stored), each one host listed at the hour SkyPilot's fetcher ran, so what is rentable "
-        "now differs. A price is not one host's ask: per type (GPU model and count) SkyPilot "
-        "takes the median of its hosts' total hourly price and lists the hosts at or under it "
-        "at that median. vCPUs and RAM are as the file gives them (32 and 64 GiB in every row); "
-        "the GPU model is read from the type name (SkyPilot's `AcceleratorName` drops Ti, NVL, "
-        "SXM); SpotPrice is 0.00 in every row, so no spot (interruptible) offer is made; "
-        "locations as the Vast collector writes them (`us-texas`; `us` where no place is given)",
-    ),
 }
 
 # Providers the snapshot leaves out, and why: no real prices at hand, or none faithful row by row.
 LEFT_OUT: dict[str, str] = {
+    "vastai": "SkyPilot's catalogs/v8/vast/vms.csv (stored: scripts/snapshot_sources/data) "
+    "gives every host 32 vCPUs and 64 GiB of RAM, also 8x H200 and 16x RTX 5090 hosts: a "
+    "placeholder, not the hosts' specs, so the file does not say what a host has, and an offer "
+    "needs it (a CPU or RAM filter would match a number nobody measured). Vast.ai is asked live "
+    "(`--online`), which gives each host's own specs",
     "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
     "test recordings were written in the API's format from public quotes), and the Azure "
     "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "
