@@ -175,15 +175,20 @@ SOURCES: dict[str, Source] = {
         None,
         NO_COMMIT_DATE,
         "on-demand prices, and SkyPilot's preemptible prices (half of on-demand, OCI's "
-        "published discount) for the shapes that allow it; every region of the file",
+        "published discount) for the shapes that allow it; every region of the file"
+        "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every GPU shape in every region and availability domain it knows whether or not "
+        "it has capacity, so an offer says where the type is sold at that price, not that a "
+        "machine is free there",
     ),
     "lambdalabs": _skypilot_source(
         "lambdalabs",
         "2026-05-04",
         "2026-05-04 or later: a dated pull request bounds the commit (issue #25); the commit's "
         "own date could not be read here",
-        "every row of the newest stored version; SkyPilot lists every type in every region; "
-        "disk sizes are not in it",
+        "every row of the newest stored version; disk sizes are not in it"
+        "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every instance type in every region it knows whether or not "
+        "it has capacity, so an offer says where the type is sold at that price, not that a "
+        "machine is free there",
         lower_bound=True,
     ),
     "nebius": _skypilot_source(
@@ -205,7 +210,10 @@ SOURCES: dict[str, Source] = {
         None,
         NO_COMMIT_DATE,
         "Secure Cloud on-demand prices per data center; SkyPilot's SpotPrice equals Price in "
-        "every row read, so no spot offer is made of it",
+        "every row read, so no spot offer is made of it"
+        "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every type in every one of the same 48 data centers it knows whether or not "
+        "it has capacity, so an offer says where the type is sold at that price, not that a "
+        "machine is free there",
     ),
     # Online providers: asked live when the network is there; offline, and whenever the live
     # provider does not answer, a query answers from these (`Catalog.query`).

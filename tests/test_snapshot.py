@@ -982,3 +982,12 @@ def test_gpuhunt_0_1_34_integrity_tests_on_the_bundled_catalog(tmp_path):
             continue
         assert failed == known, (provider, {t: tests[t] for t in failed ^ known})
         assert len(tests) - len(failed) >= 15, provider  # the tests ran, most of them pass
+
+
+def test_enumerated_sources_say_they_are_not_availability(snapshot):
+    """SkyPilot's Lambda, OCI and RunPod catalogs list every type wherever it is sold; the
+    manifest says so, so nobody reads an offer there as a free machine."""
+    assert snapshot.manifest is not None
+    for name in ("lambdalabs", "oci", "runpod"):
+        note = snapshot.manifest["providers"][name]["source"]["note"]
+        assert "AN ENUMERATION, NOT AVAILABILITY" in note, name
