@@ -175,15 +175,20 @@ SOURCES: dict[str, Source] = {
         None,
         NO_COMMIT_DATE,
         "on-demand prices, and SkyPilot's preemptible prices (half of on-demand, OCI's "
-        "published discount) for the shapes that allow it; every region of the file",
+        "published discount) for the shapes that allow it; every region of the file"
+        "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every GPU shape in every region and availability domain it knows whether or not "
+        "it has capacity, so an offer says where the type is sold at that price, not that a "
+        "machine is free there",
     ),
     "lambdalabs": _skypilot_source(
         "lambdalabs",
         "2026-05-04",
         "2026-05-04 or later: a dated pull request bounds the commit (issue #25); the commit's "
         "own date could not be read here",
-        "every row of the newest stored version; SkyPilot lists every type in every region; "
-        "disk sizes are not in it",
+        "every row of the newest stored version; disk sizes are not in it"
+        "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every instance type in every region it knows whether or not "
+        "it has capacity, so an offer says where the type is sold at that price, not that a "
+        "machine is free there",
         lower_bound=True,
     ),
     "nebius": _skypilot_source(
@@ -205,7 +210,10 @@ SOURCES: dict[str, Source] = {
         None,
         NO_COMMIT_DATE,
         "Secure Cloud on-demand prices per data center; SkyPilot's SpotPrice equals Price in "
-        "every row read, so no spot offer is made of it",
+        "every row read, so no spot offer is made of it"
+        "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every type in every one of the same 48 data centers it knows whether or not "
+        "it has capacity, so an offer says where the type is sold at that price, not that a "
+        "machine is free there",
     ),
     # Online providers: asked live when the network is there; offline, and whenever the live
     # provider does not answer, a query answers from these (`Catalog.query`).
@@ -261,23 +269,15 @@ SOURCES: dict[str, Source] = {
         "of the underlying clouds' types (`<cloud>_<type>`, as the Shadeform collector names "
         "them) in the Shadeform regions listed; no spot prices",
     ),
-    "vastai": _skypilot_source(
-        "vastai",
-        None,
-        NO_COMMIT_DATE_1202,
-        "a MARKETPLACE SNAPSHOT: every row of the version the file reader serves (159 are "
-        "stored), each one host listed at the hour SkyPilot's fetcher ran, so what is rentable "
-        "now differs. A price is not one host's ask: per type (GPU model and count) SkyPilot "
-        "takes the median of its hosts' total hourly price and lists the hosts at or under it "
-        "at that median. vCPUs and RAM are as the file gives them (32 and 64 GiB in every row); "
-        "the GPU model is read from the type name (SkyPilot's `AcceleratorName` drops Ti, NVL, "
-        "SXM); SpotPrice is 0.00 in every row, so no spot (interruptible) offer is made; "
-        "locations as the Vast collector writes them (`us-texas`; `us` where no place is given)",
-    ),
 }
 
 # Providers the snapshot leaves out, and why: no real prices at hand, or none faithful row by row.
 LEFT_OUT: dict[str, str] = {
+    "vastai": "SkyPilot's catalogs/v8/vast/vms.csv (stored: scripts/snapshot_sources/data) "
+    "gives every host 32 vCPUs and 64 GiB of RAM, also 8x H200 and 16x RTX 5090 hosts: a "
+    "placeholder, not the hosts' specs, so the file does not say what a host has, and an offer "
+    "needs it (a CPU or RAM filter would match a number nobody measured). Vast.ai is asked live "
+    "(`--online`), which gives each host's own specs",
     "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
     "test recordings were written in the API's format from public quotes), and the Azure "
     "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "

