@@ -32,6 +32,8 @@ MODULES = (
     "catalog_diff",
     "catalog_site",
     "catalog_publish_site",
+    "serve",
+    "mcp",
     "providers",
 )
 
