@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+RELATIVE = {"age_seconds", "next_retry_in", "online_retry_in"}  # of status(): from now
 ATTEMPTS = 5  # an answer computed across a reload is computed again, this many times at most
 
 
@@ -157,7 +158,7 @@ class Service:
             if args.gpu_name:
                 problems = self.catalog.gpu_name_problems(args.gpu_name)
                 if problems:
-                    raise ParameterError("gpu", "; ".join(problems), 422)
+                    raise ParameterError("gpu", "gpu: " + "; ".join(problems), 422)
             return self.catalog.query(**request.filters)
 
         offers, loaded = self._consistent(compute)
@@ -195,7 +196,8 @@ class Service:
         return Reply(body, self._etag("explain", request, loaded), self.max_age(loaded))
 
     def status(self) -> Reply:
-        """`Catalog.status()` as JSON. Its ages move every second, so its ETag is the body's."""
+        """`Catalog.status()` as JSON. Its ETag is weak: it leaves out the ages and waits
+        counted from now (`loaded_at` says the same thing), which change every second."""
         body = jsonable(self.catalog.status())
-        text = json.dumps(body, sort_keys=True)
-        return Reply(body, etag("status", text), None)
+        steady = {k: v for k, v in body.items() if k not in RELATIVE}
+        return Reply(body, "W/" + etag("status", json.dumps(steady, sort_keys=True)), None)

@@ -293,6 +293,12 @@ def parameter_error(message: str, status: int = 422) -> ParameterError:
     parameter; `--online` advice does not apply to a server."""
     names = {p.dest: p.name for p in table().values()}
     named: list[str] = []
+    if "--online" in message:
+        # Live providers are the command line's (`--online`); a server answers from its catalog.
+        message = re.sub(r"(: |; |\()?(add )?--online\b.*", "", message).rstrip(" (")
+        message = f"{message} (this server answers from the catalog only)"
+    if "--online" in message or "Unknown provider" in message or "queried live" in message:
+        return ParameterError("provider", f"provider: {message}", status)
 
     def rename(m: re.Match[str]) -> str:
         option = m.group(1).replace("-", "_")
@@ -302,7 +308,4 @@ def parameter_error(message: str, status: int = 422) -> ParameterError:
         return name
 
     text = _OPTION.sub(rename, message)
-    if "Unknown provider" in text:
-        named.insert(0, "provider")
-    text = text.replace(": add online", ": this server answers from the catalog only")
     return ParameterError(named[0] if named else None, text, status)
