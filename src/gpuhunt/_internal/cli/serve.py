@@ -37,6 +37,13 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
     catalog_option(p)
+    p.add_argument(
+        "--cache-mb",
+        type=int,
+        default=64,
+        metavar="MB",
+        help="memory for answers kept encoded, by ETag (default 64; 0: compute every answer)",
+    )
 
 
 def open_catalog(where: str | None) -> Catalog:
@@ -71,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port number (0-65535)")
+    if args.cache_mb < 0:
+        raise UsageError(f"--cache-mb {args.cache_mb} is negative")
     try:
         from gpuhunt._internal.serve import server
         from gpuhunt._internal.serve.answers import Service
@@ -85,5 +94,5 @@ def run(args: argparse.Namespace) -> int:
             f"{sum(status.offers.values())} offers); http://{args.host}:{args.port}/v1/offers",
             file=sys.stderr,
         )
-        server.build(service, args.host, args.port).run()
+        server.build(service, args.host, args.port, args.cache_mb << 20).run()
     return 0

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -69,12 +71,7 @@ def _not_modified(tag: str, max_age: int | None) -> Response:
 def reply(request: HTTPRequest, r: Reply) -> Response:
     if _matches(request.headers.get("if-none-match"), r.etag):
         return _not_modified(r.etag, r.max_age)
-    return Response(
-        dumps(r.body),
-        200,
-        headers={"ETag": r.etag, "Cache-Control": _cache_control(r.max_age)},
-        media_type="application/json",
-    )
+    return _json(dumps(r.body), r.etag, r.max_age)
 
 
 def read_parameters(request: HTTPRequest) -> parameters.Request:
@@ -97,23 +94,80 @@ def read_parameters(request: HTTPRequest) -> parameters.Request:
     return parameters.parse(pairs)
 
 
+class AnswerCache:
+    """Encoded answers by ETag, least recently used out first, within `max_bytes`. An ETag
+    names the catalog version, the endpoint and the query in a normal form, so an entry is
+    never stale: a new version makes new tags, and the old entries age out."""
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, tag: str) -> bytes | None:
+        with self._lock:
+            body = self._entries.get(tag)
+            if body is not None:
+                self._entries.move_to_end(tag)
+            return body
+
+    def put(self, tag: str, body: bytes) -> None:
+        if len(body) > self.max_bytes // 4:  # one huge answer would push out every other
+            return
+        with self._lock:
+            if tag in self._entries:
+                return
+            self._entries[tag] = body
+            self._size += len(body)
+            while self._size > self.max_bytes:
+                _, old = self._entries.popitem(last=False)
+                self._size -= len(old)
+
+
 def _query_endpoint(
-    service: Service, endpoint: str, answer: Callable[[parameters.Request], Reply]
+    service: Service,
+    endpoint: str,
+    answer: Callable[[parameters.Request], Reply],
+    cache: AnswerCache | None,
 ) -> Callable[[HTTPRequest], Awaitable[Response]]:
     async def handle(request: HTTPRequest) -> Response:
         q = read_parameters(request)
-        # Answered from the ETag alone when the client holds this version's answer.
+        # Answered from the ETag alone when the client (or the cache) holds this version's
+        # answer: nothing is computed.
         tag = service.current_etag(endpoint, q)
-        if tag is not None and _matches(request.headers.get("if-none-match"), tag):
+        if tag is not None:
             loaded = service.catalog._loaded
-            return _not_modified(tag, service.max_age(loaded) if loaded else 0)
-        return reply(request, await run_in_threadpool(answer, q))
+            max_age = service.max_age(loaded) if loaded is not None else 0
+            if _matches(request.headers.get("if-none-match"), tag):
+                return _not_modified(tag, max_age)
+            body = cache.get(tag) if cache is not None else None
+            if body is not None:
+                return _json(body, tag, max_age)
+        r = await run_in_threadpool(answer, q)
+        if _matches(request.headers.get("if-none-match"), r.etag):
+            return _not_modified(r.etag, r.max_age)
+        body = dumps(r.body)
+        if cache is not None:
+            cache.put(r.etag, body)
+        return _json(body, r.etag, r.max_age)
 
     return handle
 
 
-def create_app(service: Service) -> Starlette:
-    """The application over `service` (whose catalog the caller loads and closes)."""
+def _json(body: bytes, tag: str, max_age: int | None) -> Response:
+    return Response(
+        body,
+        200,
+        headers={"ETag": tag, "Cache-Control": _cache_control(max_age)},
+        media_type="application/json",
+    )
+
+
+def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
+    """The application over `service` (whose catalog the caller loads and closes); answers
+    to `/v1/offers` and `/v1/explain` are kept encoded, `cache_bytes` of them (0: none)."""
+    cache = AnswerCache(cache_bytes) if cache_bytes > 0 else None
 
     def no_parameters(request: HTTPRequest) -> None:
         if request.scope.get("query_string"):
@@ -159,8 +213,14 @@ def create_app(service: Service) -> Starlette:
         return error(500, "internal error (logged by the server)")
 
     routes = [
-        Route("/v1/offers", _query_endpoint(service, "offers", service.offers), methods=["GET"]),
-        Route("/v1/explain", _query_endpoint(service, "explain", service.explain), methods=["GET"]),
+        Route(
+            "/v1/offers", _query_endpoint(service, "offers", service.offers, cache), methods=["GET"]
+        ),
+        Route(
+            "/v1/explain",
+            _query_endpoint(service, "explain", service.explain, cache),
+            methods=["GET"],
+        ),
         Route("/v1/status", status, methods=["GET"]),
         Route("/openapi.json", spec, methods=["GET"]),
     ]

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuhunt._internal import registry
 from gpuhunt._internal.cli import commands, query
 from gpuhunt._internal.errors import InputError
 
@@ -283,7 +284,9 @@ def _check(args: argparse.Namespace) -> None:
     naming parameters instead of options."""
     try:
         query._check_query_args(args)
-        query._live_providers(args)  # unknown providers; online ones are not served
+        named = [registry.spec(p) for p in args.provider or []]  # unknown names raise
+        if any(spec.online for spec in named):  # which the bundled snapshot may stand in for
+            query._live_providers(args)
     except (InputError, ValueError) as e:
         raise parameter_error(str(e)) from None
 

@@ -8,11 +8,13 @@ from gpuhunt._internal.serve.answers import Service
 from gpuhunt._internal.serve.app import create_app
 
 
-def build(service: Service, host: str = "127.0.0.1", port: int = 8000) -> uvicorn.Server:
+def build(
+    service: Service, host: str = "127.0.0.1", port: int = 8000, cache_bytes: int = 64 << 20
+) -> uvicorn.Server:
     """A uvicorn server of the application over `service`; `.run()` serves until stopped
     (`should_exit = True`, or SIGINT/SIGTERM when run on the main thread)."""
     config = uvicorn.Config(
-        create_app(service),
+        create_app(service, cache_bytes),
         host=host,
         port=port,
         log_level="warning",
