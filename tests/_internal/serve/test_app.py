@@ -193,3 +193,56 @@ def test_methods_other_than_get_are_405_and_head_is_get_without_a_body(served):
     assert head.status_code == 200 and head.headers["ETag"]
     missing = requests.get(f"{served.url}/v2/offers", timeout=30)
     assert missing.status_code == 404 and missing.json()["error"]["status"] == 404
+
+
+def test_a_new_version_is_served_after_the_reload_interval_cache_and_all(tmp_path):
+    """The cached answer and the 304 path check the catalog's age as a query does, so a
+    version published meanwhile is picked up, and the old answer is not served again."""
+    import shutil
+    import time
+
+    from gpuhunt._internal.catalog import Catalog
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.load.settings import Settings
+    from tests._internal.serve.conftest import start
+    from tests.helpers import item, publish_archive
+
+    root = tmp_path / "published"
+    publish_archive(root, "20261129-1", {"aws": csv_bytes([item(price=2.0, instance_name="a")])})
+    catalog = Catalog(
+        catalog_url=str(root), settings=Settings(cache_dir=tmp_path / "cache"), reload_interval=0.2
+    )
+    for running in start(catalog):
+        url = f"{running.url}/v1/offers?gpu=A100"
+        first = requests.get(url, timeout=30)
+        assert first.json()["offers"][0]["instance_name"] == "a"
+        assert requests.get(url, timeout=30).headers["ETag"] == first.headers["ETag"]  # cached
+        publish_archive(
+            root, "20261129-2", {"aws": csv_bytes([item(price=2.0, instance_name="b")])}
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            body = requests.get(url, timeout=30).json()
+            if body["catalog"]["version"] == "20261129-2":
+                break
+            assert time.monotonic() < deadline, "the new version was never served"
+            time.sleep(0.1)
+        assert [o["instance_name"] for o in body["offers"]] == ["b"]
+        again = requests.get(url, timeout=30, headers={"If-None-Match": first.headers["ETag"]})
+        assert again.status_code == 200 and again.headers["ETag"] != first.headers["ETag"]
+    shutil.rmtree(root)
+
+
+def test_the_answer_cache_keeps_what_fits_least_recently_used_out_first():
+    from gpuhunt._internal.serve.app import AnswerCache
+
+    cache = AnswerCache(max_bytes=40)
+    cache.put('"a"', b"x" * 10)
+    cache.put('"b"', b"x" * 10)
+    cache.put('"huge"', b"x" * 11)  # over a quarter of the whole: not kept
+    assert cache.get('"huge"') is None
+    assert cache.get('"a"') == b"x" * 10  # a used last: b goes first
+    cache.put('"c"', b"x" * 10)
+    cache.put('"d"', b"x" * 10)
+    cache.put('"e"', b"x" * 10)
+    assert cache.get('"b"') is None and cache.get('"a"') is not None

@@ -138,7 +138,10 @@ class Service:
     def current_etag(self, endpoint: str, request: Request) -> str | None:
         """The ETag an answer to `request` would have now (None before any load): a cheap
         check of `If-None-Match` before computing anything."""
-        loaded = self._loaded()
+        # As a query does: a stale catalog starts its reload in the background here, so
+        # answers served from the ETag alone (304s, the answer cache) still pick a new
+        # version up within the reload interval.
+        loaded = self.catalog._loader.current()
         return None if loaded is None else self._etag(endpoint, request, loaded)
 
     def _etag(self, endpoint: str, request: Request, loaded: Loaded) -> str:
