@@ -133,6 +133,8 @@ HELP = [
     ["catalog", "diff"],
     ["catalog", "site"],
     ["catalog", "publish-site"],
+    ["serve"],
+    ["mcp"],
 ]
 
 
