@@ -50,7 +50,7 @@ LAYERS = [
         "site.build",
     },
     {"publish", "site.publish"},
-    {"cli"},
+    {"cli", "serve"},  # serve: the HTTP and MCP doors, on the CLI's query and renderers
 ]
 
 
@@ -153,6 +153,7 @@ ENV_READERS = {
     ("_internal/history/api.py", "diff"): "gpuhunt.diff, a public entry point",
     ("_internal/cli/collect.py", "run"): "`python -m gpuhunt PROVIDER`",
     ("_internal/cli/layout.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
+    ("_internal/cli/serve.py", "open_catalog"): "`gpuhunt serve` and `gpuhunt mcp` --catalog",
     ("_internal/cli/history.py", "run"): "`gpuhunt history`",
     ("_internal/cli/catalog_site.py", "run"): "`gpuhunt catalog site`",
     ("_internal/cli/catalog_build.py", "run"): "`gpuhunt catalog build`",

@@ -50,6 +50,8 @@ def test_the_table_holds_every_command_of_gpuhunt():
         "catalog diff",
         "catalog site",
         "catalog publish-site",
+        "serve",
+        "mcp",
     }
 
 

@@ -134,6 +134,8 @@ HELP = [
     ["catalog", "diff"],
     ["catalog", "site"],
     ["catalog", "publish-site"],
+    ["serve"],
+    ["mcp"],
 ]
 
 

@@ -34,6 +34,8 @@ MODULES = (
     "catalog_diff",
     "catalog_site",
     "catalog_publish_site",
+    "serve",
+    "mcp",
     "providers",
 )
 

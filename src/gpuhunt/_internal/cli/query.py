@@ -298,6 +298,23 @@ def _check_stand_ins(args: argparse.Namespace, status: CatalogStatus) -> None:
         )
 
 
+def query_filters(args: argparse.Namespace) -> dict[str, Any]:
+    """The `Catalog.query` keywords of parsed `query` options (`gpuhunt serve` and `gpuhunt mcp`
+    build the same namespace from their parameters and ask through this too)."""
+    # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
+
+
+def sort_offers(offers: list[CatalogItem], how: str) -> None:
+    """`--sort`, in place: the answer is already by price."""
+    if how == "price-per-gpu":
+        offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
+    elif how == "gpu-memory":
+        offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
+    elif how == "tflops-per-dollar":
+        offers.sort(key=render.tflops_per_dollar_order)
+
+
 @command("query", help=HELP, description=DESCRIPTION, arguments=arguments)
 def run(args: argparse.Namespace) -> int:
     """`gpuhunt query`: check the options, ask the catalog (and online providers), print."""
@@ -318,16 +335,10 @@ def run(args: argparse.Namespace) -> int:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:
             raise UsageError("; ".join(problems))
-    # Every QueryFilter field is a `query` option of the same name (tests/_internal/cli/test_main.py).
-    filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
+    filters = query_filters(args)
     offers: list[CatalogItem] = list(catalog.query(**filters))
     _check_stand_ins(args, catalog.status())
-    if args.sort == "price-per-gpu":
-        offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
-    elif args.sort == "gpu-memory":
-        offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
-    elif args.sort == "tflops-per-dollar":
-        offers.sort(key=render.tflops_per_dollar_order)
+    sort_offers(offers, args.sort)
     status = catalog.status()
     answer = (
         _groups(args, offers, status) if args.group_by == "gpu" else _offers(args, offers, status)

@@ -1,0 +1,206 @@
+"""What `gpuhunt serve` and `gpuhunt mcp` answer, over one process-wide `Catalog`: the offers
+of a request (the rows `gpuhunt query --json` prints, through `render.as_dict`), its
+explanation, and the catalog's status, each as a JSON-ready value with the ETag and the
+freshness that go with it. No HTTP or MCP here: both doors call `Service`.
+
+Every answer comes from one catalog version: the catalog swaps a reloaded table in by one
+assignment, and an answer is kept only if the same table was loaded before and after it was
+computed (else it is computed again), so the version an answer names is the one its offers
+come from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import hashlib
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from gpuhunt._internal import registry
+from gpuhunt._internal.cli import query, render
+from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
+from gpuhunt._internal.errors import GPUHuntError, InputError
+from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.serve.parameters import ParameterError, Request, parameter_error
+from gpuhunt._version import __version__
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.catalog import Catalog
+    from gpuhunt._internal.explain import Explanation
+    from gpuhunt._internal.load.loader import Loaded
+
+T = TypeVar("T")
+
+RELATIVE = {"age_seconds", "next_retry_in", "online_retry_in"}  # of status(): from now
+ATTEMPTS = 5  # an answer computed across a reload is computed again, this many times at most
+
+
+class Unavailable(GPUHuntError):
+    """No catalog to answer from (503): none loaded, or it kept changing under the answer."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A JSON-ready `body`, its `etag` (quoted, as the header carries it) and how many seconds
+    a cache may keep it (`max_age`, None: revalidate every time)."""
+
+    body: Any
+    etag: str
+    max_age: int | None
+
+
+def etag(*parts: str) -> str:
+    digest = hashlib.sha256("\x1f".join((__version__, *parts)).encode()).hexdigest()
+    return f'"{digest[:32]}"'
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON can write it: offers as `--json` rows, enums as their values, dates in
+    ISO 8601, tuples as lists, dataclasses as objects, non-finite floats as null."""
+    if isinstance(value, CatalogItem):
+        return jsonable(render.as_dict(value))
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value) if isinstance(value, (set, frozenset)) else value
+        return [jsonable(v) for v in items]
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def row(r: CatalogItem | CollapsedOffer) -> dict[str, Any]:
+    """One offer of the answer: a `gpuhunt query --json` row; a collapsed offer (one per
+    distinct offer, `all_regions=false`) is its cheapest location's row, plus `locations`,
+    every location selling it, cheapest first."""
+    if isinstance(r, CollapsedOffer):
+        return {**render.as_dict(r.offer), "locations": list(r.locations)}
+    return render.as_dict(r)
+
+
+def explanation(e: Explanation) -> dict[str, Any]:
+    """`Catalog.explain`'s answer as JSON: its facts, near misses as `--json` rows, and
+    `lines`, the text `gpuhunt query --explain` prints."""
+    out = jsonable(e)
+    out["left"] = e.left
+    out["lines"] = e.lines()
+    return out  # type: ignore[no-any-return]
+
+
+class Service:
+    """The answers of both doors, over `catalog` (which the caller made and closes)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    # -------------------------------------------------------------- versions and freshness
+
+    def _loaded(self) -> Loaded | None:
+        return self.catalog._loaded
+
+    def _consistent(self, compute: Callable[[], T]) -> tuple[T, Loaded]:
+        """`compute()` and the catalog it read: kept only when the same table was loaded
+        before and after it (a reload swaps the table in by one assignment, and every load
+        makes a new table, so the answer read that one)."""
+        for _ in range(ATTEMPTS):
+            before = self._loaded()
+            result = compute()
+            after = self._loaded()
+            if before is not None and after is not None and before.table is after.table:
+                return result, after
+        raise Unavailable("the catalog kept changing while the answer was computed; try again")
+
+    def max_age(self, loaded: Loaded) -> int:
+        """Seconds until the catalog may be reloaded: what a cache may keep an answer."""
+        if loaded.degraded:  # served from a fallback: the next query tries to reload
+            return 0
+        interval = self.catalog.reload_interval
+        if not math.isfinite(interval):
+            return 3600
+        age = self.catalog._now() - loaded.loaded_at
+        return max(0, min(int(interval), int(interval - age)))
+
+    def current_etag(self, endpoint: str, request: Request) -> str | None:
+        """The ETag an answer to `request` would have now (None before any load): a cheap
+        check of `If-None-Match` before computing anything."""
+        # As a query does: a stale catalog starts its reload in the background here, so
+        # answers served from the ETag alone (304s, the answer cache) still pick a new
+        # version up within the reload interval.
+        loaded = self.catalog._loader.current()
+        return None if loaded is None else self._etag(endpoint, request, loaded)
+
+    def _etag(self, endpoint: str, request: Request, loaded: Loaded) -> str:
+        return etag(endpoint, loaded.version, loaded.source, loaded.url, request.key)
+
+    def ready(self) -> None:
+        """Load the catalog now (a server does this before it listens)."""
+        if self._loaded() is None:
+            self.catalog.load()
+
+    # -------------------------------------------------------------- the answers
+
+    def offers(self, request: Request) -> Reply:
+        args = request.args
+
+        def compute() -> list[CatalogItem]:
+            if args.gpu_name:
+                problems = self.catalog.gpu_name_problems(args.gpu_name)
+                if problems:
+                    raise ParameterError("gpu", "gpu: " + "; ".join(problems), 422)
+            return self.catalog.query(**request.filters)
+
+        offers, loaded = self._consistent(compute)
+        self._check_stand_ins(request)
+        query.sort_offers(offers, args.sort)
+        rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
+        body = {
+            "offers": [row(r) for r in rows[: request.limit]],
+            "total": len(rows),
+            "catalog": {"version": loaded.version, "source": loaded.source},
+        }
+        return Reply(body, self._etag("offers", request, loaded), self.max_age(loaded))
+
+    def _check_stand_ins(self, request: Request) -> None:
+        """An online provider asked for by name is answered only where the catalog holds its
+        offers (the bundled snapshot); `gpuhunt query` says so without `--online`."""
+        named = request.args.provider or []
+        if not any(registry.spec(p).online for p in named):
+            return
+        try:
+            query._check_stand_ins(request.args, self.catalog.status())
+        except InputError as e:
+            raise parameter_error(str(e)) from None
+
+    def explain(self, request: Request) -> Reply:
+        given = {k: v for k, v in request.filters.items() if v is not None}
+        try:
+            found, loaded = self._consistent(lambda: self.catalog.explain(**given))
+        except (TypeError, ValueError) as e:
+            raise parameter_error(str(e)) from None
+        body = {
+            "explanation": explanation(found),
+            "catalog": {"version": loaded.version, "source": loaded.source},
+        }
+        return Reply(body, self._etag("explain", request, loaded), self.max_age(loaded))
+
+    def status(self) -> Reply:
+        """`Catalog.status()` as JSON. Its ETag is weak: it leaves out the ages and waits
+        counted from now (`loaded_at` says the same thing), which change every second."""
+        body = jsonable(self.catalog.status())
+        steady = {k: v for k, v in body.items() if k not in RELATIVE}
+        return Reply(body, "W/" + etag("status", json.dumps(steady, sort_keys=True)), None)

@@ -1,0 +1,237 @@
+"""`gpuhunt serve`'s HTTP application (Starlette, on uvicorn): `GET /v1/offers`, `/v1/explain`,
+`/v1/status` and `/openapi.json`, each a thin door onto `answers.Service`.
+
+Every answer is JSON with an `ETag` (the catalog version and the query in a normal form, so a
+client's `If-None-Match` is answered 304 without computing anything) and a `Cache-Control`
+`max-age` no longer than what is left of the reload interval. Errors are JSON naming what was
+wrong (`{"error": {"status", "parameter", "message"}}`): 400/422 for parameters, 404, 405 for
+any method but GET and HEAD, 503 when no catalog can answer; never a traceback. Nothing is
+written anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import Response
+from starlette.routing import Route
+
+from gpuhunt._internal.errors import GPUHuntError, InputError
+from gpuhunt._internal.serve import openapi, parameters
+from gpuhunt._internal.serve.answers import Reply, Service, Unavailable, etag
+from gpuhunt._internal.serve.parameters import ParameterError
+
+logger = logging.getLogger(__name__)
+
+MAX_QUERY = 16_384  # bytes of a query string
+
+
+def dumps(body: Any) -> bytes:
+    """Compact JSON; `<`, `>` and `&` escaped, so a value echoed in an error is never markup
+    to a browser that sniffs."""
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").encode()
+
+
+def error(status: int, message: str, parameter: str | None = None) -> Response:
+    body = {"error": {"status": status, "parameter": parameter, "message": message}}
+    return Response(dumps(body), status, media_type="application/json")
+
+
+def _matches(header: str | None, tag: str) -> bool:
+    """Whether `If-None-Match` names `tag` (weak comparison, as RFC 9110 asks for GET)."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    wanted = tag.removeprefix("W/")
+    return any(t.strip().removeprefix("W/") == wanted for t in header.split(","))
+
+
+def _cache_control(max_age: int | None) -> str:
+    return "no-cache" if max_age is None else f"public, max-age={max_age}"
+
+
+def _not_modified(tag: str, max_age: int | None) -> Response:
+    return Response(
+        status_code=304, headers={"ETag": tag, "Cache-Control": _cache_control(max_age)}
+    )
+
+
+def reply(request: HTTPRequest, r: Reply) -> Response:
+    if _matches(request.headers.get("if-none-match"), r.etag):
+        return _not_modified(r.etag, r.max_age)
+    return _json(dumps(r.body), r.etag, r.max_age)
+
+
+def read_parameters(request: HTTPRequest) -> parameters.Request:
+    raw: bytes = request.scope.get("query_string", b"")
+    if len(raw) > MAX_QUERY:
+        raise ParameterError(None, f"the query string is longer than {MAX_QUERY} bytes")
+    try:
+        text = raw.decode("ascii")
+        pairs = parse_qsl(
+            text,
+            keep_blank_values=True,
+            encoding="utf-8",
+            errors="strict",
+            max_num_fields=parameters.MAX_PARAMETERS,
+        )
+    except UnicodeDecodeError:
+        raise ParameterError(None, "the query string is not percent-encoded UTF-8") from None
+    except ValueError:
+        raise ParameterError(None, f"more than {parameters.MAX_PARAMETERS} parameters") from None
+    return parameters.parse(pairs)
+
+
+class AnswerCache:
+    """Encoded answers by ETag, least recently used out first, within `max_bytes`. An ETag
+    names the catalog version, the endpoint and the query in a normal form, so an entry is
+    never stale: a new version makes new tags, and the old entries age out."""
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, tag: str) -> bytes | None:
+        with self._lock:
+            body = self._entries.get(tag)
+            if body is not None:
+                self._entries.move_to_end(tag)
+            return body
+
+    def put(self, tag: str, body: bytes) -> None:
+        if len(body) > self.max_bytes // 4:  # one huge answer would push out every other
+            return
+        with self._lock:
+            if tag in self._entries:
+                return
+            self._entries[tag] = body
+            self._size += len(body)
+            while self._size > self.max_bytes:
+                _, old = self._entries.popitem(last=False)
+                self._size -= len(old)
+
+
+def _query_endpoint(
+    service: Service,
+    endpoint: str,
+    answer: Callable[[parameters.Request], Reply],
+    cache: AnswerCache | None,
+) -> Callable[[HTTPRequest], Awaitable[Response]]:
+    async def handle(request: HTTPRequest) -> Response:
+        q = read_parameters(request)
+        # Answered from the ETag alone when the client (or the cache) holds this version's
+        # answer: nothing is computed.
+        tag = service.current_etag(endpoint, q)
+        if tag is not None:
+            loaded = service.catalog._loaded
+            max_age = service.max_age(loaded) if loaded is not None else 0
+            if _matches(request.headers.get("if-none-match"), tag):
+                return _not_modified(tag, max_age)
+            body = cache.get(tag) if cache is not None else None
+            if body is not None:
+                return _json(body, tag, max_age)
+        r = await run_in_threadpool(answer, q)
+        if _matches(request.headers.get("if-none-match"), r.etag):
+            return _not_modified(r.etag, r.max_age)
+        body = dumps(r.body)
+        if cache is not None:
+            cache.put(r.etag, body)
+        return _json(body, r.etag, r.max_age)
+
+    return handle
+
+
+def _json(body: bytes, tag: str, max_age: int | None) -> Response:
+    return Response(
+        body,
+        200,
+        headers={"ETag": tag, "Cache-Control": _cache_control(max_age)},
+        media_type="application/json",
+    )
+
+
+def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
+    """The application over `service` (whose catalog the caller loads and closes); answers
+    to `/v1/offers` and `/v1/explain` are kept encoded, `cache_bytes` of them (0: none)."""
+    cache = AnswerCache(cache_bytes) if cache_bytes > 0 else None
+
+    def no_parameters(request: HTTPRequest) -> None:
+        if request.scope.get("query_string"):
+            names = sorted({k for k, _ in parse_qsl(request.url.query, keep_blank_values=True)})
+            raise ParameterError(
+                names[0] if names else None, f"{request.url.path} takes no parameters"
+            )
+
+    async def status(request: HTTPRequest) -> Response:
+        no_parameters(request)
+        return reply(request, await run_in_threadpool(service.status))
+
+    document = openapi.document()
+    document_tag = etag("openapi", json.dumps(document, sort_keys=True))
+
+    async def spec(request: HTTPRequest) -> Response:
+        no_parameters(request)
+        return reply(request, Reply(document, document_tag, 3600))
+
+    async def on_parameter_error(request: HTTPRequest, e: Exception) -> Response:
+        assert isinstance(e, ParameterError)
+        return error(e.status, e.message, e.parameter)
+
+    async def on_http(request: HTTPRequest, e: Exception) -> Response:
+        assert isinstance(e, HTTPException)
+        if e.status_code == 405:
+            response = error(405, f"{request.method} is not allowed: only GET and HEAD")
+            response.headers["Allow"] = "GET, HEAD"
+            return response
+        if e.status_code == 404:
+            return error(404, f"no such endpoint {request.url.path!r} (see /openapi.json)")
+        return error(e.status_code, str(e.detail))
+
+    async def on_input(request: HTTPRequest, e: Exception) -> Response:
+        return error(422, str(e))
+
+    async def on_unavailable(request: HTTPRequest, e: Exception) -> Response:
+        return error(503, str(e))
+
+    async def on_error(request: HTTPRequest, e: Exception) -> Response:
+        # The traceback goes to the server's log, never into a body.
+        logger.error("%s %s failed", request.method, request.url.path, exc_info=e)
+        return error(500, "internal error (logged by the server)")
+
+    routes = [
+        Route(
+            "/v1/offers", _query_endpoint(service, "offers", service.offers, cache), methods=["GET"]
+        ),
+        Route(
+            "/v1/explain",
+            _query_endpoint(service, "explain", service.explain, cache),
+            methods=["GET"],
+        ),
+        Route("/v1/status", status, methods=["GET"]),
+        Route("/openapi.json", spec, methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        exception_handlers={
+            ParameterError: on_parameter_error,
+            HTTPException: on_http,
+            InputError: on_input,
+            Unavailable: on_unavailable,
+            GPUHuntError: on_unavailable,
+            Exception: on_error,
+        },
+    )

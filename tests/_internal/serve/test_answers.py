@@ -1,0 +1,116 @@
+"""`Service`: answers from one catalog version even across a reload, JSON-ready values, the
+ETag and how long a cache may keep an answer."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import math
+
+import pytest
+
+from gpuhunt._internal.catalog import Catalog
+from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.query.table import combine
+from gpuhunt._internal.serve import parameters
+from gpuhunt._internal.serve.answers import Service, Unavailable, jsonable
+
+
+@pytest.fixture
+def catalog(published, tmp_path):
+    with Catalog(catalog_url=str(published), settings=Settings(cache_dir=tmp_path)) as c:
+        Service(c).ready()
+        yield c
+
+
+def swap_in(catalog: Catalog, version: str) -> None:
+    """What a reload does: a new table (here the same offers) swapped in by one assignment."""
+    loader = catalog._loader
+    loaded = loader.loaded
+    table = combine([loaded.table.part(p) for p in loaded.table.providers])
+    loader.loaded = dataclasses.replace(loaded, table=table, version=version)
+
+
+def test_an_answer_computed_across_a_reload_is_computed_again(catalog, monkeypatch):
+    real = catalog.query
+    calls = []
+
+    def query(**kw):
+        calls.append(kw)
+        answer = real(**kw)
+        if len(calls) == 1:  # a reload lands while the first answer is built
+            swap_in(catalog, "20261130-1")
+        return answer
+
+    monkeypatch.setattr(catalog, "query", query)
+    service = Service(catalog)
+    request = parameters.parse([("gpu", "H100")])
+    reply = service.offers(request)
+    assert len(calls) == 2
+    assert reply.body["catalog"]["version"] == "20261130-1"
+    assert reply.etag == service.current_etag("offers", request)
+
+
+def test_a_catalog_that_never_holds_still_is_unavailable(catalog, monkeypatch):
+    real = catalog.query
+    n = iter(range(100))
+
+    def query(**kw):
+        answer = real(**kw)
+        swap_in(catalog, f"20261130-{next(n)}")
+        return answer
+
+    monkeypatch.setattr(catalog, "query", query)
+    with pytest.raises(Unavailable):
+        Service(catalog).offers(parameters.parse([]))
+
+
+def test_the_etag_names_version_and_query(catalog):
+    service = Service(catalog)
+    a = parameters.parse([("gpu", "H100")])
+    tag = service.offers(a).etag
+    assert tag == service.current_etag("offers", a) != service.current_etag("explain", a)
+    swap_in(catalog, "20261201-1")
+    assert service.current_etag("offers", a) != tag
+
+
+def test_max_age_is_what_is_left_of_the_reload_interval(catalog):
+    service = Service(catalog)
+    loaded = catalog._loaded
+    catalog.reload_interval = 600
+    assert 590 <= service.max_age(loaded) <= 600
+    catalog.reload_interval = 0
+    assert service.max_age(loaded) == 0
+    assert service.max_age(dataclasses.replace(loaded, degraded=True)) == 0
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+def test_jsonable():
+    when = dt.datetime(2026, 12, 2, 8, tzinfo=dt.timezone.utc)
+    value = {
+        "a": (1, Colour.RED),
+        "b": {3, 1},
+        "c": when,
+        "d": math.inf,
+        "e": dt.timedelta(minutes=1),
+    }
+    assert jsonable(value) == {
+        "a": [1, "red"],
+        "b": [1, 3],
+        "c": "2026-12-02T08:00:00+00:00",
+        "d": None,
+        "e": 60.0,
+    }
+
+
+def test_status_etag_holds_while_only_the_ages_move(catalog):
+    service = Service(catalog)
+    first = service.status()
+    assert first.etag.startswith("W/") and first.max_age is None
+    assert service.status().etag == first.etag
+    swap_in(catalog, "20261201-2")
+    assert service.status().etag != first.etag
