@@ -1,0 +1,40 @@
+"""What a newcomer hit in `gpuhunt query` (issue 37): the grouped view cut in name order, offers
+without a TFLOPS figure ranked last unannounced, no "did you mean" for a provider, TPU marketing
+names, online-capable providers answered from the catalog, and rows that differ only in price."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuhunt._internal import cli
+from gpuhunt._internal.formats.csv import csv_bytes
+from tests.helpers import item, publish_archive
+
+# 60 GPU models in name order before "H100": the default table length (50) cut them all off.
+MODELS = [f"A{n:03d}" for n in range(60)]
+AWS = [
+    *(item(price=0.5, instance_name=f"i-{m}", gpu_name=m, gpu_memory=16.0) for m in MODELS),
+    item(price=2.0, instance_name="p5", gpu_name="H100", gpu_memory=80.0),
+]
+
+
+@pytest.fixture(autouse=True)
+def catalog_dir(tmp_path, monkeypatch):
+    publish_archive(tmp_path, "20261129-1", {"aws": csv_bytes(AWS)})
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
+    return tmp_path
+
+
+def test_group_by_gpu_shows_every_model_unless_limited(capsys):
+    assert cli.main(["query", "--group-by", "gpu"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split()[0] for line in out.splitlines()[1:] if line and line[0].isupper()]
+    assert "H100" in rows and len(set(rows) & set(MODELS)) == 60
+    assert "61 of 61 GPU models and counts, from 61 offers" in out
+    # Cut by --limit: the footer's count says it.
+    assert cli.main(["query", "--group-by", "gpu", "--limit", "5"]) == 0
+    assert "5 of 61 GPU models and counts, from 61 offers" in capsys.readouterr().out
+    assert cli.main(["query", "--group-by", "gpu", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 61
