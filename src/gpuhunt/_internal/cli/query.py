@@ -362,7 +362,7 @@ def _offers(
             count += (
                 f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
             )
-        count += "."
+        count += "." + _unranked_note(args, [render.row_offer(r) for r in rows])
         footer = render.wrap(f"{count} {_footer(args, status, offline)}", width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
@@ -370,6 +370,22 @@ def _offers(
         return render.lines(render.offers_table(cut, per_gpu=per_gpu, width=width), "", footer)
 
     return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
+
+
+def _unranked_note(args: argparse.Namespace, offers: list[CatalogItem]) -> str:
+    """`--sort tflops-per-dollar` ranks offers without a published figure last (by price): the
+    footer says how many, so an H100 of unknown board below a dearer known one reads as what it
+    is, not as a worse buy."""
+    if args.sort != "tflops-per-dollar":
+        return ""
+    missing = sum(1 for i in offers if i.tflops_per_dollar is None)
+    if not missing:
+        return ""
+    which, are = ("offer has", "is") if missing == 1 else ("offers have", "are")
+    return (
+        f' {missing} {which} no published TFLOPS figure for its GPU (TFLOPS/$ shows "-") '
+        f"and {are} ranked last, by price."
+    )
 
 
 def _groups(
