@@ -43,6 +43,9 @@ from gpuhunt._internal.constraints import (
     matches as matches,
 )
 from gpuhunt._internal.errors import (
+    AmbiguousGPUError as AmbiguousGPUError,
+)
+from gpuhunt._internal.errors import (
     CatalogDownloadError as CatalogDownloadError,
 )
 from gpuhunt._internal.errors import (
@@ -62,6 +65,9 @@ from gpuhunt._internal.errors import (
 )
 from gpuhunt._internal.errors import (
     ProviderError as ProviderError,
+)
+from gpuhunt._internal.errors import (
+    UnknownGPUError as UnknownGPUError,
 )
 from gpuhunt._internal.errors import (
     UnknownProviderError as UnknownProviderError,
@@ -142,6 +148,7 @@ _LAZY = {
 # public surface; tests/test_api.py checks every name resolves and nothing public is missing.
 __all__ = [
     "AMDGPUInfo",
+    "AmbiguousGPUError",
     "AcceleratorInfo",
     "AcceleratorVendor",
     "CPUArchitecture",
@@ -173,6 +180,7 @@ __all__ = [
     "QueryFilter",
     "TPUInfo",
     "TenstorrentAcceleratorInfo",
+    "UnknownGPUError",
     "UnknownProviderError",
     "__version__",
     "canonical_gpu_name",

@@ -118,6 +118,29 @@ class UnknownProviderError(InputError):
     """
 
 
+class UnknownGPUError(InputError):
+    """`gpu_spec(name, strict=True)`: no published figures for `name` - a name the tables do
+    not know, or a known GPU without a figure here (`reason` says which). `suggestions`: the
+    spec table's models that look most like the name, best first."""
+
+    def __init__(self, message: str, *, name: str, reason: str, suggestions: list[str]) -> None:
+        super().__init__(message)
+        self.name = name
+        self.reason = reason
+        self.suggestions = list(suggestions)
+
+
+class AmbiguousGPUError(InputError):
+    """`gpu_spec(name, strict=True)`: several rows fit `name` with different figures (an "H100"
+    is SXM or PCIe); `candidates` holds them (`GpuSpec`s) and the message names each spelling
+    that picks one."""
+
+    def __init__(self, message: str, *, name: str, candidates: list[Any]) -> None:
+        super().__init__(message)
+        self.name = name
+        self.candidates = list(candidates)
+
+
 class PipelineError(GPUHuntError):
     """A build, publish or verify step failed; nothing was made the latest version."""
 

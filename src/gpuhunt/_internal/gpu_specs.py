@@ -22,8 +22,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from gpuhunt._internal.form_factor import FORM_FACTORS, words_form_factor
-from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_spec, memory_fits
+from gpuhunt._internal.errors import AmbiguousGPUError, UnknownGPUError
+from gpuhunt._internal.form_factor import FORM_FACTORS, label, words_form_factor
+from gpuhunt._internal.gpu_names import (
+    canonical_gpu_name,
+    closest_gpu_names,
+    gpu_name_spec,
+    memory_fits,
+)
 
 
 @dataclass(frozen=True)
@@ -153,11 +159,16 @@ def _rows(gpu: str, form_factor: str | None, memory: float | None) -> list[GpuSp
     ]
 
 
-def gpu_spec(name: str, form_factor: str | None = None) -> GpuSpec | None:
+def gpu_spec(name: str, form_factor: str | None = None, *, strict: bool = False) -> GpuSpec | None:
     """The published figures of a GPU spelled as `gpu_name` filters take it ("H100 SXM",
     `h100-pcie`, "A100 80GB", "RTX 4090") and, optionally, its form factor ("sxm", "pcie",
     "nvl", ...). None when no row fits, or several do (an "H100" is SXM, PCIe or NVL: say
-    which). A form factor in the name and a different `form_factor` is a ValueError."""
+    which). A form factor in the name and a different `form_factor` is a ValueError.
+
+    `strict=True` tells those two apart: `UnknownGPUError` when no row fits (its message says
+    whether the name is unknown or the GPU has no published figure here, and the closest
+    models), `AmbiguousGPUError` when several do (its message lists a spelling for each, its
+    `candidates` the rows). Both are `GPUHuntError`s and `ValueError`s."""
     if form_factor is not None:
         given = form_factor
         form_factor = words_form_factor(given) or given.strip().lower()  # "SXM5", "PCIe"
@@ -172,7 +183,56 @@ def gpu_spec(name: str, form_factor: str | None = None) -> GpuSpec | None:
     if said is not None and form_factor is not None and said != form_factor:
         raise ValueError(f"GPU name {name!r} says form factor {said!r}, not {form_factor!r}")
     rows = _rows(gpu, form_factor or said, memory)
-    return rows[0] if len(rows) == 1 else None
+    if len(rows) == 1:
+        return rows[0]
+    if strict:
+        raise _ambiguous(name, rows) if rows else _unknown(name, gpu)
+    return None
+
+
+def _spelling(row: GpuSpec) -> str:
+    """A name that picks `row` alone: "H100 SXM", "A100 80GB PCIe"."""
+    parts = [row.gpu]
+    if row.memory is not None:
+        parts.append(f"{row.memory}GB")
+    if row.form_factor is not None:
+        parts.append(label(row.form_factor))
+    return " ".join(parts)
+
+
+def _ambiguous(name: str, rows: list[GpuSpec]) -> AmbiguousGPUError:
+    listed = ", ".join(repr(_spelling(r)) for r in rows)
+    return AmbiguousGPUError(
+        f"GPU name {name!r} fits {len(rows)} rows with different figures: say which ({listed})",
+        name=name,
+        candidates=rows,
+    )
+
+
+def _unknown(name: str, gpu: str) -> UnknownGPUError:
+    canonical = canonical_gpu_name(name)
+    known = {r.gpu for r in GPU_SPECS}
+    if canonical is None:
+        reason = "not a GPU name gpuhunt knows"
+    elif canonical in NO_PUBLISHED_FIGURE:
+        reason = f"no published figure: {NO_PUBLISHED_FIGURE[canonical]}"
+    elif canonical in UNCHECKED:
+        reason = f"figures not checked yet: {UNCHECKED[canonical]}"
+    elif canonical in known:  # the model is here, not in that form factor or memory size
+        sizes = ", ".join(repr(_spelling(r)) for r in GPU_SPECS if r.gpu == canonical)
+        reason = f"{canonical} has figures only as {sizes}"
+    else:
+        reason = f"{canonical} is a known GPU without figures in gpuhunt's table (GPU_SPECS)"
+    # Only a name gpuhunt does not know may be a misspelling; a known GPU without a figure is not.
+    suggestions = [] if canonical is not None else closest_gpu_names(name, known, n=3)
+    suggestions = [s for s in suggestions if s in known]
+    hint = f"; did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+    return UnknownGPUError(
+        f"No GPU spec for {name!r}: {reason}{hint}",
+        name=name,
+        reason=reason,
+        suggestions=suggestions,
+    )
 
 
 def offer_tflops_per_dollar(item: Any) -> float | None:
