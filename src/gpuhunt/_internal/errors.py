@@ -115,7 +115,10 @@ class UnknownProviderError(InputError):
     """A provider name that the registry does not know.
 
     Also a `ValueError`, which is what gpuhunt 0.1.x raised for an unknown provider.
+    `suggestions`: the registry names that look most like it ("lambda" -> "lambdalabs").
     """
+
+    suggestions: tuple[str, ...] = ()
 
 
 class UnknownGPUError(InputError):

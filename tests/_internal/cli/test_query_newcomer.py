@@ -57,3 +57,10 @@ def test_sort_tflops_per_dollar_says_how_many_have_no_figure(capsys, monkeypatch
     assert "1 offer has no published TFLOPS figure for its GPU" in capsys.readouterr().out
     assert cli.main(["query", "--limit", "0"]) == 0  # sorted by price: nothing to say
     assert "TFLOPS figure" not in capsys.readouterr().out
+
+
+def test_a_misspelt_provider_gets_did_you_mean_and_exit_2(capsys):
+    assert cli.main(["query", "--provider", "lambda"]) == 2
+    err = capsys.readouterr().err
+    assert "Unknown provider: 'lambda'; did you mean 'lambdalabs'?" in err
+    assert len(err.strip().splitlines()) == 1
