@@ -40,6 +40,9 @@ from gpuhunt._internal.collapse import (
     collapse_regions as collapse_regions,
 )
 from gpuhunt._internal.errors import (
+    AmbiguousGPUError as AmbiguousGPUError,
+)
+from gpuhunt._internal.errors import (
     CatalogDownloadError as CatalogDownloadError,
 )
 from gpuhunt._internal.errors import (
@@ -59,6 +62,9 @@ from gpuhunt._internal.errors import (
 )
 from gpuhunt._internal.errors import (
     ProviderError as ProviderError,
+)
+from gpuhunt._internal.errors import (
+    UnknownGPUError as UnknownGPUError,
 )
 from gpuhunt._internal.errors import (
     UnknownProviderError as UnknownProviderError,
@@ -148,9 +154,10 @@ _LAZY = {
 # public surface; tests/test_api.py checks every name resolves and nothing public is missing.
 __all__ = [
     "__version__",
+    "AMDGPUInfo",
+    "AmbiguousGPUError",
     "AcceleratorInfo",
     "AcceleratorVendor",
-    "AMDGPUInfo",
     "canonical_gpu_name",
     "Catalog",
     "CatalogDownloadError",
@@ -189,11 +196,12 @@ __all__ = [
     "OnlineProvidersFailedError",
     "PriceHistory",
     "ProviderError",
-    "query",
     "QueryFilter",
-    "TenstorrentAcceleratorInfo",
     "TPUInfo",
+    "TenstorrentAcceleratorInfo",
+    "UnknownGPUError",
     "UnknownProviderError",
+    "query",
 ]
 
 

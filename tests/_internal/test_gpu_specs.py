@@ -115,3 +115,27 @@ def test_lookup_tells_ambiguous_from_unknown(name, status, canonical, candidates
     assert {c.form_factor for c in found.candidates} >= candidates
     assert bool(found) is (status == "found") and found.spec == gpu_spec(name)
     assert (found.reason != "") is (status == "no-figure")
+
+
+def test_gpu_spec_strict_tells_ambiguous_from_unknown():
+    # Without strict, None for both (as before: 0.1-compatible callers).
+    assert gpu_spec("H100") is None and gpu_spec("Z9000") is None
+    with pytest.raises(gpuhunt.AmbiguousGPUError) as ambiguous:
+        gpu_spec("H100", strict=True)
+    assert "'H100 SXM', 'H100 PCIe'" in str(ambiguous.value)
+    assert {(r.gpu, r.form_factor) for r in ambiguous.value.candidates} == {
+        ("H100", "sxm"),
+        ("H100", "pcie"),
+    }
+    # Each spelling the message offers picks one row.
+    for row in ambiguous.value.candidates:
+        assert gpu_spec(f"H100 {row.form_factor}", strict=True) == row
+    with pytest.raises(gpuhunt.UnknownGPUError, match="not a GPU name gpuhunt knows") as unknown:
+        gpu_spec("H10O", strict=True)
+    assert unknown.value.suggestions[0] == "H100"
+    with pytest.raises(gpuhunt.UnknownGPUError, match="no published figure") as known:
+        gpu_spec("A10G", strict=True)
+    assert known.value.suggestions == []
+    for error in (gpuhunt.AmbiguousGPUError, gpuhunt.UnknownGPUError):
+        assert issubclass(error, gpuhunt.GPUHuntError) and issubclass(error, ValueError)
+    assert gpu_spec("B200", strict=True) is not None

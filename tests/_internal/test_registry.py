@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuhunt._internal import registry
+from gpuhunt._internal.errors import UnknownProviderError
 from gpuhunt._internal.registry import ProviderSpec
 
 
@@ -40,3 +41,31 @@ def test_table_split_by_the_flag():
         "CRUSOE_PROJECT_ID",
     )
     assert registry.spec("runpod").cadence_hours == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("lambda", ["lambdalabs"]),
+        ("Lambda Labs", ["lambdalabs"]),
+        ("datacrunch", ["verda"]),  # its former name
+        ("vast.ai", ["vastai"]),
+        ("cudo compute", ["cudo"]),
+        ("hotisle", ["hotaisle"]),
+        ("nosuch", []),
+    ],
+)
+def test_an_unknown_provider_names_the_closest(name, expected):
+    assert registry.closest_providers(name) == expected
+    with pytest.raises(UnknownProviderError) as e:
+        registry.spec(name)
+    assert e.value.suggestions == tuple(expected)
+    hint = f"did you mean {expected[0]!r}?" if expected else "did you mean"
+    assert (hint in str(e.value)) == bool(expected)
+
+
+def test_query_of_a_misspelt_provider_names_the_close_match():
+    import gpuhunt
+
+    with pytest.raises(UnknownProviderError, match="did you mean 'lambdalabs'"):
+        gpuhunt.Catalog(auto_reload=False).query(provider="lambda")

@@ -132,7 +132,33 @@ class UnknownProviderError(InputError):
     """A provider name that the registry does not know.
 
     Also a `ValueError`, which is what gpuhunt 0.1.x raised for an unknown provider.
+    `suggestions`: the registry names that look most like it ("lambda" -> "lambdalabs").
     """
+
+    suggestions: tuple[str, ...] = ()
+
+
+class UnknownGPUError(InputError):
+    """`gpu_spec(name, strict=True)`: no published figures for `name` - a name the tables do
+    not know, or a known GPU without a figure here (`reason` says which). `suggestions`: the
+    spec table's models that look most like the name, best first."""
+
+    def __init__(self, message: str, *, name: str, reason: str, suggestions: list[str]) -> None:
+        super().__init__(message)
+        self.name = name
+        self.reason = reason
+        self.suggestions = list(suggestions)
+
+
+class AmbiguousGPUError(InputError):
+    """`gpu_spec(name, strict=True)`: several rows fit `name` with different figures (an "H100"
+    is SXM or PCIe); `candidates` holds them (`GpuSpec`s) and the message names each spelling
+    that picks one."""
+
+    def __init__(self, message: str, *, name: str, candidates: list[Any]) -> None:
+        super().__init__(message)
+        self.name = name
+        self.candidates = list(candidates)
 
 
 class PipelineError(GPUHuntError):

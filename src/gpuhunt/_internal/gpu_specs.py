@@ -22,8 +22,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from gpuhunt._internal.form_factor import FORM_FACTORS, words_form_factor
-from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_name_spec, memory_fits
+from gpuhunt._internal.errors import AmbiguousGPUError, UnknownGPUError
+from gpuhunt._internal.form_factor import FORM_FACTORS, label, words_form_factor
+from gpuhunt._internal.gpu_names import (
+    canonical_gpu_name,
+    closest_gpu_names,
+    gpu_name_spec,
+    memory_fits,
+)
 
 
 @dataclass(frozen=True)
@@ -202,13 +208,68 @@ def lookup_gpu_spec(name: str, form_factor: str | None = None) -> GpuSpecLookup:
     return GpuSpecLookup(name, "unknown", canonical)
 
 
-def gpu_spec(name: str, form_factor: str | None = None) -> GpuSpec | None:
+def gpu_spec(name: str, form_factor: str | None = None, *, strict: bool = False) -> GpuSpec | None:
     """The published figures of a GPU spelled as `gpu_name` filters take it ("H100 SXM",
     `h100-pcie`, "A100 80GB", "RTX 4090") and, optionally, its form factor ("sxm", "pcie",
     "nvl", ...). None when no row fits, or several do (an "H100" is SXM, PCIe or NVL: say
-    which); `lookup_gpu_spec` tells those apart. A form factor in the name and a different
-    `form_factor` is a ValueError."""
-    return lookup_gpu_spec(name, form_factor).spec
+    which). A form factor in the name and a different `form_factor` is a ValueError.
+
+    `strict=True` tells those two apart: `UnknownGPUError` when no row fits (its message says
+    whether the name is unknown or the GPU has no published figure here, and the closest
+    models), `AmbiguousGPUError` when several do (its message lists a spelling for each, its
+    `candidates` the rows). Both are `GPUHuntError`s and `ValueError`s. `lookup_gpu_spec`
+    answers the same as a value instead of an exception."""
+    found = lookup_gpu_spec(name, form_factor)
+    if found.spec is not None or not strict:
+        return found.spec
+    if found.candidates:
+        raise _ambiguous(name, list(found.candidates))
+    raise _unknown(name)
+
+
+def _spelling(row: GpuSpec) -> str:
+    """A name that picks `row` alone: "H100 SXM", "A100 80GB PCIe"."""
+    parts = [row.gpu]
+    if row.memory is not None:
+        parts.append(f"{row.memory}GB")
+    if row.form_factor is not None:
+        parts.append(label(row.form_factor))
+    return " ".join(parts)
+
+
+def _ambiguous(name: str, rows: list[GpuSpec]) -> AmbiguousGPUError:
+    listed = ", ".join(repr(_spelling(r)) for r in rows)
+    return AmbiguousGPUError(
+        f"GPU name {name!r} fits {len(rows)} rows with different figures: say which ({listed})",
+        name=name,
+        candidates=rows,
+    )
+
+
+def _unknown(name: str) -> UnknownGPUError:
+    canonical = canonical_gpu_name(name)
+    known = {r.gpu for r in GPU_SPECS}
+    if canonical is None:
+        reason = "not a GPU name gpuhunt knows"
+    elif canonical in NO_PUBLISHED_FIGURE:
+        reason = f"no published figure: {NO_PUBLISHED_FIGURE[canonical]}"
+    elif canonical in UNCHECKED:
+        reason = f"figures not checked yet: {UNCHECKED[canonical]}"
+    elif canonical in known:  # the model is here, not in that form factor or memory size
+        sizes = ", ".join(repr(_spelling(r)) for r in GPU_SPECS if r.gpu == canonical)
+        reason = f"{canonical} has figures only as {sizes}"
+    else:
+        reason = f"{canonical} is a known GPU without figures in gpuhunt's table (GPU_SPECS)"
+    # Only a name gpuhunt does not know may be a misspelling; a known GPU without a figure is not.
+    suggestions = [] if canonical is not None else closest_gpu_names(name, known, n=3)
+    suggestions = [s for s in suggestions if s in known]
+    hint = f"; did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+    return UnknownGPUError(
+        f"No GPU spec for {name!r}: {reason}{hint}",
+        name=name,
+        reason=reason,
+        suggestions=suggestions,
+    )
 
 
 def offer_tflops_per_dollar(item: Any) -> float | None:

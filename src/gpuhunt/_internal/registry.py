@@ -5,7 +5,9 @@ uses that provider (and then the error says which extra to install)."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass, field
@@ -175,13 +177,57 @@ ONLINE_PROVIDERS: list[str] = [p.name for p in PROVIDERS if p.online]
 ALL_PROVIDERS: list[str] = [p.name for p in PROVIDERS]
 
 
+# Names people write for a provider that are not its registry name (a short form, a former
+# name): only for "did you mean" hints, never resolved silently, since a filter's provider is
+# compared with offers' `provider` field as written.
+PROVIDER_ALIASES: dict[str, str] = {
+    "lambda": "lambdalabs",
+    "lambdacloud": "lambdalabs",
+    "datacrunch": "verda",  # Verda is DataCrunch's new name (providers/verda.py)
+    "vast": "vastai",
+    "ovh": "ovhcloud",
+    "do": "digitalocean",
+    "jarvis": "jarvislabs",
+    "google": "gcp",
+    "googlecloud": "gcp",
+    "amazon": "aws",
+    "oracle": "oci",
+    "prime": "primeintellect",
+}
+
+
+def closest_providers(name: str, n: int = 2) -> list[str]:
+    """Registry names that look most like `name` (its aliases included), best first, for a
+    "did you mean" hint."""
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    keys = {p: p for p in ALL_PROVIDERS} | PROVIDER_ALIASES
+    out: list[str] = []
+    if key in keys:
+        out.append(keys[key])
+    for k in difflib.get_close_matches(key, list(keys), n=n + 2, cutoff=0.6):
+        if keys[k] not in out:
+            out.append(keys[k])
+    # A name that a registry name starts with ("lambda", "prime") or that starts with one
+    # ("cudocompute", "runpodio"): difflib's ratio misses these.
+    out += [
+        p
+        for p in ALL_PROVIDERS
+        if min(len(key), len(p)) >= 3 and (p.startswith(key) or key.startswith(p)) and p not in out
+    ]
+    return out[:n]
+
+
 def spec(name: str) -> ProviderSpec:
     try:
         return _BY_NAME[name.lower()]
     except KeyError:
-        raise UnknownProviderError(
-            f"Unknown provider: {name!r} (known: {', '.join(ALL_PROVIDERS)})"
-        ) from None
+        close = closest_providers(name)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        error = UnknownProviderError(
+            f"Unknown provider: {name!r}{hint} (known: {', '.join(ALL_PROVIDERS)})"
+        )
+        error.suggestions = tuple(close)
+        raise error from None
 
 
 def missing_package_error(name: str, error: ImportError) -> ProviderError:

@@ -155,7 +155,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--limit",
         type=int,
         help=f"rows to print (0: all); default {DEFAULT_LIMIT} in the table, every row with "
-        "--json and --csv",
+        "--json and --csv and every GPU model with --group-by gpu",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON output (every offer field)")
@@ -443,7 +443,10 @@ def _groups(
     args: argparse.Namespace, offers: list[CatalogItem], status: CatalogStatus
 ) -> render.Answer:
     groups = render.group_by_gpu(offers)
-    shown = _cut(args, groups, machine=render.format_of(args) != "table")
+    # Every group by default, in every format: the grouped view is the menu of GPU models a
+    # person picks from, in name order so a model is found where expected; cutting it at
+    # DEFAULT_LIMIT in name order hid every model after "B" (H100 included). --limit N cuts it.
+    shown = _cut(args, groups, machine=True)
 
     def table() -> str:
         width = render.terminal_width()

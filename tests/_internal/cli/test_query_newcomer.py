@@ -1,0 +1,66 @@
+"""What a newcomer hit in `gpuhunt query` (issue 37): the grouped view cut in name order, offers
+without a TFLOPS figure ranked last unannounced, no "did you mean" for a provider, TPU marketing
+names, online-capable providers answered from the catalog, and rows that differ only in price."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuhunt._internal import cli
+from gpuhunt._internal.formats.csv import csv_bytes
+from tests.helpers import item, publish_archive
+
+# 60 GPU models in name order before "H100": the default table length (50) cut them all off.
+MODELS = [f"A{n:03d}" for n in range(60)]
+AWS = [
+    *(item(price=0.5, instance_name=f"i-{m}", gpu_name=m, gpu_memory=16.0) for m in MODELS),
+    item(price=2.0, instance_name="p5", gpu_name="H100", gpu_memory=80.0),
+    item(price=4.0, instance_name="p4d", gpu_name="A100", gpu_memory=80.0),  # 312 TFLOPS
+]
+
+
+@pytest.fixture(autouse=True)
+def catalog_dir(tmp_path, monkeypatch):
+    publish_archive(tmp_path, "20261129-1", {"aws": csv_bytes(AWS)})
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path))
+    return tmp_path
+
+
+def test_group_by_gpu_shows_every_model_unless_limited(capsys):
+    assert cli.main(["query", "--group-by", "gpu"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split()[0] for line in out.splitlines()[1:] if line and line[0].isupper()]
+    assert "H100" in rows and len(set(rows) & set(MODELS)) == 60
+    assert "62 of 62 GPU models and counts, from 62 offers" in out
+    # Cut by --limit: the footer's count says it.
+    assert cli.main(["query", "--group-by", "gpu", "--limit", "5"]) == 0
+    assert "5 of 62 GPU models and counts, from 62 offers" in capsys.readouterr().out
+    assert cli.main(["query", "--group-by", "gpu", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 62
+
+
+def test_sort_tflops_per_dollar_says_how_many_have_no_figure(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")
+    assert cli.main(["query", "--sort", "tflops-per-dollar", "--limit", "0"]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[1].split()
+    assert first[1] == "p4d" and first[5] == "78"  # 312 / $4.00
+    assert out.splitlines()[2].split()[5] == "-"
+    # The 60 made-up models have no published figure; the H100 of unknown board has none either.
+    assert (
+        '61 offers have no published TFLOPS figure for its GPU (TFLOPS/$ shows "-") and are '
+        "ranked last, by price." in out
+    )
+    assert cli.main(["query", "--sort", "tflops-per-dollar", "--gpu", "H100"]) == 0
+    assert "1 offer has no published TFLOPS figure for its GPU" in capsys.readouterr().out
+    assert cli.main(["query", "--limit", "0"]) == 0  # sorted by price: nothing to say
+    assert "TFLOPS figure" not in capsys.readouterr().out
+
+
+def test_a_misspelt_provider_gets_did_you_mean_and_exit_2(capsys):
+    assert cli.main(["query", "--provider", "lambda"]) == 2
+    err = capsys.readouterr().err
+    assert "Unknown provider: 'lambda'; did you mean 'lambdalabs'?" in err
+    assert len(err.strip().splitlines()) == 1
