@@ -10,8 +10,8 @@ from typing import Any
 from gpuhunt._internal import freshness
 from gpuhunt._internal.errors import redact
 from gpuhunt._internal.load import sources
-from gpuhunt._internal.load.urls import safe_url
 from gpuhunt._internal.load.loader import Loader
+from gpuhunt._internal.load.urls import safe_url
 from gpuhunt._internal.query import online
 
 

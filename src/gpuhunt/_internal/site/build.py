@@ -185,7 +185,9 @@ def write_site(
         history=history_of(raw) if with_history else None,
         now=now,
     )
-    doc["marks"] = data.offer_marks(items, raw.manifest, availability_of(raw, with_history))
+    doc["marks"] = data.offer_marks_from_table(
+        table, raw.manifest, availability_of(raw, with_history)
+    )
     body = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
     digest = hashlib.sha256(body).hexdigest()[:12]
     _write(folder / "offers.json", body)

@@ -520,6 +520,41 @@ def offer_marks(
     }
 
 
+def offer_marks_from_table(
+    table: Table,
+    manifest: Mapping[str, Any] | None = None,
+    availability: Any = None,
+) -> dict[str, Any]:
+    """`offer_marks` of every offer of `table`, with offers made only for the shapes that have a
+    mark to give (an availability reading, a converted price, a resale, an observation time of
+    its own): at a million offers of which none say any of that, no object per offer."""
+    from gpuhunt._internal.load import observed as stamps
+    from gpuhunt._internal.models import SHAPE_FIELDS
+
+    if not len(table):
+        return offer_marks([], manifest, availability)
+    parts = answers.prepare(table)
+    n_shapes = len(parts.shapes)
+    shapes = answers.shapes_of(table, np.arange(n_shapes, dtype=np.int64))
+    at_provider, at_data = SHAPE_FIELDS.index("provider"), SHAPE_FIELDS.index("provider_data")
+    observed = {
+        p: stamps.collected_at(manifest, p) for p in ((manifest or {}).get("providers") or {})
+    }
+    marked = np.zeros(n_shapes, dtype=bool)
+    for k, shape in enumerate(shapes):
+        data = shape[at_data] or {}
+        at = data.get("observed_at")
+        cur = data.get("currency")
+        marked[k] = (
+            isinstance(data.get("available"), bool)
+            or bool(data.get("resold_from"))
+            or (isinstance(cur, str) and cur != "USD")
+            or (isinstance(at, str) and at != observed.get(shape[at_provider]))
+        )
+    rows = np.flatnonzero(marked[np.asarray(parts.shape_of_row, dtype=np.int64)])
+    return offer_marks(answers.items(table, rows), manifest, availability)
+
+
 def _availability_by_gpu(got: Any) -> dict[str, Any] | None:
     """Per GPU model: [provider, offers, observations, share available] over the window, the
     share weighted by observations (offers that never reported are left out of it)."""
