@@ -203,3 +203,16 @@ def test_prices_are_converted_at_the_rate_given():
         0.994415,  # 0.85 EUR x 1.1699
         {"currency": "EUR", "price_native": 0.85, "fx_rate": 1.1699, "fx_date": "2026-08-21"},
     )
+
+
+@responses.activate
+def test_a_price_that_cannot_be_converted_fails_the_collection(monkeypatch):
+    """EUR with no usable rate is an error, never EUR shown as USD."""
+
+    def no_rate(code, on=None):
+        raise currency.CurrencyError(f"no ECB reference rate for {code!r}")
+
+    monkeypatch.setattr(currency, "reference_rate", no_rate)
+    responses.add(responses.GET, PLANS_URL, json=plans())
+    with pytest.raises(currency.CurrencyError, match="EUR"):
+        SeewebProvider(token=TOKEN).get()
