@@ -296,7 +296,11 @@ def report(res: dict[str, Any]) -> str:
 
 def write_docs(text: str, path: Path) -> None:
     """Replace the generated section of `path` (created, or appended to, if it has none)."""
-    block = f"{BEGIN}\n\n{text}\n{END}\n"
+    how = (
+        "Figures of one run of `python benchmarks/bench_answer.py --sizes "
+        "180000,1000000,5000000 --write-docs` (sizes as run below), which rewrites this section."
+    )
+    block = f"{BEGIN}\n\n{how}\n\n{text}\n{END}\n"
     old = path.read_text() if path.exists() else "# Performance\n\n"
     if BEGIN in old and END in old:
         head, _, rest = old.partition(BEGIN)

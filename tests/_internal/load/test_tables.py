@@ -59,8 +59,8 @@ def test_a_load_has_written_its_parsed_tables_when_it_returns(tmp_path, monkeypa
     assert [n.startswith("gpuhunt-load-side") for n in threads_used] == [True]  # not the loader
 
 
-def test_combine_releasing_is_combine_and_lets_go_of_each_column():
-    from gpuhunt._internal.load.tables import combine_releasing
+def test_combine_freeing_is_combine_and_lets_go_of_each_column():
+    from gpuhunt._internal.load.tables import combine_freeing
     from gpuhunt._internal.query.table import COLUMNS, combine
 
     def tables():
@@ -80,7 +80,7 @@ def test_combine_releasing_is_combine_and_lets_go_of_each_column():
 
     expected = combine(tables())
     parts = tables()
-    got = combine_releasing(parts)
+    got = combine_freeing(parts)
     for name in [*COLUMNS, "gpu_memory_eff", "total_gpu_memory"]:
         assert np.array_equal(getattr(got, name), getattr(expected, name), equal_nan=True), name
         assert getattr(got, name).dtype == getattr(expected, name).dtype
@@ -88,3 +88,25 @@ def test_combine_releasing_is_combine_and_lets_go_of_each_column():
         assert getattr(got, name) == getattr(expected, name)
     assert got.price.tolist() == [0.5, 1, 2, 2, 2, 3]
     assert all("price" not in t.__dict__ and "gpu_memory_eff" not in t.__dict__ for t in parts)
+
+
+def test_a_load_lets_go_of_each_providers_bytes_once_its_table_is_built(tmp_path):
+    from gpuhunt._internal.load.loader import Loader
+    from gpuhunt._internal.load.settings import Settings
+
+    raw = _raw(
+        aws=csv_bytes([item("aws", price=1.0), item("aws", price=2.0)]),
+        gcp=csv_bytes([item("gcp", price=0.5)]),
+    )
+    loader = Loader(
+        "https://catalog.example/v3",
+        Settings(cache_dir=tmp_path / "cache"),
+        reload_interval=3600,
+        auto_reload=False,
+        timeout=(1, 1),
+        retries=0,
+        load_timeout=1,
+    )
+    loader._install(raw)
+    assert loader.loaded is not None and loader.loaded.table.counts() == {"aws": 2, "gcp": 1}
+    assert raw.csvs == {"aws": b"", "gcp": b""} and raw.columns == {}

@@ -26,7 +26,7 @@ from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.loaded import Loaded as Loaded  # importable from here, as before
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.tables import PARSED, SideWork, combine_releasing, provider_table
+from gpuhunt._internal.load.tables import PARSED, SideWork, combine_freeing, provider_table, release
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
 
@@ -364,6 +364,7 @@ class Loader:
                     try:
                         table = provider_table(raw, provider, cache, cached, side)
                         tables.append(observed.stamp_loaded(table, raw.manifest, provider))
+                        release(raw, provider)
                         continue
                     except Exception as e:  # noqa: BLE001 - a refused object, never an escape
                         logger.warning("Refusing the %s catalog: %s", provider, e)
@@ -378,7 +379,7 @@ class Loader:
                 cache.prune(PARSED, cached)
             # Built off to the side, then one assignment: queries see the old catalog or the new
             # one, never a mix, and never wait for the build.
-            table = combine_releasing(tables)
+            table = combine_freeing(tables)
             # So that the first query after a load builds offers as fast as later ones:
             answers.prepare(table)
             if cache is not None and not degraded and not raw.problems and not raw.failed:

@@ -114,7 +114,16 @@ def _parsed(csv: bytes, provider: str) -> Table:
     return build_table(schema.decode_csv(csv), provider=provider)
 
 
-def combine_releasing(tables: list[Table]) -> Table:
+def release(raw: RawCatalog, provider: str) -> None:
+    """Let go of `provider`'s CSV and column file in `raw` once its table is built, so that a
+    load holds one provider's bytes beside the tables rather than every provider's until it
+    ends (its name stays in `raw.csvs`: the catalog still has the provider). Only for a raw
+    catalog read for this one load, as the loader's are."""
+    raw.csvs[provider] = b""
+    raw.columns.pop(provider, None)
+
+
+def combine_freeing(tables: list[Table]) -> Table:
     """`query.table.combine` of `tables` made one column at a time, each provider table's
     column let go as soon as it is in the combined one: a load holds its provider tables and
     one combined column at a time, not the provider tables, the joined columns and the sorted

@@ -30,7 +30,7 @@ from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.load import disk, sources
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.tables import combine_releasing, provider_table
+from gpuhunt._internal.load.tables import combine_freeing, provider_table
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
@@ -107,7 +107,7 @@ def table_of(raw: sources.RawCatalog) -> Table:
     tables = [provider_table(raw, p, None, set()) for p in _providers(raw)]
     if not tables:
         raise CatalogError(f"{raw.url}: the catalog has no offers of any provider")
-    return combine_releasing(tables)
+    return combine_freeing(tables)
 
 
 def offers_of(raw: sources.RawCatalog) -> list[CatalogItem]:
