@@ -15,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal import backoff, registry
+from gpuhunt._internal import backoff, observed, registry
 from gpuhunt._internal.errors import (
     CatalogDownloadError,
     CatalogError,
     DownloadStopped,
     GPUHuntError,
 )
-from gpuhunt._internal.load import fetch, memory, observed, sources, unreachable
+from gpuhunt._internal.load import fetch, memory, sources, unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads

@@ -33,10 +33,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal import backoff
+from gpuhunt._internal import backoff, observed
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
-from gpuhunt._internal.load import observed
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 
 logger = logging.getLogger(__name__)

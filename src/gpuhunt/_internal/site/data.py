@@ -38,6 +38,7 @@ from gpuhunt._internal.gpu_names import (
     memory_fits,
 )
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.observed import collected_at as observed_at_of
 
 FORMAT = 1
 
@@ -320,11 +321,9 @@ def offer_marks(
     date; per instance type whose machine a resale is; and `availability`, per GPU model, each
     provider's share of available observations over the window (`availability`: a
     `history.availability.AvailabilityHistory`, or None)."""
-    from gpuhunt._internal.load import observed as stamps
-
     observed: dict[str, str] = {}
     for p, entry in ((manifest or {}).get("providers") or {}).items():
-        when = stamps.collected_at(manifest, p)
+        when = observed_at_of(manifest, p)
         if when is not None and isinstance(entry, Mapping):
             observed[p] = when
     own: dict[str, str] = {}
