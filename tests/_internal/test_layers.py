@@ -31,6 +31,7 @@ LAYERS = [
         "gpu_specs",
         "backoff",
         "currency",
+        "observed",
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {"formats", "history.table", "history.daily", "history.diff", "site.data"},
@@ -47,6 +48,10 @@ LAYERS = [
         "history.remote",
         "history.api",
         "history.plot",
+        "history.observations",
+        "history.availability",
+        "publish.converge",
+        "publish.dataset",
         "site.build",
     },
     {"publish", "site.publish"},

@@ -49,7 +49,7 @@ TABLES = [
     ("cpu-only.table", ["query", "--max-gpu-count", "0", "--limit", "8"]),
 ]
 # The whole catalog: (argv, length, sha256 of stdout). Re-pinned when every offer's
-# provider_data gained `observed_at` (load/observed.py); with the stamp off, the old pins held.
+# provider_data gained `observed_at` (observed.py); with the stamp off, the old pins held.
 WHOLE = [
     (
         ["query", "--json"],

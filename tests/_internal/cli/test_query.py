@@ -330,7 +330,7 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
 
     fields = [f.name for f in dataclasses.fields(CatalogItem)]
     data = run_json(capsys, "--provider", "gcp")
-    # provider_data as published, plus when the offer was observed (load/observed.py)
+    # provider_data as published, plus when the offer was observed (observed.py)
     observed = data[0]["provider_data"].pop("observed_at")
     assert observed.endswith("Z") and len(observed) == len("2026-11-29T00:00:00Z")
     assert set(fields) <= set(data[0]) and data[0]["provider_data"] == {

@@ -224,3 +224,13 @@ def test_a_window_reads_only_its_own_partitions():
     assert got == [files[3], files[5]]
     assert availability.in_window(files, None, None) == files
     assert availability.in_window(["observations/stray.parquet"], None, None) == []
+
+
+def test_the_page_goes_on_without_an_availability_history(tmp_path, monkeypatch):
+    assert availability.recent(str(tmp_path)) is None  # no dataset at all
+
+    def broken(*a, **kw):
+        raise RuntimeError("a bucket client's own error")
+
+    monkeypatch.setattr(availability, "query", broken)
+    assert availability.recent("s3://b/v3") is None

@@ -4,6 +4,7 @@ output; the data comes from `history.api`, imported when the command runs)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -79,7 +80,13 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()  # a command's entry point: the environment is read here
     url = catalog_url_of(args.catalog_url, settings)
     if args.availability:
-        return _availability(args, url)
+        from gpuhunt._internal.publish.s3 import ENDPOINT_ENV
+
+        # A bucket at a custom endpoint (MinIO, moto) is named as `catalog publish` names it;
+        # requests are signed when the environment has AWS credentials, anonymous otherwise.
+        endpoint = os.environ.get(ENDPOINT_ENV) or None
+        signed = bool(os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"))
+        return _availability(args, url, endpoint, not signed)
     got = catalog_history(
         url,
         context=Context(settings=settings),
@@ -126,11 +133,10 @@ AVAILABILITY_CSV = [
 ]
 
 
-def _availability(args: argparse.Namespace, url: str) -> int:
-    import os
-
+def _availability(
+    args: argparse.Namespace, url: str, s3_endpoint: str | None, anonymous: bool
+) -> int:
     from gpuhunt._internal.history.api import availability_history
-    from gpuhunt._internal.publish.s3 import ENDPOINT_ENV
 
     if args.version or args.plot or args.daily:
         raise InputError("--availability reads every observation: no --version, --plot, --daily")
@@ -141,9 +147,8 @@ def _availability(args: argparse.Namespace, url: str) -> int:
         location=args.location,
         spot=args.spot,
         since=args.since,
-        s3_endpoint=os.environ.get(ENDPOINT_ENV) or None,
-        # Signed requests when the environment has AWS credentials, anonymous otherwise.
-        anonymous=not (os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE")),
+        s3_endpoint=s3_endpoint,
+        anonymous=anonymous,
     )
     answer = render.Answer(
         text=lambda: _availability_text(got, args),

@@ -14,6 +14,7 @@ likewise. Partition pruning does the window: only the `date=` folders from `sinc
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -25,6 +26,8 @@ from gpuhunt._internal.errors import HistoryUnavailable, InputError
 from gpuhunt._internal.history.daily import norm_gpu
 from gpuhunt._internal.history.observations import ROOT
 from gpuhunt._internal.load import sources
+
+logger = logging.getLogger(__name__)
 
 # An S3 object's HTTPS address, virtual-hosted style (the public bucket's): bucket, key prefix.
 _VIRTUAL_HOSTED = re.compile(r"^([a-z0-9][a-z0-9.-]+)\.s3(?:[.-][a-z0-9-]+)?\.amazonaws\.com$")
@@ -269,5 +272,8 @@ def recent(
     today = today or dt.datetime.now(dt.timezone.utc).date()
     try:
         return query(url, since=today - dt.timedelta(days=days - 1))
-    except (HistoryUnavailable, InputError):
-        return None
+    except (HistoryUnavailable, InputError) as e:
+        logger.info("No availability history for the page: %s", e)
+    except Exception as e:  # noqa: BLE001 - a bucket's client errors: the page goes on without
+        logger.warning("No availability history for the page: %s: %s", type(e).__name__, e)
+    return None

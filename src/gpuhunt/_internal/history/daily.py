@@ -8,15 +8,12 @@ import datetime as dt
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.history.table import Span
-
-if TYPE_CHECKING:
-    from gpuhunt._internal.history.availability import AvailabilityHistory
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -43,9 +40,10 @@ class PriceHistory:
     version: str | None = None
     url: str | None = None
     missing: list[str] = field(default_factory=list)  # providers that have no history
-    # Per offer and location, the share of observations it was available (asked for with
-    # `availability=True`; `history.availability`).
-    availability: AvailabilityHistory | None = None
+    # Per offer and location, the share of observations it was available: a
+    # `history.availability.AvailabilityHistory` when asked for with `availability=True` (typed
+    # loosely: that module reads the dataset, a layer above this pure one).
+    availability: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

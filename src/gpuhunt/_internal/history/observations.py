@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuhunt._internal import observed
 from gpuhunt._internal.formats.csv import iter_rows
-from gpuhunt._internal.load import observed
 
 ROOT = "observations"
 FORMAT_VERSION = 1

@@ -13,14 +13,14 @@ import threading
 import time
 from collections.abc import Callable
 
-from gpuhunt._internal import backoff, registry
+from gpuhunt._internal import backoff, observed, registry
 from gpuhunt._internal.errors import (
     CatalogDownloadError,
     CatalogError,
     DownloadStopped,
     GPUHuntError,
 )
-from gpuhunt._internal.load import disk, memory, observed, sources, unreachable, warm
+from gpuhunt._internal.load import disk, memory, sources, unreachable, warm
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads

@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal import backoff, schema
+from gpuhunt._internal import backoff, observed, schema
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
-from gpuhunt._internal.load import observed, unreachable
+from gpuhunt._internal.load import unreachable
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 

@@ -42,6 +42,7 @@ from gpuhunt._internal.gpu_names import (
 from gpuhunt._internal.models import CatalogItem, fill_offers, new_offers
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
+from gpuhunt._internal.observed import collected_at as observed_at_of
 
 FORMAT = 1
 
@@ -471,11 +472,9 @@ def offer_marks(
     date; per instance type whose machine a resale is; and `availability`, per GPU model, each
     provider's share of available observations over the window (`availability`: a
     `history.availability.AvailabilityHistory`, or None)."""
-    from gpuhunt._internal.load import observed as stamps
-
     observed: dict[str, str] = {}
     for p, entry in ((manifest or {}).get("providers") or {}).items():
-        when = stamps.collected_at(manifest, p)
+        when = observed_at_of(manifest, p)
         if when is not None and isinstance(entry, Mapping):
             observed[p] = when
     own: dict[str, str] = {}
@@ -528,7 +527,6 @@ def offer_marks_from_table(
     """`offer_marks` of every offer of `table`, with offers made only for the shapes that have a
     mark to give (an availability reading, a converted price, a resale, an observation time of
     its own): at a million offers of which none say any of that, no object per offer."""
-    from gpuhunt._internal.load import observed as stamps
     from gpuhunt._internal.models import SHAPE_FIELDS
 
     if not len(table):
@@ -538,7 +536,7 @@ def offer_marks_from_table(
     shapes = answers.shapes_of(table, np.arange(n_shapes, dtype=np.int64))
     at_provider, at_data = SHAPE_FIELDS.index("provider"), SHAPE_FIELDS.index("provider_data")
     observed = {
-        p: stamps.collected_at(manifest, p) for p in ((manifest or {}).get("providers") or {})
+        p: observed_at_of(manifest, p) for p in ((manifest or {}).get("providers") or {})
     }
     marked = np.zeros(n_shapes, dtype=bool)
     for k, shape in enumerate(shapes):

@@ -8,8 +8,8 @@ import json
 import os
 
 from gpuhunt import Catalog
+from gpuhunt._internal import observed
 from gpuhunt._internal.formats.csv import write_csv_file
-from gpuhunt._internal.load import observed
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt._internal.query import online
