@@ -52,6 +52,8 @@ PATHS: dict[tuple[str, ...], str] = {
     ("catalog", "site"): "catalog_site",
     ("catalog", "publish-site"): "catalog_publish_site",
     ("providers",): "providers",
+    ("serve",): "serve",
+    ("mcp",): "mcp",
 }
 
 # Commands that only hold others: `gpuhunt catalog` alone prints what it can do.
