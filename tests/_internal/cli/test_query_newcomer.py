@@ -41,24 +41,6 @@ def test_group_by_gpu_shows_every_model_unless_limited(capsys):
     assert len(json.loads(capsys.readouterr().out)) == 62
 
 
-def test_sort_tflops_per_dollar_says_how_many_have_no_figure(capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "300")
-    assert cli.main(["query", "--sort", "tflops-per-dollar", "--limit", "0"]) == 0
-    out = capsys.readouterr().out
-    first = out.splitlines()[1].split()
-    assert first[1] == "p4d" and first[5] == "78"  # 312 / $4.00
-    assert out.splitlines()[2].split()[5] == "-"
-    # The 60 made-up models have no published figure; the H100 of unknown board has none either.
-    assert (
-        '61 offers have no published TFLOPS figure for its GPU (TFLOPS/$ shows "-") and are '
-        "ranked last, by price." in out
-    )
-    assert cli.main(["query", "--sort", "tflops-per-dollar", "--gpu", "H100"]) == 0
-    assert "1 offer has no published TFLOPS figure for its GPU" in capsys.readouterr().out
-    assert cli.main(["query", "--limit", "0"]) == 0  # sorted by price: nothing to say
-    assert "TFLOPS figure" not in capsys.readouterr().out
-
-
 def test_a_misspelt_provider_gets_did_you_mean_and_exit_2(capsys):
     assert cli.main(["query", "--provider", "lambda"]) == 2
     err = capsys.readouterr().err

@@ -531,7 +531,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
         == 2
     )
     assert "Input folder" in capsys.readouterr().err
-    assert gpuhunt("catalog", "verify", tmp_path / "nothing-here") == 1
+    assert gpuhunt("catalog", "verify", tmp_path / "nothing-here") == 2  # a path the user gave
     err = capsys.readouterr().err.strip()
     assert err.startswith("gpuhunt: error:") and len(err.splitlines()) == 1
 

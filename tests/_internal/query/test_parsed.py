@@ -193,13 +193,13 @@ def test_vastai_pushdown_reads_the_parsed_form():
 
 def test_an_unknown_provider_is_refused_with_the_closest_names_on_every_path(bundled):
     catalog, _ = bundled
-    with pytest.raises(UnknownProviderError, match="did you mean lambdalabs"):
+    with pytest.raises(UnknownProviderError, match="did you mean 'lambdalabs'"):
         provider_name("lambda")
-    with pytest.raises(UnknownProviderError, match="did you mean lambdalabs"):
+    with pytest.raises(UnknownProviderError, match="did you mean 'lambdalabs'"):
         catalog.query(provider="lambda")
-    with pytest.raises(UnknownProviderError, match="did you mean lambdalabs"):
+    with pytest.raises(UnknownProviderError, match="did you mean 'lambdalabs'"):
         matches(item(), QueryFilter(provider=["lambda"]))
-    with pytest.raises(UnknownProviderError, match="did you mean lambdalabs"):
+    with pytest.raises(UnknownProviderError, match="did you mean 'lambdalabs'"):
         catalog.explain(provider="lambda")
 
 

@@ -177,7 +177,7 @@ def provider_name(name: str) -> str:
     key = name.strip().lower()
     close = [p for p in known if key and (p.startswith(key) or key.startswith(p))]
     close += [p for p in difflib.get_close_matches(key, known, n=3, cutoff=0.6) if p not in close]
-    hint = f"; did you mean {' or '.join(close[:3])}?" if close else ""
+    hint = f"; did you mean {' or '.join(repr(c) for c in close[:3])}?" if close else ""
     raise UnknownProviderError(
         f"Unknown provider: {name!r}{hint} (known: {', '.join(known)})"
     ) from None
