@@ -85,10 +85,11 @@ def loaded(tmp_path_factory):
     # Every offer as the plain CSV reader reads it (not through the table code under test),
     # in price order: equal prices in provider order, then file order.
     everything = [i for p in PROVIDERS for i in read_csv(csvs[p], p)]
-    # ... and dated as the loader dates published offers: the manifest's `collected_at`.
+    # ... and dated as the loader dates published offers: the manifest's `collected_at`, where
+    # an offer does not carry its own time (`observed.py` keeps one it has).
     observed_at = "2026-11-29T00:00:00Z"  # tests.helpers.publish_archive's collected_at
     for i in everything:
-        i.provider_data = {**i.provider_data, "observed_at": observed_at}
+        i.provider_data = {"observed_at": observed_at, **i.provider_data}
     order = registry.OFFLINE_PROVIDERS
     everything.sort(key=lambda i: (i.price, order.index(i.provider)))
     return catalog, everything

@@ -59,22 +59,29 @@ def test_an_option_added_to_gpuhunt_query_is_a_parameter(monkeypatch):
     def more(p: argparse.ArgumentParser) -> None:
         real(p)
         p.add_argument(
-            "--max-age", metavar="AGE", help="offers read at most AGE ago (--max-age 30d)"
+            "--max-wait", metavar="AGE", help="offers waited at most AGE (--max-wait 30d)"
         )
-        p.add_argument("--available", action="store_true", default=None)
+        p.add_argument("--verified", action="store_true", default=None)
 
     monkeypatch.setattr(query, "arguments", more)
     parameters.table.cache_clear()
     parameters._defaults.cache_clear()
     try:
         table = parameters.table()
-        assert table["max_age"].kind == "string" and "max_age 30d" in table["max_age"].help
-        assert table["available"].kind == "boolean"
-        args = parse([("max_age", "30d"), ("available", "false")]).args
-        assert args.max_age == "30d" and args.available is False
+        assert table["max_wait"].kind == "string" and "max_wait 30d" in table["max_wait"].help
+        assert table["verified"].kind == "boolean"
+        args = parse([("max_wait", "30d"), ("verified", "false")]).args
+        assert args.max_wait == "30d" and args.verified is False
     finally:
         parameters.table.cache_clear()
         parameters._defaults.cache_clear()
+
+
+def test_the_state_filters_are_parameters():
+    # `gpuhunt query --available/--max-age/--no-resales` are `/v1/offers` parameters too.
+    args = parse([("available", "true"), ("max_age", "30d"), ("resale", "false")]).args
+    assert args.available is True and args.max_age is not None
+    assert args.resale is False
 
 
 def test_defaults_and_limit():

@@ -33,6 +33,9 @@ _FIELD_TYPES: dict[str, Any] = {
     "provider_data": "object",
     "form_factor": ["string", "null"],
     "tflops_per_dollar": ["number", "null"],
+    "observed_at": ["string", "null"],
+    "available": ["boolean", "null"],
+    "resold_from": ["string", "null"],
 }
 
 
