@@ -12,6 +12,10 @@ from dataclasses import dataclass, field, fields
 from itertools import repeat, starmap
 from typing import Any, Protocol
 
+# The accelerator info classes say `__module__ = models` (pickles), so `typing.get_type_hints`
+# resolves their annotations here: `ClassVar` and the enums must be names of this module.
+from typing import ClassVar as ClassVar
+
 from gpuhunt._internal import validate
 from gpuhunt._internal.accelerators import (
     AcceleratorInfo as AcceleratorInfo,
