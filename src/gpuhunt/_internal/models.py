@@ -284,8 +284,8 @@ class QueryFilter:
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _QUERY_FIELDS:
             validate.check_field(name, value)
+            # The parsed form (`validate.PARSED`) is read only while this mark is set.
             self.__dict__.pop(validate.CHECKED, None)
-            self.__dict__.pop(validate.PARSED, None)
         object.__setattr__(self, name, value)
 
     def __post_init__(self) -> None:
