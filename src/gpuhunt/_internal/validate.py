@@ -190,6 +190,7 @@ def ensure_checked(q: Any) -> None:
     for f in fields(q):
         check_field(f.name, getattr(q, f.name))
     check_ranges(q)
+    state.pop(PARSED, None)  # read from fields since changed: made again on use
     state[CHECKED] = True
 
 
