@@ -439,7 +439,8 @@ def _groups(
         n = sum(g.offers for g in groups)
         footer = (
             f"{len(shown)} of {len(groups)} GPU models and counts"
-            f"{_cut_note(args, len(shown), len(groups))}, from {n} offers with GPUs. "
+            f"{_cut_note(args, len(shown), len(groups))}, cheapest first, from {n} offers with "
+            "GPUs. "
             f"{_footer(args, status)}"
         )
         return render.lines(render.groups_table(shown, width), "\n" + render.wrap(footer, width))
