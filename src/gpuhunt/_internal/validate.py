@@ -223,6 +223,18 @@ def parse_version(value: Any, what: str = "version") -> tuple[int, int] | None:
     raise ValueError(f"Invalid {what} {value!r}: expected MAJOR.MINOR such as 9.0, 9 or (9, 0)")
 
 
+_AGE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_age(text: str) -> dt.timedelta:
+    """An age as `--max-age` takes it: a number and a unit, s, m, h or d (`30d`, `12h`,
+    `1.5h`); anything else is a ValueError saying so."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text.lower())
+    if m is None:
+        raise ValueError(f"invalid age {text!r}: a number and a unit, s, m, h or d (30d, 12h)")
+    return dt.timedelta(**{_AGE_UNITS[m.group(2)]: float(m.group(1))})
+
+
 def check_flag(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {_shown(value)}")
