@@ -145,3 +145,31 @@ def test_a_gpu_name_is_shown_with_the_canonical_name_it_was_read_as(catalog):
         in lines
     )
     assert any("'Quantum9' (a name gpuhunt does not know)" in x for x in lines)
+
+
+def test_the_offer_state_filters_count_what_each_removed(tmp_path):
+    import datetime as dt
+
+    recent = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    offers = [
+        item(instance_name="fresh", provider_data={"available": True, "observed_at": recent}),
+        item(instance_name="old", provider_data={"available": True, "observed_at": "2020-01-01"}),
+        item(instance_name="sold", provider_data={"available": False, "observed_at": recent}),
+        item(instance_name="quiet"),
+    ]
+    shadeform = [item("shadeform", instance_name="resold", provider_data={"resold_from": "x"})]
+    publish_archive(
+        tmp_path, "20261202-1", {"aws": csv_bytes(offers), "shadeform": csv_bytes(shadeform)}
+    )
+    with Catalog(catalog_url=str(tmp_path), auto_reload=False) as c:
+        c.load()
+        e = c.explain(resale=False, available=True, max_age=dt.timedelta(days=1))
+    assert [(s.filter, s.left) for s in e.steps] == [
+        ("resale", 4),
+        ("available", 2),
+        ("max_age", 1),
+    ]
+    line = [x for x in e.lines() if x.lstrip().startswith("max_age")]
+    assert line and line[0].split() == ["max_age=1d", "1", "left"]

@@ -32,3 +32,15 @@ def test_the_vocabulary_imports_nothing_of_gpuhunt():
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
     ]
     assert not [m for m in imported if m.startswith("gpuhunt")]
+
+
+def test_the_info_classes_annotations_resolve_where_they_say_they_live():
+    import typing
+
+    import gpuhunt
+
+    for cls in (gpuhunt.AcceleratorInfo, gpuhunt.NvidiaGPUInfo, gpuhunt.AMDGPUInfo):
+        assert cls.__module__ == "gpuhunt._internal.models"
+        hints = typing.get_type_hints(cls)
+        assert hints["name"] is str and "vendor" in hints
+    assert pickle.loads(pickle.dumps(gpuhunt.KNOWN_AMD_GPUS[0])) == gpuhunt.KNOWN_AMD_GPUS[0]

@@ -12,6 +12,7 @@ provider module's `LISTED_GPU_NAMES` (Vast.ai's search names).
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import functools
 import importlib
 import io
@@ -125,9 +126,19 @@ class Explanation:
 
 
 def _given(name: str, value: Any) -> str:
+    if isinstance(value, dt.timedelta):  # as --max-age takes it: 30d, 12h, 90m, 45s
+        return f"{name}={_age_text(value)}"
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         value = value[0] if len(value) == 1 else ",".join(value)
     return f"{name}={value!r}"
+
+
+def _age_text(age: dt.timedelta) -> str:
+    seconds = age.total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
 
 
 def _source_text(s: GpuSource) -> str:

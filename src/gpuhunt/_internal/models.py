@@ -12,6 +12,10 @@ from dataclasses import dataclass, field, fields
 from itertools import repeat, starmap
 from typing import Any, Protocol
 
+# The accelerator info classes say `__module__ = models` (pickles), so `typing.get_type_hints`
+# resolves their annotations here: `ClassVar` and the enums must be names of this module.
+from typing import ClassVar as ClassVar
+
 from gpuhunt._internal import validate
 from gpuhunt._internal.accelerators import (
     AcceleratorInfo as AcceleratorInfo,
@@ -280,8 +284,8 @@ class QueryFilter:
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _QUERY_FIELDS:
             validate.check_field(name, value)
+            # The parsed form (`validate.PARSED`) is read only while this mark is set.
             self.__dict__.pop(validate.CHECKED, None)
-            self.__dict__.pop(validate.PARSED, None)
         object.__setattr__(self, name, value)
 
     def __post_init__(self) -> None:

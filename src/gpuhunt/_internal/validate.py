@@ -190,6 +190,7 @@ def ensure_checked(q: Any) -> None:
     for f in fields(q):
         check_field(f.name, getattr(q, f.name))
     check_ranges(q)
+    state.pop(PARSED, None)  # read from fields since changed: made again on use
     state[CHECKED] = True
 
 
@@ -220,6 +221,18 @@ def parse_version(value: Any, what: str = "version") -> tuple[int, int] | None:
         if 0 <= major < 1000 and 0 <= minor < 1000:
             return major, minor
     raise ValueError(f"Invalid {what} {value!r}: expected MAJOR.MINOR such as 9.0, 9 or (9, 0)")
+
+
+_AGE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_age(text: str) -> dt.timedelta:
+    """An age as `--max-age` takes it: a number and a unit, s, m, h or d (`30d`, `12h`,
+    `1.5h`); anything else is a ValueError saying so."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text.lower())
+    if m is None:
+        raise ValueError(f"invalid age {text!r}: a number and a unit, s, m, h or d (30d, 12h)")
+    return dt.timedelta(**{_AGE_UNITS[m.group(2)]: float(m.group(1))})
 
 
 def check_flag(name: str, value: Any) -> None:

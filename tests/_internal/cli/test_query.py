@@ -399,7 +399,7 @@ def test_group_by_gpu(capsys):
         "4",
         "3",
     ]
-    assert "4 of 4 GPU models and counts, from 7 offers with GPUs" in "\n".join(out)
+    assert "4 of 4 GPU models and counts, cheapest first, from 7 offers with GPUs" in "\n".join(out)
     assert cli.main(["query", "--group-by", "gpu", "--csv", "--gpu", "H100"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert rows == [

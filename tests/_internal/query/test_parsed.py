@@ -210,3 +210,13 @@ def test_the_parsed_form_is_kept_until_a_field_is_set():
     q.gpu_name = ["A100"]  # dstack sets fields one by one
     assert parsed(q).gpu_names == frozenset({"a100"})
     assert "_gpuhunt_parsed" not in q.__getstate__()
+
+
+def test_a_filter_checked_again_elsewhere_is_parsed_again():
+    from gpuhunt._internal import validate
+
+    q = QueryFilter(gpu_name=["H100"])
+    parsed(q)
+    q.gpu_name = ["A100"]
+    validate.ensure_checked(q)  # sets the mark again: the old parsed form must not come back
+    assert parsed(q).gpu_names == frozenset({"a100"})

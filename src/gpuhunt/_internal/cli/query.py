@@ -177,18 +177,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-_AGE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
-
-
 def _age(text: str) -> dt.timedelta:
-    """`--max-age`: `30d`, `12h`, `90m`, `45s` as a timedelta (argparse turns the ValueError
-    into a usage error naming the option)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text.lower())
-    if m is None:
-        raise argparse.ArgumentTypeError(
-            f"invalid age {text!r}: a number and a unit, s, m, h or d (30d, 12h)"
-        )
-    return dt.timedelta(**{_AGE_UNITS[m.group(2)]: float(m.group(1))})
+    """`--max-age` (`validate.parse_age`); argparse makes the error a usage error."""
+    try:
+        return validate.parse_age(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 # The ranges are the library's (`validate.RANGES`); each is the options `--min-X`/`--max-X`.
@@ -410,7 +404,8 @@ def _offers(
                 f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
             )
         count += "."
-        notes = "".join(" " + n for n in _notes(args, [render.row_offer(r) for r in cut]))
+        shown = [render.row_offer(r) for r in cut]
+        notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
         footer = render.wrap(f"{count}{notes} {_footer(args, status, offline)}", width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
@@ -418,25 +413,6 @@ def _offers(
         return render.lines(render.offers_table(cut, per_gpu=per_gpu, width=width), "", footer)
 
     return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
-
-
-def _notes(args: argparse.Namespace, shown: list[CatalogItem]) -> list[str]:
-    """What the rows shown do not say themselves: the order of offers without a TFLOPS figure,
-    and what Vast.ai rows from the catalog are."""
-    notes = []
-    if args.sort == "tflops-per-dollar":
-        unrated = sum(1 for i in shown if i.tflops_per_dollar is None)
-        if unrated:
-            notes.append(
-                f"{unrated} of these offers have no published TFLOPS figure for their GPU "
-                "(gpuhunt.gpu_spec) and are listed last, by price."
-            )
-    if not args.online and any(i.provider == "vastai" for i in shown):
-        notes.append(
-            "vastai rows are marketplace snapshot medians from the catalog, not live offers; "
-            "--online asks Vast.ai live."
-        )
-    return notes
 
 
 def _groups(
@@ -453,7 +429,8 @@ def _groups(
         n = sum(g.offers for g in groups)
         footer = (
             f"{len(shown)} of {len(groups)} GPU models and counts"
-            f"{_cut_note(args, len(shown), len(groups))}, from {n} offers with GPUs. "
+            f"{_cut_note(args, len(shown), len(groups))}, cheapest first, from {n} offers with "
+            "GPUs. "
             f"{_footer(args, status)}"
         )
         return render.lines(render.groups_table(shown, width), "\n" + render.wrap(footer, width))

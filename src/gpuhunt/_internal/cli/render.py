@@ -140,6 +140,25 @@ def _tflops_per_dollar_text(x: float | None) -> str:
     return "-" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.2g}")
 
 
+def answer_notes(shown: Sequence[CatalogItem], sort: str, online: bool) -> list[str]:
+    """What the rows shown do not say themselves: the order of offers without a TFLOPS figure
+    (under `--sort tflops-per-dollar`), and what Vast.ai rows from the catalog are (without
+    `--online`)."""
+    notes = []
+    unrated = sum(1 for i in shown if i.tflops_per_dollar is None)
+    if sort == "tflops-per-dollar" and unrated:
+        notes.append(
+            f"{unrated} of these offers have no published TFLOPS figure for their GPU "
+            "(gpuhunt.gpu_spec) and are listed last, by price."
+        )
+    if not online and any(i.provider == "vastai" for i in shown):
+        notes.append(
+            "vastai rows are marketplace snapshot medians from the catalog, not live offers; "
+            "--online asks Vast.ai live."
+        )
+    return notes
+
+
 def csv_cell(value: Any) -> Any:
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True) if value else ""
