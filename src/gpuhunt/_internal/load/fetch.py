@@ -86,7 +86,11 @@ class Fetcher:
         self.deadline = deadline
         self.max_bytes = max_bytes
         self.http = (
-            context.new_session(retries=retries, backoff_factor=0.3) if self.local is None else None
+            # A 429/503 the session retries is an answer too (`Downloads.wait`'s first-answer
+            # window must not expire while it sleeps on `Retry-After`).
+            context.new_session(retries=retries, backoff_factor=0.3, on_response=on_answer)
+            if self.local is None
+            else None
         )
         if self.http is not None and hasattr(self.http, "hop_check"):
             # Every hop of a redirect meets the rule the first URL met (not only the first).
