@@ -196,3 +196,24 @@ def test_a_503_with_retry_after_counts_as_an_answer_for_the_first_answer_window(
             c.query()
             status = c.status()
     assert (status.source, status.fallback) == ("network", False)
+
+
+# ------------------------------------------------ per provider: a pointer before its archive
+
+
+def test_a_pointer_published_before_its_archive_keeps_the_providers_offers(tmp_path):
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from tests.helpers import item, publish_per_provider
+
+    root = tmp_path / "bucket"
+    publish_per_provider(root, "20261130-1", {"aws": csv_bytes([item(price=1.0)])})
+    publish_per_provider(
+        root, "20261130-1", {"lambdalabs": csv_bytes([item("lambdalabs", price=2.0)])}
+    )
+    with Catalog(catalog_url=f"file://{root}", settings=Settings(cache_dir=tmp_path / "c")) as c:
+        assert {o.provider for o in c.query()} == {"aws", "lambdalabs"}
+        # The publisher wrote the new pointer first; its archive is not there yet.
+        (root / "lambdalabs" / "version").write_text("20261201-1")
+        c.load()
+        assert {o.provider for o in c.query()} == {"aws", "lambdalabs"}
+        assert "lambdalabs/version names 20261201-1" in (c.status().last_error or "")

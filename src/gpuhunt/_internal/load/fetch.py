@@ -328,7 +328,17 @@ def fetch_per_provider(
         cached = cache.get(provider, v, "catalog.zip") if cache else None
         if cached is not None:
             return v, cached, True
-        return v, fetcher.get(f"{provider}/{v}/catalog.zip"), False
+        try:
+            return v, fetcher.get(f"{provider}/{v}/catalog.zip"), False
+        except NotFound:
+            if version is not None:
+                raise
+            # The pointer was published before its archive (or the archive was removed): the
+            # provider is published, and broken for now - a failure, so that the loaded
+            # catalog keeps its previous offers, not "no such provider", which would drop it.
+            raise CatalogDownloadError(
+                f"{provider}/version names {v}, whose catalog.zip is not there"
+            ) from None
 
     def opened(provider: str, v: str, data: bytes, from_cache: bool) -> Archive:
         """The archive read, on this thread: what it expands to (the CSVs, the column files)
