@@ -530,7 +530,8 @@ def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
         == 2
     )
     assert "Input folder" in capsys.readouterr().err
-    assert gpuhunt("catalog", "verify", tmp_path / "nothing-here") == 1
+    # A path the user gave that is not there is theirs to fix (issue 40): 2.
+    assert gpuhunt("catalog", "verify", tmp_path / "nothing-here") == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("gpuhunt: error:") and len(err.splitlines()) == 1
 
