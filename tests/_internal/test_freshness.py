@@ -308,3 +308,27 @@ def test_the_workflow_runs_hourly_and_collects_the_due_providers():
     # An empty matrix is an error in GitHub Actions: nothing due means no collect, no publish.
     assert "needs.matrix.outputs.jobs != '0'" in workflow["jobs"]["collect"]["if"]
     assert "needs.matrix.outputs.jobs != '0'" in workflow["jobs"]["publish"]["if"]
+
+
+# ------------------------------------------------------------ times in the future (issue 40)
+
+
+def test_data_recorded_in_the_future_is_due_clamped_and_reported():
+    import datetime as dt
+
+    from gpuhunt._internal import freshness
+    from gpuhunt._internal.load import sources
+    from gpuhunt._internal.publish import report
+
+    now = dt.datetime(2026, 12, 2, 8, 0, tzinfo=dt.timezone.utc)
+    manifest = {
+        "providers": {
+            "aws": {"collected_at": "2029-01-01T00:00:00Z", "status": "carried", "rows": 1}
+        }
+    }
+    assert freshness.ages(manifest, now)["aws"] == dt.timedelta(0)  # clamped
+    assert "aws" in freshness.due(manifest, now, ["aws"])  # never "fresh for years"
+    built = report.build_report(manifest, now)
+    assert [p.provider for p in built.stale] == ["aws"]
+    assert any("in the future" in p for p in built.problems)
+    assert sources.snapshot_age_days(manifest, now) == 0  # never negative days

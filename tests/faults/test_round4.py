@@ -10,6 +10,7 @@ import logging
 import pytest
 
 from gpuhunt import Catalog
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.transport import MockTransport, make_response
 from tests.faults.common import archive, cli, publish
@@ -173,3 +174,47 @@ def test_one_query_reads_the_loaded_catalog_once(tmp_path):
     assert {o.provider for o in again} == {o.provider for o in first} and "lium" in {
         o.provider for o in again
     }
+
+
+# ------------------------------------------------------------------------------ Retry-After
+
+
+@pytest.mark.slow
+def test_a_503_with_retry_after_counts_as_an_answer_for_the_first_answer_window(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(transport, "MAX_RETRY_AFTER", 30.0)  # the suite does not sleep on it
+    # The server answers at once, "later" (4 s): not silence. The load keeps waiting (within
+    # its limit) and gets the catalog, instead of falling back at the 3 s first-answer window.
+    with FaultServer() as srv:
+        publish(srv)
+        srv.serve(
+            "/version",
+            Reply(status=503, headers={"Retry-After": "4"}),
+            default=Reply(body=b"v1"),
+        )
+        with Catalog(catalog_url=srv.url, settings=Settings(cache_dir=tmp_path / "c")) as c:
+            c.query()
+            status = c.status()
+    assert (status.source, status.fallback) == ("network", False)
+
+
+# ------------------------------------------------ per provider: a pointer before its archive
+
+
+def test_a_pointer_published_before_its_archive_keeps_the_providers_offers(tmp_path):
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from tests.helpers import item, publish_per_provider
+
+    root = tmp_path / "bucket"
+    publish_per_provider(root, "20261130-1", {"aws": csv_bytes([item(price=1.0)])})
+    publish_per_provider(
+        root, "20261130-1", {"lambdalabs": csv_bytes([item("lambdalabs", price=2.0)])}
+    )
+    with Catalog(catalog_url=f"file://{root}", settings=Settings(cache_dir=tmp_path / "c")) as c:
+        assert {o.provider for o in c.query()} == {"aws", "lambdalabs"}
+        # The publisher wrote the new pointer first; its archive is not there yet.
+        (root / "lambdalabs" / "version").write_text("20261201-1")
+        c.load()
+        assert {o.provider for o in c.query()} == {"aws", "lambdalabs"}
+        assert "lambdalabs/version names 20261201-1" in (c.status().last_error or "")

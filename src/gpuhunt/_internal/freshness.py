@@ -17,6 +17,16 @@ from gpuhunt._internal import registry
 # collected at 02:40 must be due again in the 03:17 run (hourly cadence) and in tomorrow's 02:17
 # run (daily), not one run later each time. Half the run interval absorbs that drift.
 TOLERANCE = dt.timedelta(minutes=30)
+# A recording time further ahead of the reader's clock than this is a skewed clock (the build
+# machine's or ours), not news: its age is shown as zero ("clamped") and said to be in the
+# future, the scheduler collects it again as if its age were unknown, and the staleness report
+# counts it as of unknown age - never "fresh for years".
+FUTURE_SKEW = dt.timedelta(minutes=5)
+
+
+def from_future(when: dt.datetime | None, now: dt.datetime) -> bool:
+    """Whether a recording time is in the future of `now`, beyond `FUTURE_SKEW`."""
+    return when is not None and when > now + FUTURE_SKEW
 
 
 def recorded_at(entry: dict[str, Any] | None) -> dt.datetime | None:
@@ -67,13 +77,14 @@ def due(
 ) -> list[str]:
     """The offline providers whose data is older than their cadence (registry `cadence_hours`),
     in registry order. A provider the previous manifest lacks, or whose recording time it does
-    not know, is due; so is one carried over after a failed collection, since it keeps the
-    time of its last good one: it is retried every run until a collection succeeds."""
+    not know (or says is in the future: `from_future`), is due; so is one carried over after a
+    failed collection, since it keeps the time of its last good one: it is retried every run
+    until a collection succeeds."""
     known = entries(manifest)
     out = []
     for name in registry.OFFLINE_PROVIDERS if providers is None else providers:
         when = recorded_at(known.get(name))
         cadence = dt.timedelta(hours=registry.spec(name).cadence_hours)
-        if when is None or now - when >= cadence - TOLERANCE:
+        if when is None or from_future(when, now) or now - when >= cadence - TOLERANCE:
             out.append(name)
     return out

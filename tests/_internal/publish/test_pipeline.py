@@ -176,12 +176,11 @@ def _integrity_dir(tmp_path: Path) -> Path:
     return folder
 
 
-def _zero_a_price(csv_path: Path) -> None:
-    lines = csv_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    fields = lines[1].split(",")
-    fields[2] = "0.0"  # parses fine; the shared invariant "price > 0" must catch it
-    lines[1] = ",".join(fields)
-    csv_path.write_text("".join(lines), encoding="utf-8", newline="")
+def _break_an_invariant(csv_path: Path) -> None:
+    # Every row still parses (a zero price would not: the reader skips it since issue 40), but
+    # the Lambda test file's region check must fail: us-west-1 is gone.
+    text = csv_path.read_text(encoding="utf-8").replace("us-west-1", "us-west-9")
+    csv_path.write_text(text, encoding="utf-8", newline="")
 
 
 @pytest.mark.subprocess
@@ -199,7 +198,7 @@ def test_integrity_failure_is_not_published(tmp_path, collected, replayed, bucke
     publish(tmp_path / "v0", bucket)
     good = read_archive(bucket.get("20261128-1/catalog.zip")).csvs["lambdalabs"]
 
-    _zero_a_price(collected / "lambdalabs.csv")
+    _break_an_invariant(collected / "lambdalabs.csv")
     bad = (collected / "lambdalabs.csv").read_bytes()
     build(
         collected,
@@ -531,7 +530,8 @@ def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
         == 2
     )
     assert "Input folder" in capsys.readouterr().err
-    assert gpuhunt("catalog", "verify", tmp_path / "nothing-here") == 2  # a path the user gave
+    # A path the user gave that is not there is theirs to fix (issue 40): 2.
+    assert gpuhunt("catalog", "verify", tmp_path / "nothing-here") == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("gpuhunt: error:") and len(err.splitlines()) == 1
 

@@ -45,12 +45,21 @@ class Context:
         self._lock = threading.Lock()
         self.threads.after_fork()
 
-    def new_session(self, retries: int = 3, backoff_factor: float = 0.5) -> requests.Session:
-        """A session with the settings' timeouts, sending through `transport` if one is set."""
+    def new_session(
+        self,
+        retries: int = 3,
+        backoff_factor: float = 0.5,
+        on_response: Callable[[], None] | None = None,
+    ) -> requests.Session:
+        """A session with the settings' timeouts, sending through `transport` if one is set;
+        `on_response`: see `transport.new_session`."""
         from gpuhunt._internal.load import transport
 
         session = transport.new_session(
-            retries=retries, backoff_factor=backoff_factor, timeout=self.settings.http_timeout
+            retries=retries,
+            backoff_factor=backoff_factor,
+            timeout=self.settings.http_timeout,
+            on_response=on_response,
         )
         if self.transport is not None:
             session.mount("http://", self.transport)

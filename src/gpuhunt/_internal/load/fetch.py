@@ -86,7 +86,11 @@ class Fetcher:
         self.deadline = deadline
         self.max_bytes = max_bytes
         self.http = (
-            context.new_session(retries=retries, backoff_factor=0.3) if self.local is None else None
+            # A 429/503 the session retries is an answer too (`Downloads.wait`'s first-answer
+            # window must not expire while it sleeps on `Retry-After`).
+            context.new_session(retries=retries, backoff_factor=0.3, on_response=on_answer)
+            if self.local is None
+            else None
         )
         if self.http is not None and hasattr(self.http, "hop_check"):
             # Every hop of a redirect meets the rule the first URL met (not only the first).
@@ -324,7 +328,17 @@ def fetch_per_provider(
         cached = cache.get(provider, v, "catalog.zip") if cache else None
         if cached is not None:
             return v, cached, True
-        return v, fetcher.get(f"{provider}/{v}/catalog.zip"), False
+        try:
+            return v, fetcher.get(f"{provider}/{v}/catalog.zip"), False
+        except NotFound:
+            if version is not None:
+                raise
+            # The pointer was published before its archive (or the archive was removed): the
+            # provider is published, and broken for now - a failure, so that the loaded
+            # catalog keeps its previous offers, not "no such provider", which would drop it.
+            raise CatalogDownloadError(
+                f"{provider}/version names {v}, whose catalog.zip is not there"
+            ) from None
 
     def opened(provider: str, v: str, data: bytes, from_cache: bool) -> Archive:
         """The archive read, on this thread: what it expands to (the CSVs, the column files)

@@ -218,4 +218,13 @@ def snapshot_age_days(
     if not dates:
         return None
     today = (now or dt.datetime.now(dt.timezone.utc)).date()
-    return (today - min(dates)).days
+    days = (today - min(dates)).days
+    if days < 0:  # recorded "in the future": a skewed clock, here or where it was built
+        logger.warning(
+            "The catalog says its data was recorded on %s, after today (%s): a skewed clock; "
+            "its age is shown as 0 days",
+            min(dates),
+            today,
+        )
+        return 0
+    return days

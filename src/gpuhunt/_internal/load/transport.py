@@ -65,15 +65,40 @@ for _name in (
 
 
 class _CappedRetry(Retry):
-    """A `Retry` that never sleeps longer than `MAX_RETRY_AFTER` on a server's `Retry-After`."""
+    """A `Retry` that never sleeps longer than `MAX_RETRY_AFTER` on a server's `Retry-After`,
+    and tells `on_response` of every answer it retries: a 429 or 503 with `Retry-After` is the
+    server answering ("later"), and a caller timing the first answer must know it before the
+    retry's sleep, not after."""
+
+    on_response: Callable[[], None] | None = None
+
+    def new(self, **kw: Any) -> _CappedRetry:
+        retry = super().new(**kw)
+        retry.on_response = self.on_response
+        return retry
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: Any = None,
+    ) -> _CappedRetry:
+        if response is not None and self.on_response is not None:
+            self.on_response()
+        return super().increment(method, url, response, error, _pool, _stacktrace)
 
     def get_retry_after(self, response: Any) -> float | None:
         value = super().get_retry_after(response)
         return None if value is None else min(value, MAX_RETRY_AFTER)
 
 
-def make_retry(total: int = 3, backoff_factor: float = 0.5) -> Retry:
-    return _CappedRetry(
+def make_retry(
+    total: int = 3, backoff_factor: float = 0.5, on_response: Callable[[], None] | None = None
+) -> Retry:
+    retry = _CappedRetry(
         total=total,
         connect=total,
         read=total,
@@ -86,6 +111,8 @@ def make_retry(total: int = 3, backoff_factor: float = 0.5) -> Retry:
         respect_retry_after_header=True,
         raise_on_status=False,
     )
+    retry.on_response = on_response
+    return retry
 
 
 # Headers that may follow a redirect to another host; every other one may carry a credential
@@ -176,14 +203,20 @@ class _TimeoutSession(requests.Session):
 
 
 def new_session(
-    retries: int = 3, backoff_factor: float = 0.5, timeout: tuple[float, float] | None = None
+    retries: int = 3,
+    backoff_factor: float = 0.5,
+    timeout: tuple[float, float] | None = None,
+    on_response: Callable[[], None] | None = None,
 ) -> requests.Session:
     """A session with bounded retries; `timeout` defaults to the default settings' (connect,
     read). A `Catalog` makes its sessions with its own settings (`load.context`): nothing here
-    reads the environment."""
+    reads the environment. `on_response` is called for each answer a retry follows (see
+    `_CappedRetry`)."""
     session = _TimeoutSession(timeout or Settings().http_timeout)
     adapter = HTTPAdapter(
-        max_retries=make_retry(retries, backoff_factor), pool_connections=16, pool_maxsize=32
+        max_retries=make_retry(retries, backoff_factor, on_response),
+        pool_connections=16,
+        pool_maxsize=32,
     )
     session.mount("http://", adapter)
     session.mount("https://", adapter)

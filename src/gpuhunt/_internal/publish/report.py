@@ -74,6 +74,12 @@ def build_report(manifest: dict[str, Any], now: dt.datetime) -> Report:
     problems: list[str] = []
     for name, entry in sorted(freshness.entries(manifest).items()):
         when = freshness.recorded_at(entry)
+        if freshness.from_future(when, now):
+            problems.append(
+                f"{name} was recorded at {entry.get('collected_at')}, in the future of this "
+                "report (a skewed clock); its age counts as unknown"
+            )
+            when = None
         age = None if when is None else max((now - when).total_seconds() / 3600, 0.0)
         limit = _limit(name)
         status = str(entry.get("status"))
