@@ -26,7 +26,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gpuhunt._internal.errors import GPUHuntError, InputError
+from gpuhunt._internal.errors import GPUHuntError, HistoryUnavailable, InputError
 from gpuhunt._internal.serve import openapi, parameters
 from gpuhunt._internal.serve.answers import Reply, Service, Unavailable, etag
 from gpuhunt._internal.serve.parameters import ParameterError
@@ -74,13 +74,13 @@ def reply(request: HTTPRequest, r: Reply) -> Response:
     return _json(dumps(r.body), r.etag, r.max_age)
 
 
-def read_parameters(request: HTTPRequest) -> parameters.Request:
+def _pairs(request: HTTPRequest) -> list[tuple[str, str]]:
     raw: bytes = request.scope.get("query_string", b"")
     if len(raw) > MAX_QUERY:
         raise ParameterError(None, f"the query string is longer than {MAX_QUERY} bytes")
     try:
         text = raw.decode("ascii")
-        pairs = parse_qsl(
+        return parse_qsl(
             text,
             keep_blank_values=True,
             encoding="utf-8",
@@ -91,7 +91,10 @@ def read_parameters(request: HTTPRequest) -> parameters.Request:
         raise ParameterError(None, "the query string is not percent-encoded UTF-8") from None
     except ValueError:
         raise ParameterError(None, f"more than {parameters.MAX_PARAMETERS} parameters") from None
-    return parameters.parse(pairs)
+
+
+def read_parameters(request: HTTPRequest) -> parameters.Request:
+    return parameters.parse(_pairs(request))
 
 
 class AnswerCache:
@@ -180,6 +183,10 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
         no_parameters(request)
         return reply(request, await run_in_threadpool(service.status))
 
+    async def history(request: HTTPRequest) -> Response:
+        q = parameters.parse_history(_pairs(request))
+        return reply(request, await run_in_threadpool(service.history, q))
+
     document = openapi.document()
     document_tag = etag("openapi", json.dumps(document, sort_keys=True))
 
@@ -207,6 +214,9 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
     async def on_unavailable(request: HTTPRequest, e: Exception) -> Response:
         return error(503, str(e))
 
+    async def on_no_history(request: HTTPRequest, e: Exception) -> Response:
+        return error(404, str(e))
+
     async def on_error(request: HTTPRequest, e: Exception) -> Response:
         # The traceback goes to the server's log, never into a body.
         logger.error("%s %s failed", request.method, request.url.path, exc_info=e)
@@ -221,6 +231,7 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
             _query_endpoint(service, "explain", service.explain, cache),
             methods=["GET"],
         ),
+        Route("/v1/history", history, methods=["GET"]),
         Route("/v1/status", status, methods=["GET"]),
         Route("/openapi.json", spec, methods=["GET"]),
     ]
@@ -231,6 +242,7 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
             HTTPException: on_http,
             InputError: on_input,
             Unavailable: on_unavailable,
+            HistoryUnavailable: on_no_history,
             GPUHuntError: on_unavailable,
             Exception: on_error,
         },
