@@ -1,5 +1,5 @@
 """`gpuhunt serve`'s HTTP application (Starlette, on uvicorn): `GET /v1/offers`, `/v1/explain`,
-`/v1/status` and `/openapi.json`, each a thin door onto `answers.Service`.
+`/v1/history`, `/v1/status` and `/openapi.json`, each a thin door onto `answers.Service`.
 
 Every answer is JSON with an `ETag` (the catalog version and the query in a normal form, so a
 client's `If-None-Match` is answered 304 without computing anything) and a `Cache-Control`
