@@ -294,3 +294,43 @@ def test_history_errors(served_built, served):
         assert r.json()["error"]["parameter"] == parameter
     r = get(served, "/v1/history", [("gpu", "H100")])  # a catalog published without history
     assert r.status_code == 404 and "history" in r.json()["error"]["message"]
+
+
+def test_clients_asking_the_same_new_query_at_once_wait_for_one_computation(
+    published, tmp_path, monkeypatch
+):
+    import threading
+    import time
+
+    from gpuhunt._internal.catalog import Catalog
+    from gpuhunt._internal.load.settings import Settings
+    from gpuhunt._internal.serve.answers import Service
+    from tests._internal.serve.conftest import start
+
+    real = Service.offers
+    computed = []
+
+    def slow(self, request):
+        computed.append(request.key)
+        time.sleep(0.5)  # long enough for every client to arrive meanwhile
+        return real(self, request)
+
+    monkeypatch.setattr(Service, "offers", slow)
+    catalog = Catalog(catalog_url=str(published), settings=Settings(cache_dir=tmp_path))
+    for running in start(catalog):
+        url = f"{running.url}/v1/offers?gpu=H100&max_price=30"
+        got: list[requests.Response] = []
+
+        def ask(url: str = url, got: list[requests.Response] = got) -> None:
+            got.append(requests.get(url, timeout=30))
+
+        clients = [threading.Thread(target=ask) for _ in range(8)]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join()
+        assert [r.status_code for r in got] == [200] * 8
+        assert len({r.content for r in got}) == 1 and len({r.headers["ETag"] for r in got}) == 1
+        assert len(computed) == 1
+        bad = [requests.get(f"{running.url}/v1/offers?gpu=NoSuch", timeout=30) for _ in range(2)]
+        assert [r.status_code for r in bad] == [422, 422]

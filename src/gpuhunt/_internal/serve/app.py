@@ -11,6 +11,7 @@ written anywhere.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -128,12 +129,29 @@ class AnswerCache:
                 self._size -= len(old)
 
 
+class _Flight:
+    """One answer being computed, which the requests for the same ETag wait for."""
+
+    def __init__(self) -> None:
+        self.done = asyncio.Event()
+        self.result: tuple[bytes, str, int | None] | None = None
+        self.error: BaseException | None = None
+
+
 def _query_endpoint(
     service: Service,
     endpoint: str,
     answer: Callable[[parameters.Request], Reply],
     cache: AnswerCache | None,
 ) -> Callable[[HTTPRequest], Awaitable[Response]]:
+    # ETag -> the answer being computed: a query asked by many clients at once (the moment a
+    # new version is loaded, every cached answer is new) is computed once, not once each.
+    flights: dict[str, _Flight] = {}
+
+    def compute(q: parameters.Request) -> tuple[bytes, str, int | None]:
+        r = answer(q)
+        return dumps(r.body), r.etag, r.max_age  # encoded off the event loop too
+
     async def handle(request: HTTPRequest) -> Response:
         q = read_parameters(request)
         # Answered from the ETag alone when the client (or the cache) holds this version's
@@ -144,16 +162,35 @@ def _query_endpoint(
             max_age = service.max_age(loaded) if loaded is not None else 0
             if _matches(request.headers.get("if-none-match"), tag):
                 return _not_modified(tag, max_age)
-            body = cache.get(tag) if cache is not None else None
-            if body is not None:
-                return _json(body, tag, max_age)
-        r = await run_in_threadpool(answer, q)
-        if _matches(request.headers.get("if-none-match"), r.etag):
-            return _not_modified(r.etag, r.max_age)
-        body = dumps(r.body)
-        if cache is not None:
-            cache.put(r.etag, body)
-        return _json(body, r.etag, r.max_age)
+            cached = cache.get(tag) if cache is not None else None
+            if cached is not None:
+                return _json(cached, tag, max_age)
+        flight = flights.get(tag) if tag is not None else None
+        if flight is not None:
+            await flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            assert flight.result is not None
+            body, etag_, age = flight.result
+        else:
+            flight = _Flight()
+            if tag is not None:
+                flights[tag] = flight
+            try:
+                body, etag_, age = await run_in_threadpool(compute, q)
+                flight.result = (body, etag_, age)
+            except Exception as e:
+                flight.error = e
+                raise
+            finally:
+                flight.done.set()
+                if tag is not None:
+                    flights.pop(tag, None)
+            if cache is not None:
+                cache.put(etag_, body)
+        if _matches(request.headers.get("if-none-match"), etag_):
+            return _not_modified(etag_, age)
+        return _json(body, etag_, age)
 
     return handle
 
