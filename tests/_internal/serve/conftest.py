@@ -62,3 +62,23 @@ def served(published: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     cache = tmp_path_factory.mktemp("serve-cache")
     catalog = Catalog(catalog_url=str(published), settings=Settings(cache_dir=cache))
     yield from start(catalog)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated catalog as the nightly build publishes it, price history included."""
+    from gpuhunt._internal.publish.build import Collected, build_catalog
+    from gpuhunt._internal.publish.files import write_build
+
+    root = tmp_path_factory.mktemp("built") / "catalog"
+    csvs = generate(2000)
+    collected = {p: Collected(d, "2026-11-29T00:00:00+00:00") for p, d in csvs.items()}
+    write_build(build_catalog(VERSION, collected, None, providers=list(csvs)), root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def served_built(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    cache = tmp_path_factory.mktemp("serve-built-cache")
+    catalog = Catalog(catalog_url=str(built), settings=Settings(cache_dir=cache))
+    yield from start(catalog)

@@ -106,7 +106,15 @@ def test_explain_status_and_the_openapi_document(served):
 
     doc = get(served, "/openapi.json").json()
     assert doc["openapi"].startswith("3.")
-    assert set(doc["paths"]) == {"/v1/offers", "/v1/explain", "/v1/status", "/openapi.json"}
+    assert set(doc["paths"]) == {
+        "/v1/offers",
+        "/v1/explain",
+        "/v1/history",
+        "/v1/status",
+        "/openapi.json",
+    }
+    history = {p["name"] for p in doc["paths"]["/v1/history"]["get"]["parameters"]}
+    assert history == set(parameters.history_table())
     assert set(doc["components"]["parameters"]) == set(parameters.table())
     offer = doc["components"]["schemas"]["Offer"]["properties"]
     assert set(cli_json(served, ["--gpu", "H100"])[0]) | {"locations"} == set(offer)
@@ -246,3 +254,83 @@ def test_the_answer_cache_keeps_what_fits_least_recently_used_out_first():
     cache.put('"d"', b"x" * 10)
     cache.put('"e"', b"x" * 10)
     assert cache.get('"b"') is None and cache.get('"a"') is not None
+
+
+@pytest.mark.parametrize(
+    ("pairs", "options"),
+    [
+        ([("gpu", "H100")], ["--gpu", "H100"]),
+        (
+            [("by", "instance"), ("provider", "aws"), ("spot", "false")],
+            ["--by", "instance", "--provider", "aws", "--on-demand"],
+        ),
+    ],
+)
+def test_history_is_gpuhunt_history_json(served_built, pairs, options):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = cli.main(
+            ["history", "--catalog-url", served_built.catalog.catalog_url, "--json", *options]
+        )
+    assert code == 0
+    r = get(served_built, "/v1/history", pairs)
+    assert r.status_code == 200, r.text
+    assert r.json() == json.loads(out.getvalue()) and r.json()["series"]
+    tag = r.headers["ETag"]
+    assert (
+        get(served_built, "/v1/history", pairs, headers={"If-None-Match": tag}).status_code == 304
+    )
+
+
+def test_history_errors(served_built, served):
+    for pairs, status, parameter in [
+        ([("gpu", "NoSuchGPU")], 422, "gpu"),
+        ([("by", "region")], 400, "by"),
+        ([("since", "yesterday")], 422, "since"),
+        ([("limit", "5")], 400, "limit"),
+    ]:
+        r = get(served_built, "/v1/history", pairs)
+        assert r.status_code == status, (pairs, r.text)
+        assert r.json()["error"]["parameter"] == parameter
+    r = get(served, "/v1/history", [("gpu", "H100")])  # a catalog published without history
+    assert r.status_code == 404 and "history" in r.json()["error"]["message"]
+
+
+def test_clients_asking_the_same_new_query_at_once_wait_for_one_computation(
+    published, tmp_path, monkeypatch
+):
+    import threading
+    import time
+
+    from gpuhunt._internal.catalog import Catalog
+    from gpuhunt._internal.load.settings import Settings
+    from gpuhunt._internal.serve.answers import Service
+    from tests._internal.serve.conftest import start
+
+    real = Service.offers
+    computed = []
+
+    def slow(self, request):
+        computed.append(request.key)
+        time.sleep(0.5)  # long enough for every client to arrive meanwhile
+        return real(self, request)
+
+    monkeypatch.setattr(Service, "offers", slow)
+    catalog = Catalog(catalog_url=str(published), settings=Settings(cache_dir=tmp_path))
+    for running in start(catalog):
+        url = f"{running.url}/v1/offers?gpu=H100&max_price=30"
+        got: list[requests.Response] = []
+
+        def ask(url: str = url, got: list[requests.Response] = got) -> None:
+            got.append(requests.get(url, timeout=30))
+
+        clients = [threading.Thread(target=ask) for _ in range(8)]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join()
+        assert [r.status_code for r in got] == [200] * 8
+        assert len({r.content for r in got}) == 1 and len({r.headers["ETag"] for r in got}) == 1
+        assert len(computed) == 1
+        bad = [requests.get(f"{running.url}/v1/offers?gpu=NoSuch", timeout=30) for _ in range(2)]
+        assert [r.status_code for r in bad] == [422, 422]

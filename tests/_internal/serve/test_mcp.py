@@ -33,7 +33,9 @@ def test_arguments_are_the_query_string_pairs():
 
 def test_the_tools_take_every_parameter():
     by_name = {t.name: t for t in mcp.tools()}
-    assert set(by_name) == {"query_offers", "explain_query", "catalog_status"}
+    assert set(by_name) == {"query_offers", "explain_query", "catalog_status", "price_history"}
+    history = by_name["price_history"].input_schema["properties"]
+    assert set(history) == set(parameters.history_table()) >= {"gpu", "since", "by"}
     props = by_name["query_offers"].input_schema["properties"]
     assert set(props) == set(parameters.table())
     assert props["gpu"]["type"] == "array" and props["max_price"]["type"] == "number"
@@ -84,7 +86,12 @@ def test_the_sdk_stdio_client_lists_the_tools_and_gets_offers(published, tmp_pat
         ("catalog_status", {}),
     ]
     listed, results = anyio.run(_session, published, calls)
-    assert {t.name for t in listed.tools} == {"query_offers", "explain_query", "catalog_status"}
+    assert {t.name for t in listed.tools} == {
+        "query_offers",
+        "explain_query",
+        "catalog_status",
+        "price_history",
+    }
     offers, bad, explained, status = results
     with Catalog(catalog_url=str(published), settings=Settings(cache_dir=tmp_path)) as c:
         want = Service(c).offers(parameters.parse([("gpu", "H100"), ("max_price", "20")]))
@@ -96,3 +103,13 @@ def test_the_sdk_stdio_client_lists_the_tools_and_gets_offers(published, tmp_pat
         json.loads(explained.content[0].text)["explanation"]["emptied_by"]["filter"] == "max_price"
     )
     assert json.loads(status.content[0].text)["version"] == "20261129-1"
+
+
+def test_price_history_answers_what_v1_history_answers(built, tmp_path):
+    with Catalog(catalog_url=str(built), settings=Settings(cache_dir=tmp_path)) as c:
+        service = Service(c)
+        got = mcp.call(service, "price_history", {"gpu": ["H100"], "by": "gpu"})
+        want = service.history(parameters.parse_history([("gpu", "H100"), ("by", "gpu")]))
+        assert got.body == want.body and got.body["series"][0]["name"] == "H100"
+        with pytest.raises(ParameterError, match="since"):
+            mcp.call(service, "price_history", {"since": "soon"})

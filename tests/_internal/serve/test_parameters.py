@@ -127,3 +127,4 @@ def test_the_key_is_the_query_in_a_normal_form():
     assert a == parse([("max_price", "4.0"), ("gpu", "H100")]).key
     assert a != parse([("gpu", "H100"), ("max_price", "4.5")]).key
     assert parse([]).key != parse([("spot", "false")]).key
+    assert parse([]).key != parse([("limit", "5")]).key  # a different answer, a different tag

@@ -1,5 +1,5 @@
 """`gpuhunt mcp`: the catalog as an MCP server on stdio (tools `query_offers`, `explain_query`,
-`catalog_status`), for LLM agents. The server is `gpuhunt._internal.serve.mcp`; this module is
+`price_history`, `catalog_status`), for LLM agents. The server is `gpuhunt._internal.serve.mcp`; this module is
 its command line."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from gpuhunt._internal.cli.serve import catalog_option, missing_serve_extra, ope
 HELP = "serve the catalog to LLM agents over MCP (stdio)"
 DESCRIPTION = (
     "An MCP server on stdin/stdout with the tools query_offers (the parameters of "
-    "`gpuhunt query`), explain_query and catalog_status. An agent's configuration starts it "
+    "`gpuhunt query`), explain_query, price_history and catalog_status. An agent's configuration starts it "
     "as `gpuhunt mcp`. Needs: pip install 'gpuhunt[serve]'."
 )
 

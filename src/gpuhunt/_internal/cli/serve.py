@@ -1,5 +1,5 @@
-"""`gpuhunt serve`: the catalog over HTTP as JSON (`/v1/offers`, `/v1/explain`, `/v1/status`,
-`/openapi.json`), for schedulers, dashboards and scripts in any language. The application is
+"""`gpuhunt serve`: the catalog over HTTP as JSON (`/v1/offers`, `/v1/explain`, `/v1/history`,
+`/v1/status`, `/openapi.json`), for schedulers, dashboards and scripts in any language. The application is
 `gpuhunt._internal.serve`; this module is its command line."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 HELP = "serve the catalog over HTTP (JSON API)"
 DESCRIPTION = (
     "Serve the catalog as a JSON API: GET /v1/offers (the parameters of `gpuhunt query`), "
-    "/v1/explain, /v1/status, /openapi.json. Binds to loopback unless --host says otherwise; "
+    "/v1/explain, /v1/history, /v1/status, /openapi.json. Binds to loopback unless --host says otherwise; "
     "the catalog reloads every GPUHUNT_RELOAD_INTERVAL seconds, as the library's does. "
     "Needs: pip install 'gpuhunt[serve]'."
 )

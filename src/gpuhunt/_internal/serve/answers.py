@@ -198,6 +198,29 @@ class Service:
         }
         return Reply(body, self._etag("explain", request, loaded), self.max_age(loaded))
 
+    def history(self, request: Request) -> Reply:
+        """`gpuhunt history --json` of the request's filters: the cheapest price per day,
+        from the price history published with the catalog (the loaded version's, unless
+        `version` is given)."""
+        args = request.args
+        loaded = self.catalog._loader.current()
+        version = args.version or (loaded.version if loaded is not None else None)
+        try:
+            found = self.catalog.history(
+                gpu_name=args.gpu_name,
+                provider=args.provider,
+                location=args.location,
+                spot=args.spot,
+                since=args.since,
+                by=args.by,
+                version=version,
+            )
+        except (TypeError, ValueError) as e:  # InputError included: a date, a provider
+            raise parameter_error(str(e)) from None
+        body = found.to_dict()
+        tag = etag("history", str(version), loaded.source if loaded else "", request.key)
+        return Reply(body, tag, self.max_age(loaded) if loaded is not None else 0)
+
     def status(self) -> Reply:
         """`Catalog.status()` as JSON. Its ETag is weak: it leaves out the ages and waits
         counted from now (`loaded_at` says the same thing), which change every second."""

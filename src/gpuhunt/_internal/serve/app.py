@@ -1,5 +1,5 @@
 """`gpuhunt serve`'s HTTP application (Starlette, on uvicorn): `GET /v1/offers`, `/v1/explain`,
-`/v1/status` and `/openapi.json`, each a thin door onto `answers.Service`.
+`/v1/history`, `/v1/status` and `/openapi.json`, each a thin door onto `answers.Service`.
 
 Every answer is JSON with an `ETag` (the catalog version and the query in a normal form, so a
 client's `If-None-Match` is answered 304 without computing anything) and a `Cache-Control`
@@ -11,6 +11,7 @@ written anywhere.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -26,7 +27,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gpuhunt._internal.errors import GPUHuntError, InputError
+from gpuhunt._internal.errors import GPUHuntError, HistoryUnavailable, InputError
 from gpuhunt._internal.serve import openapi, parameters
 from gpuhunt._internal.serve.answers import Reply, Service, Unavailable, etag
 from gpuhunt._internal.serve.parameters import ParameterError
@@ -74,13 +75,13 @@ def reply(request: HTTPRequest, r: Reply) -> Response:
     return _json(dumps(r.body), r.etag, r.max_age)
 
 
-def read_parameters(request: HTTPRequest) -> parameters.Request:
+def _pairs(request: HTTPRequest) -> list[tuple[str, str]]:
     raw: bytes = request.scope.get("query_string", b"")
     if len(raw) > MAX_QUERY:
         raise ParameterError(None, f"the query string is longer than {MAX_QUERY} bytes")
     try:
         text = raw.decode("ascii")
-        pairs = parse_qsl(
+        return parse_qsl(
             text,
             keep_blank_values=True,
             encoding="utf-8",
@@ -91,7 +92,10 @@ def read_parameters(request: HTTPRequest) -> parameters.Request:
         raise ParameterError(None, "the query string is not percent-encoded UTF-8") from None
     except ValueError:
         raise ParameterError(None, f"more than {parameters.MAX_PARAMETERS} parameters") from None
-    return parameters.parse(pairs)
+
+
+def read_parameters(request: HTTPRequest) -> parameters.Request:
+    return parameters.parse(_pairs(request))
 
 
 class AnswerCache:
@@ -125,12 +129,29 @@ class AnswerCache:
                 self._size -= len(old)
 
 
+class _Flight:
+    """One answer being computed, which the requests for the same ETag wait for."""
+
+    def __init__(self) -> None:
+        self.done = asyncio.Event()
+        self.result: tuple[bytes, str, int | None] | None = None
+        self.error: BaseException | None = None
+
+
 def _query_endpoint(
     service: Service,
     endpoint: str,
     answer: Callable[[parameters.Request], Reply],
     cache: AnswerCache | None,
 ) -> Callable[[HTTPRequest], Awaitable[Response]]:
+    # ETag -> the answer being computed: a query asked by many clients at once (the moment a
+    # new version is loaded, every cached answer is new) is computed once, not once each.
+    flights: dict[str, _Flight] = {}
+
+    def compute(q: parameters.Request) -> tuple[bytes, str, int | None]:
+        r = answer(q)
+        return dumps(r.body), r.etag, r.max_age  # encoded off the event loop too
+
     async def handle(request: HTTPRequest) -> Response:
         q = read_parameters(request)
         # Answered from the ETag alone when the client (or the cache) holds this version's
@@ -141,16 +162,35 @@ def _query_endpoint(
             max_age = service.max_age(loaded) if loaded is not None else 0
             if _matches(request.headers.get("if-none-match"), tag):
                 return _not_modified(tag, max_age)
-            body = cache.get(tag) if cache is not None else None
-            if body is not None:
-                return _json(body, tag, max_age)
-        r = await run_in_threadpool(answer, q)
-        if _matches(request.headers.get("if-none-match"), r.etag):
-            return _not_modified(r.etag, r.max_age)
-        body = dumps(r.body)
-        if cache is not None:
-            cache.put(r.etag, body)
-        return _json(body, r.etag, r.max_age)
+            cached = cache.get(tag) if cache is not None else None
+            if cached is not None:
+                return _json(cached, tag, max_age)
+        flight = flights.get(tag) if tag is not None else None
+        if flight is not None:
+            await flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            assert flight.result is not None
+            body, etag_, age = flight.result
+        else:
+            flight = _Flight()
+            if tag is not None:
+                flights[tag] = flight
+            try:
+                body, etag_, age = await run_in_threadpool(compute, q)
+                flight.result = (body, etag_, age)
+            except Exception as e:
+                flight.error = e
+                raise
+            finally:
+                flight.done.set()
+                if tag is not None:
+                    flights.pop(tag, None)
+            if cache is not None:
+                cache.put(etag_, body)
+        if _matches(request.headers.get("if-none-match"), etag_):
+            return _not_modified(etag_, age)
+        return _json(body, etag_, age)
 
     return handle
 
@@ -180,6 +220,10 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
         no_parameters(request)
         return reply(request, await run_in_threadpool(service.status))
 
+    async def history(request: HTTPRequest) -> Response:
+        q = parameters.parse_history(_pairs(request))
+        return reply(request, await run_in_threadpool(service.history, q))
+
     document = openapi.document()
     document_tag = etag("openapi", json.dumps(document, sort_keys=True))
 
@@ -207,6 +251,9 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
     async def on_unavailable(request: HTTPRequest, e: Exception) -> Response:
         return error(503, str(e))
 
+    async def on_no_history(request: HTTPRequest, e: Exception) -> Response:
+        return error(404, str(e))
+
     async def on_error(request: HTTPRequest, e: Exception) -> Response:
         # The traceback goes to the server's log, never into a body.
         logger.error("%s %s failed", request.method, request.url.path, exc_info=e)
@@ -221,6 +268,7 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
             _query_endpoint(service, "explain", service.explain, cache),
             methods=["GET"],
         ),
+        Route("/v1/history", history, methods=["GET"]),
         Route("/v1/status", status, methods=["GET"]),
         Route("/openapi.json", spec, methods=["GET"]),
     ]
@@ -231,6 +279,7 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
             HTTPException: on_http,
             InputError: on_input,
             Unavailable: on_unavailable,
+            HistoryUnavailable: on_no_history,
             GPUHuntError: on_unavailable,
             Exception: on_error,
         },

@@ -2,7 +2,8 @@
 server), for LLM agents asked "where do I run this job?".
 
 Tools: `query_offers` and `explain_query` take the parameters of `/v1/offers` as arguments
-(their JSON Schema is made from the same table, `parameters.table()`), `catalog_status` none.
+(their JSON Schema is made from the same table, `parameters.table()`), `price_history` those of
+`/v1/history` (`gpuhunt history`'s), `catalog_status` none.
 Arguments are turned into the `name=value` text pairs a query string would carry and read by
 the same `parameters.parse`, so a tool call and an HTTP request with the same values get the
 same answer, the same body as JSON text. A bad argument is a tool error (`is_error`) whose
@@ -48,6 +49,12 @@ EXPLAIN_QUERY = (
     "only one filter, and which providers list a GPU the catalog has no offer of. Use it when "
     "query_offers returns nothing or less than expected."
 )
+PRICE_HISTORY = (
+    "The cheapest price on each day, per GPU model (USD per GPU per hour) or per instance "
+    "(by='instance', USD per hour), of the offers matching the filters, from the price history "
+    'published with the catalog. E.g. {"gpu": ["H100"], "since": "2026-11-01"}. Use '
+    "it to see whether prices are falling or rising, not to find offers (query_offers does)."
+)
 CATALOG_STATUS = (
     "The catalog being served: its version, where it came from, when it was loaded, how many "
     "offers each provider has, how old each provider's data is, and any load error."
@@ -80,6 +87,16 @@ def tools() -> list[types.Tool]:
             annotations=read_only,
         ),
         types.Tool(
+            name="price_history",
+            description=PRICE_HISTORY,
+            input_schema={
+                "type": "object",
+                "properties": {p.name: p.schema() for p in parameters.history_table().values()},
+                "additionalProperties": False,
+            },
+            annotations=read_only,
+        ),
+        types.Tool(
             name="catalog_status",
             description=CATALOG_STATUS,
             input_schema={"type": "object", "properties": {}, "additionalProperties": False},
@@ -107,6 +124,8 @@ def call(service: Service, name: str, arguments: dict[str, Any] | None) -> Reply
         if arguments:
             raise ParameterError(next(iter(arguments)), "catalog_status takes no arguments")
         return service.status()
+    if name == "price_history":
+        return service.history(parameters.parse_history(pairs(arguments or {})))
     request = parameters.parse(pairs(arguments or {}))
     if name == "query_offers":
         return service.offers(request)

@@ -52,9 +52,9 @@ def _offer_schema() -> dict[str, Any]:
     return {"type": "object", "properties": props}
 
 
-def _parameters() -> list[dict[str, Any]]:
+def _parameters(table: dict[str, parameters.Param] | None = None) -> list[dict[str, Any]]:
     out = []
-    for p in parameters.table().values():
+    for p in (parameters.table() if table is None else table).values():
         entry: dict[str, Any] = {
             "name": p.name,
             "in": "query",
@@ -117,6 +117,15 @@ def document() -> dict[str, Any]:
         "type": "object",
         "properties": {"explanation": {"type": "object"}, "catalog": _CATALOG},
     }
+    history = get(
+        "The cheapest price per day, per GPU model or instance",
+        "`gpuhunt history --json`: from the price history published with the catalog (the "
+        "loaded version's unless `version` is given).",
+        {"type": "object"},
+        False,
+    )
+    history["get"]["parameters"] = _parameters(parameters.history_table())
+    history["get"]["responses"]["422"] = _ERROR
     return {
         "openapi": "3.1.0",
         "info": {
@@ -140,6 +149,7 @@ def document() -> dict[str, Any]:
                 explain,
                 True,
             ),
+            "/v1/history": history,
             "/v1/status": get(
                 "The catalog being served",
                 "Version, source, load time, offers per provider, errors.",

@@ -80,6 +80,7 @@ class Param:
     consts: tuple[Any, ...] = ()  # an on/off option's values (`--spot` True, `--on-demand` False)
     minimum: int | None = None
     maximum: int | None = None
+    default: Any = None
 
     def read(self, text: str) -> Any:
         """The value of one `name=text`, as the command line would have read it."""
@@ -126,22 +127,33 @@ class Param:
             out["default"] = default
         return out
 
-    @property
-    def default(self) -> Any:
-        if self.name in DEFAULTS:
-            return DEFAULTS[self.name]
-        return _defaults().get(self.dest) if self.dest != "limit" else DEFAULT_LIMIT
+
+def _parser(
+    prog: str, arguments: Callable[[argparse.ArgumentParser], None]
+) -> argparse.ArgumentParser:
+    p = commands.Parser(prog=prog, add_help=False)
+    arguments(p)
+    return p
 
 
 def _query_parser() -> argparse.ArgumentParser:
-    p = commands.Parser(prog="gpuhunt query", add_help=False)
-    query.arguments(p)
-    return p
+    return _parser("gpuhunt query", query.arguments)
+
+
+def _history_parser() -> argparse.ArgumentParser:
+    from gpuhunt._internal.cli import history
+
+    return _parser("gpuhunt history", history._arguments)
 
 
 @functools.cache
 def _defaults() -> dict[str, Any]:
     return vars(_query_parser().parse_args([]))
+
+
+@functools.cache
+def _history_defaults() -> dict[str, Any]:
+    return vars(_history_parser().parse_args([]))
 
 
 _KINDS: dict[Any, str] = {int: "integer", float: "number"}
@@ -150,10 +162,37 @@ _KINDS: dict[Any, str] = {int: "integer", float: "number"}
 @functools.cache
 def table() -> dict[str, Param]:
     """name -> Param, in the order `gpuhunt query --help` lists the options; `limit` last."""
+    params = _params_of(_query_parser(), LEFT_OUT, {**_defaults(), **DEFAULTS})
+    params["limit"] = Param(
+        "limit",
+        "limit",
+        "integer",
+        help=f"offers in the answer (default {DEFAULT_LIMIT}); `total` counts every match",
+        convert=int,
+        minimum=1,
+        maximum=MAX_LIMIT,
+        default=DEFAULT_LIMIT,
+    )
+    return params
+
+
+# `gpuhunt history` options a request does not take: output, plotting, the catalog's address.
+HISTORY_LEFT_OUT = {"help", "limit", "daily", "json", "csv", "plot", "catalog_url"}
+
+
+@functools.cache
+def history_table() -> dict[str, Param]:
+    """The parameters of `/v1/history` and the `price_history` tool: `gpuhunt history`'s."""
+    return _params_of(_history_parser(), HISTORY_LEFT_OUT, _history_defaults())
+
+
+def _params_of(
+    parser: argparse.ArgumentParser, left_out: set[str], defaults: dict[str, Any]
+) -> dict[str, Param]:
     params: dict[str, Param] = {}
     flags: dict[str, list[argparse.Action]] = {}
-    for action in _query_parser()._actions:
-        if action.dest in LEFT_OUT or not action.option_strings:
+    for action in parser._actions:
+        if action.dest in left_out or not action.option_strings:
             continue
         if action.nargs == 0:  # --spot / --on-demand, --all-regions: on/off
             flags.setdefault(action.dest, []).append(action)
@@ -172,22 +211,16 @@ def table() -> dict[str, Param]:
             choices=choices,
             help=_help(action.help),
             convert=convert,
+            default=defaults.get(action.dest),
         )
     for dest, actions in flags.items():
         consts = tuple(a.const for a in actions)
         helps = "; ".join(
             f"{str(a.const).lower()}: {_help(a.help)}" for a in actions if a.help is not None
         )
-        params[dest] = Param(dest, dest, "boolean", help=helps, consts=consts)
-    params["limit"] = Param(
-        "limit",
-        "limit",
-        "integer",
-        help=f"offers in the answer (default {DEFAULT_LIMIT}); `total` counts every match",
-        convert=int,
-        minimum=1,
-        maximum=MAX_LIMIT,
-    )
+        params[dest] = Param(
+            dest, dest, "boolean", help=helps, consts=consts, default=defaults.get(dest)
+        )
     return params
 
 
@@ -225,10 +258,8 @@ def check_text(parameter: str | None, what: str, text: str) -> None:
         raise ParameterError(parameter, f"{shown}: {what} holds markup ('<' or '>')")
 
 
-def parse(pairs: Iterable[tuple[str, str]]) -> Request:
-    """Read `name=value` pairs (a query string's, or an MCP tool's arguments made into text)
-    into a `Request`, checked as `gpuhunt query` checks its options. Raises `ParameterError`."""
-    params = table()
+def _read(pairs: Iterable[tuple[str, str]], params: dict[str, Param]) -> dict[str, list[Any]]:
+    """name -> the values given, read; what cannot be read raises `ParameterError`."""
     given: dict[str, list[Any]] = {}
     for count, (name, text) in enumerate(pairs, 1):
         if count > MAX_PARAMETERS:
@@ -243,27 +274,63 @@ def parse(pairs: Iterable[tuple[str, str]]) -> Request:
         if name in given and not param.repeatable:
             raise ParameterError(name, f"{name}: given more than once")
         given.setdefault(name, []).append(param.read(text))
-    args = argparse.Namespace(**_defaults())
-    for name, value in DEFAULTS.items():
-        setattr(args, params[name].dest, value)
-    limit = DEFAULT_LIMIT
+    return given
+
+
+def _namespace(
+    given: dict[str, list[Any]], params: dict[str, Param], defaults: dict[str, Any]
+) -> argparse.Namespace:
+    args = argparse.Namespace(**defaults)
     for name, values in given.items():
         param = params[name]
-        if name == "limit":
-            limit = values[0]
-        elif param.kind == "boolean":
+        if param.kind == "boolean":
             _set_flag(args, param, values[0])
         elif param.repeatable:
             setattr(args, param.dest, values)
         else:
             setattr(args, param.dest, values[0])
-    args.limit = None
-    _check(args)
-    key = json.dumps(
+    return args
+
+
+def _key(given: dict[str, list[Any]]) -> str:
+    return json.dumps(
         {name: [_normal(v) for v in values] for name, values in sorted(given.items())},
         sort_keys=True,
     )
+
+
+def parse(pairs: Iterable[tuple[str, str]]) -> Request:
+    """Read `name=value` pairs (a query string's, or an MCP tool's arguments made into text)
+    into a `Request`, checked as `gpuhunt query` checks its options. Raises `ParameterError`."""
+    params = table()
+    given = _read(pairs, params)
+    key = _key(given)  # `limit` included: it is part of the answer
+    limit = given.pop("limit", [DEFAULT_LIMIT])[0]
+    args = _namespace(given, params, {**_defaults(), **DEFAULTS})
+    args.limit = None
+    _check(args)
     return Request(args, limit, key)
+
+
+def parse_history(pairs: Iterable[tuple[str, str]]) -> Request:
+    """`/v1/history`'s parameters: `gpuhunt history`'s options, read and checked as it does
+    (GPU names it does not know are an error naming `gpu`)."""
+    from gpuhunt._internal.cli import history
+
+    params = history_table()
+    given = _read(pairs, params)
+    args = _namespace(given, params, _history_defaults())
+    from gpuhunt._internal.history.api import parse_day
+
+    try:
+        history._check_gpu_names(args.gpu_name)
+    except InputError as e:
+        raise ParameterError("gpu", f"gpu: {e}", 422) from None
+    try:
+        parse_day(args.since)
+    except InputError as e:
+        raise ParameterError("since", f"since: {e}", 422) from None
+    return Request(args, 0, _key(given))
 
 
 def _set_flag(args: argparse.Namespace, param: Param, value: bool) -> None:
