@@ -346,6 +346,10 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
         "_internal/publish/test_gate.py",
         "the gate's override, tested with the gate",
     ),
+    "_internal/site/marks.py": (
+        "_internal/site/test_data.py",
+        "the page's marks, tested beside the page's document they go into",
+    ),
     "_internal/site/facts.py": (
         "_internal/site/test_browser.py",
         "the page's facts equal the library's",

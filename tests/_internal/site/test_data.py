@@ -9,7 +9,7 @@ import pytest
 
 from gpuhunt._internal.constraints import gpu_name_wanted
 from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.site import data
+from gpuhunt._internal.site import data, marks
 from tests.helpers import item
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)
@@ -272,7 +272,7 @@ def test_offer_marks_say_what_each_offer_says_about_itself():
         OfferAvailability("lambdalabs", "x1", loc, False, "A100", 1, 2, 2, share, "", "", None, 1.0)
         for loc, share in (("us-east-1", 1.0), ("us-west-1", 0.0))
     ]
-    got = data.offer_marks(items, manifest, AvailabilityHistory("u", dt.date(2026, 11, 26), rows))
+    got = marks.offer_marks(items, manifest, AvailabilityHistory("u", dt.date(2026, 11, 26), rows))
     assert got["observed"] == {"lambdalabs": "2026-12-02T05:00:00Z"}
     assert got["observed_own"] == {"vastai|x1|0": "2026-12-02T07:59:00Z"}
     assert got["available"] == {"lambdalabs|x1|0|us-east-1": 1, "lambdalabs|x1|0|us-west-1": 0}
@@ -282,4 +282,4 @@ def test_offer_marks_say_what_each_offer_says_about_itself():
         "since": "2026-11-26",
         "by_gpu": {"A100": [["lambdalabs", 2, 4, 0.5]]},
     }
-    assert data.offer_marks([], None, None)["availability"] is None
+    assert marks.offer_marks([], None, None)["availability"] is None

@@ -299,16 +299,6 @@ def query_filters(args: argparse.Namespace) -> dict[str, Any]:
     return {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
 
 
-def sort_offers(offers: list[CatalogItem], how: str) -> None:
-    """`--sort`, in place: the answer is already by price."""
-    if how == "price-per-gpu":
-        offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
-    elif how == "gpu-memory":
-        offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
-    elif how == "tflops-per-dollar":
-        offers.sort(key=render.tflops_per_dollar_order)
-
-
 @command("query", help=HELP, description=DESCRIPTION, arguments=arguments)
 def run(args: argparse.Namespace) -> int:
     """`gpuhunt query`: check the options, ask the catalog (and online providers), print."""
@@ -332,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
     filters = query_filters(args)
     offers: list[CatalogItem] = list(catalog.query(**filters))
     _check_stand_ins(args, catalog.status())
-    sort_offers(offers, args.sort)
+    render.sort_offers(offers, args.sort)
     status = catalog.status()
     answer = (
         _groups(args, offers, status) if args.group_by == "gpu" else _offers(args, offers, status)

@@ -411,3 +411,13 @@ def groups_answer(groups: Sequence[GpuGroup], table_text: Callable[[], str]) -> 
             ([csv_cell(v) for v in g.flat().values()] for g in groups),
         ),
     )
+
+
+def sort_offers(offers: list[CatalogItem], how: str) -> None:
+    """`--sort`, in place: the answer is already by price."""
+    if how == "price-per-gpu":
+        offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
+    elif how == "gpu-memory":
+        offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
+    elif how == "tflops-per-dollar":
+        offers.sort(key=tflops_per_dollar_order)

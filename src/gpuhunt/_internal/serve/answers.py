@@ -166,7 +166,7 @@ class Service:
 
         offers, loaded = self._consistent(compute)
         self._check_stand_ins(request)
-        query.sort_offers(offers, args.sort)
+        render.sort_offers(offers, args.sort)
         rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
         body = {
             "offers": [row(r) for r in rows[: request.limit]],

@@ -34,7 +34,7 @@ from gpuhunt._internal.load.tables import combine_freeing, provider_table
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
-from gpuhunt._internal.site import data, facts
+from gpuhunt._internal.site import data, facts, marks
 
 TIMEOUT = (10.0, 60.0)
 BUNDLED = "bundled"
@@ -185,7 +185,7 @@ def write_site(
         history=history_of(raw) if with_history else None,
         now=now,
     )
-    doc["marks"] = data.offer_marks_from_table(
+    doc["marks"] = marks.offer_marks_from_table(
         table, raw.manifest, availability_of(raw, with_history)
     )
     body = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
