@@ -65,6 +65,11 @@ for _info in (
     TenstorrentAcceleratorInfo,
 ):
     _info.__module__ = PICKLED_MODULE
+    # The methods dataclass wrote (`__init__`, `__repr__`, `__eq__`) too: a tool that follows
+    # them by module (the docs' API reference) would otherwise go from `models` back here.
+    for _method in vars(_info).values():
+        if callable(_method) and getattr(_method, "__module__", None) == __name__:
+            _method.__module__ = PICKLED_MODULE
 
 
 def _nv(name: str, memory: int, cc: tuple[int, int]) -> NvidiaGPUInfo:
