@@ -15,7 +15,12 @@ from typing import Any
 from gpuhunt._internal import geography
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS, accelerators_named
 from gpuhunt._internal.form_factor import form_factor_matches
-from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_spec, memory_fits
+from gpuhunt._internal.gpu_names import (
+    VRAM_TOLERANCE,
+    gpu_name_spec,
+    memory_fits,
+    tpu_generation,
+)
 from gpuhunt._internal.models import (
     AcceleratorInfo,
     AcceleratorVendor,
@@ -228,8 +233,9 @@ def gpu_name_wanted(
     if gpu_name is None:
         return False
     name = gpu_name.lower()
+    generation = tpu_generation(name)  # "v5litepod-8": a slice of the v5litepod generation
     for w in wanted:
-        if name == w.lower():
+        if name == w.lower() or generation == w.lower():
             return True
         spec = gpu_name_spec(w)
         if spec is None or name != spec.name.lower():

@@ -40,7 +40,7 @@ from gpuhunt._internal.form_factor import (
     model_form_factor,
     refine,
 )
-from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_spec
+from gpuhunt._internal.gpu_names import VRAM_TOLERANCE, gpu_name_spec, tpu_generation
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
@@ -245,7 +245,12 @@ class Table:
         with what they give."""
         wanted = {n.lower() for n in names}
         mask = _one_of(
-            self.gpu_name, [i for i, n in enumerate(self.gpu_names_lower) if n in wanted]
+            self.gpu_name,
+            [
+                i
+                for i, n in enumerate(self.gpu_names_lower)
+                if n in wanted or tpu_generation(n) in wanted  # "v5litepod-8" for "v5litepod"
+            ],
         )
         for n in names:
             spec = gpu_name_spec(n)
