@@ -293,8 +293,11 @@ def run(args: argparse.Namespace) -> int:
     elif args.sort == "tflops-per-dollar":
         offers.sort(key=render.tflops_per_dollar_order)
     status = catalog.status()
+    asked_live = {p.NAME for p in live}
     answer = (
-        _groups(args, offers, status) if args.group_by == "gpu" else _offers(args, offers, status)
+        _groups(args, offers, status, asked_live)
+        if args.group_by == "gpu"
+        else _offers(args, offers, status, asked_live)
     )
     render.emit(answer, render.format_of(args))
     # An online-only query never read the catalog: explaining the catalog would not help.
@@ -345,7 +348,10 @@ def _cut_note(args: argparse.Namespace, shown: int, total: int) -> str:
 
 
 def _offers(
-    args: argparse.Namespace, offers: list[CatalogItem], status: CatalogStatus
+    args: argparse.Namespace,
+    offers: list[CatalogItem],
+    status: CatalogStatus,
+    asked_live: Container[str] = (),
 ) -> render.Answer:
     machine = render.format_of(args) != "table"
 
@@ -363,7 +369,8 @@ def _offers(
                 f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
             )
         count += "." + _unranked_note(args, [render.row_offer(r) for r in rows])
-        footer = render.wrap(f"{count} {_footer(args, status, offline)}", width)
+        stand_ins = _stand_in_note(providers, asked_live)
+        footer = render.wrap(f"{count} {_footer(args, status, offline)}{stand_ins}", width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
@@ -388,8 +395,29 @@ def _unranked_note(args: argparse.Namespace, offers: list[CatalogItem]) -> str:
     )
 
 
+def _stand_in_note(providers: set[str], asked_live: Container[str]) -> str:
+    """The footer's note on online-capable providers whose offers in the answer came from the
+    catalog or the bundled snapshot (a copy of unknown or old age, for a marketplace its
+    medians) and not from asking them: `--online` asks them live."""
+    names = sorted(
+        p
+        for p in providers
+        if p not in asked_live and p in registry.ALL_PROVIDERS and registry.spec(p).online
+    )
+    if not names:
+        return ""
+    listed = ", ".join(names)
+    its, them = ("its", "it") if len(names) == 1 else ("their", "them")
+    return (
+        f" {listed}: a copy of {its} offers (data age above), not asked live; --online asks {them}."
+    )
+
+
 def _groups(
-    args: argparse.Namespace, offers: list[CatalogItem], status: CatalogStatus
+    args: argparse.Namespace,
+    offers: list[CatalogItem],
+    status: CatalogStatus,
+    asked_live: Container[str] = (),
 ) -> render.Answer:
     groups = render.group_by_gpu(offers)
     # Every group by default, in every format: the grouped view is the menu of GPU models a
@@ -404,6 +432,7 @@ def _groups(
             f"{len(shown)} of {len(groups)} GPU models and counts"
             f"{_cut_note(args, len(shown), len(groups))}, from {n} offers with GPUs. "
             f"{_footer(args, status)}"
+            f"{_stand_in_note({i.provider for i in offers if i.gpu_count}, asked_live)}"
         )
         return render.lines(render.groups_table(shown, width), "\n" + render.wrap(footer, width))
 
