@@ -26,6 +26,7 @@ LAYERS = [
         "validate",
         "geography",
         "collapse",
+        "distinct",
         "form_factor",
         "gpu_specs",
         "backoff",
