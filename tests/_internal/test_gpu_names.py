@@ -130,7 +130,7 @@ def test_tpu_marketing_names(spelling, canonical):
 def test_tpu_generation_of_a_slice():
     assert tpu_generation("v5litepod-8") == "v5litepod"
     assert tpu_generation("V6E-4") == "v6e"
-    for name in ("v5litepod", "A100", "v9-8", "H100-8", None):
+    for name in ("v5litepod", "A100", "v9-8", "H100-8", ""):
         assert tpu_generation(name) is None
 
 

@@ -151,13 +151,11 @@ _TPU_SLICE = re.compile(r"(v\d+[a-z]*)-(\d+)")
 _TPU_NAMES = frozenset(t.name.lower() for t in KNOWN_TPUS)
 
 
-def tpu_generation(gpu_name: str | None) -> str | None:
+def tpu_generation(gpu_name: str) -> str | None:
     """The TPU generation of an offer's TPU slice name, lower-case: GCP's offers name the slice
     ("v5litepod-8", "v6e-4", as gpuhunt 0.1.x published), so a query for the generation
     ("v5litepod", or "TPU v5e" through its alias) finds every slice of it. None for anything
     that is not a slice of a generation in `KNOWN_TPUS`."""
-    if not gpu_name:
-        return None
     m = _TPU_SLICE.fullmatch(gpu_name.lower())
     return m.group(1) if m and m.group(1) in _TPU_NAMES else None
 
