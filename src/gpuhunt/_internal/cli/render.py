@@ -343,8 +343,11 @@ def show_what_differs(
         "DIFFERS", lambda r: texts.get(id(r), ""), 2, min_width=8, required=True
     )
     longest = max(len(_offer(offers[n]).instance_name) for n in found)
+    # Each column's full width, measured once (the DIFFERS column's per round, from its texts).
+    full = [max([len(c.header), *(len(c.cell(r)) for r in offers)]) for c in columns]
     for _ in range(3):  # the column changes what fits; settle in a few rounds
-        shown = _shown_widths([*columns, *extra], offers, width)
+        widths = full + [max([len("DIFFERS"), *map(len, texts.values())])] * len(extra)
+        shown = _shown_widths([*columns, *extra], widths, width)
         hidden = {f for f, h in _FIELD_HEADERS.items() if h not in shown}
         if shown.get("INSTANCE", 0) < longest:
             hidden.add("instance_name")
@@ -360,11 +363,9 @@ def show_what_differs(
 
 
 def _shown_widths(
-    columns: Sequence[Column[Any]], rows: Sequence[Any], width: int | None
+    columns: Sequence[Column[Any]], widths: Sequence[int], width: int | None
 ) -> dict[str, int]:
-    """Header -> width of the columns `table` keeps at `width`."""
-    cells = [[c.cell(r) for c in columns] for r in rows]
-    widths = [max([len(c.header), *(len(row[k]) for row in cells)]) for k, c in enumerate(columns)]
+    """Header -> width of the columns (of full `widths`) that `table` keeps at `width`."""
     kept = fit([(w, c.priority, c.min_width, c.required) for w, c in zip(widths, columns)], width)
     return {columns[k].header: w for k, w in kept}
 
