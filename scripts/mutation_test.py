@@ -66,6 +66,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
             "gpuhunt._internal.gpu_names:memory_fits",
             "gpuhunt._internal.gpu_names:gpu_name_spec",
             "gpuhunt._internal.gpu_names:split_gpu_count",
+            "gpuhunt._internal.gpu_names:tpu_generation",
             "gpuhunt._internal.form_factor:form_factor_matches",
         ],
     ),

@@ -12,6 +12,8 @@ from gpuhunt import (
     is_nvidia_superchip,
     matches,
 )
+from gpuhunt._internal.query.filters import make_filter
+from tests._internal.fastpath import select, table_of
 from tests.helpers import item
 
 
@@ -137,3 +139,21 @@ def test_cast():
     assert CPUArchitecture.cast("ARM") is CPUArchitecture.ARM
     with pytest.raises(ValueError, match="sparc"):
         CPUArchitecture.cast("sparc")
+
+
+def test_a_tpu_generation_matches_its_slices_in_matches_and_the_table():
+    google = AcceleratorVendor.GOOGLE
+    offers = [
+        item("gcp", instance_name=n, gpu_name=n, gpu_memory=None, gpu_vendor=google, price=p)
+        for n, p in [("v5litepod-1", 1.0), ("v5litepod-8", 8.0), ("v5p-8", 9.0), ("v6e-4", 4.0)]
+    ] + [item("gcp", instance_name="v5litepod", gpu_name="v5litepodx-8", gpu_vendor=google)]
+    table = table_of(offers, ["gcp"])
+    for wanted, expected in [
+        (["v5litepod"], ["v5litepod-1", "v5litepod-8"]),
+        (["V5P"], ["v5p-8"]),
+        (["v5litepod-8"], ["v5litepod-8"]),  # a slice name is that slice only
+        (["v5"], []),
+    ]:
+        q = make_filter(gpu_name=wanted)
+        assert sorted(i.gpu_name for i in offers if matches(i, q)) == expected, wanted
+        assert sorted(i.gpu_name for i in select(table, q)) == expected, wanted

@@ -1,8 +1,19 @@
 import pytest
 
-from gpuhunt import KNOWN_ACCELERATORS, canonical_gpu_name
-from gpuhunt._internal.gpu_names import MEMORY_TOLERANCE, resolve_gpu
+from gpuhunt import (
+    KNOWN_ACCELERATORS,
+    KNOWN_TPUS,
+    Catalog,
+    QueryFilter,
+    canonical_gpu_name,
+    matches,
+)
+from gpuhunt._internal.formats.csv import csv_bytes
+from gpuhunt._internal.gpu_names import MEMORY_TOLERANCE, resolve_gpu, tpu_generation
 from gpuhunt._internal.models import AcceleratorVendor
+from tests.helpers import item, publish_archive
+
+GOOGLE = AcceleratorVendor.GOOGLE
 
 
 @pytest.mark.parametrize(
@@ -96,3 +107,53 @@ def test_resolve_gpu_tolerance_is_relative():
     assert resolve_gpu("H100", 74.5).memory == 80.0
     assert resolve_gpu("H100", 74.0).memory == 74.0
     assert MEMORY_TOLERANCE == 0.07
+
+
+@pytest.mark.parametrize(
+    ("spelling", "canonical"),
+    [
+        ("TPU v5e", "v5litepod"),
+        ("v5e", "v5litepod"),
+        ("Cloud TPU v5e", "v5litepod"),
+        ("TPU v5p", "v5p"),
+        ("TPU v6e", "v6e"),
+        ("Trillium", "v6e"),
+        ("TPU v6e Trillium", "v6e"),
+        ("TPU v4", "v4"),
+    ],
+)
+def test_tpu_marketing_names(spelling, canonical):
+    assert canonical_gpu_name(spelling) == canonical
+    assert canonical in {t.name for t in KNOWN_TPUS}
+
+
+def test_tpu_generation_of_a_slice():
+    assert tpu_generation("v5litepod-8") == "v5litepod"
+    assert tpu_generation("V6E-4") == "v6e"
+    for name in ("v5litepod", "A100", "v9-8", "H100-8", ""):
+        assert tpu_generation(name) is None
+
+
+def test_a_tpu_generation_finds_its_slices(tmp_path):
+    slices = [
+        item("gcp", instance_name=n, gpu_name=n, gpu_memory=None, gpu_vendor=GOOGLE)
+        for n in ("v5litepod-1", "v5litepod-8", "v6e-4")
+    ]
+    q = QueryFilter(gpu_name=["v5litepod"])
+    assert [i.gpu_name for i in slices if matches(i, q)] == ["v5litepod-1", "v5litepod-8"]
+    publish_archive(tmp_path, "20261201-1", {"gcp": csv_bytes(slices)})
+    with Catalog(catalog_url=str(tmp_path), auto_reload=False) as c:
+        c.load()
+        for name in ("TPU v5e", "v5e", "v5litepod"):  # the catalog's fast path
+            assert sorted(i.gpu_name for i in c.query(gpu_name=name)) == [
+                "v5litepod-1",
+                "v5litepod-8",
+            ]
+        assert [i.gpu_name for i in c.query(gpu_name="Trillium")] == ["v6e-4"]
+        assert [i.gpu_name for i in c.query(gpu_name="v5litepod-8")] == ["v5litepod-8"]
+        # A catalog without v5p offers names who lists it.
+        line = [x for x in c.explain(gpu_name="TPU v5p").lines() if x.startswith("No offer")]
+        assert line == [
+            "No offer in this catalog is a 'TPU v5p' (v5p). Listed by: gcp (in this catalog, "
+            "without such an offer now)."
+        ]

@@ -27,6 +27,7 @@ LAYERS = [
         "validate",
         "geography",
         "collapse",
+        "distinct",
         "form_factor",
         "gpu_specs",
         "backoff",

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from gpuhunt._internal.accelerators import (
     KNOWN_ACCELERATORS,
+    KNOWN_TPUS,
     MEMORY_TOLERANCE,
     accelerators_named,
 )
@@ -47,6 +48,11 @@ _EXTRA_ALIASES: dict[str, str] = {
     "v5e": "v5litepod",
     "v5lite": "v5litepod",
     "trillium": "v6e",
+    # Google's marketing names for TPU generations ("TPU v6e Trillium", "Cloud TPU v5e"): the
+    # words "tpu" and "cloud" are noise, the rest maps to KNOWN_TPUS' names.
+    "v6etrillium": "v6e",
+    "trilliumv6e": "v6e",
+    "v5elite": "v5litepod",
     "hl205": "Gaudi",
     "hl225": "Gaudi2",
     "hl225h": "Gaudi2",
@@ -144,6 +150,19 @@ def _candidates(key: str) -> list[str]:
     if m := re.fullmatch(r"(.*\d)(ac|pc)", key):
         out.append(m.group(1))
     return out
+
+
+_TPU_SLICE = re.compile(r"(v\d+[a-z]*)-(\d+)")
+_TPU_NAMES = frozenset(t.name.lower() for t in KNOWN_TPUS)
+
+
+def tpu_generation(gpu_name: str) -> str | None:
+    """The TPU generation of an offer's TPU slice name, lower-case: GCP's offers name the slice
+    ("v5litepod-8", "v6e-4", as gpuhunt 0.1.x published), so a query for the generation
+    ("v5litepod", or "TPU v5e" through its alias) finds every slice of it. None for anything
+    that is not a slice of a generation in `KNOWN_TPUS`."""
+    m = _TPU_SLICE.fullmatch(gpu_name.lower())
+    return m.group(1) if m and m.group(1) in _TPU_NAMES else None
 
 
 def gpu_memory_from_name(name: str) -> float | None:

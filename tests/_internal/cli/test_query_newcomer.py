@@ -46,3 +46,22 @@ def test_a_misspelt_provider_gets_did_you_mean_and_exit_2(capsys):
     err = capsys.readouterr().err
     assert "Unknown provider: 'lambda'; did you mean 'lambdalabs'?" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_online_capable_providers_answered_from_the_catalog_say_online_asks_live(
+    tmp_path, capsys, monkeypatch
+):
+    vastai = [item("vastai", instance_name="h100-host", gpu_name="H100", gpu_memory=80.0)]
+    publish_archive(
+        tmp_path / "other", "20261129-1", {"vastai": csv_bytes(vastai), "aws": csv_bytes(AWS)}
+    )
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "other"))
+    monkeypatch.setenv("COLUMNS", "1000")
+    note = "vastai: a copy of its offers (data age above), not asked live; --online asks it."
+    assert cli.main(["query", "--provider", "vastai"]) == 0
+    assert note in capsys.readouterr().out
+    assert cli.main(["query", "--gpu", "H100", "--group-by", "gpu"]) == 0
+    assert note in capsys.readouterr().out
+    # No offer of an online-capable provider in the answer: nothing to say.
+    assert cli.main(["query", "--provider", "aws"]) == 0
+    assert "not asked live" not in capsys.readouterr().out

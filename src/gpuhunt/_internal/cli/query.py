@@ -324,8 +324,11 @@ def run(args: argparse.Namespace) -> int:
     _check_stand_ins(args, catalog.status())
     render.sort_offers(offers, args.sort)
     status = catalog.status()
+    asked_live = {p.NAME for p in live}
     answer = (
-        _groups(args, offers, status) if args.group_by == "gpu" else _offers(args, offers, status)
+        _groups(args, offers, status, asked_live)
+        if args.group_by == "gpu"
+        else _offers(args, offers, status, asked_live)
     )
     render.emit(answer, render.format_of(args))
     # An online-only query never read the catalog: explaining the catalog would not help.
@@ -376,7 +379,10 @@ def _cut_note(args: argparse.Namespace, shown: int, total: int) -> str:
 
 
 def _offers(
-    args: argparse.Namespace, offers: list[CatalogItem], status: CatalogStatus
+    args: argparse.Namespace,
+    offers: list[CatalogItem],
+    status: CatalogStatus,
+    asked_live: Container[str] = (),
 ) -> render.Answer:
     machine = render.format_of(args) != "table"
 
@@ -396,7 +402,8 @@ def _offers(
         count += "."
         shown = [render.row_offer(r) for r in cut]
         notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
-        footer = render.wrap(f"{count}{notes} {_footer(args, status, offline)}", width)
+        stand_ins = render.stand_in_note(providers, asked_live)
+        footer = render.wrap(f"{count}{notes} {_footer(args, status, offline)}{stand_ins}", width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
@@ -406,7 +413,10 @@ def _offers(
 
 
 def _groups(
-    args: argparse.Namespace, offers: list[CatalogItem], status: CatalogStatus
+    args: argparse.Namespace,
+    offers: list[CatalogItem],
+    status: CatalogStatus,
+    asked_live: Container[str] = (),
 ) -> render.Answer:
     groups = render.group_by_gpu(offers)
     # Every group by default, in every format: the grouped view is the menu of GPU models a
@@ -422,6 +432,7 @@ def _groups(
             f"{_cut_note(args, len(shown), len(groups))}, cheapest first, from {n} offers with "
             "GPUs. "
             f"{_footer(args, status)}"
+            f"{render.stand_in_note({i.provider for i in offers if i.gpu_count}, asked_live)}"
         )
         return render.lines(render.groups_table(shown, width), "\n" + render.wrap(footer, width))
 

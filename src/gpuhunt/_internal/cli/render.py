@@ -22,7 +22,8 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from gpuhunt._internal import form_factor, freshness, geography
+from gpuhunt._internal import form_factor, freshness, geography, registry
+from gpuhunt._internal.cli.differs import show_what_differs
 
 # The table layout and the grouped view live in modules of their own; their names stay
 # importable from here, where every command found them.
@@ -142,8 +143,7 @@ def _tflops_per_dollar_text(x: float | None) -> str:
 
 def answer_notes(shown: Sequence[CatalogItem], sort: str, online: bool) -> list[str]:
     """What the rows shown do not say themselves: the order of offers without a TFLOPS figure
-    (under `--sort tflops-per-dollar`), and what Vast.ai rows from the catalog are (without
-    `--online`)."""
+    (under `--sort tflops-per-dollar`). Online providers answered from a copy: `stand_in_note`."""
     notes = []
     unrated = sum(1 for i in shown if i.tflops_per_dollar is None)
     if sort == "tflops-per-dollar" and unrated:
@@ -151,12 +151,25 @@ def answer_notes(shown: Sequence[CatalogItem], sort: str, online: bool) -> list[
             f"{unrated} of these offers have no published TFLOPS figure for their GPU "
             "(gpuhunt.gpu_spec) and are listed last, by price."
         )
-    if not online and any(i.provider == "vastai" for i in shown):
-        notes.append(
-            "vastai rows are marketplace snapshot medians from the catalog, not live offers; "
-            "--online asks Vast.ai live."
-        )
     return notes
+
+
+def stand_in_note(providers: set[str], asked_live: Container[str]) -> str:
+    """The footer's note on online-capable providers whose offers in the answer came from the
+    catalog or the bundled snapshot (a copy of unknown or old age, for a marketplace its
+    medians) and not from asking them: `--online` asks them live."""
+    names = sorted(
+        p
+        for p in providers
+        if p not in asked_live and p in registry.ALL_PROVIDERS and registry.spec(p).online
+    )
+    if not names:
+        return ""
+    listed = ", ".join(names)
+    its, them = ("its", "it") if len(names) == 1 else ("their", "them")
+    return (
+        f" {listed}: a copy of {its} offers (data age above), not asked live; --online asks {them}."
+    )
 
 
 def csv_cell(value: Any) -> Any:
@@ -233,7 +246,8 @@ def offers_table(
     per_gpu = per_gpu or any(_offer(i).gpu_count for i in offers)
     tflops = any(_offer(i).tflops_per_dollar is not None for i in offers)
     availability = any(_offer(i).available is not None for i in offers)
-    text = table(offer_columns(per_gpu, tflops, availability), offers, width)
+    columns = show_what_differs(offer_columns(per_gpu, tflops, availability), offers, width)
+    text = table(columns, offers, width)
     notes = footnotes(_offer(i) for i in offers)
     return "\n".join([text, *notes])
 

@@ -27,6 +27,7 @@ from gpuhunt._internal.form_factor import (
     model_form_factor,
     refine,
 )
+from gpuhunt._internal.gpu_names import tpu_generation
 from gpuhunt._internal.offer_state import (
     AVAILABLE_KEY,
     CUDA_KEY,
@@ -130,7 +131,11 @@ def gpu_name_mask(t: Table, p: ParsedQuery) -> np.ndarray:
     """`match.spec_matches` and the names of `p.gpu_names` over the table."""
     assert p.gpu_names is not None
     wanted = p.gpu_names
-    mask = one_of(t.gpu_name, [i for i, n in enumerate(t.gpu_names_lower) if n in wanted])
+    # "v5litepod-8" (GCP names the TPU slice) is a slice of the generation "v5litepod".
+    mask = one_of(
+        t.gpu_name,
+        [i for i, n in enumerate(t.gpu_names_lower) if n in wanted or tpu_generation(n) in wanted],
+    )
     for spec in p.gpu_specs:
         name = spec.name.lower()
         part = one_of(t.gpu_name, [i for i, x in enumerate(t.gpu_names_lower) if x == name])

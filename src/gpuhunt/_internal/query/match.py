@@ -14,7 +14,7 @@ from typing import Any
 from gpuhunt._internal import geography
 from gpuhunt._internal.accelerators import get_compute_capability
 from gpuhunt._internal.form_factor import form_factor_matches
-from gpuhunt._internal.gpu_names import GpuNameSpec, memory_fits
+from gpuhunt._internal.gpu_names import GpuNameSpec, memory_fits, tpu_generation
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt._internal.offer_state import (
     offer_available,
@@ -116,7 +116,8 @@ def _gpu_name_matches(i: CatalogItem, p: ParsedQuery) -> bool:
     if i.gpu_name is None:
         return False
     name = i.gpu_name.lower()
-    if name in p.gpu_names:
+    # "v5litepod-8" (GCP names the TPU slice) is a slice of the generation "v5litepod".
+    if name in p.gpu_names or tpu_generation(name) in p.gpu_names:
         return True
     return any(
         spec_matches(s, name, i.gpu_memory, i.gpu_count, lambda: i.form_factor) for s in p.gpu_specs
@@ -156,8 +157,10 @@ def gpu_name_wanted(
     p = parsed(QueryFilter(gpu_name=[wanted] if isinstance(wanted, str) else list(wanted)))
     assert p.gpu_names is not None
     name = gpu_name.lower()
-    return name in p.gpu_names or any(
-        spec_matches(s, name, gpu_memory, gpu_count, form_factor) for s in p.gpu_specs
+    return (
+        name in p.gpu_names
+        or tpu_generation(name) in p.gpu_names
+        or any(spec_matches(s, name, gpu_memory, gpu_count, form_factor) for s in p.gpu_specs)
     )
 
 
