@@ -268,10 +268,6 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
         "_internal/test_gpu_specs.py",
         "KNOWN_* tables, read by lookups tested there",
     ),
-    "_internal/errors.py": (
-        "test_api.py",
-        "the exception classes; the public tree is checked there",
-    ),
     "_internal/models.py": (
         "_internal/test_schema.py",
         "CatalogItem and QueryFilter: the schema's tests",
@@ -349,10 +345,6 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
     "_internal/publish/accept.py": (
         "_internal/publish/test_gate.py",
         "the gate's override, tested with the gate",
-    ),
-    "_internal/site/build.py": (
-        "_internal/site/test_browser.py",
-        "the page built and read in Chromium",
     ),
     "_internal/site/facts.py": (
         "_internal/site/test_browser.py",

@@ -28,7 +28,7 @@ from gpuhunt._internal import forks, freshness, registry, validate
 from gpuhunt._internal.errors import OnlineProvidersFailedError, redact
 from gpuhunt._internal.gpu_names import closest_gpu_names, filter_gpu_name
 from gpuhunt._internal.history.daily import PriceHistory
-from gpuhunt._internal.load import livecache, sources, threads, transport
+from gpuhunt._internal.load import livecache, sources, threads, transport, unreachable
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
 from gpuhunt._internal.load.settings import Settings
@@ -190,7 +190,7 @@ class Catalog:
         )
         self._executor: threads.DaemonPool | None = None
         self._executor_lock = threading.Lock()
-        self._online = online.Health(self._now, online.Memory(self._settings.cache_dir))
+        self._online = online.Health(self._now, unreachable.Providers(self._settings.cache_dir))
         self._warned_gpu_names: set[str] = set()
         self._online_skipped: dict[str, int] = {}
         forks.register(self)
