@@ -42,7 +42,6 @@ LAYERS = [
         "catalog_query",
         "catalog_status",
         "online_pool",
-        "query.online",  # asks providers on threads and remembers failures in the disk cache
         "default",
         "explain",
         "site.facts",

@@ -26,7 +26,7 @@ from gpuhunt._internal.catalog_status import CatalogStatus as CatalogStatus
 from gpuhunt._internal.explain import Explanation
 from gpuhunt._internal.history import api
 from gpuhunt._internal.history.daily import PriceHistory
-from gpuhunt._internal.load import livecache, threads
+from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
 from gpuhunt._internal.load.settings import Settings
@@ -162,7 +162,7 @@ class Catalog:
             context=self._context,
         )
         self._pool = OnlinePool(ONLINE_WORKERS, self._context.threads)
-        self._online = online.Health(self._now, online.Memory(self._settings.cache_dir))
+        self._online = online.Health(self._now, unreachable.Providers(self._settings.cache_dir))
         self._warned_gpu_names: set[str] = set()
         self._online_skipped: dict[str, int] = {}
         forks.register(self)

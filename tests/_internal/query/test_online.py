@@ -17,6 +17,7 @@ from gpuhunt import Catalog
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.threads import DaemonPool
+from gpuhunt._internal.load.unreachable import Providers
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._internal.query import online
 from gpuhunt.providers.base import AbstractProvider
@@ -347,10 +348,10 @@ def test_the_online_wait_counts_from_the_query_start_not_from_when_the_catalog_w
 
 
 def test_a_provider_that_got_no_answer_is_remembered_across_processes(tmp_path):
-    first = online.Health(memory=online.Memory(tmp_path))
+    first = online.Health(memory=Providers(tmp_path))
     first.failed("vastai", "ProviderError: vastai: POST https://console.vast.ai timed out")
     # Another process: a new Health and Memory on the same cache folder.
-    later = online.Health(memory=online.Memory(tmp_path))
+    later = online.Health(memory=Providers(tmp_path))
     p = Provider("vastai", [item("vastai")])
     asked = online.ask(run_now, [p], QueryFilter(), True, later)
     assert asked == [] and p.calls == 0
@@ -358,7 +359,7 @@ def test_a_provider_that_got_no_answer_is_remembered_across_processes(tmp_path):
     assert "timed out" in later.errors["vastai"]
     # An answer in any process ends the record.
     first.succeeded("vastai")
-    fresh = online.Health(memory=online.Memory(tmp_path))
+    fresh = online.Health(memory=Providers(tmp_path))
     assert not fresh.failing("vastai")
     assert len(online.ask(run_now, [p], QueryFilter(), True, fresh)) == 1 and p.calls == 1
 

@@ -16,11 +16,16 @@ ask at once whatever the record says.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from gpuhunt._internal import backoff
 from gpuhunt._internal.load.cache import DiskCache
+
+# How often a process looks again at another process's record of a provider it has none of.
+MEMORY_RECHECK = 5.0
 
 RECORD = "unreachable.json"
 FIRST = 60.0  # seconds without a check after the first failure
@@ -89,3 +94,48 @@ def note(cache: DiskCache, error: str, reload_interval: float) -> Unreachable:
 def clear(cache: DiskCache) -> None:
     """The server answered: the next process asks as usual."""
     cache.delete(RECORD)
+
+
+class Providers:
+    """Online providers that got no answer, remembered across processes (`query.online`'s
+    `Memory`): one sealed
+    `unreachable.json` per provider, in a disk cache folder of its own (keyed like a catalog
+    URL's, by `online-provider:NAME`), with the catalog server's window (60 s, doubling to
+    15 min)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self._root = root
+        self._lock = threading.Lock()
+        self._seen: dict[str, float] = {}  # name -> monotonic time of the last disk read
+        self._noted: set[str] = set()  # names this process wrote or read a record of
+
+    def _cache(self, name: str) -> DiskCache:
+        return DiskCache(f"online-provider:{name.lower()}", self._root)
+
+    def quiet(self, name: str) -> Unreachable | None:
+        """The active record of `name`, read from the disk at most every `MEMORY_RECHECK`
+        seconds (a query must not pay a file read per provider)."""
+        now = time.monotonic()
+        with self._lock:
+            last = self._seen.get(name)
+            if last is not None and now - last < MEMORY_RECHECK:
+                return None
+            self._seen[name] = now
+        record = read(self._cache(name))
+        if record is None or not record.active():
+            return None
+        with self._lock:
+            self._noted.add(name)
+        return record
+
+    def note(self, name: str, error: str) -> None:
+        with self._lock:
+            self._noted.add(name)
+        note(self._cache(name), error, math.inf)
+
+    def clear(self, name: str) -> None:
+        with self._lock:
+            if name not in self._noted:
+                return
+            self._noted.discard(name)
+        clear(self._cache(name))

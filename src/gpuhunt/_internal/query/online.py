@@ -21,8 +21,8 @@ cancelled before it started is sent again (`resubmit`), and never counts as a fa
 
 The wait is one deadline for all providers together, counted from the query's start (`ask`),
 not from when the offline part of the query is done. A provider that failed or missed it is
-also remembered across processes (`Memory`, the mechanism `load.unreachable` uses for the
-catalog server, in the disk cache folder): the next process within the window does not ask it
+also remembered across processes (a `Memory`: `load.unreachable.Providers`, the mechanism the
+catalog server's failures use, in the disk cache folder): the next process within the window does not ask it
 and answers at once, from the catalog's stand-in offers where the bundled snapshot has them.
 Its answer, in any process, ends the record."""
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import numbers
 import threading
 import time
@@ -38,22 +37,16 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gpuhunt._internal import backoff, observed, schema
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
-from gpuhunt._internal.load import unreachable
-from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_FAILURE = backoff.DEFAULT  # backoff after a provider fails: first, cap
-
-# How often a process looks again at another process's record of a provider it has none of.
-MEMORY_RECHECK = 5.0
 
 
 class Asked(list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]):
@@ -65,48 +58,31 @@ class Asked(list[tuple[LiveProvider, "Future[list[CatalogItem]]"]]):
         self.started = time.monotonic() if started is None else started
 
 
-class Memory:
-    """Online providers that got no answer, remembered across processes: one sealed
-    `unreachable.json` per provider, in a disk cache folder of its own (keyed like a catalog
-    URL's, by `online-provider:NAME`), with the catalog server's window (60 s, doubling to
-    15 min)."""
+class Record(Protocol):
+    """What `Memory.quiet` returns: a failure streak another process recorded."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self._root = root
-        self._lock = threading.Lock()
-        self._seen: dict[str, float] = {}  # name -> monotonic time of the last disk read
-        self._noted: set[str] = set()  # names this process wrote or read a record of
+    @property
+    def failures(self) -> int: ...
 
-    def _cache(self, name: str) -> DiskCache:
-        return DiskCache(f"online-provider:{name.lower()}", self._root)
+    @property
+    def failed_at(self) -> float: ...  # wall clock
 
-    def quiet(self, name: str) -> unreachable.Unreachable | None:
-        """The active record of `name`, read from the disk at most every `MEMORY_RECHECK`
-        seconds (a query must not pay a file read per provider)."""
-        now = time.monotonic()
-        with self._lock:
-            last = self._seen.get(name)
-            if last is not None and now - last < MEMORY_RECHECK:
-                return None
-            self._seen[name] = now
-        record = unreachable.read(self._cache(name))
-        if record is None or not record.active():
-            return None
-        with self._lock:
-            self._noted.add(name)
-        return record
+    @property
+    def retry_at(self) -> float: ...  # wall clock
 
-    def note(self, name: str, error: str) -> None:
-        with self._lock:
-            self._noted.add(name)
-        unreachable.note(self._cache(name), error, math.inf)
+    @property
+    def error(self) -> str: ...
 
-    def clear(self, name: str) -> None:
-        with self._lock:
-            if name not in self._noted:
-                return
-            self._noted.discard(name)
-        unreachable.clear(self._cache(name))
+
+class Memory(Protocol):
+    """Online providers that got no answer, remembered across processes
+    (`load.unreachable.Providers`, which a `Catalog` hands its `Health`)."""
+
+    def quiet(self, name: str) -> Record | None: ...
+
+    def note(self, name: str, error: str) -> None: ...
+
+    def clear(self, name: str) -> None: ...
 
 
 Submit = Callable[..., "Future[Any]"]  # Executor.submit, or what stands for it
