@@ -290,7 +290,11 @@ LEFT_OUT: dict[str, str] = {
     "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "
     "public capture on 2026-12-02 (the code index, for the meter name 'NC24ads A100 v4 Spot', "
     "the spot price 0.67877 and Retail Prices API items of Standard_NC24ads_A100_v4): only "
-    "hand-written test data and prose quotes, no recorded item",
+    "hand-written test data and prose quotes, no recorded item. SkyPilot's Azure catalog is "
+    "no substitute: the file index holds no catalogs/v7 or v8/azure file, only "
+    "catalogs/v6/azure/vms.csv (one version, 098741e7, undated, read 2026-12-02), which "
+    "prices US regions only (centralus ... westus3, as far as read), where 0.1.34's "
+    "integrity tests ask for Standard_D2s_v3 in about 60 regions worldwide",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
     "illustrative, and SkyPilot has no CloudRift catalog",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
