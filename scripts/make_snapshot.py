@@ -161,7 +161,7 @@ SOURCES: dict[str, Source] = {
         "collector writes them: an offer in region R is in each zone of R that a zone list "
         "names for its type, Cyclenerd's tools/machinetypezone.csv@fd66b26 (its content is of "
         "2023-05-02, the file's last change) or SkyPilot's catalogs/v8/gcp/vms.csv@006059e0 "
-        "(undated; the rows read: A2, A3, three G2 types, and e2 in five regions newer than "
+        "(undated; the rows read: A2, A3, G2, and e2 in five regions newer than "
         "2023-05), both only narrowing the 2026-07-30 region list; a region where neither "
         "names a zone of the type is left out (never guessed), and the G4 types, in no zone "
         "list read, stay located by region; each G4 offer once, flagged gcp-g4 (not also "

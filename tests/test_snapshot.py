@@ -81,7 +81,7 @@ PINNED = {
     # Cyclenerd tools/machinetypezone.csv @fd66b26 (content of 2023-05-02), the same rows.
     "cyclenerd_machinetypezone_fd66b26_excerpt.csv": "aff34d9237c9f6f1d46268d5a7ac128f255d3d447420d2dabbcd0493cd03bf8b",
     # Two columns of the rows read of SkyPilot's catalogs/v8/gcp/vms.csv @006059e0.
-    "skypilot_v8_gcp_zones_excerpt.csv": "fa852df08671c21ca2cac939047e596aa858b4a0f7a8154d5f7303b75d4bc499",
+    "skypilot_v8_gcp_zones_excerpt.csv": "89b4b14819458b7360192300f770f363db42d94bbed8135f3ba00cd2a46ef791",
     # Cyclenerd tools/machinetyperegion.csv @fd66b26, the A2/A3/G2/G4/E2 rows (data README).
     "cyclenerd_machinetyperegion_fd66b26_excerpt.csv": (
         "e5b2b2b05331b1173c1c8cf98efef0b6b288d541b2741ae53053417721ea6089"
@@ -676,7 +676,7 @@ def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
     converted = cyclenerd_gcp.convert()
     assert converted.fractional == []  # the G4 shares are written as the collector writes them
     assert not converted.unknown_keys
-    assert len(gcp) == 4524
+    assert len(gcp) == 4834
     a100 = next(i for i in gcp if i.instance_name == "a2-ultragpu-8g")
     assert (a100.gpu_name, a100.gpu_memory, a100.gpu_count) == ("A100", 80.0, 8)
 

@@ -53,7 +53,7 @@ REGIONS_PATH = "tools/machinetyperegion.csv"
 REGIONS_STORED = DATA / "cyclenerd_machinetyperegion_fd66b26_excerpt.csv"
 # Where in a region each type is sold: the GCP collector (and 0.1.x) writes zones. Cyclenerd's
 # zone list at the same commit was last changed on 2023-05-02, so it misses newer types and
-# regions; SkyPilot's GCP catalog (undated) names zones for the A2, A3 and some G2 types. Both
+# regions; SkyPilot's GCP catalog (undated) names zones for the A2, A3 and G2 types. Both
 # only ever narrow the dated 2026-07-30 region list above, never add to it (data/README.md).
 ZONES_STORED = DATA / "cyclenerd_machinetypezone_fd66b26_excerpt.csv"
 SKYPILOT_ZONES_STORED = DATA / "skypilot_v8_gcp_zones_excerpt.csv"
