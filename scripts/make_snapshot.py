@@ -149,15 +149,22 @@ SOURCES: dict[str, Source] = {
         PRICE_LIST,
         "Cloud Billing Catalog prices via Cyclenerd/google-cloud-pricing-cost-calculator "
         "pricing.yml@fd66b26 (generated 2026-07-30): A2, A3, G2, G4 and E2 machine types in "
-        "the regions gcloud lists each type in (tools/machinetyperegion.csv@fd66b26)",
+        "the regions gcloud lists each type in (tools/machinetyperegion.csv@fd66b26), located "
+        "by zone (tools/machinetypezone.csv, and SkyPilot catalogs/v8/gcp/vms.csv@006059e0)",
         "2026-07-30",
         "a date inside the file (pricing.yml says it was generated on Thu Jul 30 06:13:17 "
         "2026); the commit fd66b26 is of the same day",
         "on-demand (`hour`) and spot (`hour_spot`) machine prices per region, converted by "
         "scripts/snapshot_sources/cyclenerd_gcp.py and filtered as the GCP collector does, "
         "only in the regions where the machine-type list of the same commit has the type "
-        "(pricing.yml prices every SKU in every region); located by region (the zone lists of "
-        "that repository date from 2023-05); each G4 offer once, flagged gcp-g4 (not also "
+        "(pricing.yml prices every SKU in every region); located by zone, as the GCP "
+        "collector writes them: an offer in region R is in each zone of R that a zone list "
+        "names for its type, Cyclenerd's tools/machinetypezone.csv@fd66b26 (its content is of "
+        "2023-05-02, the file's last change) or SkyPilot's catalogs/v8/gcp/vms.csv@006059e0 "
+        "(undated; the rows read: A2, A3, G2, and e2 in five regions newer than "
+        "2023-05), both only narrowing the 2026-07-30 region list; a region where neither "
+        "names a zone of the type is left out (never guessed), and the G4 types, in no zone "
+        "list read, stay located by region; each G4 offer once, flagged gcp-g4 (not also "
         "gcp-g4-preview). G4 shapes with a fraction of a GPU, TPUs (not in pricing.yml) and N1 "
         "GPUs (priced per GPU, not per machine) are not in it. Why this version: newer commits "
         "of pricing.yml exist (c18ed31 2026-08-06, c7e278f 2026-08-13, dac3128 2026-08-20), "
@@ -283,7 +290,11 @@ LEFT_OUT: dict[str, str] = {
     "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "
     "public capture on 2026-12-02 (the code index, for the meter name 'NC24ads A100 v4 Spot', "
     "the spot price 0.67877 and Retail Prices API items of Standard_NC24ads_A100_v4): only "
-    "hand-written test data and prose quotes, no recorded item",
+    "hand-written test data and prose quotes, no recorded item. SkyPilot's Azure catalog is "
+    "no substitute: the file index holds no catalogs/v7 or v8/azure file, only "
+    "catalogs/v6/azure/vms.csv (one version, 098741e7, undated, read 2026-12-02), which "
+    "prices US regions only (centralus ... westus3, as far as read), where 0.1.34's "
+    "integrity tests ask for Standard_D2s_v3 in about 60 regions worldwide",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
     "illustrative, and SkyPilot has no CloudRift catalog",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",

@@ -78,6 +78,10 @@ PINNED = {
     "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
+    # Cyclenerd tools/machinetypezone.csv @fd66b26 (content of 2023-05-02), the same rows.
+    "cyclenerd_machinetypezone_fd66b26_excerpt.csv": "aff34d9237c9f6f1d46268d5a7ac128f255d3d447420d2dabbcd0493cd03bf8b",
+    # Two columns of the rows read of SkyPilot's catalogs/v8/gcp/vms.csv @006059e0.
+    "skypilot_v8_gcp_zones_excerpt.csv": "89b4b14819458b7360192300f770f363db42d94bbed8135f3ba00cd2a46ef791",
     # Cyclenerd tools/machinetyperegion.csv @fd66b26, the A2/A3/G2/G4/E2 rows (data README).
     "cyclenerd_machinetyperegion_fd66b26_excerpt.csv": (
         "e5b2b2b05331b1173c1c8cf98efef0b6b288d541b2741ae53053417721ea6089"
@@ -649,18 +653,19 @@ def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
     machines = data["compute"]["instance"]
     gcp = list(offers(snapshot, "gcp"))
     for item in gcp:
-        cost = machines[item.instance_name]["cost"][item.location]
+        region = gcp_region(item)
+        cost = machines[item.instance_name]["cost"][region]
         assert cost["hour_spot" if item.spot else "hour"] == item.price, item
     # Real figures, checked against the file's rows: the L4 spot price the old snapshot had
-    # at $0.2532 in europe-west4 is $0.38986 in this version.
+    # at $0.2532 in europe-west4 is $0.38986 in this version (the same in each zone).
     price = {(i.instance_name, i.location, i.spot): i.price for i in gcp}
-    assert price[("g2-standard-4", "europe-west4", True)] == 0.38986
-    assert price[("g2-standard-4", "us-central1", False)] == 0.706832255
-    assert price[("a3-highgpu-8g", "us-central1", False)] == 88.4899999025753
-    assert price[("a3-highgpu-8g", "us-central1", True)] == 50.6095408219178
+    assert price[("g2-standard-4", "europe-west4-a", True)] == 0.38986
+    assert price[("g2-standard-4", "us-central1-a", False)] == 0.706832255
+    assert price[("a3-highgpu-8g", "us-central1-a", False)] == 88.4899999025753
+    assert price[("a3-highgpu-8g", "us-central1-c", True)] == 50.6095408219178
     # The collector's filter: an A3 with fewer than 8 GPUs is not sold on demand.
-    assert ("a3-highgpu-1g", "us-central1", False) not in price
-    assert ("a3-highgpu-1g", "us-central1", True) in price
+    assert ("a3-highgpu-1g", "us-central1-a", False) not in price
+    assert ("a3-highgpu-1g", "us-central1-a", True) in price
     g4 = [i for i in gcp if i.instance_name == "g4-standard-48" and i.location == "us-central1"]
     # Once each, with the flag dstack 0.21/0.22 ask for (no `gcp-g4-preview` copy).
     assert sorted((i.spot, tuple(i.flags), i.price) for i in g4) == [
@@ -671,7 +676,7 @@ def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
     converted = cyclenerd_gcp.convert()
     assert converted.fractional == []  # the G4 shares are written as the collector writes them
     assert not converted.unknown_keys
-    assert len(gcp) == 1980
+    assert len(gcp) == 4834
     a100 = next(i for i in gcp if i.instance_name == "a2-ultragpu-8g")
     assert (a100.gpu_name, a100.gpu_memory, a100.gpu_count) == ("A100", 80.0, 8)
 
@@ -713,10 +718,10 @@ def test_gcp_offers_are_only_where_gcp_has_the_machine_type(snapshot):
     sold = cyclenerd_gcp.read_regions()
     gcp = list(offers(snapshot, "gcp"))
     outside = sorted(
-        {(i.instance_name, i.location) for i in gcp if i.location not in sold[i.instance_name]}
+        {(i.instance_name, i.location) for i in gcp if gcp_region(i) not in sold[i.instance_name]}
     )
     assert not outside, f"{len(outside)} GCP offers where the type is not sold: {outside[:5]}"
-    ultra = {i.location for i in gcp if i.instance_name == "a2-ultragpu-1g"}
+    ultra = {gcp_region(i) for i in gcp if i.instance_name == "a2-ultragpu-1g"}
     assert ultra == sold["a2-ultragpu-1g"] and len(ultra) == 5
     # The README's old first answer: a g2-standard-4 spot offer in europe-north1 at $0.0772,
     # where GCP has no G2 machine.
@@ -725,6 +730,50 @@ def test_gcp_offers_are_only_where_gcp_has_the_machine_type(snapshot):
     cheapest_l4_spot = min(i.price for i in gcp if i.gpu_name == "L4" and i.spot)
     assert cheapest_l4_spot > 0.2
     assert cyclenerd_gcp.convert().not_sold > 0  # the file alone would list them
+
+
+def gcp_region(item: CatalogItem) -> str:
+    """The region of a GCP offer: its zone's region, or the location itself for the G4 offers,
+    which no zone list read names (located by region)."""
+    from gpuhunt.providers.gcp import zone_region
+
+    return item.location if item.instance_name.startswith("g4-") else zone_region(item.location)
+
+
+def test_gcp_offers_are_located_by_zone_as_the_collector_writes_them(snapshot):
+    """The GCP collector (and 0.1.x) writes zones (`us-central1-a`); an offer is in each zone of
+    its region that a zone list read names for its type, and nowhere a zone list does not."""
+    from scripts.snapshot_sources import cyclenerd_gcp
+
+    zones = cyclenerd_gcp.read_zones()
+    gcp = list(offers(snapshot, "gcp"))
+    by_type: dict[str, set[str]] = {}
+    for i in gcp:
+        by_type.setdefault(i.instance_name, set()).add(i.location)
+    for name, locations in by_type.items():
+        if name.startswith("g4-"):  # in no zone list read: by region, as before
+            assert name not in zones and all(
+                re.fullmatch(r"[a-z]+-[a-z]+[0-9]+", x) for x in locations
+            )
+            continue
+        assert locations <= zones[name], (name, sorted(locations - zones[name])[:5])
+        assert all(re.fullmatch(r"[a-z]+-[a-z]+[0-9]+-[a-z]", x) for x in locations), name
+    # Cyclenerd's 2023 zone list has no A3; SkyPilot's names its zones.
+    assert by_type["a3-highgpu-8g"] >= {"us-central1-a", "us-central1-b", "us-central1-c"}
+    # europe-west10 opened after the 2023 list: its e2 zones are SkyPilot's.
+    assert {"europe-west10-a", "me-central2-c"} <= by_type["e2-highcpu-2"]
+    converted = cyclenerd_gcp.convert(zones=zones)
+    assert converted.region_located == {n for n in by_type if n.startswith("g4-")}
+    assert converted.no_zone > 0  # sold in a region, but no zone read there: left out
+
+
+def test_a_gcp_zone_list_row_that_is_not_type_and_zone_is_an_error(tmp_path):
+    from scripts.snapshot_sources import cyclenerd_gcp
+
+    path = tmp_path / "zones.csv"
+    path.write_text("InstanceType,AvailabilityZone\na2-highgpu-1g\n")
+    with pytest.raises(ValueError, match=":2: expected InstanceType,AvailabilityZone"):
+        cyclenerd_gcp.read_zones(skypilot_path=path)
 
 
 def test_gcp_region_list_is_read_at_the_pricing_files_commit():
@@ -935,7 +984,6 @@ UPSTREAM_KNOWN_GAPS = {
     },
     "azure": {"*": "no Azure part: no recorded or published Azure GPU prices were read"},
     "gcp": {
-        "TestGCPCatalog::test_e2_highcpu_2_zones": "locations are regions: no 2026 zone list",
         "TestGCPCatalog::test_gpu_present": "no B200 (a4 not priced in pricing.yml@fd66b26) "
         "and no N1 GPUs (T4, V100: priced per GPU, not in pricing.yml)",
         "TestGCPCatalog::test_tpu_present[v2]": "TPUs are not in pricing.yml",

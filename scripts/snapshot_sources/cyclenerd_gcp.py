@@ -51,6 +51,13 @@ STORED = DATA / "cyclenerd_pricing_fd66b26_excerpt.yml"
 # column is headed ZONE but holds regions), cut to the types the pricing excerpt keeps.
 REGIONS_PATH = "tools/machinetyperegion.csv"
 REGIONS_STORED = DATA / "cyclenerd_machinetyperegion_fd66b26_excerpt.csv"
+# Where in a region each type is sold: the GCP collector (and 0.1.x) writes zones. Cyclenerd's
+# zone list at the same commit was last changed on 2023-05-02, so it misses newer types and
+# regions; SkyPilot's GCP catalog (undated) names zones for the A2, A3 and G2 types. Both
+# only ever narrow the dated 2026-07-30 region list above, never add to it (data/README.md).
+ZONES_STORED = DATA / "cyclenerd_machinetypezone_fd66b26_excerpt.csv"
+SKYPILOT_ZONES_STORED = DATA / "skypilot_v8_gcp_zones_excerpt.csv"
+SKYPILOT_ZONES_COMMIT = "006059e0f18acb1341e22a27751e9f80df6ba92f"
 
 # pricing.yml's GPU keys -> Compute Engine accelerator types (GCP's own names).
 GPU_KEYS = {
@@ -70,6 +77,11 @@ class Converted:
     fractional: list[str] = field(default_factory=list)  # machine types left out, a GPU share
     unknown_keys: list[str] = field(default_factory=list)
     not_sold: int = 0  # (type, region) prices left out: the type is not in that region
+    # (type, region) prices left out: the type is sold in the region, but no zone list read
+    # names a zone of it there (a zone is never guessed).
+    no_zone: int = 0
+    # Types no zone list names at all (G4, newer than every zone list read): located by region.
+    region_located: set[str] = field(default_factory=set)
 
 
 def read(path: Path = STORED) -> dict[str, Any]:
@@ -98,8 +110,31 @@ def read_regions(path: Path = REGIONS_STORED) -> dict[str, frozenset[str]]:
     return {name: frozenset(r) for name, r in regions.items()}
 
 
-def convert(path: Path = STORED, regions_path: Path | None = REGIONS_STORED) -> Converted:
-    """`regions_path=None` converts every priced region (what the file alone says)."""
+def read_zones(
+    path: Path = ZONES_STORED, skypilot_path: Path | None = SKYPILOT_ZONES_STORED
+) -> dict[str, frozenset[str]]:
+    """Machine type -> the zones either zone list names it in."""
+    zones = {name: set(z) for name, z in read_regions(path).items()}
+    if skypilot_path is not None:
+        with skypilot_path.open(newline="") as f:
+            header = f.readline().strip()
+            if header != "InstanceType,AvailabilityZone":
+                raise ValueError(f"{skypilot_path}: unexpected header {header!r}")
+            for n, line in enumerate(f, start=2):
+                cells = line.strip().split(",")
+                if len(cells) != 2 or not all(cells):
+                    raise ValueError(f"{skypilot_path}:{n}: expected InstanceType,AvailabilityZone")
+                zones.setdefault(cells[0], set()).add(cells[1])
+    return {name: frozenset(z) for name, z in zones.items()}
+
+
+def convert(
+    path: Path = STORED,
+    regions_path: Path | None = REGIONS_STORED,
+    zones: dict[str, frozenset[str]] | None = None,
+) -> Converted:
+    """`regions_path=None` converts every priced region (what the file alone says); `zones`
+    (type -> zones) locates each offer in the zones of its region, as the collector does."""
     from gpuhunt.providers import gcp
 
     data = read(path)
@@ -130,7 +165,20 @@ def convert(path: Path = STORED, regions_path: Path | None = REGIONS_STORED) -> 
             if sold is not None and region not in sold.get(name, ()):
                 out.not_sold += 1
                 continue
-            for column, spot in (("hour", False), ("hour_spot", True)):
+            locations = [region]
+            if zones is not None:
+                if name not in zones:
+                    out.region_located.add(name)
+                else:
+                    locations = sorted(z for z in zones[name] if gcp.zone_region(z) == region)
+                    if not locations:
+                        out.no_zone += 1
+                        continue
+            for location, column, spot in (
+                (loc, col, sp)
+                for loc in locations
+                for col, sp in (("hour", False), ("hour_spot", True))
+            ):
                 price = cost.get(column)
                 if not isinstance(price, (int, float)) or price <= 0:
                     continue
@@ -139,7 +187,7 @@ def convert(path: Path = STORED, regions_path: Path | None = REGIONS_STORED) -> 
                     CatalogItem(
                         provider="gcp",
                         instance_name=name,
-                        location=region,
+                        location=location,
                         price=float(price),
                         cpu=int(machine["cpu"]),
                         memory=float(machine["ram"]),
@@ -163,7 +211,7 @@ def collect() -> list[CatalogItem]:
     """GCP's snapshot offers: the stored excerpt converted, the collector's filter applied."""
     from gpuhunt.providers import gcp
 
-    converted = convert()
+    converted = convert(zones=read_zones())
     if converted.unknown_keys:
         raise ValueError(f"gcp: unknown pricing.yml keys: {'; '.join(converted.unknown_keys)}")
     return gcp.GCPProvider.filter(converted.items)
