@@ -137,12 +137,12 @@ def test_the_public_names():
 
 
 def test_a_gpu_name_is_shown_with_the_canonical_name_it_was_read_as(catalog):
-    # "TPU v5e" is v5litepod (the alias table); the line says so even when no provider is known
-    # to list it, and says when a name is no GPU gpuhunt knows.
+    # "TPU v5e" is v5litepod (the alias table); the line says so, and who lists it (GCP, whose
+    # offers this catalog lacks), and says when a name is no GPU gpuhunt knows.
     lines = catalog.explain(gpu_name=["TPU v5e", "Quantum9"]).lines()
     assert (
-        "No offer in this catalog is a 'TPU v5e' (v5litepod); no provider is known to list it."
-        in lines
+        "No offer in this catalog is a 'TPU v5e' (v5litepod). Listed by: gcp (offline provider; "
+        "this catalog has none of its offers)." in lines
     )
     assert any("'Quantum9' (a name gpuhunt does not know)" in x for x in lines)
 

@@ -357,7 +357,12 @@ def test_bit_flips_in_the_cache_are_never_served(tmp_path):
     bad[len(good) // 2] ^= 0x10
     zipped.write_bytes(bytes(bad))
     c = Catalog(catalog_url=url, timeout=(1, 1), retries=0)
-    assert c.query() and c.status().source == "bundled"
+    got = [(i.instance_name, i.price, i.cpu) for i in c.query()]
+    # Either the bundled snapshot, or the table a warm start derived from the good archive
+    # (`load.warm`, sealed on its own): the exact offers, never the damaged archive's.
+    assert c.status().source in ("bundled", "disk-cache")
+    if c.status().source == "disk-cache":
+        assert got == expected
     assert flips > 100
 
 

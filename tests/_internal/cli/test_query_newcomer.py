@@ -33,10 +33,12 @@ def test_group_by_gpu_shows_every_model_unless_limited(capsys):
     out = capsys.readouterr().out
     rows = [line.split()[0] for line in out.splitlines()[1:] if line and line[0].isupper()]
     assert "H100" in rows and len(set(rows) & set(MODELS)) == 60
-    assert "62 of 62 GPU models and counts, from 62 offers" in out
+    assert "62 of 62 GPU models and counts, cheapest first, from 62 offers" in out
     # Cut by --limit: the footer's count says it.
     assert cli.main(["query", "--group-by", "gpu", "--limit", "5"]) == 0
-    assert "5 of 62 GPU models and counts, from 62 offers" in capsys.readouterr().out
+    assert (
+        "5 of 62 GPU models and counts, cheapest first, from 62 offers" in capsys.readouterr().out
+    )
     assert cli.main(["query", "--group-by", "gpu", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 62
 
@@ -51,14 +53,16 @@ def test_a_misspelt_provider_gets_did_you_mean_and_exit_2(capsys):
 def test_online_capable_providers_answered_from_the_catalog_say_online_asks_live(
     tmp_path, capsys, monkeypatch
 ):
-    vastai = [item("vastai", instance_name="h100-host", gpu_name="H100", gpu_memory=80.0)]
+    # Lium: an online provider the bundled snapshot holds (so `--provider lium` offline is a
+    # question the catalog's copy can answer).
+    lium = [item("lium", instance_name="h100-host", gpu_name="H100", gpu_memory=80.0)]
     publish_archive(
-        tmp_path / "other", "20261129-1", {"vastai": csv_bytes(vastai), "aws": csv_bytes(AWS)}
+        tmp_path / "other", "20261129-1", {"lium": csv_bytes(lium), "aws": csv_bytes(AWS)}
     )
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "other"))
     monkeypatch.setenv("COLUMNS", "1000")
-    note = "vastai: a copy of its offers (data age above), not asked live; --online asks it."
-    assert cli.main(["query", "--provider", "vastai"]) == 0
+    note = "lium: a copy of its offers (data age above), not asked live; --online asks it."
+    assert cli.main(["query", "--provider", "lium"]) == 0
     assert note in capsys.readouterr().out
     assert cli.main(["query", "--gpu", "H100", "--group-by", "gpu"]) == 0
     assert note in capsys.readouterr().out

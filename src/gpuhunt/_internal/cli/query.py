@@ -246,7 +246,9 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
     if not args.online:
         # Those the bundled snapshot holds are answered from it while the catalog cannot be
         # loaded (`_check_stand_ins` after the query); the others need --online.
-        held = _snapshot_providers()
+        from gpuhunt._internal.load import sources  # lazy for start-up time: only needed here
+
+        held = sources.bundled_providers()
         named_online = [s for s in named_online if s.name not in held]
         if named_online:
             names = ", ".join(s.name for s in named_online)
@@ -263,17 +265,6 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
                 raise UsageError(f"{spec.name}: {e}") from None
             logger.debug("Skipping online provider %s: %s", spec.name, e)
     return live
-
-
-def _snapshot_providers() -> set[str]:
-    # Lazy for start-up time: reading the snapshot's manifest is only needed here.
-    from gpuhunt._internal.load import sources
-
-    try:
-        manifest = sources.bundled().manifest or {}
-    except GPUHuntError:  # no snapshot in this installation
-        return set()
-    return set(manifest.get("providers") or {})
 
 
 def _check_stand_ins(args: argparse.Namespace, status: CatalogStatus) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from gpuhunt._internal.errors import CatalogError
+from gpuhunt._internal.errors import CatalogError, GPUHuntError
 from gpuhunt._internal.errors import NotFound as NotFound  # importable from here, as before
 from gpuhunt._internal.errors import Unchanged as Unchanged
 from gpuhunt._internal.formats.archive import Archive, read_archive
@@ -202,6 +202,15 @@ def bundled() -> RawCatalog:
     archive = read_archive(data, source="bundled catalog.zip")
     version = str((archive.manifest or {}).get("version", "bundled"))
     return RawCatalog.of(archive, version, "bundled", "bundled")
+
+
+def bundled_providers() -> set[str]:
+    """The providers the bundled snapshot holds (none in an installation without it)."""
+    try:
+        manifest = bundled().manifest or {}
+    except GPUHuntError:
+        return set()
+    return set(manifest.get("providers") or {})
 
 
 def snapshot_age_days(

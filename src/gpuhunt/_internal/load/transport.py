@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import io
 import ipaddress
 import logging
 import re
@@ -19,12 +18,13 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
-import urllib3
-from requests.adapters import BaseAdapter, HTTPAdapter
+from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from gpuhunt._internal import forks
 from gpuhunt._internal.errors import ProviderError, redact
+from gpuhunt._internal.load.mock import MockTransport as MockTransport  # tests' transport
+from gpuhunt._internal.load.mock import make_response as make_response
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.load.urls import _host
 from gpuhunt._internal.load.urls import safe_url as safe_url  # moved there; importable here
@@ -289,74 +289,6 @@ def default_timeout(http: requests.Session | None = None) -> tuple[float, float]
     """The (connect, read) timeout a request gets when it does not pass one."""
     found = getattr(http or session(), "default_timeout", None)
     return found if found is not None else Settings().http_timeout
-
-
-class MockTransport(BaseAdapter):
-    """A transport that answers every request with `handler(request)` instead of the network,
-    as httpx's `MockTransport` does: `Catalog(transport=MockTransport(handler))`, or mounted on
-    a provider's session. `handler` gets the `requests.PreparedRequest` and returns a
-    `requests.Response` (`make_response` builds one) or raises a `requests.RequestException`
-    (a `requests.ConnectionError` stands for a server that is down). `requests` lists what
-    reached it, in order."""
-
-    def __init__(self, handler: Callable[[requests.PreparedRequest], requests.Response]) -> None:
-        super().__init__()
-        self.handler = handler
-        self.requests: list[requests.PreparedRequest] = []
-        self._lock = threading.Lock()
-
-    def send(
-        self,
-        request: requests.PreparedRequest,
-        stream: bool = False,
-        timeout: float | tuple[float, float] | tuple[float, None] | None = None,
-        verify: bool | str = True,
-        cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
-        proxies: Mapping[str, str] | None = None,
-    ) -> requests.Response:
-        with self._lock:
-            self.requests.append(request)
-        try:
-            response = self.handler(request)
-        except requests.RequestException as e:
-            if e.request is None:  # as requests' own adapter does: the error names its request
-                e.request = request
-            raise
-        response.request = request
-        if response.url is None:
-            response.url = request.url or ""
-        return response
-
-    def close(self) -> None:
-        pass
-
-
-def make_response(
-    status: int = 200,
-    content: bytes | str = b"",
-    headers: Mapping[str, str] | None = None,
-    request: requests.PreparedRequest | None = None,
-) -> requests.Response:
-    """A `requests.Response` with `status`, `content` (bytes, or text sent as UTF-8) and
-    `headers` (a Content-Length is added), readable streamed or whole like a real one."""
-    body = content.encode() if isinstance(content, str) else content
-    response = requests.Response()
-    response.status_code = status
-    response.headers.update(headers or {})
-    response.headers.setdefault("Content-Length", str(len(body)))
-    # What requests' own adapter puts there, so that streamed reads (`raw.read1`) work.
-    response.raw = urllib3.HTTPResponse(
-        body=io.BytesIO(body),
-        headers=dict(response.headers),
-        status=status,
-        preload_content=False,
-        decode_content=False,
-    )
-    response.reason = "OK" if status < 400 else "Error"
-    if request is not None:
-        response.request = request
-        response.url = request.url or ""
-    return response
 
 
 def request(
