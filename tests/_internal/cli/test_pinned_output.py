@@ -53,18 +53,18 @@ TABLES = [
 WHOLE = [
     (
         ["query", "--json"],
-        1589461,
-        "a9c6f47773ab0a2bff8acbeec11474f91c90662ff06c85b282a1db88e7d23408",
+        1836714,
+        "46236ac2a3a53bc8cf78bf62f5c44400a8ade487496b279947a5b3b4d1c81ef3",
     ),
     (
         ["query", "--csv"],
-        393890,
-        "534e73117708b820acfd0239aef6d91aa07387fcb1dfa87825bdf80dfd7f16cf",
+        429239,
+        "0507b131c3fe0dd20dae4da0c5ae600e5f27423ce01b202ae3bfac5464967d6f",
     ),
     (
         ["query", "--sort", "gpu-memory", "--json"],
-        1589461,
-        "d6ec871d2ad234ac7c505e19309c6e04e4fa354242731dc5bb4d975fd261d589",
+        1836714,
+        "ff6d77d6bb75f1966388ef4ceaae2820b5d756de2b6ab9007383aa75bc009bb4",
     ),
 ]
 
