@@ -42,10 +42,10 @@ from typing import Any
 from gpuhunt._internal import currency
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 NAME = "ovhcloud"
 CATALOG_URL = "https://eu.api.ovh.com/1.0/order/catalog/public/cloud"
@@ -56,18 +56,12 @@ PRICE_UNIT = 1e8  # catalog prices are in 1e-8 of the currency
 _HOURLY_PLAN = re.compile(r"^([a-z0-9][a-z0-9-]*)\.consumption$")
 
 
-class OVHcloudProvider(OfflineProvider):
+class OVHcloudProvider(Collects[ParseReport], OfflineProvider):
+    REPORT = ParseReport
     NAME = NAME
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         offers = parse_catalog(fetch_catalog(), report)
-        self.last_report = report
         return sorted(offers, key=lambda i: (i.price, i.instance_name))
 
 

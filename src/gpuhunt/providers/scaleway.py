@@ -47,10 +47,10 @@ from typing import Any
 from gpuhunt._internal import currency
 from gpuhunt._internal.gpu_names import gpu_memory_from_name
 from gpuhunt._internal.load import transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OfflineProvider
+from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 NAME = "scaleway"
 PRODUCTS_URL = "https://api.scaleway.com/product-catalog/v2alpha1/public-catalog/products"
@@ -64,18 +64,12 @@ NOT_ORDERABLE = frozenset(
 _OFFER_MEMORY = re.compile(r"-(\d+)G$", re.IGNORECASE)
 
 
-class ScalewayProvider(OfflineProvider):
+class ScalewayProvider(Collects[ParseReport], OfflineProvider):
+    REPORT = ParseReport
     NAME = NAME
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        report = ParseReport(provider=NAME)
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         offers = parse_products(fetch_products(), report)
-        self.last_report = report
         return sorted(offers, key=lambda i: (i.price, i.instance_name, i.location))
 
 

@@ -30,9 +30,9 @@ from typing_extensions import Self
 from gpuhunt._internal import currency
 from gpuhunt._internal.gpu_names import canonical_gpu_name, gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport
-from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers._report import ParseReport
-from gpuhunt.providers.base import OnlineProvider, get_creds_env
+from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,8 @@ _VENDOR_KEYWORDS: tuple[tuple[re.Pattern[str], AcceleratorVendor], ...] = (
 )
 
 
-class SeewebProvider(OnlineProvider):
+class SeewebProvider(Collects[ParseReport], OnlineProvider):
+    REPORT = ParseReport
     NAME = "seeweb"
 
     def __init__(self, token: str | None = None) -> None:
@@ -62,16 +63,8 @@ class SeewebProvider(OnlineProvider):
     def from_env(cls) -> Self:
         return cls(token=get_creds_env(TOKEN_ENV))
 
-    def get(
-        self,
-        query_filter: QueryFilter | None = None,
-        balance_resources: bool = True,
-        apply_filter: bool = False,
-    ) -> list[CatalogItem]:
-        payload = fetch_plans(self._token)
-        report = ParseReport(provider=self.NAME)
-        offers = parse_plans(payload, report)
-        self.last_report = report
+    def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
+        offers = parse_plans(fetch_plans(self._token), report)
         return sorted(offers, key=lambda i: i.price)
 
 
