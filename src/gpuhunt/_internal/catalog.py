@@ -24,7 +24,6 @@ from gpuhunt._internal import catalog_query, catalog_status, explain, forks, val
 from gpuhunt._internal.catalog_query import NOT_ADDED as NOT_ADDED
 from gpuhunt._internal.catalog_status import CatalogStatus as CatalogStatus
 from gpuhunt._internal.explain import Explanation
-from gpuhunt._internal.history import api
 from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
@@ -416,6 +415,9 @@ class Catalog:
         location, the share of observations it was available (`PriceHistory.availability`;
         from the observations dataset, with DuckDB: the `dataset` extra).
         """
+        # Imported here: history downloads (requests), which a query from the cache never needs.
+        from gpuhunt._internal.history import api
+
         return api.catalog_history(
             self.catalog_url,
             context=self._context,
