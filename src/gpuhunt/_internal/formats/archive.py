@@ -1,7 +1,10 @@
 """Catalog archives (pure: bytes in, bytes out): a zip of `{provider}.csv` files, their
 `{provider}.columns` files (see `formats.columns`) and `manifest.json`. Reading one refuses
-members with unexpected names, paths, or sizes beyond a cap (no zip bombs), and checks every CSV
-against the sha256 the manifest gives for it.
+members with unexpected names, paths, or sizes beyond a cap (no zip bombs), judged from the
+central directory before anything is inflated. Members are inflated when asked for (`Members`):
+one the manifest does not list is never inflated, and a CSV whose column file matches the
+manifest's `columns_sha256` is inflated, and checked against the manifest's sha256, only if
+something reads it. Every other CSV is checked against the manifest when the archive is read.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 import stat
 import zipfile
 import zlib
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,12 +58,87 @@ def write_archive(
     return buf.getvalue()
 
 
+class _Later:
+    """A member not inflated yet: where it is, and the sha256 it must have (if known)."""
+
+    __slots__ = ("zip", "info", "source", "sha256")
+
+    def __init__(
+        self, z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, sha256: str | None
+    ) -> None:
+        self.zip, self.info, self.source, self.sha256 = z, info, source, sha256
+
+
+class Members(MutableMapping[str, bytes]):
+    """name -> bytes, where an entry may be a zip member inflated (and checked against its
+    manifest sha256) on first read. Membership, length and iteration inflate nothing; reading
+    an entry (`[]`, `get`, `items`, `values`) does, and raises `CatalogIntegrityError` if the
+    bytes are not what the manifest says: bytes that do not match are never handed out."""
+
+    def __init__(self, ready: dict[str, bytes] | None = None) -> None:
+        self._items: dict[str, bytes | _Later] = dict(ready or {})
+
+    def defer(self, key: str, later: _Later) -> None:
+        self._items[key] = later
+
+    def move_to(self, other: Members, key: str) -> None:
+        """Put `key` into `other` as it is here: still not inflated if it was not."""
+        other._items[key] = self._items[key]
+
+    def inflated(self, key: str) -> bool:
+        return not isinstance(self._items[key], _Later)
+
+    def __getitem__(self, key: str) -> bytes:
+        item = self._items[key]
+        if not isinstance(item, _Later):
+            return item
+        data = _inflate(item.zip, item.info, item.source)
+        if item.sha256 is not None and sha256(data) != item.sha256:
+            raise CatalogIntegrityError(
+                f"{item.source}: {item.info.filename} does not match the sha256 in its manifest"
+            )
+        self._items[key] = data
+        return data
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        self._items[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._items[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Members({list(self._items)})"
+
+
+def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
+    """One member's bytes, never more than its (already capped) declared size."""
+    try:
+        with z.open(info) as member:
+            # Read one byte past the declared size: a lying header cannot expand further.
+            content = member.read(info.file_size + 1)
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
+        raise CatalogIntegrityError(f"{source}: member {info.filename} is corrupt ({e})") from None
+    if len(content) != info.file_size:
+        raise CatalogIntegrityError(f"{source}: member {info.filename} has the wrong size")
+    return content
+
+
 @dataclass
 class Archive:
-    csvs: dict[str, bytes]  # provider -> CSV bytes
+    csvs: Members  # provider -> CSV bytes, inflated when read
     manifest: dict[str, Any] | None
     columns: dict[str, bytes] = field(default_factory=dict)  # provider -> column file
-    sha256: dict[str, str] = field(default_factory=dict)  # provider -> its CSV's, if computed
+    # provider -> its CSV's: computed, or for a CSV not inflated, the manifest's (checked on read).
+    sha256: dict[str, str] = field(default_factory=dict)
     # Members left unread: CSVs of providers the manifest does not list (see `read_archive`).
     ignored: list[str] = field(default_factory=list)
 
@@ -86,87 +165,69 @@ def _read_archive(data: bytes, source: str) -> Archive:
         z = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, EOFError) as e:
         raise CatalogIntegrityError(f"{source}: not a readable zip archive ({e})") from None
-    with z:
-        infos = z.infolist()
-        total = 0
-        for info in infos:
-            name = info.filename
-            if name != MANIFEST_NAME and not _MEMBER_NAME.match(name):
-                raise CatalogIntegrityError(f"{source}: unexpected member {name[:80]!r}")
-            kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no Unix file type recorded
-            if info.is_dir() or kind not in (0, stat.S_IFREG):
-                # A symlink member would be served as its target's path text.
-                raise CatalogIntegrityError(f"{source}: member {name} is not a regular file")
-            if info.compress_type not in _COMPRESSIONS:
-                raise CatalogIntegrityError(
-                    f"{source}: member {name} uses compression method {info.compress_type}, "
-                    "which catalogs do not use"
-                )
-            if info.file_size > MAX_MEMBER_BYTES:
-                raise CatalogIntegrityError(f"{source}: member {name} is too large")
-            if info.compress_size and info.file_size / info.compress_size > MAX_COMPRESSION_RATIO:
-                raise CatalogIntegrityError(f"{source}: member {name} is suspiciously compressed")
-            total += info.file_size
-        if total > MAX_TOTAL_BYTES:
-            raise CatalogIntegrityError(f"{source}: archive expands beyond the size cap")
-        members: dict[str, bytes] = {}
-        for info in infos:
-            if info.filename != MANIFEST_NAME and not info.filename.endswith(_READ_SUFFIXES):
-                continue
-            try:
-                with z.open(info) as member:
-                    # Read one byte past the declared size: a lying header cannot expand further.
-                    content = member.read(info.file_size + 1)
-            except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
-                raise CatalogIntegrityError(
-                    f"{source}: member {info.filename} is corrupt ({e})"
-                ) from None
-            if len(content) != info.file_size:
-                raise CatalogIntegrityError(f"{source}: member {info.filename} has the wrong size")
-            members[info.filename] = content
+    infos = z.infolist()
+    total = 0
+    for info in infos:
+        name = info.filename
+        if name != MANIFEST_NAME and not _MEMBER_NAME.match(name):
+            raise CatalogIntegrityError(f"{source}: unexpected member {name[:80]!r}")
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no Unix file type recorded
+        if info.is_dir() or kind not in (0, stat.S_IFREG):
+            # A symlink member would be served as its target's path text.
+            raise CatalogIntegrityError(f"{source}: member {name} is not a regular file")
+        if info.compress_type not in _COMPRESSIONS:
+            raise CatalogIntegrityError(
+                f"{source}: member {name} uses compression method {info.compress_type}, "
+                "which catalogs do not use"
+            )
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise CatalogIntegrityError(f"{source}: member {name} is too large")
+        if info.compress_size and info.file_size / info.compress_size > MAX_COMPRESSION_RATIO:
+            raise CatalogIntegrityError(f"{source}: member {name} is suspiciously compressed")
+        total += info.file_size
+    if total > MAX_TOTAL_BYTES:
+        raise CatalogIntegrityError(f"{source}: archive expands beyond the size cap")
+    # The last entry of a name wins, as zipfile's own lookup by name does.
+    by_name = {info.filename: info for info in infos}
     manifest = None
-    if MANIFEST_NAME in members:
+    if MANIFEST_NAME in by_name:
+        text = _inflate(z, by_name[MANIFEST_NAME], source)
         try:
-            manifest = json.loads(members.pop(MANIFEST_NAME))
+            manifest = json.loads(text)
             if not isinstance(manifest, dict):
                 raise ValueError("not an object")
         except (ValueError, RecursionError) as e:
             raise CatalogIntegrityError(
                 f"{source}: manifest.json is not valid ({type(e).__name__})"
             ) from None
-    csvs = {n[: -len(".csv")]: data for n, data in members.items() if n.endswith(".csv")}
-    columns = {
-        n[: -len(COLUMNS_SUFFIX)]: data
-        for n, data in members.items()
-        if n.endswith(COLUMNS_SUFFIX) and n[: -len(COLUMNS_SUFFIX)] in csvs
-    }
-    hashes: dict[str, str] = {}
+    providers = [n[: -len(".csv")] for n in by_name if n.endswith(".csv")]
     ignored: list[str] = []
     listed = manifest.get("providers") if manifest is not None else None
     if isinstance(listed, dict) and listed:
         # The manifest says what the archive holds: a member it does not list (slipped in,
-        # or left by a tool that packed a folder) is no part of the catalog, whatever it is.
-        for provider in [p for p in csvs if p not in listed]:
-            del csvs[provider]
-            columns.pop(provider, None)
-            ignored.append(f"{provider}.csv")
+        # or left by a tool that packed a folder) is no part of the catalog, whatever it is,
+        # and is never inflated.
+        ignored = [f"{p}.csv" for p in providers if p not in listed]
+        providers = [p for p in providers if p in listed]
         if ignored:
             logger.warning(
                 "%s: ignoring %s, which its manifest does not list", source, ", ".join(ignored)
             )
-    if manifest is not None:
-        entries = manifest.get("providers") or {}
-        for provider, content in csvs.items():
-            entry = entries.get(provider) or {}
-            expected = entry.get("sha256")
-            if expected:
-                hashes[provider] = sha256(content)
-                if hashes[provider] != expected:
-                    raise CatalogIntegrityError(
-                        f"{source}: {provider}.csv does not match the sha256 in its manifest"
-                    )
-            wanted = entry.get("columns_sha256")
-            if provider in columns and (not wanted or sha256(columns[provider]) != wanted):
+    entries = (manifest.get("providers") or {}) if manifest is not None else {}
+    csvs = Members()
+    columns: dict[str, bytes] = {}
+    hashes: dict[str, str] = {}
+    for provider in providers:
+        entry = (entries.get(provider) or {}) if manifest is not None else {}
+        expected = entry.get("sha256")
+        wanted = entry.get("columns_sha256")
+        packed_info = by_name.get(f"{provider}{COLUMNS_SUFFIX}")
+        csv_info = by_name[f"{provider}.csv"]
+        if packed_info is not None:
+            packed = _inflate(z, packed_info, source)
+            if manifest is None or wanted and sha256(packed) == wanted:
+                columns[provider] = packed
+            else:
                 # Only a faster way to the same offers: without it the CSV is parsed instead.
                 logger.warning(
                     "%s: %s%s does not match its manifest; parsing the CSV instead",
@@ -174,10 +235,24 @@ def _read_archive(data: bytes, source: str) -> Archive:
                     provider,
                     COLUMNS_SUFFIX,
                 )
-                del columns[provider]
-        for provider in entries:
-            if provider not in csvs:
+        if expected and provider in columns:
+            # The column file is what a load reads, and it matched the manifest: the CSV is
+            # inflated, and held to the manifest's sha256, only if something reads it.
+            csvs.defer(provider, _Later(z, csv_info, source, str(expected)))
+            hashes[provider] = str(expected)
+        elif expected:
+            content = _inflate(z, csv_info, source)
+            hashes[provider] = sha256(content)
+            if hashes[provider] != expected:
                 raise CatalogIntegrityError(
-                    f"{source}: {provider}.csv listed in the manifest is missing"
+                    f"{source}: {provider}.csv does not match the sha256 in its manifest"
                 )
+            csvs[provider] = content
+        else:
+            csvs.defer(provider, _Later(z, csv_info, source, None))
+    for provider in entries:
+        if provider not in csvs:
+            raise CatalogIntegrityError(
+                f"{source}: {provider}.csv listed in the manifest is missing"
+            )
     return Archive(csvs=csvs, manifest=manifest, columns=columns, sha256=hashes, ignored=ignored)

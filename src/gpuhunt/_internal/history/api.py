@@ -37,7 +37,7 @@ def _complete(raw: sources.RawCatalog, what: str) -> dict[str, bytes]:
     # A provider that failed to load would show up as every one of its offers removed.
     if raw.problems:
         raise CatalogError(f"Cannot compare {what}: {'; '.join(raw.problems)}")
-    return raw.csvs
+    return dict(raw.csvs)  # every CSV is compared: each is read (and checked) here
 
 
 def load_side(
@@ -65,7 +65,7 @@ def load_side(
         if path.is_file():
             archive = storage.read_archive(path.read_bytes(), source=str(path))
             name = str((archive.manifest or {}).get("version") or path.name)
-            return f"{name} ({path})", archive.csvs
+            return f"{name} ({path})", dict(archive.csvs)
         published = (path / "version").is_file() or any(
             (path / p / "version").is_file() for p in providers
         )
@@ -80,7 +80,7 @@ def load_side(
                 **rules,
             )
             return f"{raw.version} ({path})", _complete(raw, str(path))
-        return str(path), sources.from_directory(str(path), providers).csvs
+        return str(path), dict(sources.from_directory(str(path), providers).csvs)
     if "://" in spec:
         raw = fetch.fetch(
             spec,

@@ -30,7 +30,7 @@ from gpuhunt._internal.errors import (
     DownloadStopped,
     UnknownCatalogError,
 )
-from gpuhunt._internal.formats.archive import Archive, read_archive
+from gpuhunt._internal.formats.archive import Archive, Members, read_archive
 from gpuhunt._internal.load import threads, transport
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
@@ -364,7 +364,7 @@ def fetch_per_provider(
     # Daemon threads: a download abandoned at the load's deadline never holds the process up.
     with threads.DaemonPool(8, "gpuhunt-fetch", fetcher.context.threads) as pool:
         futures = {p: pool.submit(one, p) for p in providers}
-    raw = RawCatalog({}, version or "", source, fetcher.base)
+    raw = RawCatalog(Members(), version or "", source, fetcher.base)
     first_error: Exception | None = None
     for p, fut in futures.items():
         try:

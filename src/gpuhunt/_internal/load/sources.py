@@ -15,6 +15,7 @@ import ipaddress
 import logging
 import re
 import time
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -24,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
 from gpuhunt._internal.errors import NotFound as NotFound  # importable from here, as before
 from gpuhunt._internal.errors import Unchanged as Unchanged
-from gpuhunt._internal.formats.archive import Archive, read_archive
+from gpuhunt._internal.formats.archive import Archive, Members, read_archive
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.urls import safe_url
 
@@ -35,7 +36,8 @@ _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 @dataclass
 class RawCatalog:
-    csvs: dict[str, bytes]  # provider -> CSV
+    # provider -> CSV; from an archive, a `Members` whose CSVs are inflated when read
+    csvs: MutableMapping[str, bytes]
     version: str
     source: str  # "network", "disk-cache", "directory", "bundled"
     url: str
@@ -70,8 +72,12 @@ class RawCatalog:
         )
 
     def take(self, provider: str, archive: Archive) -> None:
-        """Add `provider`'s CSV from `archive`, with its column file and hash if it has them."""
-        self.csvs[provider] = archive.csvs[provider]
+        """Add `provider`'s CSV from `archive`, with its column file and hash if it has them
+        (a CSV not inflated yet stays so)."""
+        if isinstance(self.csvs, Members):
+            archive.csvs.move_to(self.csvs, provider)
+        else:
+            self.csvs[provider] = archive.csvs[provider]
         if provider in archive.columns:
             self.columns[provider] = archive.columns[provider]
         if provider in archive.sha256:
@@ -156,7 +162,7 @@ def from_cache(base: str, cache: DiskCache) -> RawCatalog | None:
             archive = read_archive(data, source=f"cached {v}/catalog.zip")
             return RawCatalog.of(archive, v, "disk-cache", base)
         versions = {str(k): str(v) for k, v in dict(latest.get("versions") or {}).items()}
-        raw = RawCatalog({}, "", "disk-cache", base, None, versions)
+        raw = RawCatalog(Members(), "", "disk-cache", base, None, versions)
         for p, v in versions.items():
             data = cache.get(p, v, "catalog.zip")
             if data is not None:

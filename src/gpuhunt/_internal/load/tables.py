@@ -74,14 +74,15 @@ def provider_table(
     a column file cached by an earlier parse of the same CSV, else by parsing the CSV. A CSV
     without the required columns raises `schema.MissingColumns` (the caller keeps the
     provider's previous offers). With `side`, hashing and cache writes run beside the parse."""
-    csv = raw.csvs[provider]
+    # The CSV is read (inflated from its archive, checked against the manifest) only if it is
+    # parsed or hashed: a column file the manifest vouches for comes with the CSV's sha256.
     packed = raw.columns.get(provider)
     if packed is None and cache is None:
-        return _parsed(csv, provider)
+        return _parsed(raw.csvs[provider], provider)
     csv_sha256 = (
         side.csv_sha256(raw, provider)
         if side is not None
-        else raw.sha256.get(provider) or archive.sha256(csv)
+        else raw.sha256.get(provider) or archive.sha256(raw.csvs[provider])
     )
     if packed is not None:
         try:
@@ -97,7 +98,7 @@ def provider_table(
                 return columns.decode(earlier, provider=provider, csv_sha256=csv_sha256)
             except Exception as e:  # noqa: BLE001 - a damaged cache file is only not used
                 logger.debug("Ignoring the cached %s table: %s", provider, e)
-    table = _parsed(csv, provider)
+    table = _parsed(raw.csvs[provider], provider)
     if cache is not None:
         packed_table = columns.encode(table, csv_sha256)
         if side is not None:

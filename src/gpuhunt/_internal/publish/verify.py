@@ -104,8 +104,9 @@ def verify(url: str, *, version: str | None = None, allow_http: bool = False) ->
         fetcher.get(kept)  # the unreadable history, published for inspection
     from gpuhunt._internal.history import remote
 
-    checked = remote.verify_history(base, v, entries, raw.csvs)
-    return Verified(v, manifest, raw.csvs, checked.rows)
+    csvs = dict(raw.csvs)  # every CSV read, so each is checked against the manifest
+    checked = remote.verify_history(base, v, entries, csvs)
+    return Verified(v, manifest, csvs, checked.rows)
 
 
 def kept_aside(manifest: dict[str, Any]) -> str | None:
