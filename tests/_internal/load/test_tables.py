@@ -110,3 +110,91 @@ def test_a_load_lets_go_of_each_providers_bytes_once_its_table_is_built(tmp_path
     loader._install(raw)
     assert loader.loaded is not None and loader.loaded.table.counts() == {"aws": 2, "gcp": 1}
     assert raw.csvs == {"aws": b"", "gcp": b""} and raw.columns == {}
+
+
+def _loader(tmp_path):
+    from gpuhunt._internal.load.loader import Loader
+    from gpuhunt._internal.load.settings import Settings
+
+    return Loader(
+        "https://catalog.example/v3",
+        Settings(cache_dir=tmp_path / "cache"),
+        reload_interval=3600,
+        auto_reload=False,
+        timeout=(1, 1),
+        retries=0,
+        load_timeout=1,
+    )
+
+
+def _archived(csvs: dict[str, bytes], packed_from: dict[str, bytes], **members: bytes):
+    """What reads a `RawCatalog` from a published-style archive: each provider's manifest entry
+    names its CSV's sha256 and the sha256 of a column file built from `packed_from[p]`; a CSV
+    member may be replaced by `members[p]` (what a tampered archive would hold)."""
+    from gpuhunt._internal.formats.archive import read_archive, write_archive
+    from gpuhunt._internal.publish.build import column_file
+
+    packed = {p: column_file(p, packed_from[p]) for p in packed_from}
+    entries = {
+        p: {"sha256": sha256(csv), **({"columns_sha256": sha256(packed[p])} if p in packed else {})}
+        for p, csv in csvs.items()
+    }
+    data = write_archive({**csvs, **members}, {"version": "v1", "providers": entries}, packed)
+    return lambda: RawCatalog.of(read_archive(data, source="v1/catalog.zip"), "v1", "network", "x")
+
+
+def _count_inflates(monkeypatch) -> list[str]:
+    from gpuhunt._internal.formats import archive
+
+    seen: list[str] = []
+    real = archive._inflate
+
+    def counting(z, info, source):
+        seen.append(info.filename)
+        return real(z, info, source)
+
+    monkeypatch.setattr(archive, "_inflate", counting)
+    return seen
+
+
+def test_a_catalog_with_column_files_loads_without_inflating_its_csvs(tmp_path, monkeypatch):
+    """Issue 42: a column file the manifest vouches for is the provider's offers; the CSV
+    beside it is neither inflated nor hashed."""
+    aws = csv_bytes([item("aws", price=1.0), item("aws", price=2.0)])
+    gcp = csv_bytes([item("gcp", price=0.5)])
+    read = _archived({"aws": aws, "gcp": gcp}, {"aws": aws, "gcp": gcp})
+    seen = _count_inflates(monkeypatch)
+    hashed = []
+    monkeypatch.setattr(
+        "gpuhunt._internal.formats.archive.sha256", lambda d: hashed.append(d) or sha256(d)
+    )
+    raw = read()
+    loader = _loader(tmp_path)
+    loader._install(raw)
+    assert loader.loaded is not None and loader.loaded.table.counts() == {"aws": 2, "gcp": 1}
+    assert not [n for n in seen if n.endswith(".csv")] and aws not in hashed and gcp not in hashed
+
+
+def test_a_column_file_that_does_not_match_falls_back_to_the_csv(tmp_path, monkeypatch):
+    seen = _count_inflates(monkeypatch)
+    aws = csv_bytes([item("aws", price=1.0), item("aws", price=2.0)])
+    # Vouched for by the manifest, but built from another CSV: its header names that one.
+    raw = _archived({"aws": aws}, {"aws": csv_bytes([item("aws", price=9.0)])})()
+    assert "aws.csv" not in seen
+    loader = _loader(tmp_path)
+    loader._install(raw)
+    assert loader.loaded is not None and loader.loaded.table.counts() == {"aws": 2}
+    assert sorted(loader.loaded.table.price.tolist()) == [1.0, 2.0] and "aws.csv" in seen
+
+
+def test_a_csv_not_matching_its_manifest_is_refused_when_it_is_used(tmp_path):
+    aws = csv_bytes([item("aws", price=1.0)])
+    gcp = csv_bytes([item("gcp", price=0.5)])
+    tampered = csv_bytes([item("aws", price=0.01)])
+    raw = _archived(
+        {"aws": aws, "gcp": gcp}, {"aws": csv_bytes([item("aws", price=9.0)])}, aws=tampered
+    )()
+    loader = _loader(tmp_path)
+    loader._install(raw)
+    assert loader.loaded is not None and loader.loaded.table.counts() == {"gcp": 1}
+    assert any("aws.csv does not match the sha256" in p for p in raw.problems)
