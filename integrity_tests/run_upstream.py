@@ -4,10 +4,9 @@
     python integrity_tests/run_upstream.py CATALOG_DIR [PROVIDER ...]
     python integrity_tests/run_upstream.py --bundled [PROVIDER ...]   # the bundled snapshot
 
-The test files in `upstream_0_1_34/` are dstackai/gpuhunt's `src/integrity_tests/` from the
-0.1.34 release (MPL-2.0; see that folder's SOURCE.md), copied byte for byte and run unmodified:
-they are test data here, never imported by this package or collected by our own test runs. They
-import two names our package does not have at that path (`gpuhunt._internal.storage`'s
+The tests are gpuhunt 0.1.34's own `src/integrity_tests/`, run unmodified and never copied into
+this repository: each run downloads the 0.1.34 sdist from PyPI (`pip download`), checks it
+against the sha256 below, and extracts that folder into a temporary folder. They import two names our package does not have at that path (`gpuhunt._internal.storage`'s
 `CATALOG_V2_FIELDS` and `item_from_row`, 0.1.34's CSV columns and row reader); a `conftest.py`
 written beside them provides both from our own CSV reader (`formats.csv`), so the files read
 our CSVs the way our users' code does. Each run happens in a temporary folder, in a child
@@ -20,18 +19,25 @@ Exit status 0 when every test of every named provider passes; the per-test resul
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-UPSTREAM = HERE / "upstream_0_1_34"
 ROOT = HERE.parent
+VERSION = "0.1.34"
+# The sdist `gpuhunt-0.1.34.tar.gz` on PyPI, as downloaded with pip on 2026-12-02.
+SDIST_SHA256 = "054e24eaa52536e439ec2c528a796ec24ba13d210afda0b7b1163a2c47d1f42d"
+# The files of its `src/integrity_tests/` that the six providers' tests need.
+UPSTREAM_FILES = ("__init__.py", "base.py", "conftest.py") + tuple(
+    f"test_{p}.py" for p in ("aws", "azure", "gcp", "lambdalabs", "oci", "runpod")
+)
 # The providers whose catalog 0.1.34's nightly job publishes and tests offline.
 PROVIDERS = ("aws", "azure", "gcp", "lambdalabs", "oci", "runpod")
 
@@ -110,6 +116,32 @@ def bundled_csvs(folder: Path) -> Path:
     return folder
 
 
+def fetch_upstream(dest: Path) -> Path:
+    """gpuhunt 0.1.34's `src/integrity_tests/` extracted into `dest/integrity_tests` from its
+    sdist, downloaded from PyPI and checked against `SDIST_SHA256`."""
+    download = dest / "sdist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+        + [f"gpuhunt=={VERSION}", "-d", str(download)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    (sdist,) = download.glob(f"gpuhunt-{VERSION}.tar.gz")
+    digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+    if digest != SDIST_SHA256:
+        raise RuntimeError(f"{sdist.name}: sha256 {digest}, expected {SDIST_SHA256}")
+    out = dest / "integrity_tests"
+    out.mkdir(parents=True)
+    with tarfile.open(sdist) as tar:
+        for name in UPSTREAM_FILES:
+            member = tar.getmember(f"gpuhunt-{VERSION}/src/integrity_tests/{name}")
+            data = tar.extractfile(member)
+            assert data is not None
+            (out / name).write_bytes(data.read())
+    return out
+
+
 def run(
     catalog_dir: Path,
     providers: tuple[str, ...] = PROVIDERS,
@@ -121,7 +153,7 @@ def run(
     results: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="gpuhunt-upstream-integrity-") as tmp:
         work = Path(tmp)
-        shutil.copytree(UPSTREAM, work / "integrity_tests", ignore=shutil.ignore_patterns("*.md"))
+        fetch_upstream(work)
         (work / "conftest.py").write_text(SHIM)
         (work / "pytest.ini").write_text("[pytest]\n")
         env = dict(os.environ)

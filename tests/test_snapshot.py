@@ -971,7 +971,7 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
 # ------------------------------------------- gpuhunt 0.1.34's own integrity tests, unmodified
 
 # What the bundled aws, azure, gcp, lambdalabs, oci and runpod parts still fail of 0.1.34's own
-# integrity tests (integrity_tests/upstream_0_1_34), each with why: the data those tests ask for
+# integrity tests (downloaded from PyPI by integrity_tests/run_upstream.py), each with why: the data those tests ask for
 # is not in any source read so far (docs/data-sources-snapshot.md). The test below fails when
 # one of them passes (take it off this list) and when anything else fails.
 UPSTREAM_KNOWN_GAPS = {
@@ -1010,8 +1010,10 @@ UPSTREAM_KNOWN_GAPS = {
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+@pytest.mark.pypi
 def test_gpuhunt_0_1_34_integrity_tests_on_the_bundled_catalog(tmp_path):
-    """0.1.34's integrity tests, run as its nightly job runs them, on the bundled CSVs."""
+    """0.1.34's integrity tests (its sdist from PyPI), run as its nightly job runs them, on the
+    bundled CSVs."""
     sys.path.insert(0, str(ROOT / "integrity_tests"))
     try:
         import run_upstream
