@@ -11,6 +11,7 @@ import pytest
 from gpuhunt import Catalog, Explanation, UnknownProviderError
 from gpuhunt._internal import cli
 from gpuhunt._internal.explain import GpuSource, NearMiss, Step
+from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from tests.helpers import item, publish_archive
 
@@ -173,3 +174,40 @@ def test_the_offer_state_filters_count_what_each_removed(tmp_path):
     ]
     line = [x for x in e.lines() if x.lstrip().startswith("max_age")]
     assert line and line[0].split() == ["max_age=1d", "1", "left"]
+
+
+def test_a_near_miss_whose_provider_says_nothing_is_not_said_to_fail(tmp_path):
+    """An offer with no availability reading (or no date) misses available=True (max_age) by
+    what its provider does not say, and the line says that instead of "fails"."""
+    import datetime as dt
+
+    recent = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    offers = [
+        item(instance_name="sold", price=1.0, provider_data={"available": False}),
+        item(instance_name="quiet", price=2.0),
+        item(instance_name="free", price=3.0, provider_data={"available": True}),
+        item(instance_name="dated", price=4.0, provider_data={"observed_at": recent}),
+    ]
+    data = csv_bytes(offers)
+    # A provider whose data has no date (collected_at null), as SkyPilot's parts of the snapshot
+    manifest = {
+        "format_version": 1,
+        "version": "20261202-1",
+        "providers": {
+            "aws": {"rows": 4, "sha256": sha256(data), "collected_at": None, "status": "fresh"}
+        },
+    }
+    (tmp_path / "20261202-1").mkdir()
+    (tmp_path / "20261202-1" / "catalog.zip").write_bytes(write_archive({"aws": data}, manifest))
+    (tmp_path / "version").write_text("20261202-1")
+    with Catalog(catalog_url=str(tmp_path), auto_reload=False) as c:
+        c.load()
+        e = c.explain(gpu_name="A100", available=True)
+        f = c.explain(gpu_name="A100", max_age=dt.timedelta(days=1))
+    lines = {ln.split(":")[0].split()[1]: ln.split(": ", 1)[1] for ln in e.lines() if ": " in ln}
+    assert lines["sold"] == "fails available=True"
+    assert lines["quiet"] == "its provider does not report availability (available=True)"
+    dated = {ln.split(":")[0].split()[1]: ln.split(": ", 1)[1] for ln in f.lines() if ": " in ln}
+    assert dated["quiet"] == "its price has no date (max_age=1d)"

@@ -120,9 +120,19 @@ class Explanation:
                 spot = " spot" if o.spot else ""
                 out.append(
                     f"  {o.provider} {o.instance_name} {o.location} ${o.price:g}/h {gpu}{spot}: "
-                    f"fails {_given(m.filter, m.value)}"
+                    f"{_why(m)}"
                 )
         return out
+
+
+def _why(m: NearMiss) -> str:
+    # An offer whose provider says nothing (no availability reading, no date) does not fail
+    # those filters by a value it has: say that, not "fails available=True".
+    if m.filter == "available" and m.offer.available is None:
+        return f"its provider does not report availability ({_given(m.filter, m.value)})"
+    if m.filter == "max_age" and m.offer.observed_at is None:
+        return f"its price has no date ({_given(m.filter, m.value)})"
+    return f"fails {_given(m.filter, m.value)}"
 
 
 def _given(name: str, value: Any) -> str:

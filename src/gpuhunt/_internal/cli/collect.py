@@ -4,6 +4,7 @@ provider's name, so `gpuhunt` looks for it before the command table."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import logging
 import os
@@ -24,7 +25,17 @@ def run(argv: list[str]) -> int:
         "--no-filter", action="store_true", help="keep offers the provider's filter() would drop"
     )
     args = parser.parse_args(argv)
-    logging.getLogger().setLevel(logging.INFO)
+    # The collector's progress is gpuhunt's own INFO lines; the root logger (and with it every
+    # other library's INFO chatter) is left as the caller set it, and ours restored after.
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        return _collect(args)
+    finally:
+        logger.setLevel(previous)
+
+
+def _collect(args: argparse.Namespace) -> int:
     from gpuhunt._internal.formats import csv as catalog_csv
     from gpuhunt._internal.publish.files import META_SUFFIX, collector_meta
 
