@@ -71,8 +71,12 @@ class Source:
 
 def _aws() -> list[CatalogItem]:
     from scripts.replay import replay_aws
+    from scripts.snapshot_sources import vantage_aws_spot
 
-    return replay_aws.collect(replay_aws.FULL_PRICE_LIST)
+    spot = vantage_aws_spot.load()
+    if spot.skipped:
+        print(f"aws spot: skipped {dict(spot.skipped)}", file=sys.stderr)
+    return replay_aws.collect(replay_aws.FULL_PRICE_LIST, spot_prices=spot.prices)
 
 
 def _gcp() -> list[CatalogItem]:
@@ -126,23 +130,34 @@ NO_COMMIT_DATE_1202 = NO_COMMIT_DATE.replace("read on 2026-12-01", "read on 2026
 SOURCES: dict[str, Source] = {
     # Not SkyPilot's AWS catalog, though it may be newer: its commit has no date here, and its
     # on-demand prices equal these wherever it was read (`skypilot_vms.COMPARED_ONLY`); its
-    # spot prices, the one thing it would add, are worthless undated.
+    # spot prices are undated. Spot prices come from an older, dated vantage.sh file instead.
     "aws": Source(
         _aws,
         CATALOG,
         "tsaol/aws-gpu data/all_gpu_instances.js@77fcd9fe1d0652fd07b830e5ed030d61da87923e "
-        "(instances.vantage.sh data, 92 GPU/accelerator types, 1,157 region prices)",
-        "2026-01-21",
-        "a date inside the catalog (published 2026-01-21)",
-        "every on-demand region price of that catalog, written as an EC2 Price List file "
-        "(tests/providers/data/aws/price_list_full_2026-01-21.csv.gz) and read by the AWS "
-        "collector, with instance details from moto's copy of DescribeInstanceTypes; no spot "
-        "prices (none recorded)",
+        "(instances.vantage.sh data of 2026-01-21, 92 GPU/accelerator types, 1,157 region "
+        "prices, on-demand) and data/gpu_instances_raw.json@2d0108c7 (instances.vantage.sh "
+        "data of 2025-11-30, 750 region spot prices of GPU/accelerator types)",
+        "2025-11-30",
+        "2025-11-30 or later: the part's two dated sources, on-demand prices of 2026-01-21 (a "
+        "date inside the catalog) and spot prices of 2025-11-30 (the commit's date, and "
+        "'Last updated: 2025-11-30' in the files that commit generated from the same "
+        "download); the older date is given for the whole part",
+        "every on-demand region price of the 2026-01-21 catalog, written as an EC2 Price List "
+        "file (tests/providers/data/aws/price_list_full_2026-01-21.csv.gz) and read by the AWS "
+        "collector, with instance details from moto's copy of DescribeInstanceTypes; spot "
+        "offers made by the collector from DescribeSpotPriceHistory answers built from the "
+        "2025-11-30 file's Linux `spot_min` (the cheapest zone of a region; its on-demand "
+        "prices equal the 2026-01-21 ones in all 750 (type, region) pairs it prices spot), "
+        "where the collector publishes that type in that region; no CPU types, no local "
+        "zone or GovCloud spot prices (not in the source)",
         repository="tsaol/aws-gpu",
-        path="data/all_gpu_instances.js",
-        commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e",
-        stored="tests/providers/data/aws/price_list_full_2026-01-21.csv.gz",
+        path="data/all_gpu_instances.js, data/gpu_instances_raw.json",
+        commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e, 2d0108c7bd261c8e40493fbd35135437bd6c9099",
+        stored="tests/providers/data/aws/price_list_full_2026-01-21.csv.gz, "
+        "scripts/snapshot_sources/data/vantage_aws_gpu_spot_2d0108c7_excerpt.csv",
         label="vantage.sh",
+        date_is_lower_bound=True,
     ),
     "gcp": Source(
         _gcp,
