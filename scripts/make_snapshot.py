@@ -76,7 +76,14 @@ def _aws() -> list[CatalogItem]:
     spot = vantage_aws_spot.load()
     if spot.skipped:
         print(f"aws spot: skipped {dict(spot.skipped)}", file=sys.stderr)
-    return replay_aws.collect(replay_aws.FULL_PRICE_LIST, spot_prices=spot.prices)
+    offers = replay_aws.collect(replay_aws.FULL_PRICE_LIST, spot_prices=spot.prices)
+    # A family the 2026-01-21 catalog does not have, from its own newer file; the spot file
+    # predates it, so it has on-demand offers only.
+    g7 = replay_aws.collect(replay_aws.G7_PRICE_LIST)
+    known = {(o.instance_name, o.location) for o in offers}
+    if any((o.instance_name, o.location) in known for o in g7):
+        raise ValueError("aws: the g7 price list prices a type the 2026-01-21 catalog has")
+    return offers + g7
 
 
 def _gcp() -> list[CatalogItem]:
@@ -137,25 +144,33 @@ SOURCES: dict[str, Source] = {
         "tsaol/aws-gpu data/all_gpu_instances.js@77fcd9fe1d0652fd07b830e5ed030d61da87923e "
         "(instances.vantage.sh data of 2026-01-21, 92 GPU/accelerator types, 1,157 region "
         "prices, on-demand) and data/gpu_instances_raw.json@2d0108c7 (instances.vantage.sh "
-        "data of 2025-11-30, 750 region spot prices of GPU/accelerator types)",
+        "data of 2025-11-30, 750 region spot prices of GPU/accelerator types) and "
+        "data/g7_instances.js@299375be (instances.vantage.sh data of 2026-08-26, the g7 family "
+        "only, on-demand)",
         "2025-11-30",
-        "2025-11-30 or later: the part's two dated sources, on-demand prices of 2026-01-21 (a "
-        "date inside the catalog) and spot prices of 2025-11-30 (the commit's date, and "
+        "2025-11-30 or later: the part's three dated sources, on-demand prices of 2026-01-21 "
+        "(a date inside the catalog), spot prices of 2025-11-30 (the commit's date, and "
         "'Last updated: 2025-11-30' in the files that commit generated from the same "
-        "download); the older date is given for the whole part",
+        "download) and g7 on-demand prices of 2026-08-26 (a date inside the file); the oldest "
+        "date is given for the whole part",
         "every on-demand region price of the 2026-01-21 catalog, written as an EC2 Price List "
         "file (tests/providers/data/aws/price_list_full_2026-01-21.csv.gz) and read by the AWS "
         "collector, with instance details from moto's copy of DescribeInstanceTypes; spot "
         "offers made by the collector from DescribeSpotPriceHistory answers built from the "
         "2025-11-30 file's Linux `spot_min` (the cheapest zone of a region; its on-demand "
         "prices equal the 2026-01-21 ones in all 750 (type, region) pairs it prices spot), "
-        "where the collector publishes that type in that region; no CPU types, no local "
-        "zone or GovCloud spot prices (not in the source)",
+        "where the collector publishes that type in that region; the g7 family (RTX PRO "
+        "4500, not in the 2026-01-21 catalog) from its 2026-08-26 file the same way "
+        "(tests/providers/data/aws/price_list_g7_2026-08-26.csv.gz), on-demand only; no CPU "
+        "types, no local zone or GovCloud spot prices (not in the sources)",
         repository="tsaol/aws-gpu",
-        path="data/all_gpu_instances.js, data/gpu_instances_raw.json",
-        commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e, 2d0108c7bd261c8e40493fbd35135437bd6c9099",
+        path="data/all_gpu_instances.js, data/gpu_instances_raw.json, data/g7_instances.js",
+        commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e, "
+        "2d0108c7bd261c8e40493fbd35135437bd6c9099, 299375be7a2b940b53b3d80ec79fd66ee688f4fa",
         stored="tests/providers/data/aws/price_list_full_2026-01-21.csv.gz, "
-        "scripts/snapshot_sources/data/vantage_aws_gpu_spot_2d0108c7_excerpt.csv",
+        "scripts/snapshot_sources/data/vantage_aws_gpu_spot_2d0108c7_excerpt.csv, "
+        "tests/providers/data/aws/price_list_g7_2026-08-26.csv.gz, "
+        "scripts/snapshot_sources/data/tsaol_aws_gpu_g7_instances_299375be.js",
         label="vantage.sh",
         date_is_lower_bound=True,
     ),

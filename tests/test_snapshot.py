@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from scripts.replay import replay_aws, replay_gcp
-from scripts.snapshot_sources import skypilot_vms, vantage_aws_spot
+from scripts.snapshot_sources import skypilot_vms, vantage_aws_js, vantage_aws_spot
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.formats import archive
@@ -315,10 +315,51 @@ def test_aws_is_built_from_every_real_region_price(snapshot):
     prices = {(r["Instance Type"], r["Region Code"]): float(r["PricePerUnit"]) for r in price_rows}
     assert len(price_rows) == len(prices) == 1157  # the 2026-01-21 catalog's region prices
     aws = list(offers(snapshot, "aws"))
-    on_demand = [i for i in aws if not i.spot]
+    on_demand = [i for i in aws if not i.spot and not i.instance_name.startswith("g7.")]
     assert len(on_demand) == 717
     for item in on_demand:
         assert prices[(item.instance_name, item.location)] == item.price
+
+
+def _price_list(path: Path) -> dict[tuple[str, str], float]:
+    text = gzip.decompress(path.read_bytes()).decode()
+    rows = list(csv.DictReader(io.StringIO(text.split("\n", 5)[5])))
+    return {(r["Instance Type"], r["Region Code"]): float(r["PricePerUnit"]) for r in rows}
+
+
+def test_aws_g7_offers_are_the_dated_g7_files_prices(snapshot):
+    """The g7 family (RTX PRO 4500) is not in the 2026-01-21 catalog: its offers are the
+    2026-08-26 file's on-demand prices, every one, through the collector (GPU from
+    DescribeInstanceTypes), and nothing else of that file."""
+    data = vantage_aws_js.load_g7()
+    assert data.last_updated == "2026-08-26" and len(data.instances) == 6
+    listed = data.on_demand()
+    assert len(listed) == 24
+    assert _price_list(replay_aws.G7_PRICE_LIST) == listed  # the rows made of the file
+    assert not set(listed) & set(_price_list(replay_aws.FULL_PRICE_LIST))
+    g7 = [i for i in offers(snapshot, "aws") if i.instance_name.startswith("g7.")]
+    assert {(i.instance_name, i.location): i.price for i in g7} == listed
+    assert all(not i.spot for i in g7)  # the spot file (2025-11-30) predates g7
+    assert {(i.gpu_name, i.gpu_memory) for i in g7} == {("RTXPRO4500", 32)}
+    # ... which is what the file says (the collector takes it from DescribeInstanceTypes).
+    assert {(i["gpu"], i["gpuMemory"]) for i in data.instances} == {
+        ("NVIDIA RTX PRO 4500 Blackwell", "32 GB GDDR7")
+    }
+    by_name = {i.instance_name: i for i in g7 if i.location == "us-east-1"}
+    assert (by_name["g7.48xlarge"].gpu_count, by_name["g7.48xlarge"].cpu) == (8, 192)
+    # The stored file is the one the reader served: its length and content, pinned.
+    stored = vantage_aws_js.G7_STORED
+    assert len(stored.read_text(encoding="utf-8")) == 4192  # the reader's total_chars
+    assert hashlib.sha256(stored.read_bytes()).hexdigest() == (
+        "109f3bdf45d429f75b19c5d24b538bc4094ea6918904db42af9d83aa82a7bc57"
+    )
+
+
+def test_an_instance_data_file_that_is_not_one_is_an_error():
+    with pytest.raises(ValueError, match="not a dated"):
+        vantage_aws_js.parse("var instanceData = [];\n", "x.js")
+    with pytest.raises(ValueError, match="needs a name and a pricing"):
+        vantage_aws_js.parse("// Last updated: 2026-08-26\nvar instanceData = [{}];\n", "x.js")
 
 
 def test_aws_spot_offers_are_the_dated_spot_prices_of_published_offers(snapshot):
@@ -1060,8 +1101,6 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
 # one of them passes (take it off this list) and when anything else fails.
 UPSTREAM_KNOWN_GAPS = {
     "aws": {
-        "TestAWSCatalog::test_gpu_present": "no RTX PRO 4500 (g7e): the dated AWS source "
-        "(vantage.sh data, 2026-01-21) predates it",
         "TestAWSCatalog::test_m5_large_locations": "CPU types: the dated AWS source prices "
         "GPU/accelerator types only",
     },

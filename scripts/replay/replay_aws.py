@@ -39,6 +39,10 @@ EXPECTED = DATA / "price_list_sample.csv.expected.jsonl"
 # Every (instance type, region) on-demand price of the 2026-01-21 catalog, nothing else; see
 # data/aws/README.md.
 FULL_PRICE_LIST = DATA / "price_list_full_2026-01-21.csv.gz"
+# The g7 family (RTX PRO 4500), absent from the 2026-01-21 catalog: its on-demand prices of
+# 2026-08-26 (tsaol/aws-gpu data/g7_instances.js@299375be), in the same format; see
+# data/aws/README.md.
+G7_PRICE_LIST = DATA / "price_list_g7_2026-08-26.csv.gz"
 DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"
 DUMMY_SECRET = "replay-secret-not-a-real-key"  # noqa: S105
 
