@@ -19,7 +19,12 @@ from pathlib import Path
 
 import pytest
 from scripts.replay import replay_aws, replay_gcp
-from scripts.snapshot_sources import skypilot_vms, vantage_aws_js, vantage_aws_spot
+from scripts.snapshot_sources import (
+    karpenter_aws_prices,
+    skypilot_vms,
+    vantage_aws_js,
+    vantage_aws_spot,
+)
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.formats import archive
@@ -315,7 +320,9 @@ def test_aws_is_built_from_every_real_region_price(snapshot):
     prices = {(r["Instance Type"], r["Region Code"]): float(r["PricePerUnit"]) for r in price_rows}
     assert len(price_rows) == len(prices) == 1157  # the 2026-01-21 catalog's region prices
     aws = list(offers(snapshot, "aws"))
-    on_demand = [i for i in aws if not i.spot and not i.instance_name.startswith("g7.")]
+    on_demand = [
+        i for i in aws if not i.spot and i.gpu_count and not i.instance_name.startswith("g7.")
+    ]
     assert len(on_demand) == 717
     for item in on_demand:
         assert prices[(item.instance_name, item.location)] == item.price
@@ -353,6 +360,59 @@ def test_aws_g7_offers_are_the_dated_g7_files_prices(snapshot):
     assert hashlib.sha256(stored.read_bytes()).hexdigest() == (
         "109f3bdf45d429f75b19c5d24b538bc4094ea6918904db42af9d83aa82a7bc57"
     )
+
+
+def test_aws_cpu_offers_are_karpenters_dated_prices_with_the_api_specs(snapshot):
+    """CPU types: every price of the stored Karpenter excerpt (the collector's CPU families in
+    us-east-1 and both GovCloud regions, generated 2026-07-20), through the collector, with
+    DescribeInstanceTypes' vCPUs and memory; no other CPU offer."""
+    import moto
+
+    parsed = karpenter_aws_prices.load()
+    assert parsed.generated == ["2026-07-20", "2026-07-20"] and not parsed.skipped
+    assert len(parsed.prices) == 291
+    assert {r for _, r in parsed.prices} == {"us-east-1", "us-gov-east-1", "us-gov-west-1"}
+    assert _price_list(replay_aws.CPU_PRICE_LIST) == parsed.prices
+    cpu = [i for i in offers(snapshot, "aws") if not i.gpu_count]
+    assert {(i.instance_name, i.location): i.price for i in cpu} == parsed.prices
+    assert all(not i.spot and i.cpu_arch.value == "x86" for i in cpu)
+    m5 = {i.location: i.price for i in cpu if i.instance_name == "m5.large"}
+    assert m5 == {"us-east-1": 0.096, "us-gov-east-1": 0.121, "us-gov-west-1": 0.121}
+    path = Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz"
+    described = json.loads(gzip.decompress(path.read_bytes()))
+    for item in cpu:
+        info = described[item.instance_name]
+        assert item.cpu == info["VCpuInfo"]["DefaultVCpus"], item.instance_name
+        assert item.memory == info["MemoryInfo"]["SizeInMiB"] / 1024, item.instance_name
+    pins = {
+        "karpenter_pricing_aws_6fc13b52_excerpt.txt": "90b1ad2fdbf5f13b3ffa012ae4679b97309cc28c8e19993d1658ff41d1c1d0e1",
+        "karpenter_pricing_aws_us_gov_6fc13b52_excerpt.txt": "679602c4aa41bd35311018c13f67418276d212b854a6bb8c04560cc14dcd94f1",
+    }
+    for stored in karpenter_aws_prices.STORED:
+        assert hashlib.sha256(stored.read_bytes()).hexdigest() == pins[stored.name]
+
+
+def test_karpenter_price_lines_that_are_not_prices_are_skipped_and_counted():
+    text = (
+        "// generated at 2026-07-20T13:44:30Z for us-east-1\n"
+        "var InitialOnDemandPricesAWS = map[string]map[ec2types.InstanceType]float64{\n"
+        '\t"us-east-1": {\n'
+        "\t\t// m5 family\n"
+        '\t\t"m5.large": 0.096000, "m5.xlarge": NaN, "m5.2xlarge": 0.000000,\n'
+        '\t\t"m5.large": 0.1,\n'
+        '\t"us-gov-west-1": {\n'
+        '\t\t"m5.large": 0.121000,\n'
+    )
+    parsed = karpenter_aws_prices.parse([text])
+    assert parsed.generated == ["2026-07-20"]
+    assert parsed.prices == {("m5.large", "us-east-1"): 0.096, ("m5.large", "us-gov-west-1"): 0.121}
+    assert parsed.skipped == {"malformed_price": 2, "duplicate": 1}
+    with pytest.raises(ValueError, match="generated at"):
+        karpenter_aws_prices.parse(['\t"us-east-1": {\n'], ("x.go",))
+    with pytest.raises(ValueError, match="before any region"):
+        karpenter_aws_prices.parse(['// generated at 2026-07-20T00:00:00Z for x\n\t\t"a": 1,\n'])
+    with pytest.raises(ValueError, match="no vCPU/memory for m9.large"):
+        karpenter_aws_prices.instance_list({("m9.large", "us-east-1"): 1.0}, {})
 
 
 def test_an_instance_data_file_that_is_not_one_is_an_error():
@@ -1101,8 +1161,9 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
 # one of them passes (take it off this list) and when anything else fails.
 UPSTREAM_KNOWN_GAPS = {
     "aws": {
-        "TestAWSCatalog::test_m5_large_locations": "CPU types: the dated AWS source prices "
-        "GPU/accelerator types only",
+        "TestAWSCatalog::test_m5_large_locations": "m5.large only in us-east-1, us-gov-east-1 "
+        "and us-gov-west-1 (Karpenter's dated tables); no dated source read prices CPU types "
+        "in the other 27 regions or the local zone us-west-2-lax-1",
     },
     "azure": {"*": "no Azure part: no recorded or published Azure GPU prices were read"},
     "gcp": {

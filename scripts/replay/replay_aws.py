@@ -43,6 +43,10 @@ FULL_PRICE_LIST = DATA / "price_list_full_2026-01-21.csv.gz"
 # 2026-08-26 (tsaol/aws-gpu data/g7_instances.js@299375be), in the same format; see
 # data/aws/README.md.
 G7_PRICE_LIST = DATA / "price_list_g7_2026-08-26.csv.gz"
+# The CPU families `filter()` publishes, in us-east-1 and the two GovCloud regions: Karpenter's
+# generated on-demand prices of 2026-07-20 with DescribeInstanceTypes' vCPUs and memory; see
+# data/aws/README.md.
+CPU_PRICE_LIST = DATA / "price_list_cpu_2026-07-20.csv.gz"
 DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"
 DUMMY_SECRET = "replay-secret-not-a-real-key"  # noqa: S105
 
