@@ -71,8 +71,21 @@ class Source:
 
 def _aws() -> list[CatalogItem]:
     from scripts.replay import replay_aws
+    from scripts.snapshot_sources import vantage_aws_spot
 
-    return replay_aws.collect(replay_aws.FULL_PRICE_LIST)
+    spot = vantage_aws_spot.load()
+    if spot.skipped:
+        print(f"aws spot: skipped {dict(spot.skipped)}", file=sys.stderr)
+    offers = replay_aws.collect(replay_aws.FULL_PRICE_LIST, spot_prices=spot.prices)
+    # A GPU family the 2026-01-21 catalog does not have (g7, 2026-08-26) and CPU types (2026-07-20)
+    # from their own files; no spot file prices them, so they are on-demand only.
+    for more in (replay_aws.G7_PRICE_LIST, replay_aws.CPU_PRICE_LIST):
+        known = {(o.instance_name, o.location) for o in offers}
+        added = replay_aws.collect(more)
+        if any((o.instance_name, o.location) in known for o in added):
+            raise ValueError(f"aws: {more.name} prices an offer another source prices")
+        offers += added
+    return offers
 
 
 def _gcp() -> list[CatalogItem]:
@@ -126,23 +139,55 @@ NO_COMMIT_DATE_1202 = NO_COMMIT_DATE.replace("read on 2026-12-01", "read on 2026
 SOURCES: dict[str, Source] = {
     # Not SkyPilot's AWS catalog, though it may be newer: its commit has no date here, and its
     # on-demand prices equal these wherever it was read (`skypilot_vms.COMPARED_ONLY`); its
-    # spot prices, the one thing it would add, are worthless undated.
+    # spot prices are undated. Spot prices come from an older, dated vantage.sh file instead.
     "aws": Source(
         _aws,
         CATALOG,
         "tsaol/aws-gpu data/all_gpu_instances.js@77fcd9fe1d0652fd07b830e5ed030d61da87923e "
-        "(instances.vantage.sh data, 92 GPU/accelerator types, 1,157 region prices)",
-        "2026-01-21",
-        "a date inside the catalog (published 2026-01-21)",
-        "every on-demand region price of that catalog, written as an EC2 Price List file "
-        "(tests/providers/data/aws/price_list_full_2026-01-21.csv.gz) and read by the AWS "
-        "collector, with instance details from moto's copy of DescribeInstanceTypes; no spot "
-        "prices (none recorded)",
-        repository="tsaol/aws-gpu",
-        path="data/all_gpu_instances.js",
-        commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e",
-        stored="tests/providers/data/aws/price_list_full_2026-01-21.csv.gz",
+        "(instances.vantage.sh data of 2026-01-21, 92 GPU/accelerator types, 1,157 region "
+        "prices, on-demand) and data/gpu_instances_raw.json@2d0108c7 (instances.vantage.sh "
+        "data of 2025-11-30, 750 region spot prices of GPU/accelerator types) and "
+        "data/g7_instances.js@299375be (instances.vantage.sh data of 2026-08-26, the g7 family "
+        "only, on-demand); CPU types from aws/karpenter-provider-aws "
+        "pkg/providers/pricing/zz_generated.pricing_aws*.go@6fc13b52 (generated 2026-07-20, "
+        "us-east-1, us-gov-east-1, us-gov-west-1)",
+        "2025-11-30",
+        "2025-11-30 or later: the part's four dated sources, on-demand prices of 2026-01-21 "
+        "(a date inside the catalog), spot prices of 2025-11-30 (the commit's date, and "
+        "'Last updated: 2025-11-30' in the files that commit generated from the same "
+        "download), g7 on-demand prices of 2026-08-26 (a date inside the file) and CPU "
+        "on-demand prices of 2026-07-20 (the files' `generated at` line); the oldest "
+        "date is given for the whole part",
+        "every on-demand region price of the 2026-01-21 catalog, written as an EC2 Price List "
+        "file (tests/providers/data/aws/price_list_full_2026-01-21.csv.gz) and read by the AWS "
+        "collector, with instance details from moto's copy of DescribeInstanceTypes; spot "
+        "offers made by the collector from DescribeSpotPriceHistory answers built from the "
+        "2025-11-30 file's Linux `spot_min` (the cheapest zone of a region; its on-demand "
+        "prices equal the 2026-01-21 ones in all 750 (type, region) pairs it prices spot), "
+        "where the collector publishes that type in that region; the g7 family (RTX PRO "
+        "4500, not in the 2026-01-21 catalog) from its 2026-08-26 file the same way "
+        "(tests/providers/data/aws/price_list_g7_2026-08-26.csv.gz), on-demand only; the "
+        "CPU families the collector publishes (t3, m5, c5, r5, m6i, c6i, r6i, m7i, c7i, r7i) "
+        "in us-east-1, us-gov-east-1 and us-gov-west-1 from Karpenter's generated on-demand "
+        "tables, with DescribeInstanceTypes' vCPUs and memory, the same way "
+        "(tests/providers/data/aws/price_list_cpu_2026-07-20.csv.gz), on-demand only; no CPU "
+        "types in other regions, no local zone or GovCloud spot prices (not in the sources)",
+        repository="tsaol/aws-gpu; aws/karpenter-provider-aws",
+        path="data/all_gpu_instances.js, data/gpu_instances_raw.json, data/g7_instances.js; "
+        "pkg/providers/pricing/zz_generated.pricing_aws.go, "
+        "pkg/providers/pricing/zz_generated.pricing_aws_us_gov.go",
+        commit="77fcd9fe1d0652fd07b830e5ed030d61da87923e, "
+        "2d0108c7bd261c8e40493fbd35135437bd6c9099, 299375be7a2b940b53b3d80ec79fd66ee688f4fa; "
+        "6fc13b5236fd04fd16ff3f9dc7490d0813994099",
+        stored="tests/providers/data/aws/price_list_full_2026-01-21.csv.gz, "
+        "scripts/snapshot_sources/data/vantage_aws_gpu_spot_2d0108c7_excerpt.csv, "
+        "tests/providers/data/aws/price_list_g7_2026-08-26.csv.gz, "
+        "scripts/snapshot_sources/data/tsaol_aws_gpu_g7_instances_299375be.js, "
+        "tests/providers/data/aws/price_list_cpu_2026-07-20.csv.gz, "
+        "scripts/snapshot_sources/data/karpenter_pricing_aws_6fc13b52_excerpt.txt, "
+        "scripts/snapshot_sources/data/karpenter_pricing_aws_us_gov_6fc13b52_excerpt.txt",
         label="vantage.sh",
+        date_is_lower_bound=True,
     ),
     "gcp": Source(
         _gcp,

@@ -19,7 +19,12 @@ from pathlib import Path
 
 import pytest
 from scripts.replay import replay_aws, replay_gcp
-from scripts.snapshot_sources import skypilot_vms
+from scripts.snapshot_sources import (
+    karpenter_aws_prices,
+    skypilot_vms,
+    vantage_aws_js,
+    vantage_aws_spot,
+)
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.formats import archive
@@ -78,6 +83,10 @@ PINNED = {
     "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
+    # tsaol/aws-gpu data/gpu_instances_raw.json @2d0108c7: four fields per Linux spot price.
+    "vantage_aws_gpu_spot_2d0108c7_excerpt.csv": (
+        "cc3fe8ad7495c00d1d01b2555aa67831695f4a6b93ee8da4dc1690cc8f14d5cc"
+    ),
     # Cyclenerd tools/machinetypezone.csv @fd66b26 (content of 2023-05-02), the same rows.
     "cyclenerd_machinetypezone_fd66b26_excerpt.csv": "aff34d9237c9f6f1d46268d5a7ac128f255d3d447420d2dabbcd0493cd03bf8b",
     # Two columns of the rows read of SkyPilot's catalogs/v8/gcp/vms.csv @006059e0.
@@ -136,7 +145,7 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
         if entry["collected_at"] is None:
             assert given["date_basis"].startswith("unknown: "), name  # null says why
     assert {n: e["collected_at"] for n, e in entries.items()} == {
-        "aws": "2026-01-21",
+        "aws": "2025-11-30",
         "gcp": "2026-07-30",
         "oci": None,
         "lambdalabs": "2026-05-04",
@@ -154,9 +163,12 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
     assert entries["lium"]["source"]["date_is_lower_bound"] is True
     assert entries["lambdalabs"]["source"]["date_is_lower_bound"] is True
     assert entries["lambdalabs"]["source"]["date_basis"].startswith("2026-05-04 or later")
-    assert not entries["aws"]["source"]["date_is_lower_bound"]
+    # Two dated AWS sources (on-demand 2026-01-21, spot 2025-11-30): the older date, as the
+    # earliest any of its data can be from, never the newer one for the older part.
+    assert entries["aws"]["source"]["date_is_lower_bound"] is True
+    assert entries["aws"]["source"]["date_basis"].startswith("2025-11-30 or later")
     # Named after the OLDEST dated provider (AWS), not the newest (Lium).
-    assert manifest["version"] == "snapshot-20260121"
+    assert manifest["version"] == "snapshot-20251130"
     gcp = entries["gcp"]["source"]
     assert (gcp["repository"], gcp["path"], gcp["commit"]) == (
         "Cyclenerd/google-cloud-pricing-cost-calculator",
@@ -308,16 +320,189 @@ def test_aws_is_built_from_every_real_region_price(snapshot):
     prices = {(r["Instance Type"], r["Region Code"]): float(r["PricePerUnit"]) for r in price_rows}
     assert len(price_rows) == len(prices) == 1157  # the 2026-01-21 catalog's region prices
     aws = list(offers(snapshot, "aws"))
-    assert len(aws) > 700
-    for item in aws:
+    on_demand = [
+        i for i in aws if not i.spot and i.gpu_count and not i.instance_name.startswith("g7.")
+    ]
+    assert len(on_demand) == 717
+    for item in on_demand:
         assert prices[(item.instance_name, item.location)] == item.price
-        assert not item.spot  # no spot price was recorded
+
+
+def _price_list(path: Path) -> dict[tuple[str, str], float]:
+    text = gzip.decompress(path.read_bytes()).decode()
+    rows = list(csv.DictReader(io.StringIO(text.split("\n", 5)[5])))
+    return {(r["Instance Type"], r["Region Code"]): float(r["PricePerUnit"]) for r in rows}
+
+
+def test_aws_g7_offers_are_the_dated_g7_files_prices(snapshot):
+    """The g7 family (RTX PRO 4500) is not in the 2026-01-21 catalog: its offers are the
+    2026-08-26 file's on-demand prices, every one, through the collector (GPU from
+    DescribeInstanceTypes), and nothing else of that file."""
+    data = vantage_aws_js.load_g7()
+    assert data.last_updated == "2026-08-26" and len(data.instances) == 6
+    listed = data.on_demand()
+    assert len(listed) == 24
+    assert _price_list(replay_aws.G7_PRICE_LIST) == listed  # the rows made of the file
+    assert not set(listed) & set(_price_list(replay_aws.FULL_PRICE_LIST))
+    g7 = [i for i in offers(snapshot, "aws") if i.instance_name.startswith("g7.")]
+    assert {(i.instance_name, i.location): i.price for i in g7} == listed
+    assert all(not i.spot for i in g7)  # the spot file (2025-11-30) predates g7
+    assert {(i.gpu_name, i.gpu_memory) for i in g7} == {("RTXPRO4500", 32)}
+    # ... which is what the file says (the collector takes it from DescribeInstanceTypes).
+    assert {(i["gpu"], i["gpuMemory"]) for i in data.instances} == {
+        ("NVIDIA RTX PRO 4500 Blackwell", "32 GB GDDR7")
+    }
+    by_name = {i.instance_name: i for i in g7 if i.location == "us-east-1"}
+    assert (by_name["g7.48xlarge"].gpu_count, by_name["g7.48xlarge"].cpu) == (8, 192)
+    # The stored file is the one the reader served: its length and content, pinned.
+    stored = vantage_aws_js.G7_STORED
+    assert len(stored.read_text(encoding="utf-8")) == 4192  # the reader's total_chars
+    assert hashlib.sha256(stored.read_bytes()).hexdigest() == (
+        "109f3bdf45d429f75b19c5d24b538bc4094ea6918904db42af9d83aa82a7bc57"
+    )
+
+
+def test_aws_cpu_offers_are_karpenters_dated_prices_with_the_api_specs(snapshot):
+    """CPU types: every price of the stored Karpenter excerpt (the collector's CPU families in
+    us-east-1 and both GovCloud regions, generated 2026-07-20), through the collector, with
+    DescribeInstanceTypes' vCPUs and memory; no other CPU offer."""
+    import moto
+
+    parsed = karpenter_aws_prices.load()
+    assert parsed.generated == ["2026-07-20", "2026-07-20"] and not parsed.skipped
+    assert len(parsed.prices) == 291
+    assert {r for _, r in parsed.prices} == {"us-east-1", "us-gov-east-1", "us-gov-west-1"}
+    assert _price_list(replay_aws.CPU_PRICE_LIST) == parsed.prices
+    cpu = [i for i in offers(snapshot, "aws") if not i.gpu_count]
+    assert {(i.instance_name, i.location): i.price for i in cpu} == parsed.prices
+    assert all(not i.spot and i.cpu_arch.value == "x86" for i in cpu)
+    m5 = {i.location: i.price for i in cpu if i.instance_name == "m5.large"}
+    assert m5 == {"us-east-1": 0.096, "us-gov-east-1": 0.121, "us-gov-west-1": 0.121}
+    path = Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz"
+    described = json.loads(gzip.decompress(path.read_bytes()))
+    for item in cpu:
+        info = described[item.instance_name]
+        assert item.cpu == info["VCpuInfo"]["DefaultVCpus"], item.instance_name
+        assert item.memory == info["MemoryInfo"]["SizeInMiB"] / 1024, item.instance_name
+    pins = {
+        "karpenter_pricing_aws_6fc13b52_excerpt.txt": "90b1ad2fdbf5f13b3ffa012ae4679b97309cc28c8e19993d1658ff41d1c1d0e1",
+        "karpenter_pricing_aws_us_gov_6fc13b52_excerpt.txt": "679602c4aa41bd35311018c13f67418276d212b854a6bb8c04560cc14dcd94f1",
+    }
+    for stored in karpenter_aws_prices.STORED:
+        assert hashlib.sha256(stored.read_bytes()).hexdigest() == pins[stored.name]
+
+
+def test_karpenter_price_lines_that_are_not_prices_are_skipped_and_counted():
+    text = (
+        "// generated at 2026-07-20T13:44:30Z for us-east-1\n"
+        "var InitialOnDemandPricesAWS = map[string]map[ec2types.InstanceType]float64{\n"
+        '\t"us-east-1": {\n'
+        "\t\t// m5 family\n"
+        '\t\t"m5.large": 0.096000, "m5.xlarge": NaN, "m5.2xlarge": 0.000000,\n'
+        '\t\t"m5.large": 0.1,\n'
+        '\t"us-gov-west-1": {\n'
+        '\t\t"m5.large": 0.121000,\n'
+    )
+    parsed = karpenter_aws_prices.parse([text])
+    assert parsed.generated == ["2026-07-20"]
+    assert parsed.prices == {("m5.large", "us-east-1"): 0.096, ("m5.large", "us-gov-west-1"): 0.121}
+    assert parsed.skipped == {"malformed_price": 2, "duplicate": 1}
+    with pytest.raises(ValueError, match="generated at"):
+        karpenter_aws_prices.parse(['\t"us-east-1": {\n'], ("x.go",))
+    with pytest.raises(ValueError, match="before any region"):
+        karpenter_aws_prices.parse(['// generated at 2026-07-20T00:00:00Z for x\n\t\t"a": 1,\n'])
+    with pytest.raises(ValueError, match="no vCPU/memory for m9.large"):
+        karpenter_aws_prices.instance_list({("m9.large", "us-east-1"): 1.0}, {})
+
+
+def test_an_instance_data_file_that_is_not_one_is_an_error():
+    with pytest.raises(ValueError, match="not a dated"):
+        vantage_aws_js.parse("var instanceData = [];\n", "x.js")
+    with pytest.raises(ValueError, match="needs a name and a pricing"):
+        vantage_aws_js.parse("// Last updated: 2026-08-26\nvar instanceData = [{}];\n", "x.js")
+
+
+def test_aws_spot_offers_are_the_dated_spot_prices_of_published_offers(snapshot):
+    """Each spot offer is the collector's spot copy of a shipped on-demand offer, at the
+    2025-11-30 file's `spot_min` for that type and region; every such price of a published
+    (type, region) makes one."""
+    spot_prices = vantage_aws_spot.load().prices
+    aws = list(offers(snapshot, "aws"))
+    on_demand = {(i.instance_name, i.location): i for i in aws if not i.spot}
+    spot = [i for i in aws if i.spot]
+    assert len(spot) == 454
+    fields = ("cpu", "memory", "gpu_count", "gpu_name", "gpu_memory", "gpu_vendor", "cpu_arch")
+    for item in spot:
+        key = (item.instance_name, item.location)
+        assert item.price == spot_prices[key], key
+        twin = on_demand[key]
+        assert [getattr(item, f) for f in fields] == [getattr(twin, f) for f in fields], key
+        assert (item.flags, item.provider_data) == (twin.flags, twin.provider_data), key
+    assert {(i.instance_name, i.location) for i in spot} == set(spot_prices) & set(on_demand)
+    # What 0.1.34's tests look for, and the regions the source has spot prices for (no local
+    # zone or GovCloud region among them).
+    assert {i.gpu_name for i in spot} >= {"H100", "A100", "A10G", "T4", "L40S", "L4"}
+    assert {i.location for i in spot} == {region for _, region in spot_prices}
+    assert not [i for i in spot if i.location.startswith("us-gov-") or i.location.count("-") > 2]
+
+
+def test_aws_spot_excerpt_is_the_dated_files_linux_prices():
+    parsed = vantage_aws_spot.load()
+    assert parsed.rows == len(parsed.prices) == 750 and not parsed.skipped
+    with vantage_aws_spot.STORED.open(newline="", encoding="utf-8") as f:
+        stored = list(csv.DictReader(f))
+    # Its on-demand prices are the 2026-01-21 catalog's, pair by pair: the two dated files
+    # agree wherever both price a type in a region.
+    text = gzip.decompress(replay_aws.FULL_PRICE_LIST.read_bytes()).decode()
+    price_rows = list(csv.DictReader(io.StringIO(text.split("\n", 5)[5])))
+    od = {(r["Instance Type"], r["Region Code"]): float(r["PricePerUnit"]) for r in price_rows}
+    assert all(od[(r["instance_type"], r["region"])] == float(r["linux_ondemand"]) for r in stored)
+    # AWS caps a spot price at the on-demand price: a few rows sit at the cap, none above it.
+    assert all(float(r["linux_spot_min"]) <= float(r["linux_ondemand"]) + 1e-4 for r in stored)
+    assert vantage_aws_spot.COMMIT.startswith("2d0108c7") and vantage_aws_spot.DATE == "2025-11-30"
+
+
+def test_aws_spot_rows_that_are_not_prices_are_skipped_and_counted():
+    text = (
+        "instance_type,region,linux_ondemand,linux_spot_min\n"
+        "g5.xlarge,us-east-1,1.006,0.4\n"
+        "g5.xlarge,us-east-1,1.006,0.3\n"  # a second price for the same pair
+        "g5.xlarge,us-west-2,1.006,\n"
+        "g5.xlarge,eu-west-1,1.1,n/a\n"
+        "g5.xlarge,eu-west-2,1.1,0\n"
+        ",eu-west-3,1.1,0.5\n"
+    )
+    parsed = vantage_aws_spot.parse(text)
+    assert parsed.prices == {("g5.xlarge", "us-east-1"): 0.4}
+    assert parsed.rows == 6
+    assert parsed.skipped == {"duplicate": 1, "malformed_price": 2, "malformed_row": 2}
+    with pytest.raises(ValueError, match="expected columns"):
+        vantage_aws_spot.parse("type,region,price\ng5.xlarge,us-east-1,1\n")
+
+
+def test_aws_spot_answer_names_the_region_and_only_the_types_asked():
+    prices = {("g5.xlarge", "us-east-1"): 0.4, ("g6.xlarge", "us-east-1"): 0.3}
+    prices[("g5.xlarge", "eu-west-1")] = 0.5
+    items = vantage_aws_spot.history_items(prices, "us-east-1", ["g5.xlarge", "p5.48xlarge"])
+    assert items == [
+        {
+            "InstanceType": "g5.xlarge",
+            "AvailabilityZone": "us-east-1",
+            "ProductDescription": "Linux/UNIX",
+            "SpotPrice": "0.4",
+        }
+    ]
+    # The collector reads the region named as a zone as that region, not as a zone of it.
+    from gpuhunt.providers.aws import parse_spot_price_history
+
+    assert parse_spot_price_history(items) == {("g5.xlarge", "us-east-1"): 0.4}
 
 
 def test_aws_on_demand_equals_skypilots_newer_undated_catalog_where_it_was_read(snapshot):
     """Why AWS is not taken from SkyPilot's AWS catalog (`COMPARED_ONLY`): on every (type,
     region) of the stored excerpt its on-demand offer is the shipped one, field by field, so it
-    would add only spot prices, and those are undated (none shipped, as the test above says)."""
+    would add only spot prices, and those are undated (the shipped spot prices are vantage.sh's
+    of 2025-11-30, tested above)."""
     compared = skypilot_vms.convert(skypilot_vms.COMPARED_ONLY["aws"])
     assert compared.rows == 54 and not compared.skipped
     shipped = {(i.instance_name, i.location): i for i in offers(snapshot, "aws")}
@@ -976,11 +1161,9 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
 # one of them passes (take it off this list) and when anything else fails.
 UPSTREAM_KNOWN_GAPS = {
     "aws": {
-        "TestAWSCatalog::test_gpu_present": "no RTX PRO 4500 (g7e): the dated AWS source "
-        "(vantage.sh data, 2026-01-21) predates it",
-        "TestAWSCatalog::test_m5_large_locations": "CPU types: the dated AWS source prices "
-        "GPU/accelerator types only",
-        "TestAWSCatalog::test_spot_present": "no dated AWS spot prices (SkyPilot's are undated)",
+        "TestAWSCatalog::test_m5_large_locations": "m5.large only in us-east-1, us-gov-east-1 "
+        "and us-gov-west-1 (Karpenter's dated tables); no dated source read prices CPU types "
+        "in the other 27 regions or the local zone us-west-2-lax-1",
     },
     "azure": {"*": "no Azure part: no recorded or published Azure GPU prices were read"},
     "gcp": {

@@ -7,16 +7,18 @@
   gzip-encoded over HTTP at the real URL with `responses`.
 - `DescribeInstanceTypes`: a moto server on 127.0.0.1, which answers from the real instance type
   data moto bundles (boto3 -> HTTP -> moto, the real request code).
-- `DescribeSpotPriceHistory`: no recorded spot prices exist for these instance types, so every
-  region answers with an empty history (at the boto3 client boundary) and the replay has
-  on-demand offers only. Publishing moto's placeholder spot price would invent prices.
+- `DescribeSpotPriceHistory`: answered at the boto3 client boundary, never by moto (its spot
+  prices are placeholders). By default every region answers with an empty history (on-demand
+  offers only); given `spot_prices` (the snapshot passes vantage.sh's dated GPU spot prices,
+  `scripts/snapshot_sources/vantage_aws_spot.py`), each region answers with those of the
+  requested types, and the collector makes its spot offers from them as from the live API.
 """
 
 from __future__ import annotations
 
 import gzip
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,14 @@ EXPECTED = DATA / "price_list_sample.csv.expected.jsonl"
 # Every (instance type, region) on-demand price of the 2026-01-21 catalog, nothing else; see
 # data/aws/README.md.
 FULL_PRICE_LIST = DATA / "price_list_full_2026-01-21.csv.gz"
+# The g7 family (RTX PRO 4500), absent from the 2026-01-21 catalog: its on-demand prices of
+# 2026-08-26 (tsaol/aws-gpu data/g7_instances.js@299375be), in the same format; see
+# data/aws/README.md.
+G7_PRICE_LIST = DATA / "price_list_g7_2026-08-26.csv.gz"
+# The CPU families `filter()` publishes, in us-east-1 and the two GovCloud regions: Karpenter's
+# generated on-demand prices of 2026-07-20 with DescribeInstanceTypes' vCPUs and memory; see
+# data/aws/README.md.
+CPU_PRICE_LIST = DATA / "price_list_cpu_2026-07-20.csv.gz"
 DUMMY_KEY_ID = "AKIAREPLAYREPLAYREPL"
 DUMMY_SECRET = "replay-secret-not-a-real-key"  # noqa: S105
 
@@ -78,8 +88,29 @@ def _empty_spot_history(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
     return AWSResponse("", 200, {}, None), {"SpotPriceHistory": []}
 
 
-def client_factory(endpoint_url: str, *, empty_spot: bool = True) -> Any:
-    """EC2 clients for the moto server with dummy credentials passed explicitly (no env)."""
+def _spot_history_from(
+    prices: Mapping[tuple[str, str], float], region: str
+) -> Callable[..., tuple[AWSResponse, dict[str, Any]]]:
+    from scripts.snapshot_sources.vantage_aws_spot import history_items
+
+    def answer(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        body = params.get("body") or {}
+        asked = [v for k, v in sorted(body.items()) if k.startswith("InstanceType.")]
+        items = history_items(prices, region, asked)
+        return AWSResponse("", 200, {}, None), {"SpotPriceHistory": items}
+
+    return answer
+
+
+def client_factory(
+    endpoint_url: str,
+    *,
+    empty_spot: bool = True,
+    spot_prices: Mapping[tuple[str, str], float] | None = None,
+) -> Any:
+    """EC2 clients for the moto server with dummy credentials passed explicitly (no env).
+    `spot_prices` ((instance type, region) -> USD/hour) answers `DescribeSpotPriceHistory`
+    instead of the empty history."""
     session = boto3.session.Session(
         aws_access_key_id=DUMMY_KEY_ID, aws_secret_access_key=DUMMY_SECRET
     )
@@ -90,7 +121,12 @@ def client_factory(endpoint_url: str, *, empty_spot: bool = True) -> Any:
             client = session.client(
                 "ec2", region_name=region, endpoint_url=endpoint_url, config=ec2_client_config()
             )
-            if empty_spot:
+            if spot_prices is not None:
+                client.meta.events.register(
+                    "before-call.ec2.DescribeSpotPriceHistory",
+                    _spot_history_from(spot_prices, region),
+                )
+            elif empty_spot:
                 client.meta.events.register(
                     "before-call.ec2.DescribeSpotPriceHistory", _empty_spot_history
                 )
@@ -100,11 +136,13 @@ def client_factory(endpoint_url: str, *, empty_spot: bool = True) -> Any:
     return make
 
 
-def collect(price_list: Path = PRICE_LIST) -> list[CatalogItem]:
+def collect(
+    price_list: Path = PRICE_LIST, spot_prices: Mapping[tuple[str, str], float] | None = None
+) -> list[CatalogItem]:
     """The offers of `price_list` (default: the test sample; `FULL_PRICE_LIST` has every real
-    region price at hand)."""
+    region price at hand), with spot offers where `spot_prices` prices a published offer."""
     # botocore does not go through `requests`, so `responses` leaves the moto calls alone.
     with moto_endpoint() as endpoint, responses.RequestsMock() as rsps:
         register_price_list(rsps, path=price_list)
-        provider = AWSProvider(client_factory=client_factory(endpoint))
+        provider = AWSProvider(client_factory=client_factory(endpoint, spot_prices=spot_prices))
         return AWSProvider.filter(provider.get())
