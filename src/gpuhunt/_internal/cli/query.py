@@ -305,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
     for provider in live:
         catalog.add_provider(provider)
     if args.refresh:
-        catalog.load()  # asks the network, whatever the disk cache holds
+        catalog.load(refresh=True)  # asks the network, whatever the disk cache holds
     if args.gpu_name:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:

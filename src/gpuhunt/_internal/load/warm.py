@@ -25,6 +25,7 @@ Pure parts (`encode`, `decode`) are separate from the cache I/O (`read`, `write`
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -38,6 +39,7 @@ import numpy as np
 from gpuhunt._internal.formats import columns as column_files
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.cache import SEAL, DiskCache
+from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.tables import SideWork
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import (
@@ -323,6 +325,28 @@ def _parts_of(raw: sources.RawCatalog) -> list[tuple[str, str, str]]:
     if raw.versions:
         return [(p, v, "catalog.zip") for p, v in sorted(raw.versions.items())]
     return [("archive", raw.version, "catalog.zip")]
+
+
+def latest(cache: DiskCache, cache_key: str, url: str, loaded_at: float) -> Loaded | None:
+    """The catalog `cache_key`, which the disk cache's `latest.json` names, as a load from the
+    disk cache serves it, if an earlier load kept its snapshot (None otherwise)."""
+    name = key(cache, cache_key, archive_parts(cache.get_json("latest.json")) or [])
+    snapshot = read(cache, name) if name is not None else None
+    if snapshot is None:
+        return None
+    now = dt.datetime.now(dt.timezone.utc)
+    return Loaded(
+        snapshot.table,
+        snapshot.version,
+        "disk-cache",
+        url,
+        loaded_at,
+        now,
+        snapshot.manifest,
+        degraded=False,
+        cache_key=cache_key,
+        unchecked=True,
+    )
 
 
 def read_for(cache: DiskCache, raw: sources.RawCatalog) -> Snapshot | None:
