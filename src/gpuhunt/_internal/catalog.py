@@ -20,11 +20,9 @@ from collections.abc import Callable, Container
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import catalog_query, catalog_status, explain, forks, validate
+from gpuhunt._internal import catalog_query, catalog_status, forks, validate
 from gpuhunt._internal.catalog_query import NOT_ADDED as NOT_ADDED
 from gpuhunt._internal.catalog_status import CatalogStatus as CatalogStatus
-from gpuhunt._internal.explain import Explanation
-from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
@@ -43,6 +41,10 @@ from gpuhunt._internal.query.names import gpu_name_problems
 
 if TYPE_CHECKING:
     from requests.adapters import BaseAdapter
+
+    # Imported when used: a query never explains itself or reads the price history.
+    from gpuhunt._internal.explain import Explanation
+    from gpuhunt._internal.history.daily import PriceHistory
 
 logger = logging.getLogger(__name__)
 
@@ -385,6 +387,8 @@ class Catalog:
         their offers are in this catalog or online only. `explanation.lines()` is it as text.
         Takes the keywords of `query`; raises as `query` does for a value it cannot read."""
         loaded = self._loader.current()
+        from gpuhunt._internal import explain
+
         return explain.explain(loaded.table if loaded is not None else None, filters)
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:

@@ -17,7 +17,6 @@ import re
 import time
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -193,6 +192,10 @@ def from_directory(path: str, providers: list[str]) -> RawCatalog:
 
 def has_bundled() -> bool:
     """Whether the snapshot is in this installation (without reading it)."""
+    # Imported here, as below: importlib.resources brings tempfile, shutil and zipfile, which
+    # a load from the disk cache does without.
+    from importlib import resources
+
     try:
         return resources.files("gpuhunt.resources").joinpath("catalog.zip").is_file()
     except (ModuleNotFoundError, OSError):
@@ -201,6 +204,8 @@ def has_bundled() -> bool:
 
 def bundled() -> RawCatalog:
     """The snapshot shipped inside the package."""
+    from importlib import resources
+
     try:
         data = resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
     except (FileNotFoundError, ModuleNotFoundError, OSError) as e:

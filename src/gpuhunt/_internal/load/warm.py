@@ -56,7 +56,7 @@ logger = logging.getLogger(__name__)
 
 FOLDER = "derived"
 MAGIC = b"GPUHUNT-WARM\n\0\0\0"
-FORMAT = 1
+FORMAT = 2  # 2: the unknown-location counts in the header
 _ROW_ARRAYS = ("price", "location", "shape_of_row")
 _LISTS = list(STRING_LISTS.values())
 
@@ -149,6 +149,10 @@ def encode(snapshot: Snapshot, name: str) -> bytes | None:
         "version": snapshot.version,
         "manifest": snapshot.manifest,
         "skipped": table.skipped,
+        # What every `status()` reports, which takes the geography table to work out: read
+        # back, a warm query that filters on no place loads no geography. (The key names this
+        # gpuhunt's version, whose geography table it was worked out with.)
+        "unknown_locations": table.unknown_locations(),
         "strings": {k: getattr(table, k) for k in _LISTS},
     }
     return column_files.pack(MAGIC, header, "arrays", arrays, counts=True)
@@ -195,11 +199,17 @@ def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
         isinstance(k, str) and isinstance(v, int) for k, v in skipped.items()
     ):
         raise ValueError("bad skipped counts")
+    unknown = header.get("unknown_locations")
+    if not isinstance(unknown, dict) or not all(
+        k in lists["providers"] and isinstance(v, int) and v > 0 for k, v in unknown.items()
+    ):
+        raise ValueError("bad unknown-location counts")
     version = header.get("version")
     manifest = header.get("manifest")
     if not isinstance(version, str) or not (manifest is None or isinstance(manifest, dict)):
         raise ValueError("bad version or manifest")
     table = _compacted(shape_cols, lists, arrays, skipped)
+    table._unknown = dict(unknown)
     return Snapshot(table, version, manifest)
 
 
