@@ -11,7 +11,6 @@ like, and how the disk cache records the latest catalog (`cache_key`, `fresh_in_
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import logging
 import re
 import time
@@ -107,6 +106,8 @@ def check_url_allowed(url: str, *, allow_http: bool = False) -> None:
         raise CatalogError(f"Unsupported catalog URL scheme {parts.scheme!r} in {safe_url(url)}")
     if allow_http:
         return
+    import ipaddress  # here: only a plain-http URL needs it
+
     host = parts.hostname or ""
     try:
         if ipaddress.ip_address(host).is_loopback:
