@@ -198,13 +198,13 @@ def test_a_warm_query_reads_only_what_it_answers_from(tmp_path):
     offers = [item("aws", gpu_name="H100", gpu_count=1, gpu_memory=80.0, price=2.5)]
     publish_archive(tmp_path / "pub", "20261129-1", {"aws": csv_bytes(offers)})
     code = (
-        "import atexit, gc, sys\n"
+        "import atexit, gc, sys, threading\n"
         "from gpuhunt._internal import cli\n"
         "from gpuhunt._internal.load import sources\n"
         "def opened(*a): raise AssertionError('the bundled snapshot was opened')\n"
         "sources.bundled = opened\n"
-        "atexit.register(lambda: print(gc.isenabled(), ' '.join(sorted(sys.modules)),"
-        " file=sys.stderr))\n"
+        "atexit.register(lambda: print(gc.isenabled(), threading.active_count(),"
+        " ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
         "sys.argv = ['gpuhunt', 'query', '--gpu', 'H100', '--limit', '10']\n"
         "cli.run()\n"
     )
@@ -216,9 +216,10 @@ def test_a_warm_query_reads_only_what_it_answers_from(tmp_path):
             )
             for _ in range(2)
         ]
-    enabled, _, names = runs[1].stderr.splitlines()[-1].partition(" ")
-    loaded = set(names.split())
+    enabled, threads, *names = runs[1].stderr.splitlines()[-1].split()
+    loaded = set(names)
     assert enabled == "False"  # the query program's collector is off (`cli.run`)
+    assert threads == "1"  # nothing left running (a download, a reload) as it ends
     assert "gpuhunt._internal.catalog" in loaded and "1xH100" in runs[1].stdout
     unneeded = {
         "requests",
