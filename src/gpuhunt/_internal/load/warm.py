@@ -14,8 +14,8 @@ Layout of `derived/{key}.table` (little-endian, then sealed by the cache):
     b"GPUHUNT-WARM\\n\\0\\0\\0"   16-byte magic
     uint32                       length H of the header
     H bytes                      JSON header: format, key, version, source URL, manifest,
-                                 providers, skipped counts, the string lists, and each array's
-                                 dtype, length and offset into the data
+                                 providers, skipped and unknown-location counts, the string
+                                 lists, and each array's dtype, length and offset into the data
     data                         the arrays, 8-byte aligned: per row the price, location code and
                                  shape number; per shape every other column (`query.table`)
 
