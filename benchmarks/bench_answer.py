@@ -240,9 +240,9 @@ def report(res: dict[str, Any]) -> str:
     lines += [
         f"`Catalog.load()` in a process that imported gpuhunt, warm disk cache, "
         f"{res['sizes'][0]:,} offers: {_ms(res['warm_load_s'])}, "
-        f"{res['warm_load_s'] / numpy:.2f}x the numpy import (target ≤0.35x). It asks the "
-        "network for the latest version, as `load()` always does, and reads that version's "
-        "cached archives before it finds what an earlier load derived from them. The default "
+        f"{res['warm_load_s'] / numpy:.2f}x the numpy import (target ≤0.35x). The round's "
+        "CLI runs asked the network seconds before, within `GPUHUNT_LOAD_CHECKED_WITHIN` (60 s "
+        "by default): it reads what an earlier load derived, without a request. The default "
         "path (`gpuhunt.query()`, every CLI run), a new `Catalog`'s first answer "
         f'(`query(gpu_name="H100")`) from the same warm cache: {_ms(res["warm_first_s"])}, '
         f"{res['warm_first_s'] / numpy:.2f}x the numpy import.",

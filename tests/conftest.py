@@ -24,6 +24,10 @@ def _isolated(tmp_path, monkeypatch):
     for var in [v for v in os.environ if v.startswith("GPUHUNT_")]:
         monkeypatch.delenv(var)
     monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    # Tests of what a load asks the network (faults, fallbacks, 304s) call `load()` moments
+    # after another load of the same URL, expecting a request: the window in which `load()`
+    # trusts a recent check instead (tests/_internal/load/test_checked_within.py) is off here.
+    monkeypatch.setenv("GPUHUNT_LOAD_CHECKED_WITHIN", "0")
     # pip keeps its real cache (a subprocess test may install), everything else moves.
     monkeypatch.setenv("PIP_CACHE_DIR", os.environ.get("PIP_CACHE_DIR") or _real_pip_cache())
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))

@@ -20,11 +20,9 @@ from collections.abc import Callable, Container
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import catalog_query, catalog_status, explain, forks, validate
+from gpuhunt._internal import catalog_query, catalog_status, forks, validate
 from gpuhunt._internal.catalog_query import NOT_ADDED as NOT_ADDED
 from gpuhunt._internal.catalog_status import CatalogStatus as CatalogStatus
-from gpuhunt._internal.explain import Explanation
-from gpuhunt._internal.history.daily import PriceHistory
 from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
@@ -43,6 +41,10 @@ from gpuhunt._internal.query.names import gpu_name_problems
 
 if TYPE_CHECKING:
     from requests.adapters import BaseAdapter
+
+    # Imported when used: a query never explains itself or reads the price history.
+    from gpuhunt._internal.explain import Explanation
+    from gpuhunt._internal.history.daily import PriceHistory
 
 logger = logging.getLogger(__name__)
 
@@ -245,20 +247,25 @@ class Catalog:
     def _executor(self) -> threads.DaemonPool | None:
         return self._pool.executor
 
-    def load(self, version: str | None = None) -> None:
-        """Load the catalog now: ask the network for the latest one, or for exactly `version`
-        (which raises `CatalogError` if it cannot be fetched; it never substitutes another
-        version). Without `version`, failures fall back to the disk cache and the bundled
-        snapshot.
+    def load(self, version: str | None = None, *, refresh: bool = False) -> None:
+        """Load the catalog now: the latest one, or exactly `version` (which raises
+        `CatalogError` if it cannot be fetched; it never substitutes another version).
+        Without `version`, failures fall back to the disk cache and the bundled snapshot.
+
+        Without `version`, the network is not asked when this or another process sharing the
+        disk cache learnt from it less than `GPUHUNT_LOAD_CHECKED_WITHIN` seconds ago (60 by
+        default, never more than `reload_interval`) which catalog is the latest, and the disk
+        cache holds it: a script run right after another loads from the disk cache.
+        `refresh=True` asks the network whatever the disk cache says (`gpuhunt query
+        --refresh`), as does a `GPUHUNT_LOAD_CHECKED_WITHIN` of 0.
 
         The loads a query starts (the first, and the reloads every `reload_interval`) ask
-        nothing when this or another process learnt from the network less than
-        `reload_interval` ago which catalog is the latest, and the disk cache holds it: a CLI
-        run seconds after another answers from the disk cache. Nor does a process's first
-        load within the back-off window after a check that got no answer (in this process or
-        another; `status().next_retry_in` says when it ends): it answers at once from the disk
-        cache or the bundled snapshot. This method asks the network whatever that says."""
-        self._loader.load(version)
+        nothing when the network named the latest catalog less than `reload_interval` ago.
+        Nor does a process's first such load within the back-off window after a check that
+        got no answer (in this process or another; `status().next_retry_in` says when it
+        ends): it answers at once from the disk cache or the bundled snapshot. This method
+        does not wait for that window."""
+        self._loader.load(version, refresh=refresh)
 
     def status(self) -> CatalogStatus:
         return catalog_status.status_of(
@@ -380,6 +387,8 @@ class Catalog:
         their offers are in this catalog or online only. `explanation.lines()` is it as text.
         Takes the keywords of `query`; raises as `query` does for a value it cannot read."""
         loaded = self._loader.current()
+        from gpuhunt._internal import explain
+
         return explain.explain(loaded.table if loaded is not None else None, filters)
 
     def gpu_name_problems(self, names: list[str]) -> list[str]:

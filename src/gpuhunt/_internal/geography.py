@@ -35,7 +35,6 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
 
 AREAS = ("north-america", "south-america", "europe", "middle-east", "africa", "asia-pacific")
 
@@ -179,6 +178,9 @@ def table() -> dict[tuple[str, str], Place]:
     if found is None:
         with _lock:
             if _table is None:
+                # Imported here: a query that filters on no place never reads the table.
+                from importlib import resources
+
                 text = (
                     resources.files("gpuhunt.resources")
                     .joinpath("geography.csv")

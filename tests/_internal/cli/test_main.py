@@ -186,3 +186,48 @@ def test_a_query_answered_from_the_disk_cache_imports_no_http_library(tmp_path):
     assert {"requests", "urllib3", "gpuhunt._internal.load.fetch"} & second == set()
     assert '"H100"' in runs[1].stdout
     assert len([p for p in requested if p.endswith("catalog.zip")]) == 1
+
+
+@pytest.mark.subprocess
+def test_a_warm_query_reads_only_what_it_answers_from(tmp_path):
+    # The second run answers from the disk cache: what it does not need is not imported
+    # (explaining, the price history, temporary files, the package's resource files: the
+    # table names no offer's country, which --json does) and the
+    # bundled snapshot is not opened (no online provider was named). It runs as the program
+    # does, with the collector off, and ends at once.
+    offers = [item("aws", gpu_name="H100", gpu_count=1, gpu_memory=80.0, price=2.5)]
+    publish_archive(tmp_path / "pub", "20261129-1", {"aws": csv_bytes(offers)})
+    code = (
+        "import atexit, gc, sys, threading\n"
+        "from gpuhunt._internal import cli\n"
+        "from gpuhunt._internal.load import sources\n"
+        "def opened(*a): raise AssertionError('the bundled snapshot was opened')\n"
+        "sources.bundled = opened\n"
+        "atexit.register(lambda: print(gc.isenabled(), threading.active_count(),"
+        " ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+        "sys.argv = ['gpuhunt', 'query', '--gpu', 'H100', '--limit', '10']\n"
+        "cli.run()\n"
+    )
+    with serve_directory(tmp_path / "pub") as (url, _):
+        env = dict(os.environ, GPUHUNT_CATALOG_URL=url, GPUHUNT_CACHE_DIR=str(tmp_path / "c"))
+        runs = [
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            )
+            for _ in range(2)
+        ]
+    enabled, threads, *names = runs[1].stderr.splitlines()[-1].split()
+    loaded = set(names)
+    assert enabled == "False"  # the query program's collector is off (`cli.run`)
+    assert threads == "1"  # nothing left running (a download, a reload) as it ends
+    assert "gpuhunt._internal.catalog" in loaded and "1xH100" in runs[1].stdout
+    unneeded = {
+        "requests",
+        "urllib3",
+        "gpuhunt._internal.load.fetch",
+        "gpuhunt._internal.explain",
+        "gpuhunt._internal.history.daily",
+        "importlib.resources",
+        "tempfile",
+    }
+    assert unneeded & loaded == set()

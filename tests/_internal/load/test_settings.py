@@ -48,6 +48,7 @@ def test_each_variable():
 # warned about once (variable, value, default) and replaced by the default; nothing raises.
 FIELD = {
     "GPUHUNT_RELOAD_INTERVAL": "reload_interval",
+    "GPUHUNT_LOAD_CHECKED_WITHIN": "load_checked_within",
     "GPUHUNT_ONLINE_TIMEOUT": "online_timeout",
     "GPUHUNT_ONLINE_DEADLINE": "online_deadline",
     "GPUHUNT_CONNECT_TIMEOUT": "connect_timeout",
@@ -58,6 +59,7 @@ FIELD = {
 }
 BAD_VALUES = {
     "GPUHUNT_RELOAD_INTERVAL": ["abc", "nan", "inf", "-1", "1e12"],
+    "GPUHUNT_LOAD_CHECKED_WITHIN": ["soon", "nan", "inf", "-1", "86401"],
     "GPUHUNT_ONLINE_TIMEOUT": ["soon", "nan", "inf", "0", "-5", "1e6"],
     "GPUHUNT_ONLINE_DEADLINE": ["x", "nan", "-inf", "0", "-1", "3601"],
     "GPUHUNT_CONNECT_TIMEOUT": ["c", "nan", "-inf", "0", "-1", "601"],
@@ -68,6 +70,7 @@ BAD_VALUES = {
 }
 GOOD_VALUES = {
     "GPUHUNT_RELOAD_INTERVAL": [("0", 0.0), ("60", 60.0), (" 3600 ", 3600.0)],
+    "GPUHUNT_LOAD_CHECKED_WITHIN": [("0", 0.0), ("5", 5.0), ("86400", 86400.0)],
     "GPUHUNT_ONLINE_TIMEOUT": [("0.5", 0.5), ("3600", 3600.0)],
     "GPUHUNT_ONLINE_DEADLINE": [("1.5", 1.5), ("30", 30.0)],
     "GPUHUNT_CONNECT_TIMEOUT": [("1", 1.0), ("600", 600.0)],
@@ -83,6 +86,7 @@ def _fresh_warnings(monkeypatch):
     # Settings read from the environment compare equal to the defaults only without the
     # suite's own GPUHUNT_CACHE_DIR (nothing here writes to a cache).
     monkeypatch.delenv("GPUHUNT_CACHE_DIR")
+    monkeypatch.delenv("GPUHUNT_LOAD_CHECKED_WITHIN")
     settings._warned.clear()
     yield
     settings._warned.clear()

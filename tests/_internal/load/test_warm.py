@@ -9,6 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from gpuhunt._internal import geography
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.load import warm
@@ -203,3 +204,43 @@ def test_an_explicit_load_of_the_cached_catalog_reads_the_snapshot_too(tmp_path,
     loaded = again._loader.loaded
     assert loaded is not None and answers.prepare(loaded.table).unmade is not None
     assert {o.gpu_name for o in got} == {"H100"} and len(got) == 5
+
+
+def test_the_unknown_location_counts_are_read_back_not_worked_out(tmp_path, monkeypatch):
+    offers = [
+        item("aws", instance_name="a", location="nowhere-9", price=1.0),
+        item("aws", instance_name="b", location="us-east-1", price=2.0),
+        item("aws", instance_name="c", location="nowhere-9", price=3.0, spot=True),
+    ]
+    publish_archive(tmp_path / "pub", "20261129-1", {"aws": csv_bytes(offers)})
+    with serve_directory(tmp_path / "pub") as (url, _):
+        first = _catalog(url, tmp_path)
+        assert len(first.query()) == 3  # downloads, derives, keeps the snapshot
+        expected = first.status().unknown_locations
+        first.close()
+        assert expected == {"aws": 2}
+
+        def no_lookup(*a):
+            raise AssertionError("a warm start looked a place up")
+
+        monkeypatch.setattr(geography, "locate", no_lookup)
+        second = _catalog(url, tmp_path)
+        assert len(second.query()) == 3
+        got = second.status().unknown_locations
+        second.close()
+    assert got == expected
+    loaded = second._loader.loaded
+    assert loaded is not None and loaded.source == "disk-cache"
+
+
+def test_a_snapshot_with_bad_unknown_location_counts_is_refused(tmp_path):
+    _, cache, name = _warmed(tmp_path)
+    data = cache.get(warm.FOLDER, f"{name}.table")
+    assert data is not None
+    snapshot = warm.decode(data, name)
+    for bad in ({"nobody": 1}, {"aws": -1}, {"aws": "1"}):
+        snapshot.table._unknown = bad
+        again = warm.encode(snapshot, name)
+        assert again is not None
+        with pytest.raises(ValueError, match="unknown-location"):
+            warm.decode(again, name)

@@ -244,6 +244,8 @@ def _live_providers(args: argparse.Namespace) -> list[Any]:
     named = [registry.spec(p) for p in args.provider or []]  # raises on unknown names
     named_online = [s for s in named if s.online]
     if not args.online:
+        if not named_online:  # nothing to check: the bundled snapshot is not even opened
+            return []
         # Those the bundled snapshot holds are answered from it while the catalog cannot be
         # loaded (`_check_stand_ins` after the query); the others need --online.
         from gpuhunt._internal.load import sources  # lazy for start-up time: only needed here
@@ -305,16 +307,16 @@ def run(args: argparse.Namespace) -> int:
     for provider in live:
         catalog.add_provider(provider)
     if args.refresh:
-        catalog.load()  # asks the network, whatever the disk cache holds
+        catalog.load(refresh=True)  # asks the network, whatever the disk cache holds
     if args.gpu_name:
         problems = catalog.gpu_name_problems(args.gpu_name)
         if problems:
             raise UsageError("; ".join(problems))
     filters = query_filters(args)
     offers: list[CatalogItem] = list(catalog.query(**filters))
-    _check_stand_ins(args, catalog.status())
-    render.sort_offers(offers, args.sort)
     status = catalog.status()
+    _check_stand_ins(args, status)
+    render.sort_offers(offers, args.sort)
     asked_live = {p.NAME for p in live}
     answer = (
         _groups(args, offers, status, asked_live)

@@ -37,12 +37,9 @@ import logging
 import os
 import shutil
 import stat
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-import platformdirs
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +55,11 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def cache_root(override: Path | None = None) -> Path:
-    return override if override is not None else Path(platformdirs.user_cache_dir("gpuhunt"))
+    if override is not None:
+        return override
+    import platformdirs  # here: a run with GPUHUNT_CACHE_DIR set never needs it
+
+    return Path(platformdirs.user_cache_dir("gpuhunt"))
 
 
 def seal(data: bytes) -> bytes:
@@ -78,6 +79,8 @@ def unseal(raw: bytes) -> bytes | None:
 def _write_atomically(path: Path, data: bytes) -> None:
     """`data` at `path`, all or nothing for every reader (see the module docstring for why it
     is not synced to the disk)."""
+    import tempfile  # here: a warm start reads the cache and writes nothing
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
     try:
         with os.fdopen(fd, "wb") as f:

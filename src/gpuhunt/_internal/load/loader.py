@@ -102,22 +102,35 @@ class Loader:
             stopping=lambda: self._context.threads.stopping,
         )
 
-    def load(self, version: str | None = None) -> None:
-        """`Catalog.load`: the network is asked even if the disk cache is fresh."""
+    def load(self, version: str | None = None, refresh: bool = False) -> None:
+        """`Catalog.load`: the network is asked unless it named the latest catalog (as the disk
+        cache records) less than `load_checked_within` and `reload_interval` ago."""
+        trusted = self._settings.load_checked_within if version is None and not refresh else 0
         with self._lock:
-            self._load(version, may_fall_back=version is None, refresh=True)
+            self._load(version, version is None, True, min(trusted, self.reload_interval))
 
-    def _load(self, version: str | None, may_fall_back: bool, refresh: bool = False) -> None:
+    def _load(
+        self,
+        version: str | None,
+        may_fall_back: bool,
+        refresh: bool = False,
+        fresh_for: float | None = None,
+    ) -> None:
         try:
-            self._load_once(version, may_fall_back, refresh)
+            self._load_once(version, may_fall_back, refresh, fresh_for)
         finally:
             # What the load freed (archives, CSV text, columns before combining) goes back to
             # the OS, now that nothing of it is referenced (`load.memory`).
             memory.release_free_memory()
 
-    def _load_once(self, version: str | None, may_fall_back: bool, refresh: bool) -> None:
+    def _load_once(
+        self, version: str | None, may_fall_back: bool, refresh: bool, fresh_for: float | None
+    ) -> None:
+        # `fresh_for`: how old a check the disk cache records may be to be trusted (None: as
+        # old as `reload_interval`, unless `refresh`).
         self.last_attempt = dt.datetime.now(dt.timezone.utc)
-        if version is None and not refresh and self._from_fresh_cache():
+        trusted = (0.0 if refresh else self.reload_interval) if fresh_for is None else fresh_for
+        if version is None and trusted > 0 and self._from_fresh_cache(trusted):
             self._failures, self.retry_at, self.last_error = 0, 0.0, None
             return
         if version is None and not refresh and self.loaded is None and self._recently_silent():
@@ -289,13 +302,13 @@ class Loader:
         finally:
             self.downloads += sum(f.downloads for f in fetchers)
 
-    def _from_fresh_cache(self) -> bool:
+    def _from_fresh_cache(self, max_age: float) -> bool:
         """Serve the latest catalog from the disk cache if the network named it less than
-        `reload_interval` ago; the next reload is due when that check is that old."""
+        `max_age` ago; the next reload is due when that check is `reload_interval` old."""
         if self._settings.catalog_dir or sources.local_path(self.url) is not None:
             return False
         cache = self._disk_cache(self.url)
-        fresh = sources.fresh_in_cache(cache, self.reload_interval)
+        fresh = sources.fresh_in_cache(cache, max_age)
         if fresh is None:
             return False
         key, age = fresh
@@ -304,21 +317,9 @@ class Loader:
         if loaded is not None and not loaded.degraded and loaded.cache_key == key:
             self.loaded = dataclasses.replace(loaded, loaded_at=loaded_at, unchecked=True)
             return True
-        name = warm.key(cache, key, warm.archive_parts(cache.get_json("latest.json")) or [])
-        snapshot = warm.read(cache, name) if name is not None else None
-        if snapshot is not None:  # what an earlier load derived from these very archives
-            self.loaded = Loaded(
-                snapshot.table,
-                snapshot.version,
-                "disk-cache",
-                self.url,
-                loaded_at,
-                dt.datetime.now(dt.timezone.utc),
-                snapshot.manifest,
-                degraded=False,
-                cache_key=key,
-                unchecked=True,
-            )
+        found = warm.latest(cache, key, self.url, loaded_at)
+        if found is not None:  # what an earlier load derived from these very archives
+            self.loaded = found
             return True
         raw = sources.from_cache(self.url, cache)
         if raw is None or sources.cache_key(raw) != key:

@@ -5,6 +5,9 @@ when a provider's shared HTTP session is first used), never at import time.
     GPUHUNT_CATALOG_DIR       a folder of plain `{provider}.csv` files instead
     GPUHUNT_CACHE_DIR         the disk cache (default: the user cache dir)
     GPUHUNT_RELOAD_INTERVAL   seconds between catalog reloads (default 4 hours)
+    GPUHUNT_LOAD_CHECKED_WITHIN  seconds within which `Catalog.load()` trusts the disk cache's
+                              record of the latest catalog instead of asking (default 60; 0:
+                              it always asks)
     GPUHUNT_ONLINE_TIMEOUT    seconds a query that names online providers (`provider=`) waits
                               for them, in all, from the query's start (default 30)
     GPUHUNT_ONLINE_DEADLINE   seconds a query that does not name them waits for the online
@@ -67,6 +70,9 @@ DAY = 24 * 3600.0
 RANGES: dict[str, Range] = {
     # 0: check for a new version on every query; a year: in effect never.
     "GPUHUNT_RELOAD_INTERVAL": Range(0, 365 * DAY),
+    # 0: `Catalog.load()` always asks the network (as before this setting); a day at most, as
+    # it is meant for loads moments apart (a script run right after another, a CLI run).
+    "GPUHUNT_LOAD_CHECKED_WITHIN": Range(0, DAY),
     "GPUHUNT_ONLINE_TIMEOUT": Range(0, 3600, above_low=True),
     "GPUHUNT_ONLINE_DEADLINE": Range(0, 3600, above_low=True),
     "GPUHUNT_CONNECT_TIMEOUT": Range(0, 600, above_low=True),
@@ -95,6 +101,9 @@ class Settings:
     catalog_dir: str | None = None
     cache_dir: Path | None = None  # None: the user cache dir (platformdirs)
     reload_interval: float = 4 * 3600
+    # An explicit `Catalog.load()` answers from the disk cache when the network named the latest
+    # catalog this recently (in any process sharing the cache); see `Loader.load`.
+    load_checked_within: float = 60.0
     online_timeout: float = 30.0
     # The default path (`gpuhunt.query()` asks every online provider with credentials): short,
     # so a proxy or firewall that swallows requests costs a script seconds, not minutes.
@@ -147,6 +156,7 @@ class Settings:
             catalog_dir=env.get("GPUHUNT_CATALOG_DIR") or None,
             cache_dir=Path(cache_dir) if cache_dir else None,
             reload_interval=number("GPUHUNT_RELOAD_INTERVAL", cls.reload_interval),
+            load_checked_within=number("GPUHUNT_LOAD_CHECKED_WITHIN", cls.load_checked_within),
             online_timeout=number("GPUHUNT_ONLINE_TIMEOUT", cls.online_timeout),
             online_deadline=number("GPUHUNT_ONLINE_DEADLINE", cls.online_deadline),
             allow_http=flag("GPUHUNT_ALLOW_HTTP"),

@@ -11,13 +11,11 @@ like, and how the disk cache records the latest catalog (`cache_key`, `fresh_in_
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import logging
 import re
 import time
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -108,6 +106,8 @@ def check_url_allowed(url: str, *, allow_http: bool = False) -> None:
         raise CatalogError(f"Unsupported catalog URL scheme {parts.scheme!r} in {safe_url(url)}")
     if allow_http:
         return
+    import ipaddress  # here: only a plain-http URL needs it
+
     host = parts.hostname or ""
     try:
         if ipaddress.ip_address(host).is_loopback:
@@ -193,6 +193,10 @@ def from_directory(path: str, providers: list[str]) -> RawCatalog:
 
 def has_bundled() -> bool:
     """Whether the snapshot is in this installation (without reading it)."""
+    # Imported here, as below: importlib.resources brings tempfile, shutil and zipfile, which
+    # a load from the disk cache does without.
+    from importlib import resources
+
     try:
         return resources.files("gpuhunt.resources").joinpath("catalog.zip").is_file()
     except (ModuleNotFoundError, OSError):
@@ -201,6 +205,8 @@ def has_bundled() -> bool:
 
 def bundled() -> RawCatalog:
     """The snapshot shipped inside the package."""
+    from importlib import resources
+
     try:
         data = resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
     except (FileNotFoundError, ModuleNotFoundError, OSError) as e:

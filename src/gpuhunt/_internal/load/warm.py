@@ -14,8 +14,8 @@ Layout of `derived/{key}.table` (little-endian, then sealed by the cache):
     b"GPUHUNT-WARM\\n\\0\\0\\0"   16-byte magic
     uint32                       length H of the header
     H bytes                      JSON header: format, key, version, source URL, manifest,
-                                 providers, skipped counts, the string lists, and each array's
-                                 dtype, length and offset into the data
+                                 providers, skipped and unknown-location counts, the string
+                                 lists, and each array's dtype, length and offset into the data
     data                         the arrays, 8-byte aligned: per row the price, location code and
                                  shape number; per shape every other column (`query.table`)
 
@@ -25,6 +25,7 @@ Pure parts (`encode`, `decode`) are separate from the cache I/O (`read`, `write`
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -38,6 +39,7 @@ import numpy as np
 from gpuhunt._internal.formats import columns as column_files
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.cache import SEAL, DiskCache
+from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.tables import SideWork
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import (
@@ -54,7 +56,7 @@ logger = logging.getLogger(__name__)
 
 FOLDER = "derived"
 MAGIC = b"GPUHUNT-WARM\n\0\0\0"
-FORMAT = 1
+FORMAT = 2  # 2: the unknown-location counts in the header
 _ROW_ARRAYS = ("price", "location", "shape_of_row")
 _LISTS = list(STRING_LISTS.values())
 
@@ -147,6 +149,10 @@ def encode(snapshot: Snapshot, name: str) -> bytes | None:
         "version": snapshot.version,
         "manifest": snapshot.manifest,
         "skipped": table.skipped,
+        # What every `status()` reports, which takes the geography table to work out: read
+        # back, a warm query that filters on no place loads no geography. (The key names this
+        # gpuhunt's version, whose geography table it was worked out with.)
+        "unknown_locations": table.unknown_locations(),
         "strings": {k: getattr(table, k) for k in _LISTS},
     }
     return column_files.pack(MAGIC, header, "arrays", arrays, counts=True)
@@ -193,11 +199,17 @@ def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
         isinstance(k, str) and isinstance(v, int) for k, v in skipped.items()
     ):
         raise ValueError("bad skipped counts")
+    unknown = header.get("unknown_locations")
+    if not isinstance(unknown, dict) or not all(
+        k in lists["providers"] and isinstance(v, int) and v > 0 for k, v in unknown.items()
+    ):
+        raise ValueError("bad unknown-location counts")
     version = header.get("version")
     manifest = header.get("manifest")
     if not isinstance(version, str) or not (manifest is None or isinstance(manifest, dict)):
         raise ValueError("bad version or manifest")
     table = _compacted(shape_cols, lists, arrays, skipped)
+    table._unknown = dict(unknown)
     return Snapshot(table, version, manifest)
 
 
@@ -323,6 +335,28 @@ def _parts_of(raw: sources.RawCatalog) -> list[tuple[str, str, str]]:
     if raw.versions:
         return [(p, v, "catalog.zip") for p, v in sorted(raw.versions.items())]
     return [("archive", raw.version, "catalog.zip")]
+
+
+def latest(cache: DiskCache, cache_key: str, url: str, loaded_at: float) -> Loaded | None:
+    """The catalog `cache_key`, which the disk cache's `latest.json` names, as a load from the
+    disk cache serves it, if an earlier load kept its snapshot (None otherwise)."""
+    name = key(cache, cache_key, archive_parts(cache.get_json("latest.json")) or [])
+    snapshot = read(cache, name) if name is not None else None
+    if snapshot is None:
+        return None
+    now = dt.datetime.now(dt.timezone.utc)
+    return Loaded(
+        snapshot.table,
+        snapshot.version,
+        "disk-cache",
+        url,
+        loaded_at,
+        now,
+        snapshot.manifest,
+        degraded=False,
+        cache_key=cache_key,
+        unchecked=True,
+    )
 
 
 def read_for(cache: DiskCache, raw: sources.RawCatalog) -> Snapshot | None:

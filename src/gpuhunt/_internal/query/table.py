@@ -86,6 +86,7 @@ class Table:
         self._parts_lock = threading.Lock()
         self._cuda: np.ndarray | None = None
         self._places: tuple[list[geography.Place | None], np.ndarray] | None = None
+        self._unknown: dict[str, int] | None = None
         self._form_factors: np.ndarray | None = None
         self._states: masks.OfferStates | None = None
         # Set by `compact`: the table of one row per shape, and each row's shape number.
@@ -174,11 +175,21 @@ class Table:
         return found
 
     def unknown_locations(self) -> dict[str, int]:
-        """Offers per provider whose location the geography table does not know."""
-        places, codes = self.places()
-        unknown = np.array([p is None for p in places] + [False], dtype=bool)[codes]
-        found = np.bincount(self.provider[unknown], minlength=len(self.providers)).tolist()
-        return {p: n for p, n in zip(self.providers, found) if n}
+        """Offers per provider whose location the geography table does not know; worked out
+        on first use (every `status()` reports it) from the offers per (provider, location)
+        pair, counted without sorting the rows as `places` does."""
+        found = self.__dict__.get("_unknown")
+        if found is None:
+            n = max(len(self.locations), 1)
+            pairs = self.provider.astype(np.intp) * n + self.location
+            per_pair = np.bincount(pairs, minlength=len(self.providers) * n)
+            counts = dict.fromkeys(self.providers, 0)
+            for k in np.flatnonzero(per_pair).tolist():
+                provider = self.providers[k // n]
+                if geography.locate(provider, self.locations[k % n]) is None:
+                    counts[provider] += int(per_pair[k])
+            found = self._unknown = {p: c for p, c in counts.items() if c}
+        return dict(found)
 
     def form_factors(self) -> np.ndarray:
         """Each offer's form factor as an index into `FORM_FACTORS` (-1: unknown), worked out
