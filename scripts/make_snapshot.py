@@ -236,8 +236,12 @@ SOURCES: dict[str, Source] = {
         "runpod",
         None,
         NO_COMMIT_DATE,
-        "Secure Cloud on-demand prices per data center; SkyPilot's SpotPrice equals Price in "
-        "every row read, so no spot offer is made of it"
+        "Secure Cloud only (SkyPilot's RunPod fetcher skips Community Cloud, so no "
+        "country-located offer): GPU pods' on-demand prices per data center (SkyPilot's "
+        "SpotPrice equals Price in every row read, so no spot offer is made of it), and CPU "
+        "pods (flavors cpu3c/3g/3m/5c/5g/5m at 2 to 32 vCPUs, RunPod's own names "
+        "`<flavor>-<vCPUs>-<GB>`, Secure Cloud on-demand, flagged runpod-cpu as the collector "
+        "flags them)"
         "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every type in every one of the same 48 data centers it knows whether or not "
         "it has capacity, so an offer says where the type is sold at that price, not that a "
         "machine is free there",

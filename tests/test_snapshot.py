@@ -79,7 +79,7 @@ PINNED = {
     "skypilot_v8_oci_vms_flex_excerpt.csv": (
         "6c89009e0293b431707905f5af0b04cfe87449ab9ebd9634e71707b0f30351ca"
     ),
-    "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
+    "skypilot_v8_runpod_vms_excerpt.csv": "875a41006da242d24b4937faa193c5003c2d6458362c43b2c773eaad29f8ea49",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
     # Cyclenerd tools/machinetypezone.csv @fd66b26 (content of 2023-05-02), the same rows.
@@ -262,6 +262,46 @@ def test_runpod_has_consumer_gpus_at_the_listed_prices(snapshot):
     assert len(a100) == 48 and {(i.price, i.gpu_name, i.gpu_memory) for i in a100} == {
         (1.39, "A100", 80.0)
     }
+
+
+def test_runpod_cpu_pods_are_every_listed_size_flagged_as_the_collector_flags_them(snapshot):
+    """SkyPilot lists RunPod's CPU pods (`cpu5m-2-16`: flavor, vCPUs, GB, RunPod's own names)
+    in every Secure Cloud data center; each is an on-demand offer flagged `runpod-cpu`."""
+    listed = {
+        (r["InstanceType"], r["AvailabilityZone"]): float(r["Price"])
+        for r in rows("skypilot_v8_runpod_vms_excerpt.csv")
+        if r["InstanceType"].startswith("cpu")
+    }
+    cpu = [i for i in offers(snapshot, "runpod") if i.gpu_count == 0]
+    assert {(i.instance_name, i.location): i.price for i in cpu} == listed
+    assert len(cpu) == 30 * 48 and len({i.location for i in cpu}) == 48
+    for i in cpu:
+        assert i.flags == ["runpod-cpu"] and not i.spot and "-" in i.location, i
+        flavor, vcpu, memory = i.instance_name.split("-")
+        assert (i.cpu, i.memory) == (int(vcpu), float(memory)) and flavor in {
+            "cpu3c", "cpu3g", "cpu3m", "cpu5c", "cpu5g", "cpu5m"
+        }, i  # fmt: skip
+        assert (i.gpu_name, i.gpu_memory, i.gpu_vendor) == (None, None, None), i
+    small = {i.location: i.price for i in cpu if i.instance_name == "cpu3c-2-4"}
+    assert set(small.values()) == {0.06} and small["EUR-IS-1"] == 0.06
+    assert not [i for i in offers(snapshot, "runpod") if i.gpu_count and i.flags]
+
+
+def test_skypilot_cpu_flags_go_on_cpu_rows_only(tmp_path):
+    path = tmp_path / "vms.csv"
+    path.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Region,SpotPrice,Price,"
+        "AvailabilityZone,GpuInfo\n"
+        "cpu3c-2-4,,,2.0,4.0,IS,,0.06,EUR-IS-1,\n"
+        "1x_RTX4090_SECURE,RTX4090,1.0,5.0,29.0,IS,0.69,0.69,EUR-IS-1,\"{'Gpus': [{'Name': "
+        "'RTX 4090', 'Manufacturer': 'Nvidia', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24}}], "
+        "'TotalGpuMemoryInMiB': 24}\"\n"
+    )
+    converted = skypilot_vms.convert(skypilot_vms.CONVERSIONS["runpod"], path)
+    assert [(i.instance_name, i.gpu_count, i.flags) for i in converted.items] == [
+        ("cpu3c-2-4", 0, ["runpod-cpu"]),
+        ("1x_RTX4090_SECURE", 1, []),
+    ]
 
 
 def test_verda_and_nebius_on_demand_and_spot_prices_are_as_listed(snapshot):
@@ -1064,9 +1104,12 @@ UPSTREAM_KNOWN_GAPS = {
         "shapes that would outnumber them are missing (as above)",
     },
     "runpod": {
-        "TestRunpodCatalog::test_cpu_offers_integrity": "SkyPilot's RunPod catalog has no CPU pods",
-        "TestRunpodCatalog::test_gpu_present": "an excerpt of SkyPilot's RunPod catalog",
-        "TestRunpodCatalog::test_locations": "Secure Cloud only: no Community Cloud countries",
+        "TestRunpodCatalog::test_gpu_present": "the GPU list the test compares with is the "
+        "recorded discovery.json, which names 5 GPU types (L4, H100 SXM, RTX 3080, MI300X, "
+        "V100): no catalog can have more than 7 of them; and the snapshot's GPU rows are an "
+        "excerpt of SkyPilot's (A100 80GB, RTX 4090, RTX 5090, RTX 6000 Ada, H100 NVL, H200)",
+        "TestRunpodCatalog::test_locations": "Secure Cloud only: SkyPilot's RunPod fetcher "
+        "skips Community Cloud, whose offers the collector locates by country code",
     },
 }
 
