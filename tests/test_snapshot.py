@@ -411,6 +411,16 @@ def test_an_oci_cpu_shape_that_cannot_be_priced_is_skipped_and_counted():
         oce.convert(shapes, products, ["us-ashburn-1"])
 
 
+def test_the_oci_cpu_part_refuses_gpu_shapes():
+    """GPU shapes come from the SkyPilot part; a GPU shape in the CPU recordings would list
+    the same shape twice."""
+    from scripts.snapshot_sources import oci_cost_estimator as oce
+
+    gpu = json.loads((oce.RECORDINGS / "replay_shapes.json").read_text())
+    with pytest.raises(ValueError, match=r"GPU shapes in the CPU recordings: \['BM.GPU"):
+        oce.convert(gpu, json.loads(oce.PRODUCTS.read_text()), ["us-ashburn-1"])
+
+
 def test_aws_is_built_from_every_real_region_price(snapshot):
     text = gzip.decompress(replay_aws.FULL_PRICE_LIST.read_bytes()).decode()
     price_rows = list(csv.DictReader(io.StringIO(text.split("\n", 5)[5])))
