@@ -26,7 +26,7 @@ import argparse
 import datetime as dt
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,12 @@ def _aws() -> list[CatalogItem]:
             raise ValueError(f"aws: {more.name} prices an offer another source prices")
         offers += added
     return offers
+
+
+def _oci() -> list[CatalogItem]:
+    from scripts.snapshot_sources import oci_cost_estimator
+
+    return _skypilot("oci")() + oci_cost_estimator.collect()
 
 
 def _gcp() -> list[CatalogItem]:
@@ -222,15 +228,29 @@ SOURCES: dict[str, Source] = {
         stored="scripts/snapshot_sources/data/cyclenerd_pricing_fd66b26_excerpt.yml",
         label="Cyclenerd",
     ),
-    "oci": _skypilot_source(
-        "oci",
-        None,
-        NO_COMMIT_DATE,
-        "on-demand prices, and SkyPilot's preemptible prices (half of on-demand, OCI's "
-        "published discount) for the shapes that allow it; every region of the file"
-        "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every GPU shape in every region and availability domain it knows whether or not "
-        "it has capacity, so an offer says where the type is sold at that price, not that a "
-        "machine is free there",
+    "oci": replace(
+        _skypilot_source(
+            "oci",
+            None,
+            NO_COMMIT_DATE,
+            "GPU shapes: on-demand prices, and SkyPilot's preemptible prices (half of "
+            "on-demand, OCI's published discount) for the shapes that allow it; every region "
+            "of the file"
+            "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every GPU shape in every region and availability domain it knows whether or not "
+            "it has capacity, so an offer says where the type is sold at that price, not that a "
+            "machine is free there. CPU shapes (RECORDED, scripts/snapshot_sources/"
+            "oci_cost_estimator.py): the OCI collector's parsing over the recorded Cost "
+            "Estimator shapes.json excerpt (tests/providers/data/oci/"
+            "cost_estimator_shapes_excerpt.json: BM.Standard.E4.128, 128 OCPUs, 2,048 GB) "
+            "priced at $0.025/OCPU-hour (Oracle's cetools price list, lastUpdated 2026-08-06) "
+            "and $0.0015/GB-hour, both rates checked against every VM.Standard.E4.Flex row "
+            "of the same SkyPilot commit, listed in the file's regions as the collector "
+            "lists every shape in every region. No VM.Standard flex size: SkyPilot's "
+            "VM.Standard.E4/E5.Flex rows are its own enumeration of 24 sizes, and the one size "
+            "the collector publishes (shapes.json's quantities for the flex shape) is in no "
+            "record read",
+        ),
+        collect=_oci,
     ),
     "lambdalabs": _skypilot_source(
         "lambdalabs",
@@ -261,8 +281,12 @@ SOURCES: dict[str, Source] = {
         "runpod",
         None,
         NO_COMMIT_DATE,
-        "Secure Cloud on-demand prices per data center; SkyPilot's SpotPrice equals Price in "
-        "every row read, so no spot offer is made of it"
+        "Secure Cloud only (SkyPilot's RunPod fetcher skips Community Cloud, so no "
+        "country-located offer): GPU pods' on-demand prices per data center (SkyPilot's "
+        "SpotPrice equals Price in every row read, so no spot offer is made of it), and CPU "
+        "pods (flavors cpu3c/3g/3m/5c/5g/5m at 2 to 32 vCPUs, RunPod's own names "
+        "`<flavor>-<vCPUs>-<GB>`, Secure Cloud on-demand, flagged runpod-cpu as the collector "
+        "flags them)"
         "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every type in every one of the same 48 data centers it knows whether or not "
         "it has capacity, so an offer says where the type is sold at that price, not that a "
         "machine is free there",

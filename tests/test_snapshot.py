@@ -80,7 +80,11 @@ PINNED = {
     "skypilot_v8_lambda_vms.csv": "036573edf39d8acff895c3f0d0906c00f5ec60e7969c63832727f3c2c1afb8ef",
     "skypilot_v8_nebius_vms.csv": "eb3007fb983a2fcb7ea17f2cab3c4c40eb0b10813cb851d7e1bc1ec0dc608564",
     "skypilot_v8_oci_vms_gpu.csv": "25b1817e9b001f93e22565e187640e1eaa85aef242df00bfb0324c4e681403f3",
-    "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
+    # The 48 VM.Standard.E4/E5.Flex rows of af-casablanca-1 of the same file, verbatim.
+    "skypilot_v8_oci_vms_flex_excerpt.csv": (
+        "6c89009e0293b431707905f5af0b04cfe87449ab9ebd9634e71707b0f30351ca"
+    ),
+    "skypilot_v8_runpod_vms_excerpt.csv": "2ec3aa4df51097c75b43b3f0d2903fbd5845be3073831138862d7f43e2f4ea08",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
     # tsaol/aws-gpu data/gpu_instances_raw.json @2d0108c7: four fields per Linux spot price.
@@ -266,10 +270,58 @@ def test_runpod_has_consumer_gpus_at_the_listed_prices(snapshot):
     assert (rtx5090["US-KS-1"].gpu_name, rtx5090["US-KS-1"].gpu_memory) == ("RTX5090", 32.0)
     h200 = next(i for i in runpod if i.instance_name == "3x_H200-SXM_SECURE")
     assert (h200.gpu_name, h200.gpu_count, h200.gpu_memory, h200.price) == ("H200", 3, 141.0, 13.77)
+    a40 = {i.location: i for i in runpod if i.instance_name == "1x_A40_SECURE"}
+    assert len(a40) == 48 and {
+        (i.price, i.gpu_name, i.gpu_memory, i.cpu) for i in a40.values()
+    } == {(0.44, "A40", 48.0, 9)}
+    b200 = {i.location: i for i in runpod if i.instance_name == "5x_B200_SECURE"}
+    assert len(b200) == 48 and {(i.price, i.gpu_name, i.gpu_count) for i in b200.values()} == {
+        (33.95, "B200", 5)
+    }
     a100 = [i for i in runpod if i.instance_name == "1x_A100-80GB_SECURE"]
     assert len(a100) == 48 and {(i.price, i.gpu_name, i.gpu_memory) for i in a100} == {
         (1.39, "A100", 80.0)
     }
+
+
+def test_runpod_cpu_pods_are_every_listed_size_flagged_as_the_collector_flags_them(snapshot):
+    """SkyPilot lists RunPod's CPU pods (`cpu5m-2-16`: flavor, vCPUs, GB, RunPod's own names)
+    in every Secure Cloud data center; each is an on-demand offer flagged `runpod-cpu`."""
+    listed = {
+        (r["InstanceType"], r["AvailabilityZone"]): float(r["Price"])
+        for r in rows("skypilot_v8_runpod_vms_excerpt.csv")
+        if r["InstanceType"].startswith("cpu")
+    }
+    cpu = [i for i in offers(snapshot, "runpod") if i.gpu_count == 0]
+    assert {(i.instance_name, i.location): i.price for i in cpu} == listed
+    assert len(cpu) == 30 * 48 and len({i.location for i in cpu}) == 48
+    for i in cpu:
+        assert i.flags == ["runpod-cpu"] and not i.spot and "-" in i.location, i
+        flavor, vcpu, memory = i.instance_name.split("-")
+        assert (i.cpu, i.memory) == (int(vcpu), float(memory)) and flavor in {
+            "cpu3c", "cpu3g", "cpu3m", "cpu5c", "cpu5g", "cpu5m"
+        }, i  # fmt: skip
+        assert (i.gpu_name, i.gpu_memory, i.gpu_vendor) == (None, None, None), i
+    small = {i.location: i.price for i in cpu if i.instance_name == "cpu3c-2-4"}
+    assert set(small.values()) == {0.06} and small["EUR-IS-1"] == 0.06
+    assert not [i for i in offers(snapshot, "runpod") if i.gpu_count and i.flags]
+
+
+def test_skypilot_cpu_flags_go_on_cpu_rows_only(tmp_path):
+    path = tmp_path / "vms.csv"
+    path.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Region,SpotPrice,Price,"
+        "AvailabilityZone,GpuInfo\n"
+        "cpu3c-2-4,,,2.0,4.0,IS,,0.06,EUR-IS-1,\n"
+        "1x_RTX4090_SECURE,RTX4090,1.0,5.0,29.0,IS,0.69,0.69,EUR-IS-1,\"{'Gpus': [{'Name': "
+        "'RTX 4090', 'Manufacturer': 'Nvidia', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24}}], "
+        "'TotalGpuMemoryInMiB': 24}\"\n"
+    )
+    converted = skypilot_vms.convert(skypilot_vms.CONVERSIONS["runpod"], path)
+    assert [(i.instance_name, i.gpu_count, i.flags) for i in converted.items] == [
+        ("cpu3c-2-4", 0, ["runpod-cpu"]),
+        ("1x_RTX4090_SECURE", 1, []),
+    ]
 
 
 def test_verda_and_nebius_on_demand_and_spot_prices_are_as_listed(snapshot):
@@ -299,7 +351,7 @@ def test_oci_is_every_gpu_shape_of_the_skypilot_catalog_once_per_region(snapshot
             if r[column]:
                 key = (r["InstanceType"], r["Region"], spot)
                 assert listed.setdefault(key, float(r[column])) == float(r[column]), key
-    oci = list(offers(snapshot, "oci"))
+    oci = [i for i in offers(snapshot, "oci") if i.gpu_count]
     got = {(i.instance_name, i.location, i.spot): i.price for i in oci}
     assert got == listed and len(oci) == len(listed)  # one offer per region, not per domain
     assert len(domains) == 44 and len(domains["us-ashburn-1"]) == 3
@@ -312,6 +364,73 @@ def test_oci_is_every_gpu_shape_of_the_skypilot_catalog_once_per_region(snapshot
     assert by_name["BM.GPU.MI300X.8"].gpu_vendor.value == "amd"
     spot = [i for i in oci if i.spot]
     assert spot and all(i.flags == ["oci-spot"] for i in spot)
+
+
+def test_oci_cpu_offers_are_the_recorded_fixed_shape_as_the_collector_prices_it(snapshot):
+    """BM.Standard.E4.128 of the recorded shapes.json excerpt, through the OCI collector's own
+    parsing, in every region of the SkyPilot part; no flex size of SkyPilot's enumeration."""
+    from scripts.snapshot_sources import oci_cost_estimator
+
+    cpu = [i for i in offers(snapshot, "oci") if not i.gpu_count]
+    assert sorted(cpu, key=lambda i: i.location) == sorted(
+        oci_cost_estimator.collect(), key=lambda i: i.location
+    )
+    assert {i.location for i in cpu} == set(oci_cost_estimator.regions())
+    assert len(cpu) == 44 and not [i for i in cpu if i.spot]  # allowPreemptible: false
+    for i in cpu:
+        # 128 OCPUs x $0.025 + 2,048 GB x $0.0015; an OCPU is 2 vCPUs on x86.
+        assert (i.instance_name, i.price, i.cpu, i.memory) == (
+            "BM.Standard.E4.128",
+            6.272,
+            256,
+            2048,
+        )
+        assert (i.gpu_name, i.gpu_memory, i.cpu_arch.value, i.flags) == (None, None, "x86", [])
+    assert not [i for i in offers(snapshot, "oci") if "Flex" in i.instance_name]
+
+
+def test_oci_e4_rates_are_those_of_every_skypilot_e4_flex_row(tmp_path):
+    """The two rates the fixed E4 shape is priced with price each of SkyPilot's E4 flex sizes
+    exactly; the apexapps excerpt gives the same OCPU rate."""
+    from scripts.snapshot_sources import oci_cost_estimator as oce
+
+    products = json.loads(oce.PRODUCTS.read_text())
+    assert oce.check_e4_rates(products) == 24
+    apex = json.loads((oce.RECORDINGS / "apexapps_cetools_products_excerpt.json").read_text())
+    assert oce.usd_rate(apex, oce.E4_OCPU) == oce.usd_rate(products, oce.E4_OCPU) == 0.025
+    changed = tmp_path / "flex.csv"
+    changed.write_text(oce.FLEX_ROWS.read_text().replace(",0.049,0.0245,", ",0.05,0.025,"))
+    with pytest.raises(ValueError, match=r"VM.Standard.E4.Flex\$_2_16: SkyPilot lists 0.05"):
+        oce.check_e4_rates(products, changed)
+
+
+def test_an_oci_cpu_shape_that_cannot_be_priced_is_skipped_and_counted():
+    from scripts.snapshot_sources import oci_cost_estimator as oce
+
+    shapes = json.loads(oce.SHAPES.read_text())
+    products = json.loads(oce.PRODUCTS.read_text())
+    other = json.loads(json.dumps(shapes["items"][-1]))
+    other["name"] = "BM.Standard.E4.64"
+    other["products"][0]["partNumber"] = "B00000"  # not in products.json
+    shapes["items"].append(other)
+    converted = oce.convert(shapes, products, ["us-ashburn-1"])
+    assert [i.instance_name for i in converted.items] == ["BM.Standard.E4.128"]
+    assert converted.report.skipped == [
+        "shape BM.Standard.E4.64: product B00000 is not in products.json"
+    ]
+    products["items"] = [p for p in products["items"] if p["partNumber"] != oce.E4_OCPU]
+    with pytest.raises(Exception, match="no shape could be listed and priced"):
+        oce.convert(shapes, products, ["us-ashburn-1"])
+
+
+def test_the_oci_cpu_part_refuses_gpu_shapes():
+    """GPU shapes come from the SkyPilot part; a GPU shape in the CPU recordings would list
+    the same shape twice."""
+    from scripts.snapshot_sources import oci_cost_estimator as oce
+
+    gpu = json.loads((oce.RECORDINGS / "replay_shapes.json").read_text())
+    with pytest.raises(ValueError, match=r"GPU shapes in the CPU recordings: \['BM.GPU"):
+        oce.convert(gpu, json.loads(oce.PRODUCTS.read_text()), ["us-ashburn-1"])
 
 
 def test_aws_is_built_from_every_real_region_price(snapshot):
@@ -1176,17 +1295,18 @@ UPSTREAM_KNOWN_GAPS = {
     },
     "lambdalabs": {},
     "oci": {
-        "TestOCICatalog::test_cpu_offer_present": "CPU shapes: only SkyPilot's enumeration of "
-        "flex sizes exists for them, which is not stored",
-        "TestOCICatalog::test_family_present[BM.Standard]": "CPU shapes (as above)",
-        "TestOCICatalog::test_family_present[VM.Standard]": "CPU shapes (as above)",
-        "TestOCICatalog::test_quantity_decreases_as_query_complexity_increases": "no CPU "
-        "offers (as above)",
+        "TestOCICatalog::test_family_present[VM.Standard]": "no VM.Standard shape: the one "
+        "size per flex shape the collector publishes (shapes.json's OCPU and memory "
+        "quantities of VM.Standard.E4/E5.Flex) is in no record read; SkyPilot's flex rows "
+        "are its own enumeration of 24 sizes; the recorded shapes.json excerpt has one CPU "
+        "shape, BM.Standard.E4.128",
+        "TestOCICatalog::test_quantity_decreases_as_query_complexity_increases": "44 CPU "
+        "offers (BM.Standard.E4.128 in each region) against 220 one-GPU offers: the VM.Standard "
+        "shapes that would outnumber them are missing (as above)",
     },
     "runpod": {
-        "TestRunpodCatalog::test_cpu_offers_integrity": "SkyPilot's RunPod catalog has no CPU pods",
-        "TestRunpodCatalog::test_gpu_present": "an excerpt of SkyPilot's RunPod catalog",
-        "TestRunpodCatalog::test_locations": "Secure Cloud only: no Community Cloud countries",
+        "TestRunpodCatalog::test_locations": "Secure Cloud only: SkyPilot's RunPod fetcher "
+        "skips Community Cloud, whose offers the collector locates by country code",
     },
 }
 
@@ -1204,7 +1324,9 @@ def test_gpuhunt_0_1_34_integrity_tests_on_the_bundled_catalog(tmp_path):
         sys.path.remove(str(ROOT / "integrity_tests"))
     results = run_upstream.run(
         run_upstream.bundled_csvs(tmp_path / "csv"),
-        runpod_gpu_types=ROOT / "tests" / "providers" / "data" / "runpod" / "discovery.json",
+        # RunPod's GPU list as its documentation tabulates it (38 types; the recorded
+        # discovery.json names 5, fewer than the test's "more than 7" in common).
+        runpod_gpu_types=ROOT / "tests" / "providers" / "data" / "runpod" / "gpu_types_docs.json",
     )
     assert set(results) == set(UPSTREAM_KNOWN_GAPS)
     for provider, tests in results.items():

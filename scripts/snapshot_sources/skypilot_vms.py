@@ -60,6 +60,7 @@ class Conversion:
     # Nebius names an offer "platform preset"; SkyPilot joins the two with the first "_".
     platform_preset: bool = False
     spot_flags: tuple[str, ...] = ()  # flags the provider's collector puts on spot offers
+    cpu_flags: tuple[str, ...] = ()  # ... and on CPU-only offers (RunPod: `runpod-cpu`)
     # SkyPilot lists OCI once per availability domain; the OCI collector makes one offer per
     # region, so the same shape at the same price in a region's other domains is not repeated.
     one_per_region: bool = False
@@ -153,8 +154,11 @@ CONVERSIONS: dict[str, Conversion] = {
         location_column="AvailabilityZone",
         spot_column=False,
         memory_unit_gib=1.0,
-        excerpt="535 of the file's rows (2,167,070 characters in all): the Secure Cloud rows of the "
-        "pages read (A100 80GB, RTX 4090, RTX 5090, RTX 6000 Ada, H100 NVL, H200 SXM types)",
+        cpu_flags=("runpod-cpu",),
+        excerpt="2,071 of the file's rows (2,167,070 characters in all): the Secure Cloud GPU rows "
+        "of the pages read (A100 80GB, A40, B200, RTX 4090, RTX 5090, RTX 6000 Ada, H100 NVL, "
+        "H200 SXM types), and every CPU-pod row, the file's last 59,352 characters (30 sizes "
+        "of the cpu3c/3g/3m/5c/5g/5m flavors in each of the 48 data centers)",
     ),
     # Online providers (asked live when the network is there); their snapshot offers answer a
     # query only when the live provider does not (`Catalog.query`).
@@ -352,6 +356,8 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                 flags = list(conversion.arm_flags) if arm else []
                 if spot:
                     flags += conversion.spot_flags
+                if not count:
+                    flags += conversion.cpu_flags
                 out.items.append(
                     CatalogItem(
                         provider=conversion.provider,

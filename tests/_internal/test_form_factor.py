@@ -314,7 +314,8 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
             ("lambdalabs", "V100"),
             ("oci", "P100"),  # VM.GPU2.1
             ("oci", "V100"),  # VM.GPU3.1
-            ("runpod", "A100"),  # SkyPilot's RunPod names (1x_A100-80GB_SECURE) do not say
+            # SkyPilot's RunPod names (1x_A100-80GB_SECURE, 5x_B200_SECURE) do not say
+            *[("runpod", g) for g in ("A100", "B200")],
             # Verda's instance names (1H100.80S.32V) do not say either
             *[("verda", g) for g in ("A100", "B200", "B300", "H100", "H200", "V100")],
             # CUDO's machine types (intel-broadwell-v100) do not say
