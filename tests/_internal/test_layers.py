@@ -33,6 +33,7 @@ LAYERS = [
         "backoff",
         "currency",
         "observed",
+        "site.arrays",  # numpy helpers of the page's document: no gpuhunt import
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {"formats", "history.table", "history.daily", "history.diff", "site.data", "site.marks"},

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from gpuhunt._internal.load.tables import combine_freeing, provider_table
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
-from gpuhunt._internal.site import data, facts, marks
+from gpuhunt._internal.site import arrays, data, facts, marks
 
 TIMEOUT = (10.0, 60.0)
 BUNDLED = "bundled"
@@ -162,6 +161,12 @@ def _write(path: Path, body: bytes) -> None:
         raise
 
 
+def _string_literal(body: bytes) -> bytes:
+    """`json.dumps(body.decode())` of a JSON document `json` wrote (ASCII only, every control
+    character already escaped): only its backslashes and quotes need escaping again."""
+    return b'"' + body.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
+
+
 def page_template() -> str:
     return resources.files("gpuhunt._internal.site").joinpath("page.html").read_text("utf-8")
 
@@ -177,7 +182,7 @@ def write_site(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     table = table_of(raw)
-    doc = data.build_from_table(
+    doc = data.table_document(
         table,
         facts.library_facts(),
         version=raw.version,
@@ -188,12 +193,12 @@ def write_site(
     doc["marks"] = marks.offer_marks_from_table(
         table, raw.manifest, availability_of(raw, with_history)
     )
-    body = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
+    body = arrays.json_bytes(doc)  # what json.dumps writes, the offers' columns from numpy
     digest = hashlib.sha256(body).hexdigest()[:12]
     _write(folder / "offers.json", body)
     # JSON.parse of a string literal: browsers parse that much faster than the same document
     # written as an object literal (a full JavaScript parse), which matters at a million offers.
-    literal = json.dumps(body.decode("utf-8")).encode()
+    literal = _string_literal(body)
     _write(folder / "offers.js", b"window.GPUHUNT_SITE=JSON.parse(" + literal + b");\n")
     # The data's hash in its URL: a browser or CDN holding yesterday's offers.js never shows
     # it under today's page.
