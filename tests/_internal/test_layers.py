@@ -33,10 +33,17 @@ LAYERS = [
         "backoff",
         "currency",
         "observed",
-        "site.arrays",  # numpy helpers of the page's document: no gpuhunt import
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
-    {"formats", "history.table", "history.daily", "history.diff", "site.data", "site.marks"},
+    {
+        "formats",
+        "history.table",
+        "history.daily",
+        "history.diff",
+        "site.arrays",
+        "site.data",
+        "site.marks",
+    },
     {"load"},
     {
         "catalog",

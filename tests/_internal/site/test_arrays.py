@@ -102,15 +102,30 @@ def test_offer_order_is_page_then_price_then_name():
     page = np.array([rng.randrange(30) for _ in range(n)], dtype=np.int64)
     price = np.sort(np.array([rng.choice([1.0, 2.0, 2.5, 7.0]) for _ in range(n)]))
     name_rank = np.array([rng.randrange(12) for _ in range(n)], dtype=np.int64)
-    expected = sorted(range(n), key=lambda i: (page[i], price[i], name_rank[i]))
-    key = list(zip(page.tolist(), price.tolist(), name_rank.tolist()))
-    for _ in range(2):  # rows in price order, as a catalog's are; then shuffled
-        got = arrays.offer_order(page, price, name_rank)
+    for _ in range(2):  # rows in price order, as a table's are; then shuffled
+        key = list(zip(page.tolist(), price.tolist(), name_rank.tolist()))
+        expected = sorted(range(n), key=lambda i: key[i])
+        got = arrays.offer_order(page, arrays.price_ranks(price), name_rank)
         assert [key[i] for i in got] == [key[i] for i in expected]
         perm = np.array(rng.sample(range(n), n))
         page, price, name_rank = page[perm], price[perm], name_rank[perm]
-        key = [key[i] for i in perm]
-        expected = sorted(range(n), key=lambda i: key[i])
+
+
+def test_price_ranks_in_order_and_not():
+    assert arrays.price_ranks(np.array([1.0, 1.0, 2.5, 3.0, 3.0])).tolist() == [0, 0, 1, 2, 2]
+    assert arrays.price_ranks(np.array([3.0, 1.0, 3.0, 2.5])).tolist() == [2, 0, 2, 1]
+    assert arrays.price_ranks(np.zeros(0)).tolist() == []
+
+
+def test_first_met_is_the_joined_tables_order():
+    # Two tables' rows, each in price order, as `combine` joins them: by price, then table
+    # (equal prices), then row.
+    codes_a, price_a = np.array([2, 0, 2, 1]), np.array([1.0, 2.0, 2.0, 5.0])
+    codes_b, price_b = np.array([1, 0, 3]), np.array([0.5, 2.0, 9.0])
+    got = arrays.first_met([(codes_a, 4, price_a), (codes_b, 4, price_b)])
+    assert got == [(1, 1), (0, 2), (0, 0), (1, 0), (0, 1), (1, 3)]
+    # One table: its own rows' order.
+    assert arrays.first_met([(codes_a, 4, price_a[::-1].copy())]) == [(0, 2), (0, 0), (0, 1)]
 
 
 def test_first_index_and_ranks():

@@ -1,16 +1,100 @@
-"""The numpy work behind the page's document at a million offers (pure, no I/O): grouping rows
-by integer codes, ordering the regional offers, rounding their prices as Python rounds them, and
-writing long numeric columns as JSON text without a Python object per value."""
+"""The numpy work behind the page's document at a million offers (pure, no I/O): a table's
+offers as integer codes, grouped and ordered without a sort per offer key, their prices rounded
+as Python rounds them, and long numeric columns written as JSON text without a Python object
+per value."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from gpuhunt._internal.query import answers
+from gpuhunt._internal.query.table import Table, combine
+
 PRICE_DIGITS = 6
+
+
+class OfferRows(NamedTuple):
+    """One table's offers with a price, as integer codes: the page's input from that table."""
+
+    table: Table
+    shape: np.ndarray  # each offer's shape number (`answers.prepare`)
+    price: np.ndarray
+    pair: np.ndarray  # each offer's (provider, location) as one code below `n_pairs`
+    n_shapes: int
+    n_pairs: int
+
+    def per_provider(self) -> dict[str, int]:
+        """Offers per provider name."""
+        by_shape = self.table._by_shape
+        if by_shape is None:
+            return {}
+        per_shape = np.bincount(self.shape, minlength=self.n_shapes)
+        of_shape = np.asarray(by_shape.provider, dtype=np.int64)
+        counts = np.bincount(of_shape, per_shape, minlength=len(self.table.providers))
+        return {self.table.providers[p]: int(c) for p, c in enumerate(counts.tolist()) if c}
+
+
+def offer_rows(tables: Sequence[Table]) -> list[OfferRows]:
+    """`OfferRows` of each of `tables`, or of their `combine`d table where one provider's
+    offers are in more than one of them (a shape's prices must then be ranked together)."""
+    seen: set[str] = set()
+    for t in tables:
+        names = set(_providers_in(t))
+        if names & seen:
+            tables = [combine(list(tables))]
+            break
+        seen |= names
+    return [_offer_rows(t) for t in tables]
+
+
+def _providers_in(table: Table) -> list[str]:
+    answers.prepare(table)
+    by_shape = table._by_shape
+    codes = np.unique(by_shape.provider).tolist() if by_shape is not None else []
+    return [table.providers[p] for p in codes]
+
+
+def _offer_rows(table: Table) -> OfferRows:
+    parts = answers.prepare(table)
+    shape, price = parts.shape_of_row, np.asarray(table.price, dtype=np.float64)
+    location = table.location
+    keep = np.isfinite(price)
+    if not keep.all():
+        shape, price, location = shape[keep], price[keep], location[keep]
+    n_locations = max(len(table.locations), 1)
+    if table._by_shape is None:  # no offers
+        pair = np.zeros(0, dtype=np.int64)
+    else:
+        provider_of_shape = np.asarray(table._by_shape.provider, dtype=np.int64)
+        pair = (provider_of_shape * n_locations)[shape] + location
+    n_pairs = len(table.providers) * n_locations
+    return OfferRows(table, shape, price, pair, len(parts.shapes), n_pairs)
+
+
+def first_met(parts: Sequence[tuple[np.ndarray, int, np.ndarray]]) -> list[tuple[int, int]]:
+    """For `parts` (per table: a code per row below a count, and the rows' prices), each
+    (table, code) held by some row, in the order of the first rows holding them in the rows
+    `combine` would join: by price, then table, then row (one table: its rows' order)."""
+    tables, codes, firsts, prices = [], [], [], []
+    for k, (code, n_codes, price) in enumerate(parts):
+        first = first_index(code, n_codes)
+        present = np.flatnonzero(first < len(code))
+        tables.append(np.full(len(present), k, dtype=np.int64))
+        codes.append(present)
+        firsts.append(first[present])
+        prices.append(price[first[present]])
+    if not parts:
+        return []
+    table, code, row = np.concatenate(tables), np.concatenate(codes), np.concatenate(firsts)
+    if len(parts) == 1:
+        order = np.argsort(row, kind="stable")
+    else:
+        order = np.lexsort((row, table, np.concatenate(prices)))
+    return list(zip(table[order].tolist(), code[order].tolist()))
 
 
 def first_index(codes: np.ndarray, n_codes: int) -> np.ndarray:
@@ -28,23 +112,28 @@ def ranks(names: list[str]) -> np.ndarray:
     return out
 
 
-def offer_order(page: np.ndarray, price: np.ndarray, name_rank: np.ndarray) -> np.ndarray:
-    """The regional offers' order: by page shape, within one cheapest first, equal prices by
-    location name. The three keys are packed into one integer where they fit: one sort of
-    integers instead of a three-key `lexsort`, three to six times its speed. A catalog's rows
-    come in price order, so the prices' ranks are then counted in one pass. Offers equal in
-    all three keys are one location at one price: their order changes nothing written."""
-    if not len(price):
-        return np.zeros(0, dtype=np.int64)
+def price_ranks(price: np.ndarray) -> np.ndarray:
+    """Each price's rank among the distinct prices. A table's rows come in price order: the
+    ranks are then counted in one pass instead of a sort."""
     if bool((price[1:] >= price[:-1]).all()):
-        price_rank = np.zeros(len(price), dtype=np.int64)
-        np.cumsum(price[1:] != price[:-1], out=price_rank[1:])
-    else:
-        price_rank = np.unique(price, return_inverse=True)[1].reshape(-1)
+        rank = np.zeros(len(price), dtype=np.int64)
+        np.cumsum(price[1:] != price[:-1], out=rank[1:])
+        return rank
+    return np.unique(price, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def offer_order(page: np.ndarray, price_rank: np.ndarray, name_rank: np.ndarray) -> np.ndarray:
+    """The regional offers' order: by page shape, within one cheapest first (`price_rank`:
+    ranks comparable within a page shape), equal prices by location name. The three keys are
+    packed into one integer where they fit: one sort of integers instead of a three-key
+    `lexsort`, three to six times its speed. Offers equal in all three keys are one location
+    at one price: their order changes nothing written."""
+    if not len(page):
+        return np.zeros(0, dtype=np.int64)
     n_prices, n_names = int(price_rank.max()) + 1, int(name_rank.max()) + 1
     page = page.astype(np.int64)
     if (int(page.max()) + 1) * n_prices * n_names >= 1 << 62:
-        return np.lexsort((name_rank, price, page))
+        return np.lexsort((name_rank, price_rank, page))
     order: np.ndarray = np.argsort((page * n_prices + price_rank) * n_names + name_rank)
     return order
 

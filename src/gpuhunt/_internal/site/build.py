@@ -100,13 +100,18 @@ def _providers(raw: sources.RawCatalog) -> list[str]:
     return [p for p in registry.OFFLINE_PROVIDERS if p in raw.csvs] + online
 
 
-def table_of(raw: sources.RawCatalog) -> Table:
-    """Every offer of `raw`, read as a `Catalog` reads it (column files where published, else
-    the CSVs), in the catalog's price order."""
+def tables_of(raw: sources.RawCatalog) -> list[Table]:
+    """Every offer of `raw` as its providers' tables, read as a `Catalog` reads them (column
+    files where published, else the CSVs), in the catalog's provider order, not joined."""
     tables = [provider_table(raw, p, None, set()) for p in _providers(raw)]
     if not tables:
         raise CatalogError(f"{raw.url}: the catalog has no offers of any provider")
-    return combine_freeing(tables)
+    return tables
+
+
+def table_of(raw: sources.RawCatalog) -> Table:
+    """Every offer of `raw` (`tables_of`) in one table, in the catalog's price order."""
+    return combine_freeing(tables_of(raw))
 
 
 def offers_of(raw: sources.RawCatalog) -> list[CatalogItem]:
@@ -181,9 +186,11 @@ def write_site(
     """Write the page of catalog `raw` into folder `out` (created if missing)."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    table = table_of(raw)
+    # The providers' tables as they are: the page is the one of their joined table (what a
+    # `Catalog` holds), and joining a million rows would cost more than the page itself.
+    tables = tables_of(raw)
     doc = data.table_document(
-        table,
+        tables,
         facts.library_facts(),
         version=raw.version,
         manifest=raw.manifest,
@@ -191,7 +198,7 @@ def write_site(
         now=now,
     )
     doc["marks"] = marks.offer_marks_from_table(
-        table, raw.manifest, availability_of(raw, with_history)
+        tables, raw.manifest, availability_of(raw, with_history)
     )
     body = arrays.json_bytes(doc)  # what json.dumps writes, the offers' columns from numpy
     digest = hashlib.sha256(body).hexdigest()[:12]
@@ -207,7 +214,7 @@ def write_site(
     return Written(
         folder,
         raw.version,
-        len(table),
+        sum(len(t) for t in tables),
         len(doc["shapes"]["instance"]),
         doc["history"] is not None,
         len(body),

@@ -209,10 +209,9 @@ class _Shapes:
         return s
 
     def columns(self, first: list[int], n: list[int]) -> dict[str, list[Any]]:
-        cols: dict[str, list[Any]] = {name: [] for name in _SHAPE_COLUMNS}
-        for row in self.rows:
-            for name, value in zip(_SHAPE_COLUMNS, row):
-                cols[name].append(int(value) if name == "spot" else value)
+        by_column = zip(*self.rows) if self.rows else ([] for _ in _SHAPE_COLUMNS)
+        cols: dict[str, list[Any]] = dict(zip(_SHAPE_COLUMNS, map(list, by_column)))
+        cols["spot"] = [int(v) for v in cols["spot"]]
         return {**cols, "first": first, "n": n}
 
 
@@ -321,7 +320,7 @@ def build(
 
 
 def build_from_table(
-    table: Table,
+    table: Table | Sequence[Table],
     facts: Facts,
     *,
     version: str | None,
@@ -329,15 +328,15 @@ def build_from_table(
     history: Mapping[str, Any] | None = None,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The document `build` makes of every offer of `table` (a catalog as it is loaded), from
-    its columns (`table_document`), its regional offers as lists."""
+    """The document `build` makes of every offer of `table` (a catalog as it is loaded, or its
+    providers' tables), from its columns (`table_document`), its regional offers as lists."""
     doc = table_document(table, facts, version=version, manifest=manifest, history=history, now=now)
     doc["offers"] = {k: v.tolist() for k, v in doc["offers"].items()}
     return doc
 
 
 def table_document(
-    table: Table,
+    tables: Table | Sequence[Table],
     facts: Facts,
     *,
     version: str | None,
@@ -346,52 +345,42 @@ def table_document(
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
     """`build_from_table` with the regional offers left as numpy columns (`offers`: "loc"
-    int64, "price" float64), as `catalog site` writes them. The facts are asked once per shape
-    of offers (a few thousand); grouping, counting and sorting the offers is a few passes of
-    numpy over integer codes, with no object per offer and no Python dict per offer."""
+    int64, "price" float64), as `catalog site` writes them. `tables`: a catalog's table, or
+    its providers' tables in the catalog's order, which give the page of the table `combine`
+    would join of them without joining a million rows. The facts are asked once per shape of
+    offers (a few thousand); grouping, counting and ordering the offers is a few passes of
+    numpy over integer codes, with no object and no Python dict per offer."""
     now = now or dt.datetime.now(dt.timezone.utc)
-    parts = answers.prepare(table)
-    by_shape = table._by_shape
-    if by_shape is None:  # no offers: nothing to group
-        doc = build([], facts, version=version, manifest=manifest, history=history, now=now)
-        doc["offers"] = {"loc": np.zeros(0, np.int64), "price": np.zeros(0)}
-        return doc
-    shape_of_row, price = parts.shape_of_row, np.asarray(table.price, dtype=np.float64)
-    loc_code = table.location
-    keep = np.isfinite(price)
-    if not keep.all():
-        shape_of_row, price, loc_code = shape_of_row[keep], price[keep], loc_code[keep]
-    n_rows, n_shapes = len(price), len(parts.shapes)
-    # The shapes in the order their first rows come: the order `build` meets them in,
-    # reading the offers in the table's order.
-    first_row = arrays.first_index(shape_of_row, n_shapes)
-    met = np.argsort(first_row, kind="stable")[: int(np.count_nonzero(first_row < n_rows))]
+    parts = arrays.offer_rows([tables] if isinstance(tables, Table) else list(tables))
     shapes = _Shapes(facts)
     locs = _Locations(facts, shapes)
-    page_shape = np.full(n_shapes, -1, dtype=np.int64)
-    one = new_offers(len(met))
-    fill_offers(one, answers.shapes_of(table, met), [""] * len(met), [0.0] * len(met))
-    for k, item in zip(met.tolist(), one):
-        page_shape[k] = shapes.of(item)
-    # Locations: a (provider, location) code per row, entries in order of first appearance.
-    provider_of_shape = np.asarray(by_shape.provider, dtype=np.int64)
-    n_locations = max(len(table.locations), 1)
-    pair = (provider_of_shape * n_locations)[shape_of_row] + loc_code
-    first_pair = arrays.first_index(pair, len(table.providers) * n_locations)
-    loc_of_pair = np.zeros(len(first_pair), dtype=np.int64)
-    pairs = np.flatnonzero(first_pair < n_rows)
-    for k in pairs[np.argsort(first_pair[pairs], kind="stable")].tolist():
-        p, loc = divmod(k, n_locations)
-        loc_of_pair[k] = locs.of(table.providers[p], table.locations[loc])
-    loc_of_row = loc_of_pair[pair]
-    rounded = arrays.rounded(price)
-    page_of_row = page_shape[shape_of_row]
-    order = arrays.offer_order(page_of_row, rounded, arrays.ranks(locs.cols["name"])[loc_of_row])
+    # Shapes, then (provider, location) pairs, as `build` meets them reading the joined rows.
+    made: list[dict[int, CatalogItem]] = []
+    for part in parts:
+        present = np.flatnonzero(np.bincount(part.shape, minlength=part.n_shapes))
+        one = new_offers(len(present))
+        fill_offers(one, answers.shapes_of(part.table, present), [""] * len(one), [0.0] * len(one))
+        made.append(dict(zip(present.tolist(), one)))
+    page_shape = [np.full(part.n_shapes, -1, dtype=np.int64) for part in parts]
+    for k, s in arrays.first_met([(part.shape, part.n_shapes, part.price) for part in parts]):
+        page_shape[k][s] = shapes.of(made[k][s])
+    loc_of_pair = [np.zeros(part.n_pairs, dtype=np.int64) for part in parts]
+    for k, code in arrays.first_met([(part.pair, part.n_pairs, part.price) for part in parts]):
+        t = parts[k].table
+        p, loc = divmod(code, max(len(t.locations), 1))
+        loc_of_pair[k][code] = locs.of(t.providers[p], t.locations[loc])
+    rounded = [arrays.rounded(part.price) for part in parts]
+    page_of_row = _joined([page_shape[k][part.shape] for k, part in enumerate(parts)])
+    loc_of_row = _joined([loc_of_pair[k][part.pair] for k, part in enumerate(parts)])
+    price_rank = _joined([arrays.price_ranks(r) for r in rounded])
+    name_rank = arrays.ranks(locs.cols["name"])[loc_of_row]
+    order = arrays.offer_order(page_of_row, price_rank, name_rank)
     n = np.bincount(page_of_row, minlength=len(shapes.rows))
     first = np.concatenate(([0], np.cumsum(n)[:-1])) if len(n) else n
-    per_shape = np.bincount(shape_of_row, minlength=n_shapes)
-    per_provider = np.bincount(provider_of_shape, per_shape, minlength=len(table.providers))
-    counts = {table.providers[p]: int(c) for p, c in enumerate(per_provider.tolist()) if c}
+    counts: dict[str, int] = {}
+    for part in parts:
+        for name, c in part.per_provider().items():
+            counts[name] = counts.get(name, 0) + c
     return _document(
         version=version,
         now=now,
@@ -401,9 +390,13 @@ def table_document(
         gpus=shapes.gpus,
         gpu_vendor=shapes.gpu_vendor,
         shapes=shapes.columns(first.tolist(), n.tolist()),
-        offers={"loc": loc_of_row[order], "price": rounded[order]},
+        offers={"loc": loc_of_row[order], "price": _joined(rounded, np.float64)[order]},
         history=history,
     )
+
+
+def _joined(columns: list[np.ndarray], dtype: Any = np.int64) -> np.ndarray:
+    return np.concatenate(columns) if columns else np.zeros(0, dtype=dtype)
 
 
 def _document(
