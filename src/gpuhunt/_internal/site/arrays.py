@@ -206,46 +206,40 @@ def _array_json(a: np.ndarray) -> bytes:
 def _decimals(whole: np.ndarray, frac: np.ndarray | None) -> bytes:
     """Each of `whole` (non-negative integers) in decimal, then, where `frac` is given, "." and
     its six-digit fraction `frac` without trailing zeros (at least one digit, as "2.0"); joined
-    by commas. The digits are laid out in a byte matrix, one row per value, and the places not
-    written (leading zeros, trailing zeros of the fraction) dropped by one mask, gathered from
-    the few patterns the two lengths make."""
+    by commas. The digits are laid out in a byte matrix, one row per value, with a zero byte
+    at each place not written (a leading zero, a trailing zero of the fraction), and the
+    matrix read once without its zero bytes."""
     n = len(whole)
     if n == 0:
         return b""
     width = len(str(int(whole.max())))
     places = PRICE_DIGITS + 1 if frac is not None else 0
     text = np.empty((n, width + places + 1), dtype=np.uint8)
-    whole = whole.astype(np.int32 if width < 10 else np.int64)  # narrower: faster division
-    _digits(text, whole, 0, width)
-    length = np.ones(n, dtype=np.int8)  # digits of the whole part
-    for k in range(1, width):
-        length += whole >= 10**k
-    pattern = width - length  # leading zeros not written
-    kinds = 1
-    if frac is not None:
-        frac = frac.astype(np.int32)
-        text[:, width] = ord(".")
-        _digits(text, frac, width + 1, PRICE_DIGITS)
-        # Fraction digits written: one more for each power of ten that does not divide it.
-        shown = np.ones(n, dtype=np.int8)
-        for k in range(1, PRICE_DIGITS):
-            shown += frac % 10 ** (PRICE_DIGITS - k) != 0
-        kinds = PRICE_DIGITS + 1
-        pattern = pattern * kinds + shown
-    text[:, -1] = ord(",")
-    keep = np.ones(((width + 1) * kinds, text.shape[1]), dtype=bool)
-    for k in range(len(keep)):
-        lead, shown_k = divmod(k, kinds)
-        keep[k, :lead] = False
-        if frac is not None:
-            keep[k, width + 1 + shown_k : width + places] = False
-    return text[keep[pattern]].tobytes()[:-1]
-
-
-def _digits(text: np.ndarray, values: np.ndarray, start: int, width: int) -> None:
-    """`values` as `width` decimal digits (leading zeros) into columns `start:start+width`."""
-    rest = values
-    for j in range(start + width - 1, start - 1, -1):
+    digit = np.empty(n, dtype=np.uint8)
+    rest = whole.astype(np.int32 if width < 10 else np.int64)  # narrower: faster division
+    for j in range(width - 1, -1, -1):
         div = rest // 10
-        text[:, j] = rest - div * 10 + ord("0")
+        np.subtract(rest, div * 10, out=digit, casting="unsafe")
+        digit += ord("0")
+        if j < width - 1:
+            digit *= rest != 0  # what is left is 0: a leading zero
+        text[:, j] = digit
         rest = div
+    if frac is not None:
+        text[:, width] = ord(".")
+        rest = frac.astype(np.int32)
+        written = np.zeros(n, dtype=bool)  # a non-zero digit at this place or after it
+        for j in range(PRICE_DIGITS, 0, -1):
+            div = rest // 10
+            np.subtract(rest, div * 10, out=digit, casting="unsafe")
+            if j > 1:  # the first fraction digit is always written
+                written |= digit != 0
+                digit += ord("0")
+                digit *= written
+            else:
+                digit += ord("0")
+            text[:, width + j] = digit
+            rest = div
+    text[:, -1] = ord(",")
+    flat = text.reshape(-1)
+    return flat[flat != 0].tobytes()[:-1]
