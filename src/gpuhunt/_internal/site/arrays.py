@@ -242,4 +242,5 @@ def _decimals(whole: np.ndarray, frac: np.ndarray | None) -> bytes:
             rest = div
     text[:, -1] = ord(",")
     flat = text.reshape(-1)
-    return flat[flat != 0].tobytes()[:-1]
+    out: bytes = flat[flat != 0].tobytes()
+    return out[:-1]
