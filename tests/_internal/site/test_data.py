@@ -286,6 +286,23 @@ def test_the_page_from_columns_is_the_page_from_offers_on_generated_catalogs(see
     assert tied > 30  # the order by location name was exercised
 
 
+def test_a_provider_without_offers_and_a_catalog_without_any():
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.load.sources import RawCatalog
+    from gpuhunt._internal.site import build as site_build
+    from gpuhunt._internal.site.facts import library_facts
+
+    kw = {"version": "v", "now": NOW}
+    offers = [item("aws", location=loc, price=1.0) for loc in ("us-east-1", "eu-west-1")]
+    for csvs in ({"aws": csv_bytes(offers), "gcp": csv_bytes([])}, {"gcp": csv_bytes([])}):
+        raw = RawCatalog(csvs, "v", "x", "u")
+        expected = data.build(site_build.offers_of(raw), library_facts(), **kw)
+        tables = site_build.tables_of(raw)
+        assert data.build_from_table(tables, library_facts(), **kw) == expected
+        assert marks.offer_marks_from_table(tables) == marks.offer_marks([])
+    assert expected["offers"] == {"loc": [], "price": []} and expected["shapes"]["n"] == []
+
+
 def test_one_providers_offers_in_two_tables_are_ranked_together():
     # Tables that share a provider are joined first: a shape's offers then come from both.
     from gpuhunt._internal.formats.csv import csv_bytes
