@@ -92,15 +92,16 @@ n = len(c.query(gpu_name="H100"))
 print(json.dumps({"s": time.perf_counter() - t, "answer": n}))
 """
 PAGE = r"""
-import json, sys, tempfile, time
+import json, resource, sys, tempfile, time
 from gpuhunt._internal.site import build
 t = time.perf_counter()
 raw = build.load_catalog(sys.argv[1])
 t1 = time.perf_counter()
 w = build.write_site(tempfile.mkdtemp(), raw, with_history=False)
 t2 = time.perf_counter()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the process's, imports too
 print(json.dumps({"s": t2 - t, "read_s": t1 - t, "page_s": t2 - t1, "offers": w.offers,
-                  "bytes": w.bytes}))
+                  "bytes": w.bytes, "peak": peak}))
 """
 
 
@@ -212,6 +213,7 @@ def measure_page(
             "page_s": statistics.median(p["page_s"] for p in pages),
             "mb": pages[0]["bytes"] / 1e6,
             "runs_s": [p["s"] for p in pages],
+            "peak": max(p.get("peak", 0) for p in pages),
         }
 
     return summary(ours), (summary(theirs) if theirs else None)
@@ -231,7 +233,8 @@ def site_only(args: argparse.Namespace) -> int:
             print(
                 f"{name}: `gpuhunt catalog site` at {page['offers']:,} offers: {_ms(page['s'])} "
                 f"in all (runs: {runs}), of which the page's data and files "
-                f"{_ms(page['page_s'])}; offers.json {page['mb']:.0f} MB"
+                f"{_ms(page['page_s'])}; offers.json {page['mb']:.0f} MB; peak resident "
+                f"memory {_mb(page['peak'])}"
             )
     return 0
 
