@@ -14,7 +14,8 @@ floors) so that a machine whose speed drifts affects both alike; ratios are take
   the cold load left), with its peak and steady resident memory above the process's before it
   (`VmHWM` and `VmRSS`); 0.1.34's load of the CSV-only catalog beside;
 - `gpuhunt catalog site` at 1M offers (the largest size up to 1M): reading the catalog, building
-  the page's data and writing the three files.
+  the page's data and writing the three files (`--site-only`: this row alone; with
+  `--site-against OTHER/src`, another checkout's figures beside, interleaved).
 
 `--write-docs` rewrites the generated part of docs/performance.md from this run (between the
 markers below; the page is never edited by hand there). Catalogs are generated like the published
@@ -91,15 +92,16 @@ n = len(c.query(gpu_name="H100"))
 print(json.dumps({"s": time.perf_counter() - t, "answer": n}))
 """
 PAGE = r"""
-import json, sys, tempfile, time
+import json, resource, sys, tempfile, time
 from gpuhunt._internal.site import build
 t = time.perf_counter()
 raw = build.load_catalog(sys.argv[1])
 t1 = time.perf_counter()
 w = build.write_site(tempfile.mkdtemp(), raw, with_history=False)
 t2 = time.perf_counter()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the process's, imports too
 print(json.dumps({"s": t2 - t, "read_s": t1 - t, "page_s": t2 - t1, "offers": w.offers,
-                  "bytes": w.bytes}))
+                  "bytes": w.bytes, "peak": peak}))
 """
 
 
@@ -185,19 +187,56 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             res["loads"][size] = one
             print(f"loads at {size} done", file=sys.stderr)
         page_size = max([s for s in sizes if s <= 1_000_000] or [small])
-        pages = [
-            child(ours, PAGE, SRC, str(workdir / str(page_size) / "cols"))
-            for _ in range(max(1, min(args.runs, 3)))
-        ]
-        res["page"] = {
+        res["page"] = measure_page(workdir / str(page_size) / "cols", args.runs)[0]
+    finally:
+        server.shutdown()
+    return res
+
+
+def measure_page(
+    catalog: Path, runs: int, against: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The site row: `gpuhunt catalog site` of `catalog` (a build folder) in new processes,
+    medians of `min(runs, 3)` (at least one); with `against` (another checkout's `src`), that
+    code's figures too, the rounds interleaved."""
+    ours: list[dict[str, Any]] = []
+    theirs: list[dict[str, Any]] = []
+    for _ in range(max(1, min(runs, 3))):
+        ours.append(child(sys.executable, PAGE, SRC, str(catalog)))
+        if against:
+            theirs.append(child(sys.executable, PAGE, {"PYTHONPATH": against}, str(catalog)))
+
+    def summary(pages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
             "offers": pages[0]["offers"],
             "s": statistics.median(p["s"] for p in pages),
             "page_s": statistics.median(p["page_s"] for p in pages),
             "mb": pages[0]["bytes"] / 1e6,
+            "runs_s": [p["s"] for p in pages],
+            "peak": max(p.get("peak", 0) for p in pages),
         }
-    finally:
-        server.shutdown()
-    return res
+
+    return summary(ours), (summary(theirs) if theirs else None)
+
+
+def site_only(args: argparse.Namespace) -> int:
+    """`--site-only`: the site row alone, at the largest of `--sizes` up to 1M."""
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    size = max([s for s in sizes if s <= 1_000_000] or sizes[:1])
+    folder = catalogs(Path(args.workdir), size)
+    for src in [ROOT / "src", *([args.site_against] if args.site_against else [])]:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
+    ours, theirs = measure_page(folder / "cols", args.runs, args.site_against)
+    for name, page in (("this checkout", ours), (args.site_against, theirs)):
+        if page:
+            runs = ", ".join(_ms(s) for s in page["runs_s"])
+            print(
+                f"{name}: `gpuhunt catalog site` at {page['offers']:,} offers: {_ms(page['s'])} "
+                f"in all (runs: {runs}), of which the page's data and files "
+                f"{_ms(page['page_s'])}; offers.json {page['mb']:.0f} MB; peak resident "
+                f"memory {_mb(page['peak'])}"
+            )
+    return 0
 
 
 def _ms(s: float | None) -> str:
@@ -325,7 +364,13 @@ def main() -> int:
     p.add_argument(
         "--write-docs", nargs="?", const=str(DOCS), help="rewrite docs/performance.md's figures"
     )
+    p.add_argument("--site-only", action="store_true", help="measure only the site row")
+    p.add_argument(
+        "--site-against", help="with --site-only: another checkout's src, measured interleaved"
+    )
     args = p.parse_args()
+    if args.site_only:
+        return site_only(args)
     res = json.loads(Path(args.from_json).read_text()) if args.from_json else measure(args)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))

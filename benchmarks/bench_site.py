@@ -1,7 +1,7 @@
 """The catalog page at scale, measured in a real headless Chromium (Debian's chromium and
 chromedriver, as the tests use).
 
-    python benchmarks/bench_site.py --offers 1000000 [--runs 3]
+    python benchmarks/bench_site.py --offers 1000000 [--runs 3] [--stages]
 
 Generates a catalog like the published one (`bench_catalog.generate`: provider mix, GPU names,
 regions, price spreads), writes the page with `gpuhunt catalog site`'s code, serves it over
@@ -12,6 +12,10 @@ loopback HTTP and opens it. Prints, as medians over `--runs` fresh page loads:
   parsed, every filter structure built, the first answer sorted and drawn);
 - per filter (a few typical ones, as the page applies them when an input changes): the time
   to filter every offer, sort the answer and draw the visible rows.
+
+`--stages`: no browser; where writing the site goes, stage by stage (reading the providers'
+tables, grouping them into shapes, the page's document, the marks, the JSON text, hashing
+and writing the files), the fastest of `--runs` rounds in this process.
 """
 
 from __future__ import annotations
@@ -85,12 +89,50 @@ def browser():
     )
 
 
+def stages(csv_folder: Path, providers: list[str], runs: int) -> None:
+    """Time `build.write_site`'s stages (the same calls, one after another)."""
+    import hashlib
+
+    from gpuhunt._internal.site import arrays, data, facts, marks
+
+    best: dict[str, float] = {}
+    for _ in range(runs):
+        laps = [("", time.perf_counter())]
+        raw = sources.from_directory(str(csv_folder), providers)
+        laps.append(("read the catalog", time.perf_counter()))
+        tables = build.tables_of(raw)
+        laps.append(("providers' tables", time.perf_counter()))
+        arrays.offer_rows(tables)
+        laps.append(("shapes (answers.prepare)", time.perf_counter()))
+        doc = data.table_document(
+            tables, facts.library_facts(), version=raw.version, manifest=raw.manifest
+        )
+        laps.append(("page document", time.perf_counter()))
+        doc["marks"] = marks.offer_marks_from_table(tables, raw.manifest)
+        laps.append(("marks", time.perf_counter()))
+        body = arrays.json_bytes(doc)
+        laps.append(("JSON text", time.perf_counter()))
+        hashlib.sha256(body).hexdigest()
+        literal = build._string_literal(body)
+        laps.append(("hash + offers.js literal", time.perf_counter()))
+        with tempfile.TemporaryDirectory() as out:
+            build._write(Path(out) / "offers.json", body)
+            build._write(Path(out) / "offers.js", literal)
+            laps.append(("files written", time.perf_counter()))
+        for (_, start), (name, end) in zip(laps, laps[1:]):
+            best[name] = min(best.get(name, end - start), end - start)
+    for name, took in best.items():
+        print(f"{name:28} {took * 1000:7.0f} ms")
+    print(f"{'in all':28} {sum(best.values()) * 1000:7.0f} ms (fastest of {runs} per stage)")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--offers", type=int, default=1_000_000)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--stages", action="store_true", help="time the site's stages, no browser")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -98,6 +140,9 @@ def main() -> int:
         (root / "csv").mkdir()
         for name, body in csvs.items():
             (root / "csv" / f"{name}.csv").write_bytes(body)
+        if args.stages:
+            stages(root / "csv", list(csvs), args.runs)
+            return 0
         t = time.perf_counter()
         written = build.write_site(
             root / "site", sources.from_directory(str(root / "csv"), list(csvs))

@@ -35,7 +35,15 @@ LAYERS = [
         "observed",
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
-    {"formats", "history.table", "history.daily", "history.diff", "site.data", "site.marks"},
+    {
+        "formats",
+        "history.table",
+        "history.daily",
+        "history.diff",
+        "site.arrays",
+        "site.data",
+        "site.marks",
+    },
     {"load"},
     {
         "catalog",

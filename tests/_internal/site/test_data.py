@@ -4,12 +4,14 @@ mean what the library's `gpu_name` filter means, and each provider's age and sou
 from __future__ import annotations
 
 import datetime as dt
+import json
 
+import numpy as np
 import pytest
 
 from gpuhunt._internal.constraints import gpu_name_wanted
 from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.site import data, marks
+from gpuhunt._internal.site import arrays, data, marks
 from tests.helpers import item
 
 NOW = dt.datetime(2026, 12, 1, 12, tzinfo=dt.timezone.utc)
@@ -210,8 +212,131 @@ def test_the_page_from_columns_is_the_page_from_offers():
     by_offer = data.build(site_build.offers_of(raw), library_facts(), **kw)
     by_column = data.build_from_table(site_build.table_of(raw), library_facts(), **kw)
     assert by_column == by_offer
+    assert data.build_from_table(site_build.tables_of(raw), library_facts(), **kw) == by_offer
     assert len(by_column["providers"]) == len(raw.csvs) == 13  # Vast.ai is not in the snapshot
     assert sum(by_column["shapes"]["n"]) == len(by_column["offers"]["price"]) > 1000
+
+
+def _generated_catalog(seed: int, offers: int):
+    """A catalog of random offers over three providers, made to meet what the column path
+    must get right: equal prices in several regions of one instance type (the order then is
+    by location name), one location name at two providers, prices that round to one price,
+    and instance types that differ only in what the page does not show (a catalog's CSV
+    reader drops an offer without a finite price before either sees it)."""
+    import random
+
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.load.sources import RawCatalog
+
+    rng = random.Random(seed)
+    gpus = [("H100", 80.0, 8), ("A100", 40.0, 1), ("A100", 80.0, 4), ("L4", 24.0, 2), (None, 0, 0)]
+    places = ["us-east-1", "eu-west-1", "ap-south-1", "europe-west4-a", "us-central1", "b"]
+    by_provider: dict[str, list] = {"aws": [], "gcp": [], "lambdalabs": []}
+    for _ in range(offers):
+        provider = rng.choice(list(by_provider))
+        gpu, memory, count = rng.choice(gpus)
+        kw = {"gpu_name": gpu, "gpu_memory": memory or None, "gpu_count": count}
+        if not count:
+            kw["gpu_vendor"] = None
+        price = rng.choice([1.5, 2.25, 10.0, 0.0000105, 3.0000004, 3.0000001])
+        by_provider[provider].append(
+            item(
+                provider,
+                instance_name=f"{gpu or 'cpu'}-{rng.randrange(4)}{'-sxm' * rng.randrange(2)}",
+                location=rng.choice(places),
+                price=price if rng.random() < 0.5 else round(rng.uniform(0.01, 99), 7),
+                spot=rng.random() < 0.3,
+                cpu=rng.choice([4, 8]),
+                memory=rng.choice([16.0, 32.5]),
+                disk_size=rng.choice([None, 100.0]),
+                provider_data=rng.choice(
+                    [{}, {}, {"observed_at": "2026-11-30T00:00:00Z"}, {"available": True}]
+                ),
+                **kw,
+            )
+        )
+    csvs = {p: csv_bytes(items) for p, items in by_provider.items() if items}
+    return RawCatalog(csvs, "v", "x", "u")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_page_from_columns_is_the_page_from_offers_on_generated_catalogs(seed):
+    # The reference computation (`build`: a dict per offer) and the column one
+    # (`build_from_table`: integer codes and numpy), on catalogs made to meet their edge cases.
+    from gpuhunt._internal.site import build as site_build
+    from gpuhunt._internal.site.facts import library_facts
+
+    raw = _generated_catalog(seed, 3000)
+    kw = {"version": "v", "manifest": None, "now": NOW}
+    offers = site_build.offers_of(raw)
+    by_offer = data.build(offers, library_facts(), **kw)
+    by_column = data.build_from_table(site_build.table_of(raw), library_facts(), **kw)
+    assert by_column == by_offer
+    # What `catalog site` does: the providers' tables, not joined.
+    tables = site_build.tables_of(raw)
+    assert data.build_from_table(tables, library_facts(), **kw) == by_offer
+    expected = marks.offer_marks(offers)
+    assert len(expected["available"]) > 100 and len(expected["observed_own"]) > 100
+    got = marks.offer_marks_from_table(tables)
+    assert json.dumps(got) == json.dumps(expected)  # in the same order too
+    assert len(by_offer["locations"]["name"]) > len(set(by_offer["locations"]["name"]))
+    assert len(by_offer["offers"]["price"]) == 3000
+    prices = by_offer["offers"]["price"]
+    first, n = by_offer["shapes"]["first"], by_offer["shapes"]["n"]
+    tied = sum(prices[a] == prices[a + 1] for s, c in zip(first, n) for a in range(s, s + c - 1))
+    assert tied > 30  # the order by location name was exercised
+
+
+def test_a_provider_without_offers_and_a_catalog_without_any():
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.load.sources import RawCatalog
+    from gpuhunt._internal.site import build as site_build
+    from gpuhunt._internal.site.facts import library_facts
+
+    kw = {"version": "v", "now": NOW}
+    offers = [item("aws", location=loc, price=1.0) for loc in ("us-east-1", "eu-west-1")]
+    for csvs in ({"aws": csv_bytes(offers), "gcp": csv_bytes([])}, {"gcp": csv_bytes([])}):
+        raw = RawCatalog(csvs, "v", "x", "u")
+        expected = data.build(site_build.offers_of(raw), library_facts(), **kw)
+        tables = site_build.tables_of(raw)
+        assert data.build_from_table(tables, library_facts(), **kw) == expected
+        assert marks.offer_marks_from_table(tables) == marks.offer_marks([])
+    assert expected["offers"] == {"loc": [], "price": []} and expected["shapes"]["n"] == []
+
+
+def test_one_providers_offers_in_two_tables_are_ranked_together():
+    # Tables that share a provider are joined first: a shape's offers then come from both.
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.load.sources import RawCatalog
+    from gpuhunt._internal.load.tables import provider_table
+    from gpuhunt._internal.query import answers
+    from gpuhunt._internal.query.table import combine
+    from gpuhunt._internal.site.facts import library_facts
+
+    def offer(location: str, price: float):
+        return item("aws", instance_name="p5", location=location, price=price, gpu_name="H100")
+
+    halves = [
+        [offer("us-east-1", 3.0), offer("eu-west-1", 5.0)],
+        [offer("us-west-1", 2.0), offer("us-west-2", 5.0), offer("ca-central-1", 5.0)],
+    ]
+
+    def tables():
+        raws = [RawCatalog({"aws": csv_bytes(h)}, "v", "x", "u") for h in halves]
+        return [provider_table(r, "aws", None, set()) for r in raws]
+
+    joined = combine(tables())
+    kw = {"version": "v", "now": NOW}
+    expected = data.build(answers.items(joined, np.arange(len(joined))), library_facts(), **kw)
+    got = data.build_from_table(tables(), library_facts(), **kw)
+    assert got == expected
+    assert got["offers"]["price"] == [2.0, 3.0, 5.0, 5.0, 5.0]
+    names = got["locations"]["name"]
+    assert [names[k] for k in got["offers"]["loc"]][2:] == [
+        "ca-central-1",
+        "eu-west-1",
+        "us-west-2",
+    ]
 
 
 def test_the_page_from_a_table_read_back_from_the_disk_cache_is_the_same(tmp_path):
@@ -239,11 +364,9 @@ def test_the_page_from_a_table_read_back_from_the_disk_cache_is_the_same(tmp_pat
 
 
 def test_prices_are_rounded_as_python_rounds_them_ties_included():
-    import numpy as np
-
     prices = [0.0610305, 1234.5678905, 0.0000005, 2.5, 0.1 + 0.2, 99999.9999995, 1e-9, 0.0]
     prices += [k / 1e7 for k in range(0, 200000, 5)]
-    got = data._rounded(np.array(prices))
+    got = arrays.rounded(np.array(prices))
     assert got.tolist() == [round(p, 6) for p in prices]
 
 

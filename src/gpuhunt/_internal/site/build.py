@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from gpuhunt._internal.load.tables import combine_freeing, provider_table
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
-from gpuhunt._internal.site import data, facts, marks
+from gpuhunt._internal.site import arrays, data, facts, marks
 
 TIMEOUT = (10.0, 60.0)
 BUNDLED = "bundled"
@@ -101,13 +100,18 @@ def _providers(raw: sources.RawCatalog) -> list[str]:
     return [p for p in registry.OFFLINE_PROVIDERS if p in raw.csvs] + online
 
 
-def table_of(raw: sources.RawCatalog) -> Table:
-    """Every offer of `raw`, read as a `Catalog` reads it (column files where published, else
-    the CSVs), in the catalog's price order."""
+def tables_of(raw: sources.RawCatalog) -> list[Table]:
+    """Every offer of `raw` as its providers' tables, read as a `Catalog` reads them (column
+    files where published, else the CSVs), in the catalog's provider order, not joined."""
     tables = [provider_table(raw, p, None, set()) for p in _providers(raw)]
     if not tables:
         raise CatalogError(f"{raw.url}: the catalog has no offers of any provider")
-    return combine_freeing(tables)
+    return tables
+
+
+def table_of(raw: sources.RawCatalog) -> Table:
+    """Every offer of `raw` (`tables_of`) in one table, in the catalog's price order."""
+    return combine_freeing(tables_of(raw))
 
 
 def offers_of(raw: sources.RawCatalog) -> list[CatalogItem]:
@@ -162,6 +166,12 @@ def _write(path: Path, body: bytes) -> None:
         raise
 
 
+def _string_literal(body: bytes) -> bytes:
+    """`json.dumps(body.decode())` of a JSON document `json` wrote (ASCII only, every control
+    character already escaped): only its backslashes and quotes need escaping again."""
+    return b'"' + body.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
+
+
 def page_template() -> str:
     return resources.files("gpuhunt._internal.site").joinpath("page.html").read_text("utf-8")
 
@@ -176,9 +186,11 @@ def write_site(
     """Write the page of catalog `raw` into folder `out` (created if missing)."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    table = table_of(raw)
-    doc = data.build_from_table(
-        table,
+    # The providers' tables as they are: the page is the one of their joined table (what a
+    # `Catalog` holds), and joining a million rows would cost more than the page itself.
+    tables = tables_of(raw)
+    doc = data.table_document(
+        tables,
         facts.library_facts(),
         version=raw.version,
         manifest=raw.manifest,
@@ -186,14 +198,14 @@ def write_site(
         now=now,
     )
     doc["marks"] = marks.offer_marks_from_table(
-        table, raw.manifest, availability_of(raw, with_history)
+        tables, raw.manifest, availability_of(raw, with_history)
     )
-    body = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
+    body = arrays.json_bytes(doc)  # what json.dumps writes, the offers' columns from numpy
     digest = hashlib.sha256(body).hexdigest()[:12]
     _write(folder / "offers.json", body)
     # JSON.parse of a string literal: browsers parse that much faster than the same document
     # written as an object literal (a full JavaScript parse), which matters at a million offers.
-    literal = json.dumps(body.decode("utf-8")).encode()
+    literal = _string_literal(body)
     _write(folder / "offers.js", b"window.GPUHUNT_SITE=JSON.parse(" + literal + b");\n")
     # The data's hash in its URL: a browser or CDN holding yesterday's offers.js never shows
     # it under today's page.
@@ -202,7 +214,7 @@ def write_site(
     return Written(
         folder,
         raw.version,
-        len(table),
+        sum(len(t) for t in tables),
         len(doc["shapes"]["instance"]),
         doc["history"] is not None,
         len(body),

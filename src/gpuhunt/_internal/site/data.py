@@ -42,6 +42,7 @@ from gpuhunt._internal.gpu_names import (
 from gpuhunt._internal.models import CatalogItem, fill_offers, new_offers
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
+from gpuhunt._internal.site import arrays
 
 FORMAT = 1
 
@@ -208,10 +209,9 @@ class _Shapes:
         return s
 
     def columns(self, first: list[int], n: list[int]) -> dict[str, list[Any]]:
-        cols: dict[str, list[Any]] = {name: [] for name in _SHAPE_COLUMNS}
-        for row in self.rows:
-            for name, value in zip(_SHAPE_COLUMNS, row):
-                cols[name].append(int(value) if name == "spot" else value)
+        by_column = zip(*self.rows) if self.rows else ([] for _ in _SHAPE_COLUMNS)
+        cols: dict[str, list[Any]] = dict(zip(_SHAPE_COLUMNS, map(list, by_column)))
+        cols["spot"] = [int(v) for v in cols["spot"]]
         return {**cols, "first": first, "n": n}
 
 
@@ -320,7 +320,7 @@ def build(
 
 
 def build_from_table(
-    table: Table,
+    table: Table | Sequence[Table],
     facts: Facts,
     *,
     version: str | None,
@@ -328,60 +328,59 @@ def build_from_table(
     history: Mapping[str, Any] | None = None,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The document `build` makes of every offer of `table` (a catalog as it is loaded), from
-    its columns: the facts are asked once per shape of offers (a few thousand), and the
-    regional offers are grouped, sorted and counted by numpy, with no object per offer."""
+    """The document `build` makes of every offer of `table` (a catalog as it is loaded, or its
+    providers' tables), from its columns (`table_document`), its regional offers as lists."""
+    doc = table_document(table, facts, version=version, manifest=manifest, history=history, now=now)
+    doc["offers"] = {k: v.tolist() for k, v in doc["offers"].items()}
+    return doc
+
+
+def table_document(
+    tables: Table | Sequence[Table],
+    facts: Facts,
+    *,
+    version: str | None,
+    manifest: Mapping[str, Any] | None = None,
+    history: Mapping[str, Any] | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """`build_from_table` with the regional offers left as numpy columns (`offers`: "loc"
+    int64, "price" float64), as `catalog site` writes them. `tables`: a catalog's table, or
+    its providers' tables in the catalog's order, which give the page of the table `combine`
+    would join of them without joining a million rows. The facts are asked once per shape of
+    offers (a few thousand); grouping, counting and ordering the offers is a few passes of
+    numpy over integer codes, with no object and no Python dict per offer."""
     now = now or dt.datetime.now(dt.timezone.utc)
-    parts = answers.prepare(table)
-    by_shape = table._by_shape
-    if by_shape is None:  # no offers: nothing to group
-        return build([], facts, version=version, manifest=manifest, history=history, now=now)
-    shape_of_row = np.asarray(parts.shape_of_row, dtype=np.int64)
-    price = np.asarray(table.price, dtype=np.float64)
-    keep = np.isfinite(price)
-    shape_of_row, price, loc_code = shape_of_row[keep], price[keep], table.location[keep]
-    n_shapes = len(parts.shapes)
-    # The first row of each offer shape, and the shapes in the order their first rows come
-    # (the order `build` meets them in, reading the offers in the table's order).
-    first_row = np.full(n_shapes, len(shape_of_row), dtype=np.int64)
-    present, first_at_row = np.unique(shape_of_row, return_index=True)
-    first_row[present] = first_at_row
-    met = [int(k) for k in np.argsort(first_row, kind="stable") if first_row[k] < len(price)]
+    parts = arrays.offer_rows([tables] if isinstance(tables, Table) else list(tables))
     shapes = _Shapes(facts)
     locs = _Locations(facts, shapes)
-    page_shape = np.full(n_shapes, -1, dtype=np.int64)
-    one = new_offers(len(met))
-    fill_offers(
-        one,
-        answers.shapes_of(table, np.array(met, dtype=np.int64)),
-        [""] * len(met),
-        [0.0] * len(met),
-    )
-    for k, item in zip(met, one):
-        page_shape[k] = shapes.of(item)
-    # Locations: a (provider, location) code per row, entries in order of first appearance.
-    provider_of_shape = np.asarray(by_shape.provider, dtype=np.int64)
-    n_locations = max(len(table.locations), 1)
-    pair = provider_of_shape[shape_of_row] * n_locations + loc_code
-    pairs, first_at, pair_of_row = np.unique(pair, return_index=True, return_inverse=True)
-    loc_of_pair = np.empty(len(pairs), dtype=np.int64)
-    for k in np.argsort(first_at, kind="stable").tolist():
-        p, loc = divmod(int(pairs[k]), n_locations)
-        loc_of_pair[k] = locs.of(table.providers[p], table.locations[loc])
-    loc_of_row = loc_of_pair[pair_of_row.reshape(-1)]
-    rounded = _rounded(price)
-    page_of_row = page_shape[shape_of_row]
-    # Within a shape cheapest first; equal prices by location name (as `build` sorts).
-    name_rank = np.argsort(np.argsort(np.array(locs.cols["name"], dtype=object), kind="stable"))
-    order = np.lexsort((name_rank[loc_of_row], rounded, page_of_row))
+    # Shapes, then (provider, location) pairs, as `build` meets them reading the joined rows.
+    made: list[dict[int, CatalogItem]] = []
+    for part in parts:
+        present = np.flatnonzero(np.bincount(part.shape, minlength=part.n_shapes))
+        one = new_offers(len(present))
+        fill_offers(one, answers.shapes_of(part.table, present), [""] * len(one), [0.0] * len(one))
+        made.append(dict(zip(present.tolist(), one)))
+    page_shape = [np.full(part.n_shapes, -1, dtype=np.int64) for part in parts]
+    for k, s in arrays.first_met([(part.shape, part.n_shapes, part.price) for part in parts]):
+        page_shape[k][s] = shapes.of(made[k][s])
+    loc_of_pair = [np.zeros(part.n_pairs, dtype=np.int64) for part in parts]
+    for k, code in arrays.first_met([(part.pair, part.n_pairs, part.price) for part in parts]):
+        t = parts[k].table
+        p, loc = divmod(code, max(len(t.locations), 1))
+        loc_of_pair[k][code] = locs.of(t.providers[p], t.locations[loc])
+    rounded = [arrays.rounded(part.price) for part in parts]
+    page_of_row = _joined([page_shape[k][part.shape] for k, part in enumerate(parts)])
+    loc_of_row = _joined([loc_of_pair[k][part.pair] for k, part in enumerate(parts)])
+    price_rank = _joined([arrays.price_ranks(r) for r in rounded])
+    name_rank = arrays.ranks(locs.cols["name"])[loc_of_row]
+    order = arrays.offer_order(page_of_row, price_rank, name_rank)
     n = np.bincount(page_of_row, minlength=len(shapes.rows))
     first = np.concatenate(([0], np.cumsum(n)[:-1])) if len(n) else n
-    provider_of_row = provider_of_shape[shape_of_row]
-    counts = {
-        table.providers[p]: int(c)
-        for p, c in enumerate(np.bincount(provider_of_row, minlength=len(table.providers)))
-        if c
-    }
+    counts: dict[str, int] = {}
+    for part in parts:
+        for name, c in part.per_provider().items():
+            counts[name] = counts.get(name, 0) + c
     return _document(
         version=version,
         now=now,
@@ -391,23 +390,13 @@ def build_from_table(
         gpus=shapes.gpus,
         gpu_vendor=shapes.gpu_vendor,
         shapes=shapes.columns(first.tolist(), n.tolist()),
-        offers={"loc": loc_of_row[order].tolist(), "price": rounded[order].tolist()},
+        offers={"loc": loc_of_row[order], "price": _joined(rounded, np.float64)[order]},
         history=history,
     )
 
 
-def _rounded(prices: np.ndarray) -> np.ndarray:
-    """`_round` of each price: Python's `round(x, 6)`, which rounds the exact decimal value of
-    `x`. numpy's `rint(x * 1e6) / 1e6` gives the same double except where `x * 1e6` lies
-    within its rounding error of a tie (.5): those few are rounded by Python."""
-    scaled = prices * 1e6
-    rounded: np.ndarray = np.rint(scaled) / 1e6
-    # The product's error is below 1.2e-16 of it: a margin of 1e-9 of it catches every tie.
-    margin = 1e-9 * (1 + np.abs(scaled))
-    near_tie = np.flatnonzero(np.abs(scaled - np.floor(scaled) - 0.5) < margin)
-    for k in near_tie.tolist():
-        rounded[k] = _round(float(prices[k]))
-    return rounded
+def _joined(columns: list[np.ndarray], dtype: Any = np.int64) -> np.ndarray:
+    return np.concatenate(columns) if columns else np.zeros(0, dtype=dtype)
 
 
 def _document(

@@ -83,35 +83,44 @@ def offer_marks(
 
 
 def offer_marks_from_table(
-    table: Table,
+    tables: Table | Sequence[Table],
     manifest: Mapping[str, Any] | None = None,
     availability: Any = None,
 ) -> dict[str, Any]:
-    """`offer_marks` of every offer of `table`, with offers made only for the shapes that have a
-    mark to give (an availability reading, a converted price, a resale, an observation time of
-    its own): at a million offers of which none say any of that, no object per offer."""
+    """`offer_marks` of every offer of `tables` (a catalog's table, or its providers' tables in
+    the catalog's order, read as `combine` would join them), with offers made only for the
+    shapes that have a mark to give (an availability reading, a converted price, a resale, an
+    observation time of its own): at a million offers of which none say any of that, no
+    object per offer."""
     from gpuhunt._internal.models import SHAPE_FIELDS
 
-    if not len(table):
-        return offer_marks([], manifest, availability)
-    parts = answers.prepare(table)
-    n_shapes = len(parts.shapes)
-    shapes = answers.shapes_of(table, np.arange(n_shapes, dtype=np.int64))
+    tables = [t for t in ([tables] if isinstance(tables, Table) else tables) if len(t)]
     at_provider, at_data = SHAPE_FIELDS.index("provider"), SHAPE_FIELDS.index("provider_data")
     observed = {p: observed_at_of(manifest, p) for p in ((manifest or {}).get("providers") or {})}
-    marked = np.zeros(n_shapes, dtype=bool)
-    for k, shape in enumerate(shapes):
-        data = shape[at_data] or {}
-        at = data.get("observed_at")
-        cur = data.get("currency")
-        marked[k] = (
-            isinstance(data.get("available"), bool)
-            or bool(data.get("resold_from"))
-            or (isinstance(cur, str) and cur != "USD")
-            or (isinstance(at, str) and at != observed.get(shape[at_provider]))
-        )
-    rows = np.flatnonzero(marked[np.asarray(parts.shape_of_row, dtype=np.int64)])
-    return offer_marks(answers.items(table, rows), manifest, availability)
+    found: list[CatalogItem] = []
+    keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # price, table, row
+    for k, table in enumerate(tables):
+        parts = answers.prepare(table)
+        n_shapes = len(parts.shapes)
+        shapes = answers.shapes_of(table, np.arange(n_shapes, dtype=np.int64))
+        marked = np.zeros(n_shapes, dtype=bool)
+        for s, shape in enumerate(shapes):
+            data = shape[at_data] or {}
+            at = data.get("observed_at")
+            cur = data.get("currency")
+            marked[s] = (
+                isinstance(data.get("available"), bool)
+                or bool(data.get("resold_from"))
+                or (isinstance(cur, str) and cur != "USD")
+                or (isinstance(at, str) and at != observed.get(shape[at_provider]))
+            )
+        rows = np.flatnonzero(marked[np.asarray(parts.shape_of_row, dtype=np.int64)])
+        found += answers.items(table, rows)
+        keys.append((table.price[rows], np.full(len(rows), k), rows))
+    if len(tables) > 1 and found:  # in the joined order: by price, then table, then row
+        price, table_of_row, row = (np.concatenate(c) for c in zip(*keys))
+        found = [found[i] for i in np.lexsort((row, table_of_row, price)).tolist()]
+    return offer_marks(found, manifest, availability)
 
 
 def _availability_by_gpu(got: Any) -> dict[str, Any] | None:
