@@ -165,7 +165,7 @@ ENV_READERS = {
     ("_internal/load/settings.py", "Settings.from_env"): "the one reader of GPUHUNT_*",
     ("_internal/catalog.py", "Catalog.__init__"): "a Catalog made without settings",
     ("_internal/history/api.py", "diff"): "gpuhunt.diff, a public entry point",
-    ("_internal/cli/collect.py", "run"): "`python -m gpuhunt PROVIDER`",
+    ("_internal/cli/collect.py", "_collect"): "`python -m gpuhunt PROVIDER`",
     ("_internal/cli/layout.py", "terminal_width"): "COLUMNS, the terminal's, for the CLI",
     ("_internal/cli/serve.py", "open_catalog"): "`gpuhunt serve` and `gpuhunt mcp` --catalog",
     ("_internal/cli/history.py", "run"): "`gpuhunt history`",
