@@ -1,10 +1,11 @@
-"""SkyPilot's GCP catalog (`catalogs/v8/gcp/vms.csv`) -> the GCP snapshot's N1+GPU and TPU offers.
+"""SkyPilot's GCP catalog (`catalogs/v8/gcp/vms.csv`) -> the GCP snapshot's N1+GPU, A4 and TPU
+offers.
 
 Cyclenerd's `pricing.yml` (the rest of the GCP part, `cyclenerd_gcp`) prices whole machine
-types only: it has no price of a GPU attached to an N1 machine and none of a Cloud TPU. SkyPilot's
-GCP catalog has both, in rows with an empty `InstanceType`: one per accelerator, count and zone
-(`,,,T4,2,...,us-central1-a,0.7,0.35`: the price of 2 T4s), and one per TPU slice and zone
-(`,,,tpu-v5litepod-4,1,tpu-v5litepod-4,...`: the price of the whole slice). The stored inputs
+types only: it has no price of a GPU attached to an N1 machine, of an A4 or of a Cloud TPU.
+SkyPilot's GCP catalog has them, in rows with an empty `InstanceType`: one per accelerator,
+count and zone (`,,,T4,2,...,us-central1-a,0.7,0.35`: the price of 2 T4s), and one per TPU
+slice and zone (`,,,tpu-v5litepod-4,1,tpu-v5litepod-4,...`: the price of the whole slice). The stored inputs
 (rows verbatim, how they were cut: `data/README.md`):
 
 - `skypilot_v8_gcp_n1_gpus_excerpt.csv`: every `n1-standard-*` row and every `T4` and `V100`
@@ -34,8 +35,8 @@ Decisions:
 - Located by zone, as the collector writes them, and only in a region where gcloud's accelerator
   list at Cyclenerd's fd66b26 (`tools/acceleratortyperegion.csv`, last changed 2026-07-26) has
   the accelerator, for the accelerators that list names (T4, V100, B200, TPU v3 `ct3`, v5e
-  `ct5lp`, v5p `ct5p`); TPU v2 and v4 are Cloud TPU only, not in that list: their zones are SkyPilot's.
-  The list narrows, never adds; in every region read, it and SkyPilot agree.
+  `ct5lp`, v5p `ct5p`); TPU v2 and v4 are Cloud TPU only, not in that list: their zones are
+  SkyPilot's. The list narrows, never adds; in every region read, it and SkyPilot agree.
 - SkyPilot's file is undated (its commit's date cannot be read here), so these offers carry
   `provider_data["observed_at"] = ""`: the loader keeps a value an offer carries instead of
   stamping the GCP part's date (2026-07-30, `pricing.yml`'s), and "" reads as unknown
