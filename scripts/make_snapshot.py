@@ -171,8 +171,9 @@ SOURCES: dict[str, Source] = {
         "gcp-g4-preview). N1 GPUs (priced per GPU) and TPUs are not in pricing.yml: they come "
         "from SkyPilot's catalogs/v8/gcp/vms.csv@006059e0 (scripts/snapshot_sources/"
         "skypilot_gcp.py), an N1 offer priced as the n1-standard machine's row plus the T4 or "
-        "V100 row for that count, both of that one file, a TPU offer (single-host types, v6e "
-        "left out: placeholder prices) at the slice's row; located by SkyPilot's zones, "
+        "V100 row for that count, both of that one file, a TPU offer (single-host types; a "
+        "price listed alike for v6e-1 and v6e-8, 700.0, is a placeholder and left out) at the "
+        "slice's row; located by SkyPilot's zones, "
         "narrowed to the regions gcloud's accelerator list at Cyclenerd fd66b26 "
         "(tools/acceleratortyperegion.csv, 2026-07-26) names; that file is UNDATED, so these "
         'offers carry observed_at "" (unknown) rather than this entry\'s date. A4 (8 B200, '

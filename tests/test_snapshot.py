@@ -86,16 +86,16 @@ PINNED = {
     "cyclenerd_machinetyperegion_fd66b26_excerpt.csv": (
         "e5b2b2b05331b1173c1c8cf98efef0b6b288d541b2741ae53053417721ea6089"
     ),
-    # Cyclenerd tools/acceleratortyperegion.csv @fd66b26 (2026-07-26), the T4/V100/B200/TPU rows.
+    # Cyclenerd tools/acceleratortyperegion.csv @fd66b26 (2026-07-26): T4/V100/B200/TPU rows.
     "cyclenerd_acceleratortyperegion_fd66b26_excerpt.csv": (
-        "32b668d8617dc8f85bf89b59d1ee5d6069259bef3aa06f7f26e9dee65389883d"
+        "1c413a605667c45ed4d2f6213ff6d5256ca59a0e35b7aef015a0760496395f91"
     ),
     # Rows verbatim of SkyPilot's catalogs/v8/gcp/vms.csv @006059e0 (data README).
     "skypilot_v8_gcp_n1_gpus_excerpt.csv": (
         "59a96584de82459d53c38be1b571e711b6ffe5a8e6c8796d367f0f88804c000f"
     ),
     "skypilot_v8_gcp_tpu_excerpt.csv": (
-        "29be676a65c57f8e39896523426120f5c618d868fc869dbdd7df55394fb89328"
+        "02cb75d43c44ee6891ce64a276e6092a2bc7fa1464b67981981baa9bbb26be60"
     ),
     "skypilot_v8_gcp_a4_excerpt.csv": (
         "661e573878f591e8570cd4e9cb3c25f7883ca8bbe6419fad2b63d1a2915b4d29"
@@ -878,7 +878,10 @@ def test_gcp_tpu_offers_are_the_slice_rows_as_the_collector_writes_them(snapshot
         "v5litepod-4",
         "v5litepod-8",
         "v5p-8",
-    }  # single-host types; v6e left out (placeholder 700.0 prices)
+        "v6e-1",
+        "v6e-4",
+        "v6e-8",
+    }  # the single-host types the collector publishes
     stored = _skypilot_gcp_rows("skypilot_v8_gcp_tpu_excerpt.csv")
     for i in tpus:
         row = stored[("", f"tpu-{i.instance_name}1", i.location)]
@@ -895,6 +898,12 @@ def test_gcp_tpu_offers_are_the_slice_rows_as_the_collector_writes_them(snapshot
     assert by_key[("v2-8", "us-central1-b", False)].price == 4.5
     assert ("v3-8", "us-east1-d", False) in by_key  # its SpotPrice cell is empty: no spot offer
     assert ("v3-8", "us-east1-d", True) not in by_key
+    # 700.0 for v6e-1 and for v6e-8 alike is a placeholder: no offer at it.
+    assert not [i for i in tpus if i.price == 700.0]
+    assert ("v6e-8", "southamerica-west1-a", False) in by_key  # 21.6, beside a 700.0 spot
+    assert ("v6e-8", "southamerica-west1-a", True) not in by_key
+    assert by_key[("v6e-8", "us-central1-a", True)].price == 4.35366
+    assert by_key[("v6e-8", "us-central1-a", True)].gpu_memory == 8 * 32
 
 
 def test_gcp_skypilot_offers_are_undated_when_loaded(offline_catalog):
@@ -948,7 +957,8 @@ def test_skypilot_gcp_rows_repeated_or_conflicting_are_counted(tmp_path):
 
 def test_gcp_accelerator_regions_agree_with_skypilots_zones():
     """gcloud's accelerator list (Cyclenerd fd66b26, 2026-07-26) names every region SkyPilot
-    lists a T4, V100, B200 or TPU v3/v5e/v5p in, and no other: the narrowing drops nothing."""
+    lists a T4, V100, B200 or TPU v3/v5e/v5p in; of SkyPilot's v6e regions it lacks two, which
+    the narrowing leaves out."""
     from scripts.snapshot_sources import skypilot_gcp
 
     from gpuhunt.providers.gcp import zone_region
@@ -965,8 +975,17 @@ def test_gcp_accelerator_regions_agree_with_skypilots_zones():
         if version in skypilot_gcp.TPU_ACCELERATOR_TYPES:
             accelerator = skypilot_gcp.TPU_ACCELERATOR_TYPES[version]
             seen.setdefault(accelerator, set()).add(zone_region(r["AvailabilityZone"]))
-    assert {k: listed[k] >= v for k, v in seen.items()} == {k: True for k in seen}
+    outside = {k: sorted(v - listed[k]) for k, v in seen.items() if v - listed[k]}
+    assert outside == {"ct6e": ["us-central2", "us-south1"]}  # v6e: SkyPilot only, left out
     assert seen["nvidia-tesla-t4"] == listed["nvidia-tesla-t4"]
+    tpus = skypilot_gcp.convert_tpus(listed=listed)
+    assert tpus.skipped["region not in gcloud's accelerator list"] == 12  # 4 zones x 3 sizes
+    assert not [
+        i
+        for i in tpus.items
+        if zone_region(i.location) in {"us-south1", "us-central2"}
+        and i.instance_name.startswith("v6e")
+    ]
     assert skypilot_gcp.tpu_chips("v5p-8") == 4 and skypilot_gcp.tpu_chips("v5litepod-4") == 4
 
 

@@ -11,8 +11,8 @@ slice and zone (`,,,tpu-v5litepod-4,1,tpu-v5litepod-4,...`: the price of the who
 - `skypilot_v8_gcp_n1_gpus_excerpt.csv`: every `n1-standard-*` row and every `T4` and `V100`
   row in the zones SkyPilot lists a T4 in (the V100 zones are among them);
 - `skypilot_v8_gcp_a4_excerpt.csv`: every `a4-highgpu-8g` row and every `B200` row (all 8-GPU);
-- `skypilot_v8_gcp_tpu_excerpt.csv`: the rows of the single-host TPU types the GCP collector
-  publishes (`gcp.TPU_HOSTS`) but v6e (its rows hold a 700.0 placeholder in several regions).
+- `skypilot_v8_gcp_tpu_excerpt.csv`: every row of the single-host TPU types the GCP collector
+  publishes (`gcp.TPU_HOSTS`).
 
 Decisions:
 
@@ -32,11 +32,14 @@ Decisions:
   vCPUs and RAM (`gcp.TPU_HOSTS`), the slice's HBM as `gpu_memory` (`gcp.TPU_HBM_GIB_PER_CHIP`
   x chips). The chip count is read from the name as Google names slices: v2, v3, v4 and v5p
   count TensorCores (two per chip: v5p-8 is 4 chips), v5e (`v5litepod`) and v6e count chips.
+  In some zones every v6e size has the price 700.0 (a spot 700.0 beside a real on-demand price,
+  too): one price for 1 chip and for 8 is a placeholder, so that price makes no offer.
 - Located by zone, as the collector writes them, and only in a region where gcloud's accelerator
   list at Cyclenerd's fd66b26 (`tools/acceleratortyperegion.csv`, last changed 2026-07-26) has
   the accelerator, for the accelerators that list names (T4, V100, B200, TPU v3 `ct3`, v5e
-  `ct5lp`, v5p `ct5p`); TPU v2 and v4 are Cloud TPU only, not in that list: their zones are
-  SkyPilot's. The list narrows, never adds; in every region read, it and SkyPilot agree.
+  `ct5lp`, v5p `ct5p`, v6e `ct6e`); TPU v2 and v4 are Cloud TPU only, not in that list: their zones are
+  SkyPilot's. The list narrows, never adds: it has no v6e in us-south1 and us-central2, where
+  SkyPilot lists v6e rows; elsewhere it and SkyPilot agree.
 - SkyPilot's file is undated (its commit's date cannot be read here), so these offers carry
   `provider_data["observed_at"] = ""`: the loader keeps a value an offer carries instead of
   stamping the GCP part's date (2026-07-30, `pricing.yml`'s), and "" reads as unknown
@@ -83,7 +86,7 @@ GPU_TYPES = {"T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100", "B200": "nvid
 # row at 0.0 and the VM's price in the GPU row for their count, as the GCP collector prices A4.
 SLICE_BILLED = {"a4-highgpu-8g": ("B200", 8)}
 # TPU versions -> the Compute Engine accelerator type gcloud lists for them by region.
-TPU_ACCELERATOR_TYPES = {"v3": "ct3", "v5litepod": "ct5lp", "v5p": "ct5p"}
+TPU_ACCELERATOR_TYPES = {"v3": "ct3", "v5litepod": "ct5lp", "v5p": "ct5p", "v6e": "ct6e"}
 # Versions whose slice name counts TensorCores (two per chip) rather than chips.
 TPU_CORES_NAMED = frozenset({"v2", "v3", "v4", "v5p"})
 UNDATED = {"observed_at": ""}
@@ -167,6 +170,32 @@ def tpu_chips(name: str) -> int:
     return n // 2 if version in TPU_CORES_NAMED else n
 
 
+def _without_placeholders(
+    keyed: dict[tuple[str, str], Prices], out: Converted
+) -> dict[tuple[str, str], Prices]:
+    """The same price for slices of different sizes of one version in one zone (v6e: 700.0 for
+    1 chip and for 8) is a placeholder, not a price: it is left out (counted), per column."""
+    sizes: dict[tuple[str, str, int, float], set[str]] = {}
+    for (accelerator, zone), prices in keyed.items():
+        version = accelerator.rsplit("-", 1)[0]
+        for column, price in enumerate(prices):
+            if price is not None:
+                sizes.setdefault((version, zone, column, price), set()).add(accelerator)
+    result: dict[tuple[str, str], Prices] = {}
+    for (accelerator, zone), prices in keyed.items():
+        version = accelerator.rsplit("-", 1)[0]
+        kept = [
+            None if p is not None and len(sizes[(version, zone, column, p)]) > 1 else p
+            for column, p in enumerate(prices)
+        ]
+        out.skip(
+            "placeholder price (one price for slices of different sizes)",
+            kept.count(None) - [*prices].count(None),
+        )
+        result[(accelerator, zone)] = (kept[0], kept[1])
+    return result
+
+
 def convert_tpus(
     path: Path = TPU_STORED, listed: dict[str, frozenset[str]] | None = None
 ) -> Converted:
@@ -183,6 +212,7 @@ def convert_tpus(
         else:
             tpu_rows.append(row)
     keyed = _keyed(tpu_rows, lambda r: (r["AcceleratorName"], r["AvailabilityZone"]), out)
+    keyed = _without_placeholders(keyed, out)
     for (accelerator, zone), prices in keyed.items():
         name = accelerator.removeprefix("tpu-")
         version = gcp.tpu_version(name)

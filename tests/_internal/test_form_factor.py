@@ -312,7 +312,7 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
                 ("gcp", t)
                 for t in ("v2-8", "v3-8", "v4-8", "v5litepod-1", "v5litepod-4", "v5litepod-8")
             ],
-            ("gcp", "v5p-8"),
+            *[("gcp", t) for t in ("v5p-8", "v6e-1", "v6e-4", "v6e-8")],
             # SkyPilot's names of these do not say (1x-H100, 1x_H100_24V_200G, ECS1GPU3, H100_1x)
             *[("daytona", g) for g in ("B300", "H100", "H200")],
             *[("jarvislabs", g) for g in ("H100", "H200")],
