@@ -95,9 +95,9 @@ def _oci() -> list[CatalogItem]:
 
 
 def _gcp() -> list[CatalogItem]:
-    from scripts.snapshot_sources import cyclenerd_gcp
+    from scripts.snapshot_sources import cyclenerd_gcp, skypilot_gcp
 
-    return cyclenerd_gcp.collect()
+    return cyclenerd_gcp.collect() + skypilot_gcp.collect()
 
 
 def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
@@ -201,10 +201,13 @@ SOURCES: dict[str, Source] = {
         "Cloud Billing Catalog prices via Cyclenerd/google-cloud-pricing-cost-calculator "
         "pricing.yml@fd66b26 (generated 2026-07-30): A2, A3, G2, G4 and E2 machine types in "
         "the regions gcloud lists each type in (tools/machinetyperegion.csv@fd66b26), located "
-        "by zone (tools/machinetypezone.csv, and SkyPilot catalogs/v8/gcp/vms.csv@006059e0)",
+        "by zone (tools/machinetypezone.csv, and SkyPilot catalogs/v8/gcp/vms.csv@006059e0); "
+        "N1+T4/V100, A4 (B200) and TPU offers from SkyPilot catalogs/v8/gcp/vms.csv@006059e0 "
+        "(undated)",
         "2026-07-30",
         "a date inside the file (pricing.yml says it was generated on Thu Jul 30 06:13:17 "
-        "2026); the commit fd66b26 is of the same day",
+        "2026); the commit fd66b26 is of the same day. It dates the pricing.yml offers; the "
+        'N1+GPU, A4 and TPU offers (SkyPilot\'s undated file) carry observed_at "" (unknown)',
         "on-demand (`hour`) and spot (`hour_spot`) machine prices per region, converted by "
         "scripts/snapshot_sources/cyclenerd_gcp.py and filtered as the GCP collector does, "
         "only in the regions where the machine-type list of the same commit has the type "
@@ -216,8 +219,17 @@ SOURCES: dict[str, Source] = {
         "2023-05), both only narrowing the 2026-07-30 region list; a region where neither "
         "names a zone of the type is left out (never guessed), and the G4 types, in no zone "
         "list read, stay located by region; each G4 offer once, flagged gcp-g4 (not also "
-        "gcp-g4-preview). G4 shapes with a fraction of a GPU, TPUs (not in pricing.yml) and N1 "
-        "GPUs (priced per GPU, not per machine) are not in it. Why this version: newer commits "
+        "gcp-g4-preview). N1 GPUs (priced per GPU) and TPUs are not in pricing.yml: they come "
+        "from SkyPilot's catalogs/v8/gcp/vms.csv@006059e0 (scripts/snapshot_sources/"
+        "skypilot_gcp.py), an N1 offer priced as the n1-standard machine's row plus the T4 or "
+        "V100 row for that count, both of that one file, a TPU offer (single-host types; a "
+        "price listed alike for v6e-1 and v6e-8, 700.0, is a placeholder and left out) at the "
+        "slice's row; located by SkyPilot's zones, "
+        "narrowed to the regions gcloud's accelerator list at Cyclenerd fd66b26 "
+        "(tools/acceleratortyperegion.csv, 2026-07-26) names; that file is UNDATED, so these "
+        'offers carry observed_at "" (unknown) rather than this entry\'s date. A4 (8 B200, '
+        "billed per GPU slice) is SkyPilot's B200 row, its machine row being 0.0; spot only, "
+        "as the collector filters it. Why this version of pricing.yml: newer commits "
         "of pricing.yml exist (c18ed31 2026-08-06, c7e278f 2026-08-13, dac3128 2026-08-20), "
         "but their content is absent from the repository copy read on 2026-12-02 (the blobs "
         "were left out of it) and the code index holds only a 2024 version (082120d), so "

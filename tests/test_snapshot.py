@@ -99,6 +99,20 @@ PINNED = {
     "cyclenerd_machinetyperegion_fd66b26_excerpt.csv": (
         "e5b2b2b05331b1173c1c8cf98efef0b6b288d541b2741ae53053417721ea6089"
     ),
+    # Cyclenerd tools/acceleratortyperegion.csv @fd66b26 (2026-07-26): T4/V100/B200/TPU rows.
+    "cyclenerd_acceleratortyperegion_fd66b26_excerpt.csv": (
+        "1c413a605667c45ed4d2f6213ff6d5256ca59a0e35b7aef015a0760496395f91"
+    ),
+    # Rows verbatim of SkyPilot's catalogs/v8/gcp/vms.csv @006059e0 (data README).
+    "skypilot_v8_gcp_n1_gpus_excerpt.csv": (
+        "59a96584de82459d53c38be1b571e711b6ffe5a8e6c8796d367f0f88804c000f"
+    ),
+    "skypilot_v8_gcp_tpu_excerpt.csv": (
+        "02cb75d43c44ee6891ce64a276e6092a2bc7fa1464b67981981baa9bbb26be60"
+    ),
+    "skypilot_v8_gcp_a4_excerpt.csv": (
+        "661e573878f591e8570cd4e9cb3c25f7883ca8bbe6419fad2b63d1a2915b4d29"
+    ),
 }
 
 
@@ -209,12 +223,13 @@ def test_no_price_without_a_real_source(snapshot):
     assert "Retail Prices" in script.LEFT_OUT["azure"]
     gcp = list(offers(snapshot, "gcp"))
     assert gcp and not [i for i in gcp if i.gpu_name == "K80"]
-    # N1 GPU spot prices were illustrative ("40% of on-demand") and their on-demand prices "as
-    # widely quoted", never checked against a dated source: no N1 GPU offer is left.
-    assert not [i for i in gcp if i.instance_name.startswith("n1-") and i.gpu_count]
-    # GCP is from pricing.yml only now: none of the replay's illustrative or "as widely quoted"
-    # SKUs (N1 GPUs, TPUs) prices an offer.
-    assert not [i for i in gcp if i.instance_name.startswith(("v2-", "v3-", "v5", "v6e"))]
+    # The replay's N1 GPU and TPU SKUs were illustrative ("40% of on-demand", "as widely
+    # quoted"): none prices an offer. The N1 GPU, A4 and TPU offers are SkyPilot's rows, each
+    # one (skypilot_gcp), and nothing else.
+    from scripts.snapshot_sources import skypilot_gcp
+
+    from_skypilot = [i for i in gcp if skypilot_gcp.is_from_here(i)]
+    assert sorted(from_skypilot, key=repr) == sorted(skypilot_gcp.collect(), key=repr)
 
 
 @pytest.mark.parametrize("name", sorted(SERVED_LENGTH))
@@ -955,7 +970,7 @@ def test_gcp_is_every_price_of_the_stored_pricing_yml_excerpt(snapshot):
     data = cyclenerd_gcp.read()
     assert data["about"]["generated"] == "Thu Jul 30 06:13:17 2026"
     machines = data["compute"]["instance"]
-    gcp = list(offers(snapshot, "gcp"))
+    gcp = pricing_yml_offers(snapshot)
     for item in gcp:
         region = gcp_region(item)
         cost = machines[item.instance_name]["cost"][region]
@@ -1004,14 +1019,22 @@ def test_the_cheapest_on_demand_1x_h100_is_a_machine_people_rent(snapshot):
 
 def test_no_offer_is_listed_twice(snapshot):
     """One offer, one row: no two offers of the bundled catalog share (provider, instance,
-    location, spot). (The G4 offers were listed twice, once per flag spelling.)"""
-    seen: dict[tuple[str, str, str, bool], int] = {}
+    location, spot). (The G4 offers were listed twice, once per flag spelling.) The one
+    exception is the machine GPUs are attached to: a GCP N1 type takes 1, 2 or 4 T4s (or 1 to 8
+    V100s), each a different machine at a different price, all under the N1 type's name, as
+    the GCP collector and gpuhunt 0.1.x write them (dstack launches the N1 type with the GPUs
+    of the offer). Those are one offer per (instance, location, spot, GPU, count)."""
+    seen: dict[tuple[object, ...], int] = {}
     for provider in snapshot.csvs:
         for i in offers(snapshot, provider):
-            key = (i.provider, i.instance_name, i.location, i.spot)
+            key: tuple[object, ...] = (i.provider, i.instance_name, i.location, i.spot)
+            if provider == "gcp" and i.instance_name.startswith("n1-"):
+                key += (i.gpu_name, i.gpu_count)
             seen[key] = seen.get(key, 0) + 1
-    twice = sorted(k for k, n in seen.items() if n > 1)
+    twice = sorted((k for k, n in seen.items() if n > 1), key=repr)
     assert not twice, f"{len(twice)} offers listed more than once: {twice[:5]}"
+    n1 = {k[:4] for k in seen if k[0] == "gcp" and len(k) > 4}
+    assert len(n1) < sum(1 for k in seen if len(k) > 4)  # the exception is needed, and used
 
 
 def test_gcp_offers_are_only_where_gcp_has_the_machine_type(snapshot):
@@ -1020,7 +1043,7 @@ def test_gcp_offers_are_only_where_gcp_has_the_machine_type(snapshot):
     from scripts.snapshot_sources import cyclenerd_gcp
 
     sold = cyclenerd_gcp.read_regions()
-    gcp = list(offers(snapshot, "gcp"))
+    gcp = pricing_yml_offers(snapshot)
     outside = sorted(
         {(i.instance_name, i.location) for i in gcp if gcp_region(i) not in sold[i.instance_name]}
     )
@@ -1034,6 +1057,14 @@ def test_gcp_offers_are_only_where_gcp_has_the_machine_type(snapshot):
     cheapest_l4_spot = min(i.price for i in gcp if i.gpu_name == "L4" and i.spot)
     assert cheapest_l4_spot > 0.2
     assert cyclenerd_gcp.convert().not_sold > 0  # the file alone would list them
+
+
+def pricing_yml_offers(snapshot: archive.Archive) -> list[CatalogItem]:
+    """The GCP offers converted from Cyclenerd's pricing.yml (the N1+GPU, A4 and TPU offers are
+    SkyPilot's, tested below)."""
+    from scripts.snapshot_sources import skypilot_gcp
+
+    return [i for i in offers(snapshot, "gcp") if not skypilot_gcp.is_from_here(i)]
 
 
 def gcp_region(item: CatalogItem) -> str:
@@ -1050,7 +1081,7 @@ def test_gcp_offers_are_located_by_zone_as_the_collector_writes_them(snapshot):
     from scripts.snapshot_sources import cyclenerd_gcp
 
     zones = cyclenerd_gcp.read_zones()
-    gcp = list(offers(snapshot, "gcp"))
+    gcp = pricing_yml_offers(snapshot)
     by_type: dict[str, set[str]] = {}
     for i in gcp:
         by_type.setdefault(i.instance_name, set()).add(i.location)
@@ -1069,6 +1100,197 @@ def test_gcp_offers_are_located_by_zone_as_the_collector_writes_them(snapshot):
     converted = cyclenerd_gcp.convert(zones=zones)
     assert converted.region_located == {n for n in by_type if n.startswith("g4-")}
     assert converted.no_zone > 0  # sold in a region, but no zone read there: left out
+
+
+def _skypilot_gcp_rows(*names: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    """Stored SkyPilot GCP rows by (InstanceType, AcceleratorName/count, zone)."""
+    out = {}
+    for name in names:
+        for r in rows(name):
+            out[
+                (
+                    r["InstanceType"],
+                    r["AcceleratorName"] + r["AcceleratorCount"],
+                    r["AvailabilityZone"],
+                )
+            ] = r
+    return out
+
+
+def test_gcp_n1_gpu_offers_are_machine_row_plus_gpu_row_of_one_file(snapshot):
+    """An N1 offer with GPUs costs SkyPilot's n1 machine row plus its T4/V100 row for that
+    count, both of the same file (catalogs/v8/gcp/vms.csv@006059e0), in the GPU's zones only,
+    and only where GCP attaches that many GPUs to that machine."""
+    from scripts.snapshot_sources import skypilot_gcp
+
+    stored = _skypilot_gcp_rows("skypilot_v8_gcp_n1_gpus_excerpt.csv")
+    n1 = [i for i in offers(snapshot, "gcp") if i.instance_name.startswith("n1-")]
+    assert {i.gpu_name for i in n1} == {"T4", "V100"} and all(i.gpu_count for i in n1)
+    column = {False: "Price", True: "SpotPrice"}
+    for i in n1:
+        machine = stored[(i.instance_name, "", i.location)]
+        gpu = stored[("", f"{i.gpu_name}{i.gpu_count}", i.location)]
+        expected = float(machine[column[i.spot]]) + float(gpu[column[i.spot]])
+        assert i.price == round(expected, 6), i
+        assert (i.cpu, i.memory) == (int(float(machine["vCPUs"])), float(machine["MemoryGiB"]))
+    price = {(i.instance_name, i.location, i.gpu_name, i.gpu_count, i.spot): i.price for i in n1}
+    # GCP's list prices in us-central1: n1-standard-4 $0.19 + one T4 $0.35.
+    assert price[("n1-standard-4", "us-central1-a", "T4", 1, False)] == 0.54
+    assert price[("n1-standard-4", "us-central1-a", "T4", 1, True)] == 0.22723
+    assert price[("n1-standard-96", "us-central1-a", "V100", 8, False)] == 24.39998
+    # GCP's limits: one V100 takes at most 12 vCPUs, one T4 at most 48.
+    assert ("n1-standard-16", "us-central1-a", "V100", 1, False) not in price
+    assert ("n1-standard-64", "us-central1-a", "T4", 1, False) not in price
+    assert ("n1-standard-64", "us-central1-a", "T4", 4, False) in price
+    # Zones: where SkyPilot lists the GPU (no V100 in asia-east1-a, a T4 zone).
+    assert ("n1-standard-4", "asia-east1-a", "T4", 1, False) in price
+    assert not [k for k in price if k[1] == "asia-east1-a" and k[2] == "V100"]
+    v100 = next(i for i in n1 if i.gpu_name == "V100")
+    assert (v100.gpu_memory, v100.gpu_vendor, v100.flags) == (16.0, AcceleratorVendor.NVIDIA, [])
+    converted = skypilot_gcp.convert_attached()
+    assert not converted.skipped  # every stored row is used
+
+
+def test_gcp_a4_is_the_b200_row_spot_only(snapshot):
+    """A4 is billed per GPU slice (the slices cover the VM): SkyPilot's machine row is 0.0 and
+    its B200 row is the VM's price; A4 is not sold on demand, so only spot offers are kept."""
+    from scripts.snapshot_sources import skypilot_gcp
+
+    a4 = [i for i in offers(snapshot, "gcp") if i.instance_name == "a4-highgpu-8g"]
+    stored = _skypilot_gcp_rows("skypilot_v8_gcp_a4_excerpt.csv")
+    assert len(a4) == 11 and all(i.spot for i in a4)
+    for i in a4:
+        assert stored[("a4-highgpu-8g", "", i.location)]["SpotPrice"] == "0.0"
+        assert i.price == float(stored[("", "B2008", i.location)]["SpotPrice"])
+        assert (i.gpu_name, i.gpu_count, i.gpu_memory, i.flags) == ("B200", 8, 180.0, ["gcp-a4"])
+        assert (i.cpu, i.memory) == (224, 3968.0)
+    assert {i.location: i.price for i in a4}["us-central1-b"] == 32.6064
+    # On demand they are made, then dropped by the collector's filter.
+    made = skypilot_gcp.convert_attached().items
+    assert [i for i in made if i.instance_name == "a4-highgpu-8g" and not i.spot]
+
+
+def test_gcp_tpu_offers_are_the_slice_rows_as_the_collector_writes_them(snapshot):
+    from gpuhunt.providers.gcp import TPU_HOSTS
+
+    tpus = [i for i in offers(snapshot, "gcp") if i.gpu_vendor == AcceleratorVendor.GOOGLE]
+    assert {i.instance_name for i in tpus} == {
+        "v2-8",
+        "v3-8",
+        "v4-8",
+        "v5litepod-1",
+        "v5litepod-4",
+        "v5litepod-8",
+        "v5p-8",
+        "v6e-1",
+        "v6e-4",
+        "v6e-8",
+    }  # the single-host types the collector publishes
+    stored = _skypilot_gcp_rows("skypilot_v8_gcp_tpu_excerpt.csv")
+    for i in tpus:
+        row = stored[("", f"tpu-{i.instance_name}1", i.location)]
+        assert i.price == float(row["SpotPrice" if i.spot else "Price"]), i
+        assert (i.gpu_name, i.gpu_count) == (i.instance_name, 1)
+        assert (i.cpu, i.memory) == (
+            TPU_HOSTS[i.instance_name].cpu,
+            TPU_HOSTS[i.instance_name].memory,
+        )
+    by_key = {(i.instance_name, i.location, i.spot): i for i in tpus}
+    lite = by_key[("v5litepod-4", "us-central1-a", False)]
+    assert (lite.price, lite.cpu, lite.memory, lite.gpu_memory) == (4.8, 112, 192, 64)
+    assert by_key[("v5p-8", "us-central1-a", True)].gpu_memory == 4 * 95  # 8 TensorCores, 4 chips
+    assert by_key[("v2-8", "us-central1-b", False)].price == 4.5
+    assert ("v3-8", "us-east1-d", False) in by_key  # its SpotPrice cell is empty: no spot offer
+    assert ("v3-8", "us-east1-d", True) not in by_key
+    # 700.0 for v6e-1 and for v6e-8 alike is a placeholder: no offer at it.
+    assert not [i for i in tpus if i.price == 700.0]
+    assert ("v6e-8", "southamerica-west1-a", False) in by_key  # 21.6, beside a 700.0 spot
+    assert ("v6e-8", "southamerica-west1-a", True) not in by_key
+    assert by_key[("v6e-8", "us-central1-a", True)].price == 4.35366
+    assert by_key[("v6e-8", "us-central1-a", True)].gpu_memory == 8 * 32
+
+
+def test_gcp_skypilot_offers_are_undated_when_loaded(offline_catalog):
+    """SkyPilot's file has no date: its offers carry observed_at "" so the loader does not stamp
+    them with the date of pricing.yml (the rest of the GCP part)."""
+    t4 = offline_catalog.query(provider="gcp", gpu_name="T4")
+    tpu = offline_catalog.query(provider="gcp", gpu_name="v5litepod-4")
+    l4 = offline_catalog.query(provider="gcp", gpu_name="L4")
+    assert t4 and tpu and l4
+    assert {i.observed_at for i in t4 + tpu} == {None}
+    assert {i.observed_at.date().isoformat() for i in l4 if i.observed_at} == {"2026-07-30"}
+
+
+def test_skypilot_gcp_rows_repeated_or_conflicting_are_counted(tmp_path):
+    from scripts.snapshot_sources import skypilot_gcp
+
+    header = ",".join(skypilot_gcp.HEADER)
+    t4 = ",,,T4,1,{'Gpus': []},us-central1,us-central1-a,"
+    path = tmp_path / "vms.csv"
+    path.write_text(
+        "\n".join(
+            [
+                header,
+                "n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.19,0.05",
+                "n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.19,0.05",  # repeat
+                "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.1",
+                "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.39,0.1",  # conflict
+                t4 + "0.35,0.175",
+                ",,,K80,1,{'Gpus': []},us-central1,us-central1-a,0.45,0.1",  # not published
+            ]
+        )
+        + "\n"
+    )
+    converted = skypilot_gcp.convert_attached([path])
+    assert converted.skipped == {
+        "repeated row": 1,
+        "one key, two prices": 1,
+        "not an N1/A4 machine or a T4/V100/B200 row": 1,
+    }
+    assert sorted((i.instance_name, i.price, i.spot) for i in converted.items) == [
+        ("n1-standard-4", 0.225, True),
+        ("n1-standard-4", 0.54, False),
+    ]
+    # gcloud's accelerator list narrows: a T4 in a region it does not name is left out.
+    narrowed = skypilot_gcp.convert_attached([path], listed={"nvidia-tesla-t4": frozenset()})
+    assert not narrowed.items and narrowed.skipped["region not in gcloud's accelerator list"] == 1
+    path.write_text("InstanceType,Price\n")
+    with pytest.raises(ValueError, match="not a SkyPilot vms.csv header"):
+        skypilot_gcp.convert_attached([path])
+
+
+def test_gcp_accelerator_regions_agree_with_skypilots_zones():
+    """gcloud's accelerator list (Cyclenerd fd66b26, 2026-07-26) names every region SkyPilot
+    lists a T4, V100, B200 or TPU v3/v5e/v5p in; of SkyPilot's v6e regions it lacks two, which
+    the narrowing leaves out."""
+    from scripts.snapshot_sources import skypilot_gcp
+
+    from gpuhunt.providers.gcp import zone_region
+
+    listed = skypilot_gcp.read_accelerator_regions()
+    seen: dict[str, set[str]] = {}
+    for name in ("skypilot_v8_gcp_n1_gpus_excerpt.csv", "skypilot_v8_gcp_a4_excerpt.csv"):
+        for r in rows(name):
+            if r["AcceleratorName"]:
+                accelerator = skypilot_gcp.GPU_TYPES[r["AcceleratorName"]]
+                seen.setdefault(accelerator, set()).add(zone_region(r["AvailabilityZone"]))
+    for r in rows("skypilot_v8_gcp_tpu_excerpt.csv"):
+        version = r["AcceleratorName"].removeprefix("tpu-").rsplit("-", 1)[0]
+        if version in skypilot_gcp.TPU_ACCELERATOR_TYPES:
+            accelerator = skypilot_gcp.TPU_ACCELERATOR_TYPES[version]
+            seen.setdefault(accelerator, set()).add(zone_region(r["AvailabilityZone"]))
+    outside = {k: sorted(v - listed[k]) for k, v in seen.items() if v - listed[k]}
+    assert outside == {"ct6e": ["us-central2", "us-south1"]}  # v6e: SkyPilot only, left out
+    assert seen["nvidia-tesla-t4"] == listed["nvidia-tesla-t4"]
+    tpus = skypilot_gcp.convert_tpus(listed=listed)
+    assert tpus.skipped["region not in gcloud's accelerator list"] == 12  # 4 zones x 3 sizes
+    assert not [
+        i
+        for i in tpus.items
+        if zone_region(i.location) in {"us-south1", "us-central2"}
+        and i.instance_name.startswith("v6e")
+    ]
+    assert skypilot_gcp.tpu_chips("v5p-8") == 4 and skypilot_gcp.tpu_chips("v5litepod-4") == 4
 
 
 def test_a_gcp_zone_list_row_that_is_not_type_and_zone_is_an_error(tmp_path):
@@ -1285,14 +1507,7 @@ UPSTREAM_KNOWN_GAPS = {
         "in the other 27 regions or the local zone us-west-2-lax-1",
     },
     "azure": {"*": "no Azure part: no recorded or published Azure GPU prices were read"},
-    "gcp": {
-        "TestGCPCatalog::test_gpu_present": "no B200 (a4 not priced in pricing.yml@fd66b26) "
-        "and no N1 GPUs (T4, V100: priced per GPU, not in pricing.yml)",
-        "TestGCPCatalog::test_tpu_present[v2]": "TPUs are not in pricing.yml",
-        "TestGCPCatalog::test_tpu_present[v3]": "TPUs are not in pricing.yml",
-        "TestGCPCatalog::test_tpu_present[v5litepod]": "TPUs are not in pricing.yml",
-        "TestGCPCatalog::test_tpu_present[v5p]": "TPUs are not in pricing.yml",
-    },
+    "gcp": {},
     "lambdalabs": {},
     "oci": {
         "TestOCICatalog::test_family_present[VM.Standard]": "no VM.Standard shape: the one "

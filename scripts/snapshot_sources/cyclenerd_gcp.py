@@ -28,7 +28,8 @@ vCPUs, memory, GPUs and any bundled local SSD, as Cyclenerd totals them). Decisi
 - `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept);
   `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here).
 - The excerpt keeps the GPU machine types (A2, A3, G2, G4) and E2; other CPU families are not
-  in this snapshot (as before this file was converted). TPUs are not in `pricing.yml`.
+  in this snapshot (as before this file was converted). TPUs, N1 GPUs and A4 are not in
+  `pricing.yml`: the snapshot has them from SkyPilot's GCP catalog (`skypilot_gcp`).
 """
 
 from __future__ import annotations

@@ -305,6 +305,14 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
     assert unknown == sorted(
         [
             ("aws", "A10G"),  # AWS's own board; AWS does not say
+            # GCP's N1 machine names do not say which V100 board is attached; a TPU (named after
+            # its slice, vendor google) has no GPU form factor at all.
+            ("gcp", "V100"),
+            *[
+                ("gcp", t)
+                for t in ("v2-8", "v3-8", "v4-8", "v5litepod-1", "v5litepod-4", "v5litepod-8")
+            ],
+            *[("gcp", t) for t in ("v5p-8", "v6e-1", "v6e-4", "v6e-8")],
             # SkyPilot's names of these do not say (1x-H100, 1x_H100_24V_200G, ECS1GPU3, H100_1x)
             *[("daytona", g) for g in ("B300", "H100", "H200")],
             *[("jarvislabs", g) for g in ("H100", "H200")],
