@@ -81,6 +81,12 @@ def _gcp() -> list[CatalogItem]:
     return cyclenerd_gcp.collect()
 
 
+def _azure() -> list[CatalogItem]:
+    from scripts.snapshot_sources import azure_skypilot
+
+    return azure_skypilot.collect()
+
+
 def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
     def collect() -> list[CatalogItem]:
         from scripts.snapshot_sources import skypilot_vms
@@ -176,6 +182,36 @@ SOURCES: dict[str, Source] = {
         commit="fd66b26ff84fee5cdd94f341ea89206e76c06b99",
         stored="scripts/snapshot_sources/data/cyclenerd_pricing_fd66b26_excerpt.yml",
         label="Cyclenerd",
+    ),
+    # No Retail Prices API answer for a GPU size was ever recorded (the GPU items of the test
+    # recordings were written from public quotes), so Azure is SkyPilot's public price table.
+    "azure": Source(
+        _azure,
+        CATALOG,
+        "skypilot-org/skypilot-catalog catalogs/v6/azure/vms.csv@098741e70562f65d7af1cceb81e33b2"
+        "84f742604 (Azure Retail Prices API prices per VM size and region, as SkyPilot's "
+        "fetcher wrote them; US regions only)",
+        None,
+        NO_COMMIT_DATE_1202,
+        "the rows of the sizes the Azure collector keeps (scripts/snapshot_sources/"
+        "azure_skypilot.py): the Dsv3 CPU sizes and the NCv3, NDv2, NCasT4_v3, NC A100 v4, ND "
+        "A100 v4, NDm A100 v4, NC H100 v5 and NVadsA10 v5 GPU sizes, on-demand (`Price`) and "
+        "spot (`SpotPrice`, where it differs from `Price`) in the nine US regions the file "
+        "holds (centralus ... westus3: SkyPilot's fetcher asks for its US_REGIONS unless told "
+        "otherwise); GPU model and memory named from the size as the collector names them "
+        "(NC H100 v5: H100NVL). Left out, counted: the NC A10 v4 and NCC H100 v5 rows (no GPU "
+        "count in the file) and ND96isr_H100_v5 (the file says 12 GPUs, the size has 8). No "
+        "ND H200 v5 or ND H100 v5 offer, no Esv4 (not stored), no region outside the US. "
+        "A PRICE LIST BY REGION, NOT AVAILABILITY: SkyPilot writes a row wherever the Retail "
+        "Prices API prices the size and the subscription's SKU list names it in that region, "
+        "so an offer says the size is sold there at that price, not that capacity is free; "
+        "stored excerpt: 271 of the file's rows (the Dsv3 rows and every N-series row, "
+        "verbatim)",
+        repository="skypilot-org/skypilot-catalog",
+        path="catalogs/v6/azure/vms.csv",
+        commit="098741e70562f65d7af1cceb81e33b284f742604",
+        stored="scripts/snapshot_sources/data/skypilot_v6_azure_vms_excerpt.csv",
+        label="SkyPilot",
     ),
     "oci": _skypilot_source(
         "oci",
@@ -285,16 +321,6 @@ LEFT_OUT: dict[str, str] = {
     "placeholder, not the hosts' specs, so the file does not say what a host has, and an offer "
     "needs it (a CPU or RAM filter would match a number nobody measured). Vast.ai is asked live "
     "(`--online`), which gives each host's own specs",
-    "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
-    "test recordings were written in the API's format from public quotes), and the Azure "
-    "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "
-    "public capture on 2026-12-02 (the code index, for the meter name 'NC24ads A100 v4 Spot', "
-    "the spot price 0.67877 and Retail Prices API items of Standard_NC24ads_A100_v4): only "
-    "hand-written test data and prose quotes, no recorded item. SkyPilot's Azure catalog is "
-    "no substitute: the file index holds no catalogs/v7 or v8/azure file, only "
-    "catalogs/v6/azure/vms.csv (one version, 098741e7, undated, read 2026-12-02), which "
-    "prices US regions only (centralus ... westus3, as far as read), where 0.1.34's "
-    "integrity tests ask for Standard_D2s_v3 in about 60 regions worldwide",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
     "illustrative, and SkyPilot has no CloudRift catalog",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",
