@@ -82,9 +82,9 @@ def _gcp() -> list[CatalogItem]:
 
 
 def _azure() -> list[CatalogItem]:
-    from scripts.snapshot_sources import azure_skypilot
+    from scripts.snapshot_sources import azure_anycloud
 
-    return azure_skypilot.collect()
+    return azure_anycloud.collect()
 
 
 def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
@@ -184,34 +184,34 @@ SOURCES: dict[str, Source] = {
         label="Cyclenerd",
     ),
     # No Retail Prices API answer for a GPU size was ever recorded (the GPU items of the test
-    # recordings were written from public quotes), so Azure is SkyPilot's public price table.
+    # recordings were written from public quotes), so Azure is a public, dated price table.
     "azure": Source(
         _azure,
         CATALOG,
-        "skypilot-org/skypilot-catalog catalogs/v6/azure/vms.csv@098741e70562f65d7af1cceb81e33b2"
-        "84f742604 (Azure Retail Prices API prices per VM size and region, as SkyPilot's "
-        "fetcher wrote them; US regions only)",
-        None,
-        NO_COMMIT_DATE_1202,
+        "anycloud-sh/catalog azure/vms.csv@62ff0a987e0c257a89235415d2877812fb1aaf29 (Azure "
+        "Linux pay-as-you-go and Spot prices per VM size in 58 regions, in SkyPilot's catalog "
+        "columns, committed daily by anycloud-bot)",
+        "2026-05-20",
+        "the commit date: 62ff0a98 is anycloud-bot's commit 'Update catalogs 2026-05-20' "
+        "(2026-05-20 04:50 UTC), the newest of the 70 commits that change azure/vms.csv in the "
+        "repository copy read on 2026-12-02",
         "the rows of the sizes the Azure collector keeps (scripts/snapshot_sources/"
-        "azure_skypilot.py): the Dsv3 CPU sizes and the NCv3, NDv2, NCasT4_v3, NC A100 v4, ND "
-        "A100 v4, NDm A100 v4, NC H100 v5 and NVadsA10 v5 GPU sizes, on-demand (`Price`) and "
-        "spot (`SpotPrice`, where it differs from `Price`) in the nine US regions the file "
-        "holds (centralus ... westus3: SkyPilot's fetcher asks for its US_REGIONS unless told "
-        "otherwise); GPU model and memory named from the size as the collector names them "
-        "(NC H100 v5: H100NVL). Left out, counted: the NC A10 v4 and NCC H100 v5 rows (no GPU "
-        "count in the file) and ND96isr_H100_v5 (the file says 12 GPUs, the size has 8). No "
-        "ND H200 v5 or ND H100 v5 offer, no Esv4 (not stored), no region outside the US. "
-        "A PRICE LIST BY REGION, NOT AVAILABILITY: SkyPilot writes a row wherever the Retail "
-        "Prices API prices the size and the subscription's SKU list names it in that region, "
-        "so an offer says the size is sold there at that price, not that capacity is free; "
-        "stored excerpt: 271 of the file's rows (the Dsv3 rows and every N-series row, "
-        "verbatim)",
-        repository="skypilot-org/skypilot-catalog",
-        path="catalogs/v6/azure/vms.csv",
-        commit="098741e70562f65d7af1cceb81e33b284f742604",
-        stored="scripts/snapshot_sources/data/skypilot_v6_azure_vms_excerpt.csv",
-        label="SkyPilot",
+        "azure_anycloud.py): the Dsv3 CPU sizes and the NCv3, NDv2, NCasT4_v3, NC A100 v4, ND "
+        "A100 v4, NDm A100 v4, NC(C) H100 v5, ND H100 v5, ND H200 v5, ND MI300X v5, NC A10 v4 "
+        "and NVadsA10 v5 GPU sizes, on-demand (`Price`) and spot (`SpotPrice`, where it "
+        "differs from `Price`) in every region the file prices them (54 regions); GPU model "
+        "and memory named from the size as the collector names them (NC H100 v5: H100NVL; a "
+        "share of a partitioned A10 is one GPU with its share of memory). Left out, counted: "
+        "the ND96is_MI300X_v5 rows (no GPU count) and the ND H200 v5 spot column (it equals "
+        "the on-demand price). Esv4 (also kept by the collector) is not stored. A PRICE LIST "
+        "BY REGION, NOT AVAILABILITY: a row says Azure prices the size there (it is sold "
+        "there at that price), not that capacity is free; stored excerpt: 1,320 of the file's 56,671 rows (the Dsv3 "
+        "rows and every N-series row, verbatim)",
+        repository="anycloud-sh/catalog",
+        path="azure/vms.csv",
+        commit="62ff0a987e0c257a89235415d2877812fb1aaf29",
+        stored="scripts/snapshot_sources/data/anycloud_azure_vms_62ff0a98_excerpt.csv",
+        label="anycloud",
     ),
     "oci": _skypilot_source(
         "oci",

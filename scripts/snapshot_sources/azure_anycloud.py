@@ -1,26 +1,29 @@
-"""SkyPilot's Azure catalog (`skypilot-org/skypilot-catalog`, `catalogs/v6/azure/vms.csv`) -> our
-Azure CatalogItems, shaped as the Azure collector (`gpuhunt.providers.azure`) publishes them.
+"""Azure VM prices by region (`anycloud-sh/catalog`, `azure/vms.csv`) -> our Azure CatalogItems,
+shaped as the Azure collector (`gpuhunt.providers.azure`) publishes them.
 
 No Retail Prices API answer for a GPU size was ever recorded, so the Azure part of the snapshot is
-this public price table. SkyPilot writes one row per VM size and region where the Retail Prices
-API prices the size (Linux pay-as-you-go `Price`, `SpotPrice` from the Spot meter): a price list
-by region, which says the size is sold there at that price, not that capacity is free. The one
-version that can be read here (commit below, undated) prices the nine US regions only.
+this public, dated price table: a bot (anycloud-bot) commits it with a dated message ("Update
+catalogs 2026-05-20"), in SkyPilot's catalog columns (`InstanceType, AcceleratorName,
+AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price, SpotPrice, Region, Generation`), one row per
+VM size and region where a Linux pay-as-you-go price is listed, in every public Azure region. It
+is a price list by region: a row says the size is sold there at that price, not that capacity
+is free. Its `Generation` is written unquoted, so "V1,V2" spreads over two fields: the first nine
+columns are read by position and the rest is `Generation`.
 
-The conversion follows the collector, not SkyPilot, wherever the two differ:
+The conversion follows the collector wherever the file and the collector differ:
 
-- only the series the collector's `filter()` keeps (`azure.KEEP_SERIES`: Dsv3, Esv4 and the GPU
-  series dstack launches); every other row is counted in `Converted.not_kept`;
+- only the series the collector's `filter()` keeps (`azure.KEEP_SERIES`); other rows are
+  counted in `Converted.not_kept`;
 - the GPU model and memory come from the size name through the collector's own
-  `azure.gpu_for_size` (NC H100 v5 is "H100NVL" 94 GB, SkyPilot's "H100"; a partitioned A10 gets
-  its share of memory), the GPU count from `AcceleratorCount` (the collector reads it from the
-  resource SKU, which this file does not hold);
+  `azure.gpu_for_size` (NC H100 v5 is "H100NVL" 94 GB where the file says "H100"; a partitioned
+  A10 gets its share of memory); the GPU count is `AcceleratorCount`, except that a share of a
+  partitioned GPU (`0.167` for NV6ads_A10_v5) is one GPU, as the collector reports it;
 - the location is `Region` as written (Azure's `armRegionName`, lower case, as the collector);
 - `Price` makes an on-demand offer, `SpotPrice` a spot offer (`spot=True`, its own price); a
-  `SpotPrice` equal to `Price` (the H100 v5 rows only) is not taken for a spot price: Azure's
-  Spot meters are discounted, so the column holds the on-demand number there, whatever put it
-  there; counted in `Converted.spot_copies`;
-- a row of a kept size that cannot make an offer (no price, no GPU count, a known SkyPilot error)
+  `SpotPrice` equal to `Price` (ND H200 v5 only) is not taken for a spot price: Azure's Spot
+  meters are discounted, so the column holds the on-demand number there; counted in
+  `Converted.spot_copies`;
+- a row of a kept size that cannot make an offer (no price, no GPU count, a malformed number)
   is skipped and counted with why (`Converted.skipped`), never repaired by hand.
 
 Pure: `convert()` takes rows and returns offers; `read()` is the only I/O.
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,10 +43,11 @@ from gpuhunt.providers import azure
 from gpuhunt.providers._records import Gpu, offer
 
 DATA = Path(__file__).resolve().parent / "data"
-REPOSITORY = "skypilot-org/skypilot-catalog"
-PATH = "catalogs/v6/azure/vms.csv"
-COMMIT = "098741e70562f65d7af1cceb81e33b284f742604"
-STORED = DATA / "skypilot_v6_azure_vms_excerpt.csv"
+REPOSITORY = "anycloud-sh/catalog"
+PATH = "azure/vms.csv"
+COMMIT = "62ff0a987e0c257a89235415d2877812fb1aaf29"
+COMMIT_DATE = "2026-05-20"
+STORED = DATA / "anycloud_azure_vms_62ff0a98_excerpt.csv"
 SOURCE = f"{REPOSITORY} {PATH}@{COMMIT}"
 COLUMNS = (
     "InstanceType",
@@ -56,13 +61,8 @@ COLUMNS = (
     "Region",
     "Generation",
 )
-
-# Sizes whose SkyPilot rows contradict a published fact, each with why: skipped and counted.
-WRONG_SIZES: dict[str, str] = {
-    # Microsoft's ND H100 v5 size page: 8 H100 GPUs per VM. SkyPilot's rows say 12 (and their
-    # `SpotPrice` copies `Price`); an offer with a GPU count nobody can vouch for is not shipped.
-    "Standard_ND96isr_H100_v5": "AcceleratorCount 12 contradicts the ND H100 v5 size (8 GPUs)",
-}
+# The series Azure sells in fractions of one GPU (`azure.GPU_SERIES` entries with `full_at`).
+_PARTITIONED = [re.compile(f"^Standard_{s.pattern}$") for s in azure.GPU_SERIES if s.full_at]
 
 
 @dataclass
@@ -83,8 +83,19 @@ def _price(text: str, what: str) -> float | None:
     return value
 
 
+def _gpu_count(name: str, text: str) -> int:
+    count = float(text)
+    if not math.isfinite(count) or count <= 0:
+        raise ValueError(f"AcceleratorCount is {text!r}")
+    if count < 1 and any(p.match(name) for p in _PARTITIONED):
+        return 1  # a share of one GPU, reported as one GPU with its share of memory
+    if count != int(count):
+        raise ValueError(f"AcceleratorCount is {text!r}")
+    return int(count)
+
+
 def convert(rows: Iterable[Mapping[str, str]]) -> Converted:
-    """Every offer the Azure collector would publish from these SkyPilot rows."""
+    """Every offer the Azure collector would publish from these rows."""
     out = Converted(items=[])
     best: dict[tuple[str, str, bool], CatalogItem] = {}
     for row in rows:
@@ -95,8 +106,6 @@ def convert(rows: Iterable[Mapping[str, str]]) -> Converted:
             continue
         region = (row.get("Region") or "").strip().lower()
         try:
-            if name in WRONG_SIZES:
-                raise ValueError(WRONG_SIZES[name])
             if not region:
                 raise ValueError("no Region")
             cpu, memory = float(row["vCPUs"]), float(row["MemoryGiB"])
@@ -108,10 +117,7 @@ def convert(rows: Iterable[Mapping[str, str]]) -> Converted:
             if spec is not None:
                 if not count_text:
                     raise ValueError("a GPU size without AcceleratorCount")
-                count = float(count_text)
-                if count < 1 or count != int(count):
-                    raise ValueError(f"AcceleratorCount is {count_text!r}")
-                gpu = Gpu(int(count), spec.name, spec.vendor, spec.memory)
+                gpu = Gpu(_gpu_count(name, count_text), spec.name, spec.vendor, spec.memory)
             elif count_text:
                 raise ValueError(f"a CPU size with AcceleratorCount {count_text!r}")
             on_demand = _price(row.get("Price") or "", "Price")
@@ -146,13 +152,28 @@ def convert(rows: Iterable[Mapping[str, str]]) -> Converted:
     return out
 
 
+def parse(lines: Iterable[str]) -> list[dict[str, str]]:
+    """CSV lines -> rows by column name, `Generation` being the rest of the fields ("V1,V2" is
+    written unquoted); a row with fewer fields lacks the columns it does not reach."""
+    reader = csv.reader(lines)
+    header = next(reader, None)
+    if tuple(header or ()) != COLUMNS:
+        raise ValueError(f"header {header} is not {list(COLUMNS)}")
+    rows = []
+    for fields in reader:
+        if len(fields) > len(COLUMNS):
+            fields = [*fields[: len(COLUMNS) - 1], ",".join(fields[len(COLUMNS) - 1 :])]
+        rows.append(dict(zip(COLUMNS, fields, strict=False)))
+    return rows
+
+
 def read(path: Path = STORED) -> list[dict[str, str]]:
-    """The stored rows; an unexpected header is an error, not a silent misread."""
+    """The stored rows (an unexpected header is an error naming the file)."""
     with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise ValueError(f"{path.name}: header {reader.fieldnames} is not {list(COLUMNS)}")
-        return list(reader)
+        try:
+            return parse(f)
+        except ValueError as e:
+            raise ValueError(f"{path.name}: {e}") from None
 
 
 def collect() -> list[CatalogItem]:
