@@ -78,9 +78,9 @@ PINNED = {
     "skypilot_v8_runpod_vms_excerpt.csv": "5a682b59d844c44c985efffc95635a878b380d90d35a3f9ce54d272786c2d519",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
-    # anycloud-sh/catalog azure/vms.csv @62ff0a98: the Dsv3 and every N-series row (data README).
+    # anycloud-sh/catalog azure/vms.csv @62ff0a98: the Dsv3, Esv4 and N-series rows (data README).
     "anycloud_azure_vms_62ff0a98_excerpt.csv": (
-        "07ff245f57f5bede9b26e46c2409688aae0612baa4d13b506d33971239187385"
+        "3f4c11d7282884f078051b01915a7f9cf189d9cdefc00ddc2f174c93beaedbd9"
     ),
     # Cyclenerd tools/machinetypezone.csv @fd66b26 (content of 2023-05-02), the same rows.
     "cyclenerd_machinetypezone_fd66b26_excerpt.csv": "aff34d9237c9f6f1d46268d5a7ac128f255d3d447420d2dabbcd0493cd03bf8b",
@@ -385,12 +385,12 @@ def test_azure_is_the_price_table_as_the_collector_keeps_it(snapshot):
             if r[column]:
                 listed[(r["InstanceType"], r["Region"], spot)] = float(r[column])
     assert all(listed[key] == item.price for key, item in azure.items())
-    assert len(azure) == 2048
+    assert len(azure) == 3072
 
 
 def test_azure_conversion_counts_every_row_it_leaves_out():
     converted = azure_anycloud.convert(azure_anycloud.read())
-    assert converted.rows == 1320  # 378 Dsv3 rows and 942 N-series rows stored
+    assert converted.rows == 1840  # 378 Dsv3, 520 Esv4 and 942 N-series rows stored
     assert converted.not_kept == 245  # M60, MI25, V620, V710, GB200 and FPGA rows
     assert converted.spot_copies == 28  # ND H200 v5: SpotPrice == Price
     assert len(converted.skipped) == 17 and all(
@@ -398,7 +398,7 @@ def test_azure_conversion_counts_every_row_it_leaves_out():
         and s.endswith(": a GPU size without AcceleratorCount")
         for s in converted.skipped
     )
-    assert len(converted.items) == 2048 == len(azure_anycloud.collect())
+    assert len(converted.items) == 3072 == len(azure_anycloud.collect())
 
 
 def test_azure_rows_convert_one_by_one():
@@ -438,6 +438,19 @@ def test_azure_rows_convert_one_by_one():
     assert not bad.items and bad.rows == 3
     assert bad.skipped[0].endswith(": no Price") and "two" in bad.skipped[1]
     assert bad.skipped[2].endswith("AcceleratorCount is '0.5'")
+    # A constrained-vCPU size (a real row of the file, not stored): its vCPUs are the billed
+    # ones (8), the collector writes the usable ones (4), which the file does not give.
+    constrained = azure_anycloud.parse(
+        [
+            ",".join(azure_anycloud.COLUMNS),
+            "Standard_E8-4s_v4,,,8,64,,0.604,0.111619,australiacentral,V1,V2",
+        ]
+    )
+    assert azure_anycloud.convert(constrained).skipped == [
+        "Standard_E8-4s_v4 in australiacentral: a constrained-vCPU size: vCPUs is the billed count"
+    ]
+    e80 = azure_anycloud.convert([azure_row("Standard_E80is_v4", "westeurope")])
+    assert {(i.cpu, i.memory, i.gpu_count) for i in e80.items} == {(80, 504.0, 0)}
     # A size the collector does not keep is not an offer (NVv3, M60), nor an error.
     m60 = azure_anycloud.convert([azure_row("Standard_NV12s_v3", "eastus")])
     assert (m60.items, m60.not_kept, m60.skipped) == ([], 1, [])

@@ -23,8 +23,9 @@ The conversion follows the collector wherever the file and the collector differ:
   `SpotPrice` equal to `Price` (ND H200 v5 only) is not taken for a spot price: Azure's Spot
   meters are discounted, so the column holds the on-demand number there; counted in
   `Converted.spot_copies`;
-- a row of a kept size that cannot make an offer (no price, no GPU count, a malformed number)
-  is skipped and counted with why (`Converted.skipped`), never repaired by hand.
+- a row of a kept size that cannot make an offer (no price, no GPU count, a malformed number,
+  a constrained-vCPU size whose usable vCPUs the file does not give) is skipped and counted
+  with why (`Converted.skipped`), never repaired by hand.
 
 Pure: `convert()` takes rows and returns offers; `read()` is the only I/O.
 """
@@ -61,6 +62,9 @@ COLUMNS = (
     "Region",
     "Generation",
 )
+# Constrained-vCPU sizes (`Standard_E8-4s_v4`): the file's `vCPUs` is the count billed (8), the
+# collector writes the count the guest sees (`vCPUsAvailable`, 4), which the file does not hold.
+_CONSTRAINED = re.compile(r"^Standard_[A-Z]+\d+-\d+")
 # The series Azure sells in fractions of one GPU (`azure.GPU_SERIES` entries with `full_at`).
 _PARTITIONED = [re.compile(f"^Standard_{s.pattern}$") for s in azure.GPU_SERIES if s.full_at]
 
@@ -108,6 +112,8 @@ def convert(rows: Iterable[Mapping[str, str]]) -> Converted:
         try:
             if not region:
                 raise ValueError("no Region")
+            if _CONSTRAINED.match(name):
+                raise ValueError("a constrained-vCPU size: vCPUs is the billed count")
             cpu, memory = float(row["vCPUs"]), float(row["MemoryGiB"])
             if not cpu >= 1 or not memory > 0:
                 raise ValueError(f"vCPUs={row['vCPUs']!r} MemoryGiB={row['MemoryGiB']!r}")
