@@ -196,18 +196,19 @@ SOURCES: dict[str, Source] = {
         "(2026-05-20 04:50 UTC), the newest of the 70 commits that change azure/vms.csv in the "
         "repository copy read on 2026-12-02",
         "the rows of the sizes the Azure collector keeps (scripts/snapshot_sources/"
-        "azure_anycloud.py): the Dsv3 and Esv4 CPU sizes and the NCv3, NDv2, NCasT4_v3, NC A100 v4, ND "
-        "A100 v4, NDm A100 v4, NC(C) H100 v5, ND H100 v5, ND H200 v5, ND MI300X v5, NC A10 v4 "
-        "and NVadsA10 v5 GPU sizes, on-demand (`Price`) and spot (`SpotPrice`, where it "
-        "differs from `Price`) in every region the file prices them (54 regions); GPU model "
+        "azure_anycloud.py): the Dsv3 and Esv4 CPU sizes and the NCv3, NDv2, NCasT4_v3, NC "
+        "A100 v4, ND A100 v4, NDm A100 v4, NC(C) H100 v5, ND H100 v5, ND H200 v5, ND MI300X "
+        "v5, NC A10 v4 and NVadsA10 v5 GPU sizes, on-demand (`Price`) and spot "
+        "(`SpotPrice`, where it differs from `Price`) in every region the file prices them (54 regions); GPU model "
         "and memory named from the size as the collector names them (NC H100 v5: H100NVL; a "
         "share of a partitioned A10 is one GPU with its share of memory). Left out, counted: "
         "the ND96is_MI300X_v5 rows (no GPU count) and the ND H200 v5 spot column (it equals "
         "the on-demand price). Constrained-vCPU Esv4 sizes (E8-4s_v4) are not stored: the file "
         "gives their billed vCPUs, not the usable ones the collector writes. A PRICE LIST "
         "BY REGION, NOT AVAILABILITY: a row says Azure prices the size there (it is sold "
-        "there at that price), not that capacity is free; stored excerpt: 1,840 of the file's 56,671 rows (the Dsv3 "
-        "and unconstrained Esv4 rows and every N-series row, verbatim)",
+        "there at that price), not that capacity is free; stored excerpt: 1,840 of the "
+        "file's 56,671 rows (the Dsv3 and unconstrained Esv4 rows and every N-series row, "
+        "verbatim)",
         repository="anycloud-sh/catalog",
         path="azure/vms.csv",
         commit="62ff0a987e0c257a89235415d2877812fb1aaf29",
