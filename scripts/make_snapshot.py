@@ -100,6 +100,12 @@ def _gcp() -> list[CatalogItem]:
     return cyclenerd_gcp.collect() + skypilot_gcp.collect()
 
 
+def _azure() -> list[CatalogItem]:
+    from scripts.snapshot_sources import azure_anycloud
+
+    return azure_anycloud.collect()
+
+
 def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
     def collect() -> list[CatalogItem]:
         from scripts.snapshot_sources import skypilot_vms
@@ -240,6 +246,38 @@ SOURCES: dict[str, Source] = {
         stored="scripts/snapshot_sources/data/cyclenerd_pricing_fd66b26_excerpt.yml",
         label="Cyclenerd",
     ),
+    # No Retail Prices API answer for a GPU size was ever recorded (the GPU items of the test
+    # recordings were written from public quotes), so Azure is a public, dated price table.
+    "azure": Source(
+        _azure,
+        CATALOG,
+        "anycloud-sh/catalog azure/vms.csv@62ff0a987e0c257a89235415d2877812fb1aaf29 (Azure "
+        "Linux pay-as-you-go and Spot prices per VM size in 58 regions, in SkyPilot's catalog "
+        "columns, committed daily by anycloud-bot)",
+        "2026-05-20",
+        "the commit date: 62ff0a98 is anycloud-bot's commit 'Update catalogs 2026-05-20' "
+        "(2026-05-20 04:50 UTC), the newest of the 70 commits that change azure/vms.csv in the "
+        "repository copy read on 2026-12-02",
+        "the rows of the sizes the Azure collector keeps (scripts/snapshot_sources/"
+        "azure_anycloud.py): the Dsv3 and Esv4 CPU sizes and the NCv3, NDv2, NCasT4_v3, NC "
+        "A100 v4, ND A100 v4, NDm A100 v4, NC(C) H100 v5, ND H100 v5, ND H200 v5, ND MI300X "
+        "v5, NC A10 v4 and NVadsA10 v5 GPU sizes, on-demand (`Price`) and spot "
+        "(`SpotPrice`, where it differs from `Price`) in every region the file prices them (54 regions); GPU model "
+        "and memory named from the size as the collector names them (NC H100 v5: H100NVL; a "
+        "share of a partitioned A10 is one GPU with its share of memory). Left out, counted: "
+        "the ND96is_MI300X_v5 rows (no GPU count) and the ND H200 v5 spot column (it equals "
+        "the on-demand price). Constrained-vCPU Esv4 sizes (E8-4s_v4) are not stored: the file "
+        "gives their billed vCPUs, not the usable ones the collector writes. A PRICE LIST "
+        "BY REGION, NOT AVAILABILITY: a row says Azure prices the size there (it is sold "
+        "there at that price), not that capacity is free; stored excerpt: 1,840 of the "
+        "file's 56,671 rows (the Dsv3 and unconstrained Esv4 rows and every N-series row, "
+        "verbatim)",
+        repository="anycloud-sh/catalog",
+        path="azure/vms.csv",
+        commit="62ff0a987e0c257a89235415d2877812fb1aaf29",
+        stored="scripts/snapshot_sources/data/anycloud_azure_vms_62ff0a98_excerpt.csv",
+        label="anycloud",
+    ),
     "oci": replace(
         _skypilot_source(
             "oci",
@@ -366,16 +404,6 @@ LEFT_OUT: dict[str, str] = {
     "placeholder, not the hosts' specs, so the file does not say what a host has, and an offer "
     "needs it (a CPU or RAM filter would match a number nobody measured). Vast.ai is asked live "
     "(`--online`), which gives each host's own specs",
-    "azure": "no Retail Prices API item of a GPU size was ever recorded (the GPU items of the "
-    "test recordings were written in the API's format from public quotes), and the Azure "
-    "collector keeps GPU sizes only; the two recorded pages price CPU sizes. Searched for a "
-    "public capture on 2026-12-02 (the code index, for the meter name 'NC24ads A100 v4 Spot', "
-    "the spot price 0.67877 and Retail Prices API items of Standard_NC24ads_A100_v4): only "
-    "hand-written test data and prose quotes, no recorded item. SkyPilot's Azure catalog is "
-    "no substitute: the file index holds no catalogs/v7 or v8/azure file, only "
-    "catalogs/v6/azure/vms.csv (one version, 098741e7, undated, read 2026-12-02), which "
-    "prices US regions only (centralus ... westus3, as far as read), where 0.1.34's "
-    "integrity tests ask for Standard_D2s_v3 in about 60 regions worldwide",
     "cloudrift": "its answer was built from public notes; sizes and 2-GPU prices are "
     "illustrative, and SkyPilot has no CloudRift catalog",
     "scaleway": "its answer was built from the API's documented example; GPU prices are illustrative",

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from scripts.replay import replay_aws, replay_gcp
 from scripts.snapshot_sources import (
+    azure_anycloud,
     karpenter_aws_prices,
     skypilot_vms,
     vantage_aws_js,
@@ -90,6 +91,10 @@ PINNED = {
     # tsaol/aws-gpu data/gpu_instances_raw.json @2d0108c7: four fields per Linux spot price.
     "vantage_aws_gpu_spot_2d0108c7_excerpt.csv": (
         "cc3fe8ad7495c00d1d01b2555aa67831695f4a6b93ee8da4dc1690cc8f14d5cc"
+    ),
+    # anycloud-sh/catalog azure/vms.csv @62ff0a98: the Dsv3, Esv4 and N-series rows (data README).
+    "anycloud_azure_vms_62ff0a98_excerpt.csv": (
+        "3f4c11d7282884f078051b01915a7f9cf189d9cdefc00ddc2f174c93beaedbd9"
     ),
     # Cyclenerd tools/machinetypezone.csv @fd66b26 (content of 2023-05-02), the same rows.
     "cyclenerd_machinetypezone_fd66b26_excerpt.csv": "aff34d9237c9f6f1d46268d5a7ac128f255d3d447420d2dabbcd0493cd03bf8b",
@@ -164,6 +169,7 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
             assert given["date_basis"].startswith("unknown: "), name  # null says why
     assert {n: e["collected_at"] for n, e in entries.items()} == {
         "aws": "2025-11-30",
+        "azure": "2026-05-20",
         "gcp": "2026-07-30",
         "oci": None,
         "lambdalabs": "2026-05-04",
@@ -194,6 +200,15 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
         "fd66b26ff84fee5cdd94f341ea89206e76c06b99",
     )
     assert "Jul 30" in gcp["date_basis"]
+    azure = entries["azure"]["source"]
+    assert (azure["repository"], azure["path"], azure["commit"]) == (
+        azure_anycloud.REPOSITORY,
+        azure_anycloud.PATH,
+        azure_anycloud.COMMIT,
+    )
+    assert azure["stored"] == str(azure_anycloud.STORED.relative_to(ROOT))
+    assert azure["date_basis"].startswith("the commit date") and "2026-05-20" in azure["date_basis"]
+    assert not azure["date_is_lower_bound"]
     for name in SKYPILOT:
         c = skypilot_vms.CONVERSIONS[name]
         given = entries[name]["source"]
@@ -206,10 +221,12 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
 
 
 def test_no_price_without_a_real_source(snapshot):
-    # CloudRift's answer was built from notes; Azure has no recorded price item of a GPU size
-    # (the Low Priority/"public facts" items of the test recordings must not ship).
+    # CloudRift's answer was built from notes. Azure has no recorded price item of a GPU size
+    # (the Low Priority/"public facts" items of the test recordings must not ship): its part is
+    # a public, dated price table (`test_azure_is_the_price_table_as_the_collector_keeps_it`).
     assert set(snapshot.csvs) == {
         "aws",
+        "azure",
         "gcp",
         "oci",
         "lambdalabs",
@@ -220,7 +237,7 @@ def test_no_price_without_a_real_source(snapshot):
     }
     assert len(snapshot.csvs) >= 10
     script = make_snapshot()
-    assert "Retail Prices" in script.LEFT_OUT["azure"]
+    assert script.SOURCES["azure"].repository == "anycloud-sh/catalog"
     gcp = list(offers(snapshot, "gcp"))
     assert gcp and not [i for i in gcp if i.gpu_name == "K80"]
     # The replay's N1 GPU and TPU SKUs were illustrative ("40% of on-demand", "as widely
@@ -446,6 +463,165 @@ def test_the_oci_cpu_part_refuses_gpu_shapes():
     gpu = json.loads((oce.RECORDINGS / "replay_shapes.json").read_text())
     with pytest.raises(ValueError, match=r"GPU shapes in the CPU recordings: \['BM.GPU"):
         oce.convert(gpu, json.loads(oce.PRODUCTS.read_text()), ["us-ashburn-1"])
+
+
+def azure_row(name: str, region: str) -> dict[str, str]:
+    """One stored row of the Azure price table, as read."""
+    found = [r for r in azure_anycloud.read() if (r["InstanceType"], r["Region"]) == (name, region)]
+    assert len(found) == 1, (name, region)
+    return found[0]
+
+
+def test_azure_is_the_price_table_as_the_collector_keeps_it(snapshot):
+    azure = {(i.instance_name, i.location, i.spot): i for i in offers(snapshot, "azure")}
+    # A GPU row: `Price` on demand, `SpotPrice` spot, the GPU named from the size.
+    row = azure_row("Standard_NC24ads_A100_v4", "eastus")
+    assert (row["Price"], row["SpotPrice"], row["AcceleratorCount"]) == ("3.673", "0.746721", "1")
+    a100 = azure[("Standard_NC24ads_A100_v4", "eastus", False)]
+    assert (a100.price, a100.cpu, a100.memory) == (3.673, 24, 220.0)
+    assert (a100.gpu_name, a100.gpu_memory, a100.gpu_count) == ("A100", 80.0, 1)
+    assert a100.gpu_vendor == AcceleratorVendor.NVIDIA and a100.disk_size is None
+    assert azure[("Standard_NC24ads_A100_v4", "eastus", True)].price == 0.746721
+    sxm = azure[("Standard_ND96asr_v4", "eastus", False)]  # ND A100 v4: 8x A100 40 GB
+    assert (sxm.gpu_name, sxm.gpu_memory, sxm.gpu_count, sxm.price) == ("A100", 40.0, 8, 27.197)
+    # NC H100 v5 is an H100 NVL, as the collector names it (the file says "H100").
+    nvl = azure[("Standard_NC40ads_H100_v5", "eastus", False)]
+    assert (nvl.gpu_name, nvl.gpu_memory, nvl.price) == ("H100NVL", 94.0, 6.98)
+    # ND H200 v5: its SpotPrice equals Price, which is not a spot price: on-demand only.
+    h200 = azure[("Standard_ND96isr_H200_v5", "eastus2", False)]
+    assert (h200.gpu_name, h200.gpu_memory, h200.gpu_count, h200.price) == ("H200", 141.0, 8, 84.8)
+    assert not [k for k in azure if k[0] == "Standard_ND96isr_H200_v5" and k[2]]
+    # A share of an A10 (the file: AcceleratorCount 0.167) is one GPU with its share of memory.
+    a10 = azure[("Standard_NV6ads_A10_v5", "westeurope", False)]
+    assert (a10.gpu_name, a10.gpu_count, a10.gpu_memory, a10.price) == ("A10", 1, 4.0, 0.59)
+    # A CPU row: Standard_D2s_v3 on demand and spot wherever the file prices it.
+    d2 = {
+        (i.location, i.spot): i.price
+        for i in azure.values()
+        if i.instance_name == "Standard_D2s_v3"
+    }
+    assert len({loc for loc, _ in d2}) == 54 and "swedensouth" not in {loc for loc, _ in d2}
+    assert (d2[("westeurope", False)], d2[("westeurope", True)]) == (0.12, 0.022176)
+    cpu = azure[("Standard_D2s_v3", "westeurope", False)]
+    assert (cpu.cpu, cpu.memory, cpu.gpu_count, cpu.gpu_name, cpu.gpu_vendor) == (
+        2,
+        8.0,
+        0,
+        None,
+        None,
+    )
+    # Rows skipped: ND96is_MI300X_v5 has no GPU count.
+    assert not [k for k in azure if k[0] == "Standard_ND96is_MI300X_v5"]
+    # Only the series the collector keeps: no M60, MI25, V620, V710, GB200 or FPGA sizes.
+    assert {i.gpu_name for i in azure.values() if i.gpu_name} == {
+        "A100",
+        "A10",
+        "H100",
+        "H100NVL",
+        "H200",
+        "MI300X",
+        "T4",
+        "V100",
+    }
+    assert {i.gpu_memory for i in azure.values() if i.gpu_name == "A100"} == {40.0, 80.0}
+    assert all(i.flags == [] and i.cpu_arch.value == "x86" for i in azure.values())
+    # Every offer is a stored price: on-demand from `Price`, spot from `SpotPrice`.
+    listed = {}
+    for r in azure_anycloud.read():
+        for column, spot in (("Price", False), ("SpotPrice", True)):
+            if r[column]:
+                listed[(r["InstanceType"], r["Region"], spot)] = float(r[column])
+    assert all(listed[key] == item.price for key, item in azure.items())
+    assert len(azure) == 3072
+
+
+def test_azure_conversion_counts_every_row_it_leaves_out():
+    converted = azure_anycloud.convert(azure_anycloud.read())
+    assert converted.rows == 1840  # 378 Dsv3, 520 Esv4 and 942 N-series rows stored
+    assert converted.not_kept == 245  # M60, MI25, V620, V710, GB200 and FPGA rows
+    assert converted.spot_copies == 28  # ND H200 v5: SpotPrice == Price
+    assert len(converted.skipped) == 17 and all(
+        s.startswith("Standard_ND96is_MI300X_v5 in ")
+        and s.endswith(": a GPU size without AcceleratorCount")
+        for s in converted.skipped
+    )
+    assert len(converted.items) == 3072 == len(azure_anycloud.collect())
+
+
+def test_azure_rows_convert_one_by_one():
+    gpu = azure_anycloud.convert([azure_row("Standard_NC64as_T4_v3", "centralus")])
+    assert [(i.gpu_name, i.gpu_count, i.gpu_memory, i.spot, i.price) for i in gpu.items] == [
+        ("T4", 4, 16.0, False, 4.907),
+        ("T4", 4, 16.0, True, 2.910832),
+    ]
+    # The GPU is named from the size as the collector names it, not as the file does.
+    nvl = azure_anycloud.convert([azure_row("Standard_NC80adis_H100_v5", "westus3")])
+    assert [(i.gpu_name, i.gpu_count, i.gpu_memory, i.spot, i.price) for i in nvl.items] == [
+        ("H100NVL", 2, 94.0, False, 13.96),
+        ("H100NVL", 2, 94.0, True, 7.7827),
+    ]
+    h200 = azure_anycloud.convert([azure_row("Standard_ND96isr_H200_v5", "eastus2")])
+    assert [(i.spot, i.price) for i in h200.items] == [(False, 84.8)] and h200.spot_copies == 1
+    share = azure_anycloud.convert([azure_row("Standard_NV6ads_A10_v5", "westeurope")])
+    assert [(i.gpu_name, i.gpu_count, i.gpu_memory, i.spot) for i in share.items] == [
+        ("A10", 1, 4.0, False),
+        ("A10", 1, 4.0, True),
+    ]
+    ndm = azure_anycloud.convert([azure_row("Standard_ND96amsr_A100_v4", "eastus2")])
+    assert {(i.gpu_name, i.gpu_memory, i.gpu_count) for i in ndm.items} == {("A100", 80.0, 8)}
+    spot = azure_anycloud.convert([azure_row("Standard_D64s_v3", "westcentralus")])
+    assert [(i.spot, i.price, i.cpu, i.memory) for i in spot.items] == [
+        (False, 3.52, 64, 256.0),
+        (True, 0.650496, 64, 256.0),
+    ]
+    # A kept size without a GPU count or a price makes no offer and is counted, as is a
+    # malformed row; a fraction of a GPU that is not a partitioned series is malformed.
+    uncounted = azure_anycloud.convert([azure_row("Standard_ND96is_MI300X_v5", "westus")])
+    assert not uncounted.items and len(uncounted.skipped) == 1
+    no_price = {**azure_row("Standard_D2s_v3", "eastus"), "Price": ""}
+    bad_cpu = {**azure_row("Standard_D2s_v3", "eastus2"), "vCPUs": "two"}
+    half = {**azure_row("Standard_NC24ads_A100_v4", "eastus"), "AcceleratorCount": "0.5"}
+    bad = azure_anycloud.convert([no_price, bad_cpu, half])
+    assert not bad.items and bad.rows == 3
+    assert bad.skipped[0].endswith(": no Price") and "two" in bad.skipped[1]
+    assert bad.skipped[2].endswith("AcceleratorCount is '0.5'")
+    # A constrained-vCPU size (a real row of the file, not stored): its vCPUs are the billed
+    # ones (8), the collector writes the usable ones (4), which the file does not give.
+    constrained = azure_anycloud.parse(
+        [
+            ",".join(azure_anycloud.COLUMNS),
+            "Standard_E8-4s_v4,,,8,64,,0.604,0.111619,australiacentral,V1,V2",
+        ]
+    )
+    assert azure_anycloud.convert(constrained).skipped == [
+        "Standard_E8-4s_v4 in australiacentral: a constrained-vCPU size: vCPUs is the billed count"
+    ]
+    e80 = azure_anycloud.convert([azure_row("Standard_E80is_v4", "westeurope")])
+    assert {(i.cpu, i.memory, i.gpu_count) for i in e80.items} == {(80, 504.0, 0)}
+    # A size the collector does not keep is not an offer (NVv3, M60), nor an error.
+    m60 = azure_anycloud.convert([azure_row("Standard_NV12s_v3", "eastus")])
+    assert (m60.items, m60.not_kept, m60.skipped) == ([], 1, [])
+
+
+def test_azure_generation_written_unquoted_is_read_as_one_column(tmp_path):
+    rows = azure_anycloud.parse(
+        [
+            ",".join(azure_anycloud.COLUMNS),
+            "Standard_D2s_v3,,,2,8,,0.096,0.018451,eastus,V1,V2",
+            "Standard_NC24ads_A100_v4,A100-80GB,1,24,220,A100-80GB,3.673,0.746721,eastus,V2",
+            "Standard_D2s_v3,,,2,8",
+        ]
+    )
+    assert [(r["Region"], r["Generation"]) for r in rows[:2]] == [
+        ("eastus", "V1,V2"),
+        ("eastus", "V2"),
+    ]
+    assert "Region" not in rows[2]  # a short row: skipped and counted by `convert`
+    assert azure_anycloud.convert(rows[2:]).skipped == ["Standard_D2s_v3 in ?: no Region"]
+    path = tmp_path / "vms.csv"
+    path.write_text("InstanceType,Price,Region\nStandard_D2s_v3,0.096,eastus\n")
+    with pytest.raises(ValueError, match="vms.csv: header"):
+        azure_anycloud.read(path)
 
 
 def test_aws_is_built_from_every_real_region_price(snapshot):
@@ -926,7 +1102,7 @@ def test_every_new_location_has_a_geography_row(snapshot):
     areas = {"north-america", "south-america", "europe", "middle-east", "africa", "asia-pacific"}
     # Lium's locations are country codes, placed by rule (tests/_internal/test_geography.py).
     # So are Vast.ai's (`us-texas`).
-    for name in ["runpod", "verda", "oci", "jarvislabs", "seeweb", "cudo", "shadeform"]:
+    for name in ["runpod", "verda", "oci", "azure", "jarvislabs", "seeweb", "cudo", "shadeform"]:
         for item in offers(snapshot, name):
             row = table[(name, item.location)]
             assert re.fullmatch(r"[A-Z]{2}", row["country"]) and row["area"] in areas
@@ -1488,7 +1664,7 @@ def test_catalog_status_names_every_snapshot_providers_source_and_date(tmp_path)
     assert run.returncode == 0, run.stderr
     info = json.loads(run.stdout)
     assert info["source"] == "bundled"
-    assert set(info["sources"]) == set(info["recorded_at"]) and len(info["sources"]) == 13
+    assert set(info["sources"]) == set(info["recorded_at"]) and len(info["sources"]) == 14
     assert info["recorded_at"]["lium"].startswith("2026-08-24")
     assert info["sources"]["daytona"]["date_basis"].startswith("unknown: ")
     assert info["sources"]["jarvislabs"]["commit"].startswith("57d6578")
@@ -1506,7 +1682,14 @@ UPSTREAM_KNOWN_GAPS = {
         "and us-gov-west-1 (Karpenter's dated tables); no dated source read prices CPU types "
         "in the other 27 regions or the local zone us-west-2-lax-1",
     },
-    "azure": {"*": "no Azure part: no recorded or published Azure GPU prices were read"},
+    "azure": {
+        "TestAzureCatalog::test_gpu_present": "H100 and MI300X too: the Azure collector keeps "
+        "ND H100 v5 and ND MI300X v5 (0.1.34's filter keeps neither); the test wants exactly "
+        "A100, A10, H100NVL, H200, T4, V100",
+        "TestAzureCatalog::test_standard_d2s_v3_locations": "swedensouth: the newest price table "
+        "(anycloud-sh/catalog azure/vms.csv@62ff0a98, 2026-05-20) prices Standard_D2s_v3 in 54 "
+        "of the 55 regions asked for, not in swedensouth (older commits, to 2026-04-19, did)",
+    },
     "gcp": {},
     "lambdalabs": {},
     "oci": {
@@ -1561,3 +1744,5 @@ def test_enumerated_sources_say_they_are_not_availability(snapshot):
     for name in ("lambdalabs", "oci", "runpod"):
         note = snapshot.manifest["providers"][name]["source"]["note"]
         assert "AN ENUMERATION, NOT AVAILABILITY" in note, name
+    azure = snapshot.manifest["providers"]["azure"]["source"]["note"]
+    assert "A PRICE LIST BY REGION, NOT AVAILABILITY" in azure

@@ -226,6 +226,7 @@ def test_issue_24_h100_sxm_and_pcie_on_the_bundled_snapshot(snapshot, path):
         [
             ("aws", "p5.48xlarge", "sxm"),
             ("aws", "p5.4xlarge", "sxm"),
+            ("azure", "Standard_ND96isr_H100_v5", "sxm"),
             *[("gcp", f"a3-highgpu-{n}g", "sxm") for n in (1, 2, 4, 8)],
             ("gcp", "a3-megagpu-8g", "sxm"),
             ("lambdalabs", "gpu_1x_h100_sxm5", "sxm"),
@@ -269,6 +270,7 @@ def test_issue_24_h100_sxm_and_pcie_on_the_bundled_snapshot(snapshot, path):
     assert kinds(ask("A100 80GB SXM")) == sorted(
         [
             ("aws", "p4de.24xlarge", "sxm"),
+            ("azure", "Standard_ND96amsr_A100_v4", "sxm"),
             *[("gcp", f"a2-ultragpu-{n}g", "sxm") for n in (1, 2, 4, 8)],
             ("lambdalabs", "gpu_8x_a100_80gb_sxm4", "sxm"),
             ("oci", "BM.GPU.A100-v2.8", "sxm"),
@@ -288,9 +290,11 @@ def test_issue_24_h100_sxm_and_pcie_on_the_bundled_snapshot(snapshot, path):
             *unknown_a100,
         ]
     )
-    # No A100 80GB PCIe board is bundled as such (CUDO's sizes of them are all below
-    # balance_resources' target, and Vast.ai is not bundled): the unknown ones remain.
-    assert kinds(ask("A100 80GB PCIe")) == sorted(unknown_a100)
+    # Azure's NC A100 v4 sizes are the A100 80GB PCIe boards bundled as such (CUDO's sizes of
+    # them are all below balance_resources' target, and Vast.ai is not bundled).
+    assert kinds(ask("A100 80GB PCIe")) == sorted(
+        [*[("azure", f"Standard_NC{n}ads_A100_v4", "pcie") for n in (24, 48, 96)], *unknown_a100]
+    )
     eight = ask("A100:8")
     assert eight and {o.gpu_count for o in eight} == {8} and {o.gpu_name for o in eight} == {"A100"}
 
@@ -305,6 +309,7 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
     assert unknown == sorted(
         [
             ("aws", "A10G"),  # AWS's own board; AWS does not say
+            ("azure", "V100"),  # Standard_NC24rs_v3: the NCv3 pattern names NC<n>s_v3 only
             # GCP's N1 machine names do not say which V100 board is attached; a TPU (named after
             # its slice, vendor google) has no GPU form factor at all.
             ("gcp", "V100"),

@@ -213,7 +213,7 @@ def test_the_page_from_columns_is_the_page_from_offers():
     by_column = data.build_from_table(site_build.table_of(raw), library_facts(), **kw)
     assert by_column == by_offer
     assert data.build_from_table(site_build.tables_of(raw), library_facts(), **kw) == by_offer
-    assert len(by_column["providers"]) == len(raw.csvs) == 13  # Vast.ai is not in the snapshot
+    assert len(by_column["providers"]) == len(raw.csvs) == 14  # Vast.ai is not in the snapshot
     assert sum(by_column["shapes"]["n"]) == len(by_column["offers"]["price"]) > 1000
 
 

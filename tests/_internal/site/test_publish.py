@@ -73,7 +73,7 @@ def test_catalog_site_offline_falls_back_as_query_does_and_shows_every_provider(
     assert "using the snapshot bundled with gpuhunt" in caplog.text
     page = json.loads((tmp_path / "site" / "offers.json").read_text())
     assert (
-        set(page["providers"]) == answered and len(answered) == 13
+        set(page["providers"]) == answered and len(answered) == 14
     )  # Vast.ai is not in the snapshot
     # A catalog named on the command line is that catalog or an error, not a stand-in.
     url = f"http://127.0.0.1:{port}/v3"
