@@ -54,6 +54,8 @@ SNAPSHOT = Path(__file__).parents[2] / "src/gpuhunt/resources/catalog.zip"
         ("azure", "Standard_ND96amsr_A100_v4", "A100", "sxm"),
         ("azure", "Standard_NC24ads_A100_v4", "A100", "pcie"),
         ("azure", "Standard_NC40ads_H100_v5", "H100NVL", "nvl"),
+        ("azure", "Standard_NC24rs_v3", "V100", "pcie"),  # NCv3's RDMA size
+        ("azure", "Standard_NC6s_v3", "V100", "pcie"),
         ("oci", "BM.GPU.H100.8", "H100", "sxm"),
         ("oci", "BM.GPU.GB200.4", "GB200", "nvl72"),
         ("oci", "BM.GPU.MI300X.8", "MI300X", "oam"),
@@ -309,7 +311,6 @@ def test_which_snapshot_offers_stay_unknown_and_the_fast_path_agrees(snapshot):
     assert unknown == sorted(
         [
             ("aws", "A10G"),  # AWS's own board; AWS does not say
-            ("azure", "V100"),  # Standard_NC24rs_v3: the NCv3 pattern names NC<n>s_v3 only
             # GCP's N1 machine names do not say which V100 board is attached; a TPU (named after
             # its slice, vendor google) has no GPU form factor at all.
             ("gcp", "V100"),

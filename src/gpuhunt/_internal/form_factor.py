@@ -104,7 +104,7 @@ _NVL72_MODELS = {"gb200", "gb300"}
 # H100/H200, P6 B200/B300 on NVSwitch/HGX boards; P6e-GB200 UltraServers are NVL72); GCP
 # "GPU machine types" (A2 A100, A3 H100/H200, A4 B200 are HGX; A4X is GB200 NVL72); Azure
 # "ND A100 v4", "NDm A100 v4", "ND H100 v5", "ND H200 v5", "NDv2" (SXM on NVSwitch/NVLink),
-# "NC A100 v4" and "NCv3" (PCIe), "ND GB200 v6"/"ND GB300 v6" (NVL72); OCI "GPU shapes"
+# "NC A100 v4" and "NCv3" (PCIe; NC24rs_v3 is the RDMA size), "ND GB200 v6"/"ND GB300 v6" (NVL72); OCI "GPU shapes"
 # (BM.GPU4.8, BM.GPU.A100-v2.8, BM.GPU.H100.8, BM.GPU.H200.8, BM.GPU.B200.8, BM.GPU.B300.8 are
 # HGX; BM.GPU.GB200.4 and BM.GPU.GB300.4 are nodes of NVL72 racks).
 _FAMILIES: dict[str, list[tuple[re.Pattern[str], str]]] = {
@@ -120,7 +120,7 @@ _FAMILIES: dict[str, list[tuple[re.Pattern[str], str]]] = {
     "azure": [
         (re.compile(r"^standard_nd\d+\w*_(a100_v4|h100_v5|h200_v5)$", re.I), "sxm"),
         (re.compile(r"^standard_nd96asr_v4$|^standard_nd40rs_v2$", re.I), "sxm"),
-        (re.compile(r"^standard_nc\d+ads_a100_v4$|^standard_nc\d+s_v3$", re.I), "pcie"),
+        (re.compile(r"^standard_nc\d+ads_a100_v4$|^standard_nc\d+r?s_v3$", re.I), "pcie"),
         (re.compile(r"^standard_nd\d+\w*_gb[23]00_v6$", re.I), "nvl72"),
     ],
     # RunPod's GPU type id of the SXM board: its own gpuTypes list names it "H100 SXM"
