@@ -15,22 +15,51 @@ def _raw(**csvs: bytes) -> RawCatalog:
     return RawCatalog(dict(csvs), "v1", "network", "http://example.invalid/catalog")
 
 
-def test_side_work_hashes_each_csv_off_the_loading_thread():
-    raw = _raw(aws=b"aws,csv\n", gcp=b"gcp,csv\n")
+class _Reads(dict):
+    """A provider -> CSV mapping that records which CSVs were read (a `Members` inflates a CSV
+    when it is read)."""
+
+    def __init__(self, **csvs: bytes) -> None:
+        super().__init__(csvs)
+        self.read: list[str] = []
+
+    def __getitem__(self, key):
+        self.read.append(key)
+        return super().__getitem__(key)
+
+
+def test_side_work_hashes_each_csv_off_the_loading_thread_one_ahead():
+    """Issue 40: reading a CSV inflates it, so the side thread hashes one CSV ahead of the load,
+    not all of them at once (every provider's CSV held together was the cold load's peak)."""
+    csvs = _Reads(aws=b"aws,csv\n", gcp=b"gcp,csv\n", azure=b"az,csv\n", oci=b"oci,csv\n")
+    raw = RawCatalog(csvs, "v1", "network", "http://example.invalid/catalog")
     raw.sha256["gcp"] = "from-the-manifest"  # known hashes are not worked out again
     side = SideWork()
-    seen = []
+    threads_used = []
     real = side._pool.submit
 
     def submit(fn, *args):
-        seen.append(args[0])
+        threads_used.append(args[1])
         return real(fn, *args)
 
     side._pool.submit = submit  # type: ignore[method-assign]
-    side.hash_ahead(raw, ["aws", "gcp", "lambdalabs"])
-    assert seen == [b"aws,csv\n"]
+    side.hash_ahead(raw, ["aws", "gcp", "azure", "lambdalabs", "oci"])
+    assert threads_used == ["aws"]
     assert side.csv_sha256(raw, "aws") == sha256(b"aws,csv\n")
+    assert threads_used == ["aws", "azure"]  # the next one, while aws is parsed
     assert side.csv_sha256(raw, "gcp") == "from-the-manifest"
+    assert side.csv_sha256(raw, "azure") == sha256(b"az,csv\n")
+    assert threads_used == ["aws", "azure", "oci"]
+    side.finish()
+    assert sorted(csvs.read) == ["aws", "azure", "oci"]
+
+
+def test_a_csv_asked_for_out_of_order_is_hashed_too():
+    raw = _raw(aws=b"aws,csv\n", gcp=b"gcp,csv\n")
+    side = SideWork()
+    side.hash_ahead(raw, ["aws", "gcp"])
+    assert side.csv_sha256(raw, "gcp") == sha256(b"gcp,csv\n")
+    assert side.csv_sha256(raw, "aws") == sha256(b"aws,csv\n")
     side.finish()
 
 
@@ -110,6 +139,33 @@ def test_a_load_lets_go_of_each_providers_bytes_once_its_table_is_built(tmp_path
     loader._install(raw)
     assert loader.loaded is not None and loader.loaded.table.counts() == {"aws": 2, "gcp": 1}
     assert raw.csvs == {"aws": b"", "gcp": b""} and raw.columns == {}
+
+
+def test_a_refused_providers_bytes_are_let_go_too(tmp_path):
+    """A provider whose CSV is refused (no header) costs the load its bytes no longer than one
+    that was read."""
+    raw = _raw(aws=b"", gcp=csv_bytes([item("gcp", price=0.5)]))
+    raw.csvs["aws"] = b"not,a,catalog\n1,2,3\n"
+    loader = _loader(tmp_path)
+    loader._install(raw)
+    assert loader.loaded is not None and loader.loaded.table.counts() == {"gcp": 1}
+    assert raw.problems and raw.csvs == {"aws": b"", "gcp": b""}
+
+
+def test_a_consuming_parse_lets_go_of_the_bytes_before_it_parses(monkeypatch):
+    from gpuhunt._internal.formats import csv_table
+
+    raw = _raw(aws=csv_bytes([item("aws", price=1.0)]))
+    seen = []
+    real = csv_table.build_table
+
+    def spy(text, **kwargs):
+        seen.append(raw.csvs["aws"])
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(csv_table, "build_table", spy)
+    assert len(provider_table(raw, "aws", None, set(), consume=True)) == 1
+    assert seen == [b""]
 
 
 def _loader(tmp_path):

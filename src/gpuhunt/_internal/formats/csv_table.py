@@ -92,11 +92,11 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     # line while it is read (`factored`), so counting quotes is left to the first chunk that
     # cannot be read that way.
     published_order = header == schema.FIELDS
-    lines = (
-        split_lines(data, check_quotes=not published_order) if strategy in (None, "lines") else None
+    body = (
+        body_lines(data, check_quotes=not published_order) if strategy in (None, "lines") else None
     )
-    if lines is not None:
-        read_lines(chunks, lines)
+    if body is not None:
+        read_lines(chunks, body)
     elif strategy == "careful":
         read_careful(chunks, physical_lines(data)[reader.line_num :], reader.line_num + 1)
     elif strategy != "lines":
@@ -128,56 +128,94 @@ def _odd_quotes(lines: list[str]) -> bool:
 def split_lines(data: str, check_quotes: bool = True) -> list[str] | None:
     """The body's lines, if every line is one row (LF or CRLF endings, or both; no lone CR;
     no quoted field running over a line break, unless `check_quotes` is off: the caller
-    checks); else None."""
+    checks); else None. (All at once: the reader takes them a block at a time, `body_lines`.)"""
+    body = body_lines(data, check_quotes)
+    if body is None:
+        return None
+    return [line for _, lines in body for line in lines]
+
+
+class Body:
+    """The lines after the header, cut from the text a block of about `_CHUNK` lines at a
+    time, each block as `(index of its first line, its lines)`; iterable again from the start.
+    A list of every line at once costs about twice the text (a string object a line), which at
+    a million offers was the largest thing a cold load held."""
+
+    def __init__(self, data: str, start: int, sep: str, mixed: bool, lines: int) -> None:
+        self.data, self.start, self.sep, self.mixed = data, start, sep, mixed
+        # Characters a block spans: the average line's length times a chunk of lines.
+        self.block = max(64, (len(data) - start) * _CHUNK // max(1, lines))
+
+    def __iter__(self) -> Iterator[tuple[int, list[str]]]:
+        data, sep, n = self.data, self.sep, len(self.data)
+        pos, index = self.start, 0
+        while pos < n:
+            cut = data.find(sep, pos + self.block) if pos + self.block < n else -1
+            if cut < 0:
+                piece, pos = data[pos:], n
+            else:
+                piece, pos = data[pos:cut], cut + len(sep)
+            if self.mixed:
+                if cut >= 0 and piece.endswith("\r"):  # the CR of the CRLF it was cut at
+                    piece = piece[:-1]
+                piece = piece.replace("\r\n", "\n")
+            lines = piece.split(sep if not self.mixed else "\n")
+            yield index, lines
+            index += len(lines)
+
+    def odd_quotes(self) -> bool:
+        """Whether a line has an odd number of quotes (a quoted field runs over a break)."""
+        return any(_odd_quotes(lines) for _, lines in self)
+
+
+def body_lines(data: str, check_quotes: bool = True) -> Body | None:
+    """The body's lines (`Body`), if every line is one row, as `split_lines` says; else None.
+    Only counts over the text decide it: no line is cut yet."""
     body_start = data.find("\n") + 1
     if body_start == 0:
         return None
     crs = data.count("\r", body_start)
+    lfs = data.count("\n", body_start)
     if not crs:
-        lines = data[body_start:].split("\n")
-    elif crs == (lfs := data.count("\n", body_start)):
-        # What csv.writer writes. As many pieces as there are line breaks means each CR sits
-        # in a CRLF: one split and two one-character counts instead of three counts.
-        if data[body_start - 2 : body_start] == "\r\n":  # the header's too: split it off
-            lines = data.split("\r\n")  # (no copy of the body first)
-            del lines[0]
-        else:
-            lines = data[body_start:].split("\r\n")
-        if len(lines) - 1 != lfs:
-            return None
+        body = Body(data, body_start, "\n", False, lfs)
+    elif crs == lfs == data.count("\r\n", body_start):  # what csv.writer writes
+        body = Body(data, body_start, "\r\n", False, lfs)
     elif crs == data.count("\r\n", body_start):  # LF and CRLF mixed, no lone CR
-        lines = data[body_start:].replace("\r\n", "\n").split("\n")
+        body = Body(data, body_start, "\n", True, lfs)
     else:
         return None
     # A quoted field that runs over a line break leaves an odd number of quotes on its line;
     # without any, every line is one row and lines can be split apart directly.
-    if check_quotes and data.find('"', body_start) >= 0 and _odd_quotes(lines):
+    if check_quotes and data.find('"', body_start) >= 0 and body.odd_quotes():
         return None
-    return lines
+    return body
 
 
-def read_lines(chunks: _Chunks, lines: list[str]) -> None:
+def read_lines(chunks: _Chunks, body: Body) -> None:
     """Strategy for text whose every line is one row: each chunk of lines is cut into fields
     with C-level splits (`csv.reader` costs ~2 us a row), or factored in the published order."""
     published_order = chunks.header == schema.FIELDS
     commas = operator.methodcaller("count", ",")
-    # No line over the cap means no field over it: one pass per file instead of one a field.
-    chunks.short = bool(lines) and max(map(len, lines)) <= schema.MAX_FIELD_CHARS
-    checked = not (chunks.quoted and published_order)  # split_lines counted the quotes
-    for start in range(0, len(lines), _CHUNK):
-        part = lines[start : start + _CHUNK]
-        if "" in part:
-            part = [line for line in part if line]
-        if not part or (published_order and chunks.factored(part)):
-            continue
-        if not checked:
-            if _odd_quotes(lines):
-                raise _SpansLines
-            checked = True
-        if not chunks.quoted and set(map(commas, part)) == {chunks.width - 1}:
-            chunks.flush([], start + 2, ",".join(part).split(","))
-        else:
-            chunks.flush(list(csv.reader(part)), start + 2)
+    checked = not (chunks.quoted and published_order)  # body_lines counted the quotes
+    for index, lines in body:
+        # No line over the cap means no field over it: one pass per block instead of one a
+        # field.
+        chunks.short = bool(lines) and max(map(len, lines)) <= schema.MAX_FIELD_CHARS
+        for at in range(0, len(lines), _CHUNK):
+            part = lines[at : at + _CHUNK]
+            start = index + at
+            if "" in part:
+                part = [line for line in part if line]
+            if not part or (published_order and chunks.factored(part)):
+                continue
+            if not checked:
+                if body.odd_quotes():
+                    raise _SpansLines
+                checked = True
+            if not chunks.quoted and set(map(commas, part)) == {chunks.width - 1}:
+                chunks.flush([], start + 2, ",".join(part).split(","))
+            else:
+                chunks.flush(list(csv.reader(part)), start + 2)
 
 
 def read_chunks(chunks: _Chunks, reader: Any) -> None:

@@ -145,15 +145,28 @@ class TableBuilder:
             self.parts[k].append(v.astype(STORED_COLUMNS[k], copy=False))
 
     def build(self) -> Table:
-        cols = {
-            k: (np.concatenate(v) if v else np.empty(0, dtype=STORED_COLUMNS[k]))
-            for k, v in self.parts.items()
-        }
-        order = np.argsort(cols["price"], kind="stable")
+        """The table, sorted by price. Made a column at a time, each column's chunks let go
+        once it is joined and sorted: the chunks, the joined and the sorted copies of every
+        column at once were three times the table."""
+        parts = self.parts
+        self.parts = {k: [] for k in STORED_COLUMNS}
+
+        def joined(k: str) -> np.ndarray:
+            chunks = parts.pop(k)
+            out = np.concatenate(chunks) if chunks else np.empty(0, dtype=STORED_COLUMNS[k])
+            chunks.clear()
+            return out
+
+        price = joined("price")
+        order = np.argsort(price, kind="stable")
+        cols = {"price": price[order]}
+        del price
+        for k in list(parts):
+            cols[k] = joined(k)[order]
         return Table(
             providers=[self.provider],
             provider=np.zeros(len(order), dtype=np.int8),
-            **{k: v[order] for k, v in cols.items()},
+            **cols,
             gpu_names=self.gpu_names.values,
             flag_sets=self.flags.values,
             instance_names=self.names.values,

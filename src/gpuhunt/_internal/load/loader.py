@@ -362,14 +362,15 @@ class Loader:
             for provider in registry.OFFLINE_PROVIDERS + stand_ins:
                 if provider in raw.csvs:
                     try:
-                        table = provider_table(raw, provider, cache, cached, side)
+                        table = provider_table(raw, provider, cache, cached, side, consume=True)
                         tables.append(observed.stamp_loaded(table, raw.manifest, provider))
-                        release(raw, provider)
                         continue
                     except Exception as e:  # noqa: BLE001 - a refused object, never an escape
                         logger.warning("Refusing the %s catalog: %s", provider, e)
                         raw.problems.append(f"{provider}: {e}")
                         self.last_error = "; ".join(raw.problems)
+                    finally:  # built or refused, its bytes are not needed any more
+                        release(raw, provider)
                 if (provider in raw.csvs or provider in raw.failed) and previous is not None:
                     # Its new object is broken: keep serving what we had rather than lose it.
                     kept = previous.part(provider)

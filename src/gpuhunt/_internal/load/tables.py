@@ -34,20 +34,37 @@ class SideWork:
         # `owner`: the catalog's threads, which `Catalog.close()` waits for.
         self._pool = threads.DaemonPool(1, "gpuhunt-load-side", owner)
         self._hashes: dict[str, Future[str]] = {}
+        self._ahead: list[str] = []  # providers to hash, in the order the load reads them
+        self._raw: RawCatalog | None = None
         self._writes: list[Future[object]] = []
 
     def hash_ahead(self, raw: RawCatalog, providers: list[str]) -> None:
-        """Start hashing the CSVs of `providers` whose hash is not known yet, in this order."""
-        for p in providers:
-            if p in raw.csvs and p not in raw.sha256:
-                self._hashes[p] = self._pool.submit(archive.sha256, raw.csvs[p])
+        """Hash the CSVs of `providers` whose hash is not known yet, in this order, one ahead
+        of the load: reading a CSV inflates it, so hashing them all at once would hold every
+        provider's CSV at the same time (at 1M offers, more than the loaded catalog)."""
+        self._raw = raw
+        self._ahead = [p for p in providers if p in raw.csvs and p not in raw.sha256]
+        self._start_next()
+
+    def _start_next(self) -> None:
+        raw = self._raw
+        while self._ahead and raw is not None:
+            p = self._ahead.pop(0)
+            if p not in self._hashes:
+                self._hashes[p] = self._pool.submit(_hash_of, raw, p)
+                return
 
     def csv_sha256(self, raw: RawCatalog, provider: str) -> str:
         known = raw.sha256.get(provider)
         if known:
             return known
-        ahead = self._hashes.get(provider)
-        return ahead.result() if ahead is not None else archive.sha256(raw.csvs[provider])
+        ahead = self._hashes.pop(provider, None)
+        if ahead is None and provider in self._ahead:  # asked out of order: start it now
+            self._ahead.remove(provider)
+            ahead = self._pool.submit(_hash_of, raw, provider)
+        # The next CSV is inflated and hashed on the side thread while this one is parsed.
+        self._start_next()
+        return ahead.result() if ahead is not None else _hash_of(raw, provider)
 
     def put(self, cache: DiskCache, data: bytes, *parts: str) -> None:
         self._writes.append(self._pool.submit(cache.put, data, *parts))
@@ -57,10 +74,19 @@ class SideWork:
         self._writes.append(self._pool.submit(job))
 
     def finish(self) -> None:
-        wait(self._writes)
+        # A hash started ahead for a provider the load did not reach is waited for too: no
+        # work of the load runs on after it.
+        pending: list[Future[Any]] = [*self._writes, *self._hashes.values()]
+        wait(pending)
         self._hashes.clear()  # nothing of the raw catalog outlives the load
+        self._ahead.clear()
+        self._raw = None
         self._writes.clear()
         self._pool.shutdown(wait=False)
+
+
+def _hash_of(raw: RawCatalog, provider: str) -> str:
+    return archive.sha256(raw.csvs[provider])
 
 
 def provider_table(
@@ -69,16 +95,20 @@ def provider_table(
     cache: DiskCache | None,
     cached: set[str],
     side: SideWork | None = None,
+    *,
+    consume: bool = False,
 ) -> Table:
     """A provider's offers from its published column file when it has a usable one, else from
     a column file cached by an earlier parse of the same CSV, else by parsing the CSV. A CSV
     without the required columns raises `schema.MissingColumns` (the caller keeps the
-    provider's previous offers). With `side`, hashing and cache writes run beside the parse."""
+    provider's previous offers). With `side`, hashing and cache writes run beside the parse.
+    With `consume`, the CSV's bytes in `raw` are let go once its text is made (a load that
+    reads `raw` only once: see `release`)."""
     # The CSV is read (inflated from its archive, checked against the manifest) only if it is
     # parsed or hashed: a column file the manifest vouches for comes with the CSV's sha256.
     packed = raw.columns.get(provider)
     if packed is None and cache is None:
-        return _parsed(raw.csvs[provider], provider)
+        return _parsed(raw, provider, consume)
     csv_sha256 = (
         side.csv_sha256(raw, provider)
         if side is not None
@@ -98,7 +128,7 @@ def provider_table(
                 return columns.decode(earlier, provider=provider, csv_sha256=csv_sha256)
             except Exception as e:  # noqa: BLE001 - a damaged cache file is only not used
                 logger.debug("Ignoring the cached %s table: %s", provider, e)
-    table = _parsed(raw.csvs[provider], provider)
+    table = _parsed(raw, provider, consume)
     if cache is not None:
         packed_table = columns.encode(table, csv_sha256)
         if side is not None:
@@ -108,11 +138,15 @@ def provider_table(
     return table
 
 
-def _parsed(csv: bytes, provider: str) -> Table:
+def _parsed(raw: RawCatalog, provider: str, consume: bool) -> Table:
     # The CSV parser is imported when a CSV is parsed: a warm start reads no CSV.
     from gpuhunt._internal.formats.csv_table import build_table
 
-    return build_table(schema.decode_csv(csv), provider=provider)
+    # Its text is what is parsed: the bytes can go as soon as it is made, not after the parse.
+    held = [raw.csvs[provider]]
+    if consume:
+        raw.csvs[provider] = b""
+    return build_table(schema.decode_csv(held.pop()), provider=provider)
 
 
 def release(raw: RawCatalog, provider: str) -> None:
