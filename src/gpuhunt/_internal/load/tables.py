@@ -13,6 +13,7 @@ import numpy as np
 
 from gpuhunt._internal import schema
 from gpuhunt._internal.formats import archive, columns
+from gpuhunt._internal.formats.archive import Members
 from gpuhunt._internal.load import threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
@@ -155,7 +156,10 @@ def release(raw: RawCatalog, provider: str) -> None:
     ends (its name stays in `raw.csvs`: the catalog still has the provider). Only for a raw
     catalog read for this one load, as the loader's are."""
     raw.csvs[provider] = b""
-    raw.columns.pop(provider, None)
+    if isinstance(raw.columns, Members):
+        raw.columns.pop_unread(provider)
+    else:
+        raw.columns.pop(provider, None)
 
 
 def combine_freeing(tables: list[Table]) -> Table:
