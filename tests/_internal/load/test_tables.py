@@ -254,3 +254,70 @@ def test_a_csv_not_matching_its_manifest_is_refused_when_it_is_used(tmp_path):
     loader._install(raw)
     assert loader.loaded is not None and loader.loaded.table.counts() == {"gcp": 1}
     assert any("aws.csv does not match the sha256" in p for p in raw.problems)
+
+
+def _provider_tables(seed: int):
+    import random
+
+    rnd = random.Random(seed)
+    raw = _raw(
+        **{
+            p: csv_bytes(
+                [
+                    item(
+                        p,
+                        instance_name=rnd.choice(["a", "b", "c"]),
+                        location=rnd.choice(["r1", "r2", f"{p}-only"]),
+                        price=rnd.choice([0.5, 1.0, 2.0, 3.5, 7.0]),
+                        spot=rnd.random() < 0.4,
+                        gpu_name=rnd.choice(["H100", "L4", None]),
+                        gpu_count=rnd.choice([0, 1, 8]),
+                        flags=rnd.choice([[], ["x"]]),
+                    )
+                    for _ in range(rnd.randint(0, 40))
+                ]
+            )
+            for p in ("aws", "gcp", "runpod")
+        }
+    )
+    return [provider_table(raw, p, None, set()) for p in ("aws", "gcp", "runpod")]
+
+
+def test_combining_shaped_tables_answers_as_the_combined_table_does():
+    """Issue 40: a load combines each provider's shapes and per-row price, location and shape
+    number instead of every column of every offer; every answer is the same, in the same
+    order, as from the tables combined whole and compacted."""
+    from gpuhunt import QueryFilter
+    from gpuhunt._internal.load.tables import combine_freeing, combine_shaped, shaped
+    from gpuhunt._internal.query import answers
+
+    filters = [
+        QueryFilter(),
+        QueryFilter(gpu_name=["H100"]),
+        QueryFilter(max_price=2.0),
+        QueryFilter(spot=True),
+        QueryFilter(provider=["gcp"]),
+        QueryFilter(min_gpu_count=1, spot=False),
+    ]
+    for seed in range(12):
+        expected = combine_freeing(_provider_tables(seed))
+        answers.prepare(expected)
+        got = combine_shaped([shaped(t) for t in _provider_tables(seed)])
+        answers.prepare(got)
+        assert len(got) == len(expected) and got.counts() == expected.counts()
+        for f in filters:
+            assert answers.items(got, got.select(f)) == answers.items(expected, expected.select(f))
+
+
+def test_a_shaped_table_keeps_nothing_of_a_column_files_buffer():
+    from gpuhunt._internal.formats import columns
+    from gpuhunt._internal.load.tables import shaped
+
+    (aws, *_) = _provider_tables(1)
+    packed = bytes(columns.encode(aws, "0" * 64))
+    decoded = columns.decode(packed, provider="aws", csv_sha256="0" * 64)
+    part = shaped(decoded)
+    buffer = np.frombuffer(packed, dtype=np.uint8)
+    for array in (part.price, part.location, part.shape_of_row):
+        assert not np.shares_memory(array, buffer)
+    assert part.price.tolist() == decoded.price.tolist()

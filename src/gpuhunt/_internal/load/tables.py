@@ -4,20 +4,30 @@ the CSV (and keeping the result in the disk cache for the next process)."""
 
 from __future__ import annotations
 
+import copy
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal import schema
+from gpuhunt._internal import observed, schema
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.archive import Members
 from gpuhunt._internal.load import threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
-from gpuhunt._internal.query.table import COLUMNS, STRING_LISTS, Interner, Table
+from gpuhunt._internal.query import answers
+from gpuhunt._internal.query.table import (
+    COLUMNS,
+    SHAPE_ROW_COLUMNS,
+    STRING_LISTS,
+    Interner,
+    Table,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -202,3 +212,128 @@ def _joined(
     del parts
     out: np.ndarray = joined[order]
     return out
+
+
+@dataclass
+class Shaped:
+    """A provider's offers as a compacted table keeps them (`Table.compact`): its shapes (one
+    row each, every column), and per row only the price, the location and the shape number."""
+
+    shapes: Table
+    price: np.ndarray
+    location: np.ndarray  # codes into `shapes.locations`
+    shape_of_row: np.ndarray  # rows of `shapes`
+
+
+def read_shaped(
+    raw: RawCatalog, provider: str, cache: DiskCache | None, cached: set[str], side: SideWork
+) -> Shaped:
+    """`provider_table` as a load reads it: the CSV's bytes let go once its text is made, the
+    table stamped with its collection time (`observed`) and kept only as its shapes and three
+    arrays a row (`combine_shaped`)."""
+    table = provider_table(raw, provider, cache, cached, side, consume=True)
+    return shaped(observed.stamp_loaded(table, raw.manifest, provider))
+
+
+def shaped(table: Table) -> Shaped:
+    """`table` grouped into its shapes (`answers`' grouping, per provider: a shape never spans
+    two). The per-row arrays are copies, so nothing of `table` (a column file's whole buffer,
+    for a table read from one) stays alive through them."""
+    groups, firsts = answers._shape_groups(table)
+    shapes = Table(
+        **{k: getattr(table, k)[firsts] for k in COLUMNS},
+        **{k: getattr(table, k) for k in STRING_LISTS.values()},
+        skipped=dict(table.skipped),
+    )
+    return Shaped(shapes, np.array(table.price), np.array(table.location), groups)
+
+
+def combine_shaped(parts: list[Shaped]) -> Table:
+    """One compacted table of `parts`, in price order (equal prices keep the order of `parts`,
+    then each part's own), as `combine_freeing` and `Table.compact` would make it from the
+    whole tables, without ever holding every column of every offer: a cold load holds the
+    shapes and three arrays a row of the providers read so far, beside the one it reads (the
+    combined table of every column was twice the loaded catalog at 1M offers). The parts' row
+    arrays are let go as they are joined."""
+    skipped: dict[str, int] = {}
+    for part in parts:
+        for p, n in part.shapes.skipped.items():
+            skipped[p] = skipped.get(p, 0) + n
+    if sum(len(part.price) for part in parts) == 0:
+        return combine_freeing([part.shapes for part in parts])
+    shape_cols: dict[str, Any] = {}
+    location_remaps: list[np.ndarray] = []
+    for column, name in STRING_LISTS.items():
+        interner = Interner()
+        remaps = [
+            np.array([interner.code(v) for v in getattr(part.shapes, name)] + [-1])
+            for part in parts
+        ]
+        shape_cols[name] = interner.values
+        shape_cols[column] = np.concatenate(
+            [remaps[k][getattr(part.shapes, column)] for k, part in enumerate(parts)]
+        ).astype(COLUMNS[column], copy=False)
+        if column == "location":
+            location_remaps = remaps
+    for column, dtype in COLUMNS.items():
+        if column not in STRING_LISTS:
+            shape_cols[column] = np.concatenate(
+                [getattr(part.shapes, column) for part in parts]
+            ).astype(dtype, copy=False)
+    n_shapes = len(shape_cols["price"])
+    price = np.concatenate([part.price for part in parts])
+    order = np.argsort(price, kind="stable")
+    price = price[order]
+    offsets = np.cumsum([0] + [len(part.shapes) for part in parts])
+    small = n_shapes <= 1 << 16  # two bytes a row where the shapes allow, as `prepare` does
+    shape_of_row = _joined_rows(
+        [part.shape_of_row + offsets[k] for k, part in enumerate(parts)],
+        order,
+        np.uint16 if small else np.int32,
+    )
+    location = _joined_rows(
+        [location_remaps[k][part.location] for k, part in enumerate(parts)],
+        order,
+        np.uint16 if len(shape_cols["locations"]) <= 1 << 16 else np.int32,
+    )
+    for part in parts:  # the combined arrays are made: the parts' go
+        part.price = part.location = part.shape_of_row = np.empty(0)
+    return _compacted(Table(**shape_cols), price, location, shape_of_row, skipped)
+
+
+def _joined_rows(pieces: list[np.ndarray], order: np.ndarray, dtype: Any) -> np.ndarray:
+    joined = np.concatenate(pieces).astype(dtype, copy=False)
+    pieces.clear()
+    out: np.ndarray = joined[order]
+    return out
+
+
+def _compacted(
+    by_shape: Table,
+    price: np.ndarray,
+    location: np.ndarray,
+    shape_of_row: np.ndarray,
+    skipped: dict[str, int],
+) -> Table:
+    """The table `Table.compact` leaves: a copy of the table of shapes holding per row only
+    the price, location and shape number (made right after construction, so every cache of
+    the copy is as a new table's). Each shape's tuple is made when an answer first holds one
+    of its offers (`answers`)."""
+    table = copy.copy(by_shape)
+    state = table.__dict__
+    for k in SHAPE_ROW_COLUMNS:
+        state.pop(k, None)
+    state.update(
+        price=price,
+        location=location,
+        skipped=skipped,
+        _parts_lock=threading.Lock(),
+        _shape_of_row=shape_of_row,
+        _by_shape=by_shape,
+    )
+    locations = np.empty(len(table.locations), dtype=object)
+    locations[:] = table.locations
+    shapes = np.empty(len(by_shape), dtype=object)
+    unmade = np.ones(len(by_shape), dtype=bool)
+    table._parts = answers.OfferParts(shapes, shape_of_row, locations, unmade)
+    return table
