@@ -28,39 +28,46 @@ class _Reads(dict):
         return super().__getitem__(key)
 
 
-def test_side_work_hashes_each_csv_off_the_loading_thread_one_ahead():
-    """Issue 40: reading a CSV inflates it, so the side thread hashes one CSV ahead of the load,
-    not all of them at once (every provider's CSV held together was the cold load's peak)."""
-    csvs = _Reads(aws=b"aws,csv\n", gcp=b"gcp,csv\n", azure=b"az,csv\n", oci=b"oci,csv\n")
+def test_a_csv_is_hashed_beside_its_own_parse_and_no_other_csv_is_read_meanwhile(tmp_path):
+    """Issue 40: reading a CSV inflates it; hashing ahead of the load held another provider's
+    CSV beside the one parsed (every provider's, when all were hashed ahead). A CSV with no
+    table parsed earlier is hashed on the side thread while it is parsed, and the parsed
+    table is kept under that hash."""
+    cache = DiskCache("http://example.invalid/catalog", tmp_path)
+    aws, gcp = csv_bytes([item("aws", price=1.0)]), csv_bytes([item("gcp", price=2.0)])
+    csvs = _Reads(aws=aws, gcp=gcp)
     raw = RawCatalog(csvs, "v1", "network", "http://example.invalid/catalog")
-    raw.sha256["gcp"] = "from-the-manifest"  # known hashes are not worked out again
     side = SideWork()
-    threads_used = []
+    hashed_on = []
     real = side._pool.submit
 
     def submit(fn, *args):
-        threads_used.append(args[1])
+        hashed_on.append(getattr(fn, "__name__", ""))
         return real(fn, *args)
 
     side._pool.submit = submit  # type: ignore[method-assign]
-    side.hash_ahead(raw, ["aws", "gcp", "azure", "lambdalabs", "oci"])
-    assert threads_used == ["aws"]
-    assert side.csv_sha256(raw, "aws") == sha256(b"aws,csv\n")
-    assert threads_used == ["aws", "azure"]  # the next one, while aws is parsed
-    assert side.csv_sha256(raw, "gcp") == "from-the-manifest"
-    assert side.csv_sha256(raw, "azure") == sha256(b"az,csv\n")
-    assert threads_used == ["aws", "azure", "oci"]
+    cached: set[str] = set()
+    assert len(provider_table(raw, "aws", cache, cached, side, consume=True)) == 1
+    assert set(csvs.read) == {"aws"} and hashed_on[0] == "sha256"  # gcp: not yet
     side.finish()
-    assert sorted(csvs.read) == ["aws", "azure", "oci"]
+    assert cached == {f"aws-{sha256(aws)[:32]}.columns"}
+    assert cache.get(PARSED, f"aws-{sha256(aws)[:32]}.columns") is not None
 
 
-def test_a_csv_asked_for_out_of_order_is_hashed_too():
-    raw = _raw(aws=b"aws,csv\n", gcp=b"gcp,csv\n")
+def test_a_csv_with_a_table_parsed_earlier_is_hashed_first_to_find_it(tmp_path, monkeypatch):
+    from gpuhunt._internal.load import tables
+
+    cache = DiskCache("http://example.invalid/catalog", tmp_path)
+    aws = csv_bytes([item("aws", price=1.0), item("aws", price=2.0)])
     side = SideWork()
-    side.hash_ahead(raw, ["aws", "gcp"])
-    assert side.csv_sha256(raw, "gcp") == sha256(b"gcp,csv\n")
-    assert side.csv_sha256(raw, "aws") == sha256(b"aws,csv\n")
+    provider_table(_raw(aws=aws), "aws", cache, set(), side)
     side.finish()
+    parsed = []
+    monkeypatch.setattr(tables, "_parsed", lambda *a: parsed.append(a))
+    side = SideWork()
+    assert len(provider_table(_raw(aws=aws), "aws", cache, set(), side)) == 2
+    side.finish()
+    assert parsed == []  # read back, not parsed
 
 
 def test_a_load_has_written_its_parsed_tables_when_it_returns(tmp_path, monkeypatch):
@@ -78,7 +85,6 @@ def test_a_load_has_written_its_parsed_tables_when_it_returns(tmp_path, monkeypa
     monkeypatch.setattr(DiskCache, "put", slow_put)
     raw = _raw(aws=csv_bytes([item(price=1.0), item(price=2.0)]))
     side = SideWork()
-    side.hash_ahead(raw, ["aws"])
     cached: set[str] = set()
     table = provider_table(raw, "aws", cache, cached, side)
     assert len(table) == 2

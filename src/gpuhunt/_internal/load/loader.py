@@ -353,8 +353,6 @@ class Loader:
         cached: set[str] = set()
         side = tables.SideWork(self._context.threads)
         try:
-            if cache is not None:
-                side.hash_ahead(raw, registry.OFFLINE_PROVIDERS)
             # The bundled snapshot also holds online providers' offers, which stand in for a
             # live provider that does not answer (`Catalog.query`); a published catalog has none.
             stand_ins = [p for p in registry.ONLINE_PROVIDERS if p in raw.csvs]

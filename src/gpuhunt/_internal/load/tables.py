@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
@@ -44,38 +45,20 @@ class SideWork:
     def __init__(self, owner: threads.Owner | None = None) -> None:
         # `owner`: the catalog's threads, which `Catalog.close()` waits for.
         self._pool = threads.DaemonPool(1, "gpuhunt-load-side", owner)
-        self._hashes: dict[str, Future[str]] = {}
-        self._ahead: list[str] = []  # providers to hash, in the order the load reads them
-        self._raw: RawCatalog | None = None
+        self._hashes: list[Future[str]] = []
         self._writes: list[Future[object]] = []
 
-    def hash_ahead(self, raw: RawCatalog, providers: list[str]) -> None:
-        """Hash the CSVs of `providers` whose hash is not known yet, in this order, one ahead
-        of the load: reading a CSV inflates it, so hashing them all at once would hold every
-        provider's CSV at the same time (at 1M offers, more than the loaded catalog)."""
-        self._raw = raw
-        self._ahead = [p for p in providers if p in raw.csvs and p not in raw.sha256]
-        self._start_next()
-
-    def _start_next(self) -> None:
-        raw = self._raw
-        while self._ahead and raw is not None:
-            p = self._ahead.pop(0)
-            if p not in self._hashes:
-                self._hashes[p] = self._pool.submit(_hash_of, raw, p)
-                return
-
     def csv_sha256(self, raw: RawCatalog, provider: str) -> str:
-        known = raw.sha256.get(provider)
-        if known:
-            return known
-        ahead = self._hashes.pop(provider, None)
-        if ahead is None and provider in self._ahead:  # asked out of order: start it now
-            self._ahead.remove(provider)
-            ahead = self._pool.submit(_hash_of, raw, provider)
-        # The next CSV is inflated and hashed on the side thread while this one is parsed.
-        self._start_next()
-        return ahead.result() if ahead is not None else _hash_of(raw, provider)
+        """The sha256 of `provider`'s CSV, known or worked out now. Never ahead of the load:
+        reading a CSV inflates it, so hashing ahead held a second provider's CSV beside the one
+        being parsed (at 1M offers, hashing them all ahead held more than the loaded catalog)."""
+        return raw.sha256.get(provider) or _hash_of(raw, provider)
+
+    def hash_beside(self, data: bytes) -> Future[str]:
+        """The sha256 of `data`, worked out on the side thread (while the caller parses it)."""
+        digest = self._pool.submit(archive.sha256, data)
+        self._hashes.append(digest)
+        return digest
 
     def put(self, cache: DiskCache, data: bytes, *parts: str) -> None:
         self._writes.append(self._pool.submit(cache.put, data, *parts))
@@ -85,13 +68,11 @@ class SideWork:
         self._writes.append(self._pool.submit(job))
 
     def finish(self) -> None:
-        # A hash started ahead for a provider the load did not reach is waited for too: no
-        # work of the load runs on after it.
-        pending: list[Future[Any]] = [*self._writes, *self._hashes.values()]
+        # A hash the load did not wait for (its parse failed) is waited for too: no work of
+        # the load runs on after it.
+        pending: list[Future[Any]] = [*self._writes, *self._hashes]
         wait(pending)
         self._hashes.clear()  # nothing of the raw catalog outlives the load
-        self._ahead.clear()
-        self._raw = None
         self._writes.clear()
         self._pool.shutdown(wait=False)
 
@@ -120,6 +101,14 @@ def provider_table(
     packed = raw.columns.get(provider)
     if packed is None and cache is None:
         return _parsed(raw, provider, consume)
+    fresh = packed is None and not raw.sha256.get(provider)
+    if fresh and cache is not None and side is not None and not _parsed_before(cache, provider):
+        # No table parsed earlier to look up by the CSV's hash: it is hashed beside its parse
+        # (the hash names the parsed table kept for the next process).
+        digest = side.hash_beside(raw.csvs[provider])
+        table = _parsed(raw, provider, consume)
+        _keep_parsed(table, digest.result(), provider, cache, cached, side)
+        return table
     csv_sha256 = (
         side.csv_sha256(raw, provider)
         if side is not None
@@ -141,12 +130,35 @@ def provider_table(
                 logger.debug("Ignoring the cached %s table: %s", provider, e)
     table = _parsed(raw, provider, consume)
     if cache is not None:
-        packed_table = columns.encode(table, csv_sha256)
-        if side is not None:
-            side.put(cache, packed_table, PARSED, name)
-        else:
-            cache.put(packed_table, PARSED, name)
+        _keep_parsed(table, csv_sha256, provider, cache, cached, side)
     return table
+
+
+def _keep_parsed(
+    table: Table,
+    csv_sha256: str,
+    provider: str,
+    cache: DiskCache,
+    cached: set[str],
+    side: SideWork | None,
+) -> None:
+    """Keep a table parsed from the CSV with `csv_sha256` for the next process."""
+    name = f"{provider}-{csv_sha256[:32]}.columns"
+    cached.add(name)
+    packed_table = columns.encode(table, csv_sha256)
+    if side is not None:
+        side.put(cache, packed_table, PARSED, name)
+    else:
+        cache.put(packed_table, PARSED, name)
+
+
+def _parsed_before(cache: DiskCache, provider: str) -> bool:
+    """Whether the disk cache holds a table of `provider` parsed from some CSV."""
+    try:
+        with os.scandir(cache.dir / PARSED) as entries:
+            return any(e.name.startswith(f"{provider}-") for e in entries)
+    except OSError:
+        return False
 
 
 def _parsed(raw: RawCatalog, provider: str, consume: bool) -> Table:
