@@ -201,3 +201,21 @@ def test_column_files_are_checked_when_the_archive_is_read_and_held_only_once_re
         write_archive({"aws": csv}, {"providers": {"aws": entry}}, {"aws": packed})
     )
     assert "aws" not in other.columns and other.csvs["aws"] == csv
+
+
+def test_a_member_is_inflated_into_one_buffer_of_its_size():
+    """Issue 40: reading a member whole joined the pieces inflated, two to three copies of a
+    CSV at a load's peak. Inflated into one buffer, what is held beside it is a piece of the
+    compressed member (here a third of the CSV: random text compresses little)."""
+    import os
+    import tracemalloc
+
+    csv = csv_bytes([item(price=1.0)]) + os.urandom(3 << 20).hex().encode()
+    got = read_archive(write_archive({"aws": csv}, {"providers": {"aws": {}}}))
+    tracemalloc.start()
+    try:
+        data = got.csvs["aws"]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert data == csv and peak < len(csv) * 2  # (whole: 3.8 times)

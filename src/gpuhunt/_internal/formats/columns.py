@@ -128,8 +128,11 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
             raise ValueError(f"column {name} has a bad offset")
         if start + offset + rows * want.itemsize > len(data):
             raise ValueError(f"column {name} runs past the end of the file")
-        # A view on `data`, not a copy: read-only, which suits columns nobody writes to.
-        columns[name] = np.frombuffer(data, dtype=want, count=rows, offset=start + offset)
+        # A view on `data`, not a copy: read-only (also on a bytearray), as nobody writes to
+        # a loaded column.
+        array = np.frombuffer(data, dtype=want, count=rows, offset=start + offset)
+        array.flags.writeable = False
+        columns[name] = array
     strings = header.get("strings")
     if not isinstance(strings, dict):
         raise ValueError("header has no string lists")

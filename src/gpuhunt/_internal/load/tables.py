@@ -18,7 +18,7 @@ import numpy as np
 from gpuhunt._internal import observed, schema
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.archive import Members
-from gpuhunt._internal.load import threads
+from gpuhunt._internal.load import memory, threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.query import answers
@@ -33,6 +33,7 @@ from gpuhunt._internal.query.table import (
 logger = logging.getLogger(__name__)
 
 PARSED = "parsed"  # disk cache folder of tables parsed from CSVs
+TRIM_AFTER_ROWS = 50_000  # a provider this large frees tens of MB once read
 
 
 class SideWork:
@@ -244,7 +245,13 @@ def read_shaped(
     table stamped with its collection time (`observed`) and kept only as its shapes and three
     arrays a row (`combine_shaped`)."""
     table = provider_table(raw, provider, cache, cached, side, consume=True)
-    return shaped(observed.stamp_loaded(table, raw.manifest, provider))
+    part = shaped(observed.stamp_loaded(table, raw.manifest, provider))
+    if len(table) >= TRIM_AFTER_ROWS:
+        del table
+        # What reading a large provider freed goes back before the next is read: glibc keeps
+        # it otherwise, and the next provider's read adds to it (`load.memory`).
+        memory.release_free_memory()
+    return part
 
 
 def shaped(table: Table) -> Shaped:
