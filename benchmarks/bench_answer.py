@@ -131,6 +131,47 @@ def catalogs(workdir: Path, size: int) -> Path:
     return folder
 
 
+def largest_csv(folder: Path) -> dict[str, Any]:
+    """The largest provider CSV of a CSV-only catalog: its provider, size and rows."""
+    import zipfile
+
+    best: dict[str, Any] = {"bytes": 0}
+    for path in folder.glob("*/*/catalog.zip"):
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                if info.filename.endswith(".csv") and info.file_size > best["bytes"]:
+                    rows = z.read(info).count(b"\n") - 1
+                    best = {"provider": path.parts[-3], "bytes": info.file_size, "rows": rows}
+    return best
+
+
+def bounds(loads: dict[int, dict[str, Any]]) -> list[str]:
+    """What must coexist at a cold CSV load's peak, in bytes: the largest provider's CSV text
+    while it is parsed (its bytes too, while its text is made) and its table of every column
+    (`query.table.COLUMNS`, before its shapes are taken), beside the catalog as loaded. A
+    peak/steady ratio above 2 that this floor already reaches is bound by it."""
+    import numpy as np
+
+    from gpuhunt._internal.query.table import COLUMNS
+
+    row = sum(np.dtype(t).itemsize for t in COLUMNS.values())
+    out = []
+    for size, one in loads.items():
+        big, cold = one.get("largest"), one.get("csv_cold")
+        if not big or not cold or not big.get("rows"):
+            continue
+        floor = 2 * big["bytes"] + big["rows"] * row + cold["steady"]
+        out.append(
+            f"- bounds: {size:,} offers, CSV-only cold: the largest CSV ({big['provider']}, "
+            f"{big['rows']:,} offers) as bytes and text while its text is made "
+            f"({_mb(2 * big['bytes'])}), its table of every column ({row} B an offer, "
+            f"{_mb(big['rows'] * row)}) and the catalog as loaded ({_mb(cold['steady'])}): at "
+            f"least {_mb(floor)}, {floor / cold['steady']:.1f}x the steady size, before the "
+            f"parser's own working memory (measured peak {_mb(cold['peak'])})."
+        )
+    return out
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     sizes = sorted(int(s) for s in args.sizes.split(","))
     workdir = Path(args.workdir)
@@ -182,6 +223,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 one[f"{layout}_warm"] = child(ours, LOAD, env)
             if ref:
                 one["ref"] = child(ref, LOAD, {"GPUHUNT_CATALOG_URL": f"{base}/{size}/csv"})
+            one["largest"] = largest_csv(workdir / str(size) / "csv")
             res["loads"][size] = one
             print(f"loads at {size} done", file=sys.stderr)
         page_size = max([s for s in sizes if s <= 1_000_000] or [small])
@@ -284,6 +326,9 @@ def report(res: dict[str, Any]) -> str:
                     grow = (b["s"] / a["s"]) / (b["offers"] / a["offers"])
                     parts.append(f"{labels[key].removeprefix('ours, ')} {grow:.2f}")
             lines.append(f"- {sizes[0]:,} → {size:,}: " + "; ".join(parts))
+    found = bounds(loads)
+    if found:
+        lines += ["", "What bounds the cold peak (`bounds:`; issue 40's target is 2x):", *found]
     page = res["page"]
     lines += [
         "",
