@@ -263,6 +263,11 @@ def _awkward_files():
             text = "\ufeff" + text
         yield text
     yield _with_stray_quote(300, 40)
+    good = csv_bytes([item(price=float(p), instance_name=f"é{p}") for p in range(1, 30)]).decode()
+    yield good  # UTF-8 beyond ASCII
+    yield good.replace("é3,", "\udcff3,")  # a byte that is not UTF-8 (as surrogateescape reads it)
+    yield good.replace("é5,", "\x005,")  # a NUL byte
+    yield good.replace("instance_name,", '"instance_name",', 1)  # a quoted header
     yield csv_bytes([item(instance_name="two\nlines"), *[item(price=float(p)) for p in range(40)]])
 
 
@@ -272,8 +277,6 @@ def test_reading_a_block_of_lines_at_a_time_gives_the_whole_file_reading(monkeyp
     from gpuhunt._internal.formats import csv_table
 
     def read_all(text):
-        if isinstance(text, bytes):
-            text = text.decode()
         stats = ReadStats()
         table = build_table(text, provider="aws", stats=stats)
         return answers.items(table, table.select(QueryFilter())), (
@@ -282,12 +285,17 @@ def test_reading_a_block_of_lines_at_a_time_gives_the_whole_file_reading(monkeyp
             stats.errors,
         )
 
-    files = list(_awkward_files())
+    files = [t.decode() if isinstance(t, bytes) else t for t in _awkward_files()]
     whole = [read_all(text) for text in files]
     monkeypatch.setattr(csv_table, "_CHUNK", 3)
     blocks = [read_all(text) for text in files]
+    # ... and from the bytes, decoded a block at a time (the loader's way):
+    as_bytes = [read_all(text.encode("utf-8", "surrogateescape")) for text in files]
     assert sum(counts[1] for _, counts in whole) > 5  # bad rows were there to count
-    for one, other in zip(whole, blocks):
-        assert one == other
+    for one, other, third in zip(whole, blocks, as_bytes):
+        assert one == other == third
+    # ... read from the bytes indeed (most files; a few need the whole text):
+    read_as_bytes = [csv_table._read_bytes(t.encode(), "aws", ReadStats()) for t in files[:12]]
+    assert sum(table is not None for table in read_as_bytes) >= 6
     # ... and in several blocks indeed:
     assert len(list(csv_table.body_lines(files[0].replace("\r\n", "\n")))) > 10

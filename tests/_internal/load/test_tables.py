@@ -327,3 +327,24 @@ def test_a_shaped_table_keeps_nothing_of_a_column_files_buffer():
     for array in (part.price, part.location, part.shape_of_row):
         assert not np.shares_memory(array, buffer)
     assert part.price.tolist() == decoded.price.tolist()
+
+
+def test_a_large_provider_is_let_go_of_before_the_memory_it_freed_is_handed_back(
+    tmp_path, monkeypatch
+):
+    """The trim after a large provider (`load.memory`) comes after its bytes are let go: a
+    column file's table is a view on its bytes, which were otherwise still held then."""
+    from gpuhunt._internal.load import memory, tables
+
+    aws = csv_bytes([item("aws", price=1.0), item("aws", price=2.0)])
+    read = _archived({"aws": aws}, {"aws": aws})
+    raw = read()
+    seen = []
+    monkeypatch.setattr(tables, "TRIM_AFTER_ROWS", 2)
+    monkeypatch.setattr(
+        memory, "release_free_memory", lambda: seen.append((raw.csvs["aws"], "aws" in raw.columns))
+    )
+    side = SideWork()
+    part = tables.read_shaped(raw, "aws", None, set(), side)
+    side.finish()
+    assert len(part.price) == 2 and seen == [(b"", False)]

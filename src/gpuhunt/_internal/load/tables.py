@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal import observed, schema
+from gpuhunt._internal import observed
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.archive import Members
 from gpuhunt._internal.load import memory, threads
@@ -170,7 +170,8 @@ def _parsed(raw: RawCatalog, provider: str, consume: bool) -> Table:
     held = [raw.csvs[provider]]
     if consume:
         raw.csvs[provider] = b""
-    return build_table(schema.decode_csv(held.pop()), provider=provider)
+    # Parsed from the bytes a block at a time: the whole text is never made beside them.
+    return build_table(held.pop(), provider=provider)
 
 
 def release(raw: RawCatalog, provider: str) -> None:
@@ -243,9 +244,10 @@ def read_shaped(
 ) -> Shaped:
     """`provider_table` as a load reads it: the CSV's bytes let go once its text is made, the
     table stamped with its collection time (`observed`) and kept only as its shapes and three
-    arrays a row (`combine_shaped`)."""
+    arrays a row (`combine_shaped`), and the provider's bytes in `raw` let go (`release`)."""
     table = provider_table(raw, provider, cache, cached, side, consume=True)
     part = shaped(observed.stamp_loaded(table, raw.manifest, provider))
+    release(raw, provider)  # (a column file's table is a view on its bytes: both go now)
     if len(table) >= TRIM_AFTER_ROWS:
         del table
         # What reading a large provider freed goes back before the next is read: glibc keeps
