@@ -75,7 +75,7 @@ def unseal(raw: bytes) -> bytes | None:
     return data
 
 
-def _write_atomically(path: Path, data: bytes | list[bytes]) -> None:
+def _write_atomically(path: Path, data: bytes | list[Any]) -> None:
     """`data` (or its pieces one after another) at `path`, all or nothing for every reader
     (see the module docstring for why it is not synced to the disk)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
@@ -169,9 +169,9 @@ class DiskCache:
         except (OSError, ValueError):
             return False
 
-    def put(self, data: bytes, *parts: str) -> bool:
-        """Store `data` (atomically); False if it could not be (a read-only or full disk only
-        costs the cache, never the query)."""
+    def put(self, data: bytes | list[Any], *parts: str) -> bool:
+        """Store `data`, or its pieces one after another (atomically); False if it could not
+        be (a read-only or full disk only costs the cache, never the query)."""
         try:
             path = self._path(*parts)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +180,11 @@ class DiskCache:
             self._remove_orphans(path.parent)
             # The seal written after the data, not joined to it: a copy of a table's worth
             # of bytes at a load's peak (issue 40).
-            _write_atomically(path, [data, SEAL + hashlib.sha256(data).hexdigest().encode()])
+            pieces = [data] if isinstance(data, (bytes, bytearray)) else data
+            digest = hashlib.sha256()
+            for piece in pieces:
+                digest.update(piece)
+            _write_atomically(path, [*pieces, SEAL + digest.hexdigest().encode()])
             return True
         except (OSError, ValueError) as e:
             logger.debug("Could not write the cache file %s: %s", "/".join(parts), e)

@@ -61,12 +61,17 @@ class SideWork:
         self._hashes.append(digest)
         return digest
 
-    def put(self, cache: DiskCache, data: bytes, *parts: str) -> None:
+    def put(self, cache: DiskCache, data: bytes | list[Any], *parts: str) -> None:
         self._writes.append(self._pool.submit(cache.put, data, *parts))
 
     def run(self, job: Callable[[], object]) -> None:
         """Run `job` on the side thread; `finish` waits for it like for a cache write."""
         self._writes.append(self._pool.submit(job))
+
+    def settle(self) -> None:
+        """Wait for the writes queued so far: a parsed table's bytes waiting to be written
+        are not held beside the next provider's read."""
+        wait(self._writes)
 
     def finish(self) -> None:
         # A hash the load did not wait for (its parse failed) is waited for too: no work of
@@ -146,7 +151,8 @@ def _keep_parsed(
     """Keep a table parsed from the CSV with `csv_sha256` for the next process."""
     name = f"{provider}-{csv_sha256[:32]}.columns"
     cached.add(name)
-    packed_table = columns.encode(table, csv_sha256)
+    # Written from the table's own columns (no packed copy of it at the load's peak).
+    packed_table = columns.encode_pieces(table, csv_sha256)
     if side is not None:
         side.put(cache, packed_table, PARSED, name)
     else:
@@ -245,6 +251,7 @@ def read_shaped(
     """`provider_table` as a load reads it: the CSV's bytes let go once its text is made, the
     table stamped with its collection time (`observed`) and kept only as its shapes and three
     arrays a row (`combine_shaped`), and the provider's bytes in `raw` let go (`release`)."""
+    side.settle()
     table = provider_table(raw, provider, cache, cached, side, consume=True)
     part = shaped(observed.stamp_loaded(table, raw.manifest, provider))
     release(raw, provider)  # (a column file's table is a view on its bytes: both go now)
