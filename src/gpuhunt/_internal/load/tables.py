@@ -309,31 +309,37 @@ def combine_shaped(parts: list[Shaped]) -> Table:
                 [getattr(part.shapes, column) for part in parts]
             ).astype(dtype, copy=False)
     n_shapes = len(shape_cols["price"])
-    price = np.concatenate([part.price for part in parts])
+    # Each combined array is joined from the parts' pieces in its final type, each part's
+    # array let go once joined: at 5M offers the parts' arrays, int64 pieces and the joined
+    # copies at once were the column-file load's peak.
+    price = _glued([part.price for part in parts], np.float64)
+    for part in parts:
+        part.price = np.empty(0)
     order = np.argsort(price, kind="stable")
     price = price[order]
-    offsets = np.cumsum([0] + [len(part.shapes) for part in parts])
+    offsets = np.cumsum([0] + [len(part.shapes) for part in parts]).tolist()
     small = n_shapes <= 1 << 16  # two bytes a row where the shapes allow, as `prepare` does
-    shape_of_row = _joined_rows(
-        [part.shape_of_row + offsets[k] for k, part in enumerate(parts)],
-        order,
-        np.uint16 if small else np.int32,
-    )
-    location = _joined_rows(
-        [location_remaps[k][part.location] for k, part in enumerate(parts)],
-        order,
-        np.uint16 if len(shape_cols["locations"]) <= 1 << 16 else np.int32,
-    )
-    for part in parts:  # the combined arrays are made: the parts' go
-        part.price = part.location = part.shape_of_row = np.empty(0)
+    kind: Any = np.uint16 if small else np.int32
+    pieces = []
+    for k, part in enumerate(parts):
+        pieces.append((part.shape_of_row + offsets[k]).astype(kind, copy=False))
+        part.shape_of_row = np.empty(0)
+    shape_of_row = _glued(pieces, kind)[order]
+    kind = np.uint16 if len(shape_cols["locations"]) <= 1 << 16 else np.int32
+    pieces = []
+    for k, part in enumerate(parts):
+        pieces.append(location_remaps[k].astype(kind)[part.location])
+        part.location = np.empty(0)
+    location = _glued(pieces, kind)[order]
+    del order
     return _compacted(Table(**shape_cols), price, location, shape_of_row, skipped)
 
 
-def _joined_rows(pieces: list[np.ndarray], order: np.ndarray, dtype: Any) -> np.ndarray:
+def _glued(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """`pieces` joined (and let go)."""
     joined = np.concatenate(pieces).astype(dtype, copy=False)
     pieces.clear()
-    out: np.ndarray = joined[order]
-    return out
+    return joined
 
 
 def _compacted(
