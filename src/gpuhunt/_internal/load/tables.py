@@ -40,8 +40,9 @@ class SideWork:
     """What a load can do beside the thread that parses: hashing CSVs and writing parsed
     tables to the disk cache, one job after another on a thread of their own. Both let go of
     the interpreter (hashlib, file writes), so they run on another core while the loading
-    thread parses the next CSV; on that thread they cost a fifth of a CSV-only load. `finish`
-    waits for the writes, so a load that has returned has also written its cache."""
+    thread parses (a CSV is hashed beside its own parse); on that thread they cost a fifth of
+    a CSV-only load. `finish` waits for the writes, so a load that has returned has also
+    written its cache."""
 
     def __init__(self, owner: threads.Owner | None = None) -> None:
         # `owner`: the catalog's threads, which `Catalog.close()` waits for.
@@ -100,8 +101,8 @@ def provider_table(
     a column file cached by an earlier parse of the same CSV, else by parsing the CSV. A CSV
     without the required columns raises `schema.MissingColumns` (the caller keeps the
     provider's previous offers). With `side`, hashing and cache writes run beside the parse.
-    With `consume`, the CSV's bytes in `raw` are let go once its text is made (a load that
-    reads `raw` only once: see `release`)."""
+    With `consume`, `raw` lets go of the CSV's bytes as its parse starts, so that the parse
+    holds the only reference (a load that reads `raw` only once: see `release`)."""
     # The CSV is read (inflated from its archive, checked against the manifest) only if it is
     # parsed or hashed: a column file the manifest vouches for comes with the CSV's sha256.
     packed = raw.columns.get(provider)
@@ -172,7 +173,6 @@ def _parsed(raw: RawCatalog, provider: str, consume: bool) -> Table:
     # The CSV parser is imported when a CSV is parsed: a warm start reads no CSV.
     from gpuhunt._internal.formats.csv_table import build_table
 
-    # Its text is what is parsed: the bytes can go as soon as it is made, not after the parse.
     held = [raw.csvs[provider]]
     if consume:
         raw.csvs[provider] = b""
@@ -248,7 +248,7 @@ class Shaped:
 def read_shaped(
     raw: RawCatalog, provider: str, cache: DiskCache | None, cached: set[str], side: SideWork
 ) -> Shaped:
-    """`provider_table` as a load reads it: the CSV's bytes let go once its text is made, the
+    """`provider_table` as a load reads it: the CSV's bytes held by its parse only, the
     table stamped with its collection time (`observed`) and kept only as its shapes and three
     arrays a row (`combine_shaped`), and the provider's bytes in `raw` let go (`release`)."""
     side.settle()
