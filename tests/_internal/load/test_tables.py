@@ -42,7 +42,7 @@ def test_a_csv_is_hashed_beside_its_own_parse_and_no_other_csv_is_read_meanwhile
     real = side._pool.submit
 
     def submit(fn, *args):
-        hashed_on.append(getattr(fn, "__name__", ""))
+        hashed_on.append(getattr(args[0], "__name__", ""))
         return real(fn, *args)
 
     side._pool.submit = submit  # type: ignore[method-assign]
@@ -348,3 +348,21 @@ def test_a_large_provider_is_let_go_of_before_the_memory_it_freed_is_handed_back
     part = tables.read_shaped(raw, "aws", None, set(), side)
     side.finish()
     assert len(part.price) == 2 and seen == [(b"", False)]
+
+
+def test_the_side_thread_keeps_no_csv_nor_table_once_its_job_is_done(tmp_path):
+    """A worker thread keeps its last task until it takes the next: the CSV it hashed (or the
+    table it wrote) must not live on in it, beside the next provider's read."""
+    import sys
+
+    side = SideWork()
+    data = bytes(bytearray(b"a,b\n" * 1000))
+    before = sys.getrefcount(data)
+    assert side.hash_beside(data).result() == sha256(data)
+    assert sys.getrefcount(data) == before
+    piece = bytes(bytearray(b"x" * 100))
+    before = sys.getrefcount(piece)
+    side.put(DiskCache("http://example.invalid/catalog", tmp_path), [piece], "parsed", "t")
+    side.settle()
+    assert sys.getrefcount(piece) == before
+    side.finish()

@@ -58,12 +58,12 @@ class SideWork:
 
     def hash_beside(self, data: bytes) -> Future[str]:
         """The sha256 of `data`, worked out on the side thread (while the caller parses it)."""
-        digest = self._pool.submit(archive.sha256, data)
+        digest = self._pool.submit(_taking, archive.sha256, [data])
         self._hashes.append(digest)
         return digest
 
     def put(self, cache: DiskCache, data: bytes | list[Any], *parts: str) -> None:
-        self._writes.append(self._pool.submit(cache.put, data, *parts))
+        self._writes.append(self._pool.submit(_taking, lambda d: cache.put(d, *parts), [data]))
 
     def run(self, job: Callable[[], object]) -> None:
         """Run `job` on the side thread; `finish` waits for it like for a cache write."""
@@ -82,6 +82,12 @@ class SideWork:
         self._hashes.clear()  # nothing of the raw catalog outlives the load
         self._writes.clear()
         self._pool.shutdown(wait=False)
+
+
+def _taking(job: Callable[[Any], Any], held: list[Any]) -> Any:
+    """`job` of the one item of `held`, which it takes out: a worker thread keeps its last
+    task until it takes the next, and a CSV or a table's columns must not stay alive with it."""
+    return job(held.pop())
 
 
 def _hash_of(raw: RawCatalog, provider: str) -> str:
