@@ -299,3 +299,32 @@ def test_reading_a_block_of_lines_at_a_time_gives_the_whole_file_reading(monkeyp
     assert sum(table is not None for table in read_as_bytes) >= 6
     # ... and in several blocks indeed:
     assert len(list(csv_table.body_lines(files[0].replace("\r\n", "\n")))) > 10
+
+
+def test_columns_filled_in_place_build_what_joined_chunks_build():
+    """A builder told how many rows to expect fills one array a column; more rows than that
+    (a miscount) carry on in chunks. The table is the same either way."""
+    import numpy as np
+
+    from gpuhunt._internal.formats.table_builder import TableBuilder
+    from gpuhunt._internal.query.table import COLUMNS
+
+    text = csv_bytes(
+        [item(price=float(p), instance_name=f"i{p % 2}", gpu_count=p % 3) for p in (5, 1, 4, 2, 3)]
+    ).decode()
+    header, *rows = list(csv.reader(text.splitlines()))
+
+    def columns(part):
+        return {name: [r[i] for r in part] for i, name in enumerate(header)}
+
+    built = []
+    for capacity in (0, 2, 4, 5, 100):
+        builder = TableBuilder("aws", capacity)
+        builder.add_fast(columns(rows[:3]), 3)
+        builder.add_fast(columns(rows[3:]), 2)
+        built.append(builder.build())
+    for table in built[1:]:
+        for name in COLUMNS:
+            got, want = getattr(table, name), getattr(built[0], name)
+            assert np.array_equal(got, want, equal_nan=True) and got.dtype == want.dtype, name
+    assert built[0].price.tolist() == [1, 2, 3, 4, 5]

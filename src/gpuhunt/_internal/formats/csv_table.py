@@ -102,7 +102,8 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
         raise schema.MissingColumns(
             f"the {provider} catalog's header is unreadable ({e})"
         ) from None
-    chunks = _Chunks(TableBuilder(provider), header, stats, quoted='"' in data)
+    builder = TableBuilder(provider, data.count("\n") if strategy in (None, "lines") else 0)
+    chunks = _Chunks(builder, header, stats, quoted='"' in data)
     # NUL bytes or bytes that were not UTF-8 somewhere: every row goes through the row rules.
     chunks.careful = schema.suspect(data)
     # In the published column order each chunk of lines proves that no quoted field spans a
@@ -136,7 +137,9 @@ def _read_bytes(data: bytes, provider: str, stats: ReadStats) -> Table | None:
     if b'"' in head or b"\r" in core or b"\0" in data or not _utf8(data):
         return None
     header = [h.strip() for h in next(csv.reader([head.decode()]))]
-    chunks = _Chunks(TableBuilder(provider), header, stats, quoted=b'"' in data)
+    # At most a row a line: each column is filled in place (`TableBuilder`).
+    builder = TableBuilder(provider, data.count(b"\n", end + 1) + 1)
+    chunks = _Chunks(builder, header, stats, quoted=b'"' in data)
     published_order = header == schema.FIELDS
     body = body_lines(data, check_quotes=not published_order, start=end + 1)
     if body is None:
