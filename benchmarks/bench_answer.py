@@ -133,6 +133,61 @@ def catalogs(workdir: Path, size: int) -> Path:
     return folder
 
 
+def largest_member(folder: Path, suffix: str) -> dict[str, Any]:
+    """The largest `suffix` member (a provider's CSV or column file) of a published catalog:
+    its provider, size and rows; and every archive's size together (`archives`)."""
+    import zipfile
+
+    best: dict[str, Any] = {"bytes": 0, "archives": 0}
+    for path in folder.glob("*/*/catalog.zip"):
+        best["archives"] += path.stat().st_size
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                if info.filename.endswith(suffix) and info.file_size > best["bytes"]:
+                    best.update(provider=path.parts[-3], bytes=info.file_size)
+                    csv = z.read(f"{path.parts[-3]}.csv")
+                    best["rows"] = csv.count(b"\n") - 1
+    return best
+
+
+def bounds(loads: dict[int, dict[str, Any]]) -> list[str]:
+    """What must coexist at a cold load's peak, in bytes, beside the catalog as loaded: the
+    downloaded archives not read yet, and the largest provider's CSV (its bytes while they are
+    parsed a block at a time) or column file, with its table of every column
+    (`query.table.COLUMNS`) until its shapes are taken. A peak/steady ratio above 2 that this
+    floor already reaches is bound by it."""
+    import numpy as np
+
+    from gpuhunt._internal.query.table import COLUMNS
+
+    row = sum(np.dtype(t).itemsize for t in COLUMNS.values())
+    out = []
+    for size, one in loads.items():
+        for layout, what in (("csv", "CSV"), ("cols", "column file")):
+            big, cold = one.get(f"largest_{layout}"), one.get(f"{layout}_cold")
+            if not big or not cold or not big.get("rows"):
+                continue
+            table = big["rows"] * row
+            # A column file's table is a view on its bytes: the table is the file.
+            held = big["bytes"] + (table if layout == "csv" else 0)
+            floor = big["archives"] + held + cold["steady"]
+            out.append(
+                f"- bounds: {size:,} offers, {'CSV-only' if layout == 'csv' else 'column files'}"
+                f", cold: the archives as downloaded ({_mb(big['archives'])}), the largest "
+                f"{what} ({big['provider']}, {big['rows']:,} offers, {_mb(big['bytes'])})"
+                + (
+                    f" and its table of every column ({row} B an offer, {_mb(table)})"
+                    if layout == "csv"
+                    else ""
+                )
+                + f", the catalog as loaded ({_mb(cold['steady'])}): at least {_mb(floor)}, "
+                f"{floor / cold['steady']:.1f}x the steady size, before the reader's own "
+                f"working memory (measured peak {_mb(cold['peak'])}, "
+                f"{cold['peak'] / cold['steady']:.1f}x)."
+            )
+    return out
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     sizes = sorted(int(s) for s in args.sizes.split(","))
     workdir = Path(args.workdir)
@@ -184,6 +239,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 one[f"{layout}_warm"] = child(ours, LOAD, env)
             if ref:
                 one["ref"] = child(ref, LOAD, {"GPUHUNT_CATALOG_URL": f"{base}/{size}/csv"})
+            for layout, suffix in (("csv", ".csv"), ("cols", ".columns")):
+                one[f"largest_{layout}"] = largest_member(workdir / str(size) / layout, suffix)
             res["loads"][size] = one
             print(f"loads at {size} done", file=sys.stderr)
         page_size = max([s for s in sizes if s <= 1_000_000] or [small])
@@ -323,6 +380,9 @@ def report(res: dict[str, Any]) -> str:
                     grow = (b["s"] / a["s"]) / (b["offers"] / a["offers"])
                     parts.append(f"{labels[key].removeprefix('ours, ')} {grow:.2f}")
             lines.append(f"- {sizes[0]:,} → {size:,}: " + "; ".join(parts))
+    found = bounds(loads)
+    if found:
+        lines += ["", "What bounds the cold peak (`bounds:`; issue 40's target is 2x):", *found]
     page = res["page"]
     lines += [
         "",

@@ -180,3 +180,42 @@ def test_a_csv_not_matching_its_manifest_is_refused_when_read(monkeypatch):
         got.csvs["aws"]
     with pytest.raises(CatalogIntegrityError):
         dict(got.csvs)  # every way of reading it is refused, not only `[]`
+
+
+def test_column_files_are_checked_when_the_archive_is_read_and_held_only_once_read(monkeypatch):
+    """Issue 40: a catalog's column files are about its whole loaded size; held from the
+    archive's reading on, they were all in memory together. Each is checked against the
+    manifest then (streamed), and inflated again, to be held, only when read."""
+    from gpuhunt._internal.publish.build import column_file
+
+    seen = _count_inflates(monkeypatch)
+    csv = csv_bytes([item(price=1.0), item(price=2.0)])
+    got = read_archive(_with_columns(csv))
+    assert "aws" in got.columns and "aws.columns" not in seen
+    assert not got.columns.inflated("aws")
+    assert got.columns["aws"] == column_file("aws", csv) and seen.count("aws.columns") == 1
+    # A column file the manifest does not vouch for is still left out when the archive is read:
+    packed = column_file("aws", csv)
+    entry = {"sha256": sha256(csv), "columns_sha256": sha256(packed + b"x")}
+    other = read_archive(
+        write_archive({"aws": csv}, {"providers": {"aws": entry}}, {"aws": packed})
+    )
+    assert "aws" not in other.columns and other.csvs["aws"] == csv
+
+
+def test_a_member_is_inflated_into_one_buffer_of_its_size():
+    """Issue 40: reading a member whole joined the pieces inflated, two to three copies of a
+    CSV at a load's peak. Inflated into one buffer, what is held beside it is a piece of the
+    compressed member (here a third of the CSV: random text compresses little)."""
+    import os
+    import tracemalloc
+
+    csv = csv_bytes([item(price=1.0)]) + os.urandom(3 << 20).hex().encode()
+    got = read_archive(write_archive({"aws": csv}, {"providers": {"aws": {}}}))
+    tracemalloc.start()
+    try:
+        data = got.csvs["aws"]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert data == csv and peak < len(csv) * 2  # (whole: 3.8 times)

@@ -187,3 +187,20 @@ def test_random_damage_is_only_ever_a_value_error_or_a_valid_table():
         # Survived the checks: then every offer must build and be a well-formed offer.
         for offer in answers.items(table, table.select(EVERYTHING)):
             assert offer.price == offer.price and offer.gpu_count >= 0
+
+
+def test_a_column_file_written_in_pieces_is_the_packed_one():
+    """The loader writes parsed tables from their own columns (`encode_pieces`, no packed copy
+    at a load's peak); joined, the pieces are `encode`'s bytes, whatever the column sizes."""
+    from gpuhunt._internal.formats.columns import encode, encode_pieces
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.formats.csv_table import build_table
+    from tests.helpers import item
+
+    for n in (1, 2, 3, 7):
+        table = build_table(
+            csv_bytes([item(price=float(k + 1), instance_name=f"i{k}") for k in range(n)]),
+            provider="aws",
+        )
+        pieces = encode_pieces(table, "a" * 64)
+        assert b"".join(bytes(p) for p in pieces) == bytes(encode(table, "a" * 64))

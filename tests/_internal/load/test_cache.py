@@ -103,3 +103,21 @@ def test_a_linked_file_a_fifo_and_an_oversized_file_read_as_absent(tmp_path, mon
     assert cache.get("latest.json") is None
     monkeypatch.setattr(cache_module, "MAX_FILE_BYTES", 1 << 20)
     assert cache.get("latest.json") == b"sealed"
+
+
+def test_a_file_is_written_with_its_seal_without_a_second_copy_of_it(tmp_path):
+    """Issue 40: the cache writes a load's tables (a table's worth of bytes each) at the
+    load's peak; joining the seal to the data made a copy of them."""
+    import tracemalloc
+
+    cache = DiskCache("http://example.invalid/catalog", tmp_path)
+    data = os.urandom(8 << 20)
+    tracemalloc.start()
+    try:
+        assert cache.put(data, "parsed", "big.columns")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < len(data) // 2
+    assert cache.get("parsed", "big.columns") == data
+    assert (tmp_path / cache.dir.name / "parsed" / "big.columns").read_bytes() == seal(data)

@@ -81,3 +81,23 @@ def test_every_load_trims_once_even_a_failed_one(tmp_path, monkeypatch):
     with pytest.raises(Exception):  # noqa: B017 - any refusal; the trim is what is checked
         broken.load(version="v9")
     assert calls == [1, 1, 1]
+
+
+def test_a_load_also_trims_after_each_large_provider(tmp_path, monkeypatch):
+    """What reading a large provider freed goes back before the next is read, so that the
+    allocator's kept memory does not add up across providers (issue 40)."""
+    from gpuhunt._internal.load import tables
+
+    calls = []
+    monkeypatch.setattr(memory, "release_free_memory", lambda: calls.append(1) or True)
+    monkeypatch.setattr(tables, "TRIM_AFTER_ROWS", 2)
+    publish_archive(
+        tmp_path,
+        "v1",
+        {
+            "aws": csv_bytes([item(price=1.0), item(price=2.0)]),
+            "gcp": csv_bytes([item("gcp", price=1.0)]),
+        },
+    )
+    Catalog(catalog_url=str(tmp_path), auto_reload=False).load()
+    assert calls == [1, 1]  # after aws (2 offers), none after gcp (1), one at the end

@@ -15,23 +15,59 @@ def _raw(**csvs: bytes) -> RawCatalog:
     return RawCatalog(dict(csvs), "v1", "network", "http://example.invalid/catalog")
 
 
-def test_side_work_hashes_each_csv_off_the_loading_thread():
-    raw = _raw(aws=b"aws,csv\n", gcp=b"gcp,csv\n")
-    raw.sha256["gcp"] = "from-the-manifest"  # known hashes are not worked out again
+class _Reads(dict):
+    """A provider -> CSV mapping that records which CSVs were read (a `Members` inflates a CSV
+    when it is read)."""
+
+    def __init__(self, **csvs: bytes) -> None:
+        super().__init__(csvs)
+        self.read: list[str] = []
+
+    def __getitem__(self, key):
+        self.read.append(key)
+        return super().__getitem__(key)
+
+
+def test_a_csv_is_hashed_beside_its_own_parse_and_no_other_csv_is_read_meanwhile(tmp_path):
+    """Issue 40: reading a CSV inflates it; hashing ahead of the load held another provider's
+    CSV beside the one parsed (every provider's, when all were hashed ahead). A CSV with no
+    table parsed earlier is hashed on the side thread while it is parsed, and the parsed
+    table is kept under that hash."""
+    cache = DiskCache("http://example.invalid/catalog", tmp_path)
+    aws, gcp = csv_bytes([item("aws", price=1.0)]), csv_bytes([item("gcp", price=2.0)])
+    csvs = _Reads(aws=aws, gcp=gcp)
+    raw = RawCatalog(csvs, "v1", "network", "http://example.invalid/catalog")
     side = SideWork()
-    seen = []
+    hashed_on = []
     real = side._pool.submit
 
     def submit(fn, *args):
-        seen.append(args[0])
+        hashed_on.append(getattr(args[0], "__name__", ""))
         return real(fn, *args)
 
     side._pool.submit = submit  # type: ignore[method-assign]
-    side.hash_ahead(raw, ["aws", "gcp", "lambdalabs"])
-    assert seen == [b"aws,csv\n"]
-    assert side.csv_sha256(raw, "aws") == sha256(b"aws,csv\n")
-    assert side.csv_sha256(raw, "gcp") == "from-the-manifest"
+    cached: set[str] = set()
+    assert len(provider_table(raw, "aws", cache, cached, side, consume=True)) == 1
+    assert set(csvs.read) == {"aws"} and hashed_on[0] == "sha256"  # gcp: not yet
     side.finish()
+    assert cached == {f"aws-{sha256(aws)[:32]}.columns"}
+    assert cache.get(PARSED, f"aws-{sha256(aws)[:32]}.columns") is not None
+
+
+def test_a_csv_with_a_table_parsed_earlier_is_hashed_first_to_find_it(tmp_path, monkeypatch):
+    from gpuhunt._internal.load import tables
+
+    cache = DiskCache("http://example.invalid/catalog", tmp_path)
+    aws = csv_bytes([item("aws", price=1.0), item("aws", price=2.0)])
+    side = SideWork()
+    provider_table(_raw(aws=aws), "aws", cache, set(), side)
+    side.finish()
+    parsed = []
+    monkeypatch.setattr(tables, "_parsed", lambda *a: parsed.append(a))
+    side = SideWork()
+    assert len(provider_table(_raw(aws=aws), "aws", cache, set(), side)) == 2
+    side.finish()
+    assert parsed == []  # read back, not parsed
 
 
 def test_a_load_has_written_its_parsed_tables_when_it_returns(tmp_path, monkeypatch):
@@ -49,7 +85,6 @@ def test_a_load_has_written_its_parsed_tables_when_it_returns(tmp_path, monkeypa
     monkeypatch.setattr(DiskCache, "put", slow_put)
     raw = _raw(aws=csv_bytes([item(price=1.0), item(price=2.0)]))
     side = SideWork()
-    side.hash_ahead(raw, ["aws"])
     cached: set[str] = set()
     table = provider_table(raw, "aws", cache, cached, side)
     assert len(table) == 2
@@ -110,6 +145,33 @@ def test_a_load_lets_go_of_each_providers_bytes_once_its_table_is_built(tmp_path
     loader._install(raw)
     assert loader.loaded is not None and loader.loaded.table.counts() == {"aws": 2, "gcp": 1}
     assert raw.csvs == {"aws": b"", "gcp": b""} and raw.columns == {}
+
+
+def test_a_refused_providers_bytes_are_let_go_too(tmp_path):
+    """A provider whose CSV is refused (no header) costs the load its bytes no longer than one
+    that was read."""
+    raw = _raw(aws=b"", gcp=csv_bytes([item("gcp", price=0.5)]))
+    raw.csvs["aws"] = b"not,a,catalog\n1,2,3\n"
+    loader = _loader(tmp_path)
+    loader._install(raw)
+    assert loader.loaded is not None and loader.loaded.table.counts() == {"gcp": 1}
+    assert raw.problems and raw.csvs == {"aws": b"", "gcp": b""}
+
+
+def test_a_consuming_parse_lets_go_of_the_bytes_before_it_parses(monkeypatch):
+    from gpuhunt._internal.formats import csv_table
+
+    raw = _raw(aws=csv_bytes([item("aws", price=1.0)]))
+    seen = []
+    real = csv_table.build_table
+
+    def spy(text, **kwargs):
+        seen.append(raw.csvs["aws"])
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(csv_table, "build_table", spy)
+    assert len(provider_table(raw, "aws", None, set(), consume=True)) == 1
+    assert seen == [b""]
 
 
 def _loader(tmp_path):
@@ -198,3 +260,109 @@ def test_a_csv_not_matching_its_manifest_is_refused_when_it_is_used(tmp_path):
     loader._install(raw)
     assert loader.loaded is not None and loader.loaded.table.counts() == {"gcp": 1}
     assert any("aws.csv does not match the sha256" in p for p in raw.problems)
+
+
+def _provider_tables(seed: int):
+    import random
+
+    rnd = random.Random(seed)
+    raw = _raw(
+        **{
+            p: csv_bytes(
+                [
+                    item(
+                        p,
+                        instance_name=rnd.choice(["a", "b", "c"]),
+                        location=rnd.choice(["r1", "r2", f"{p}-only"]),
+                        price=rnd.choice([0.5, 1.0, 2.0, 3.5, 7.0]),
+                        spot=rnd.random() < 0.4,
+                        gpu_name=rnd.choice(["H100", "L4", None]),
+                        gpu_count=rnd.choice([0, 1, 8]),
+                        flags=rnd.choice([[], ["x"]]),
+                    )
+                    for _ in range(rnd.randint(0, 40))
+                ]
+            )
+            for p in ("aws", "gcp", "runpod")
+        }
+    )
+    return [provider_table(raw, p, None, set()) for p in ("aws", "gcp", "runpod")]
+
+
+def test_combining_shaped_tables_answers_as_the_combined_table_does():
+    """Issue 40: a load combines each provider's shapes and per-row price, location and shape
+    number instead of every column of every offer; every answer is the same, in the same
+    order, as from the tables combined whole and compacted."""
+    from gpuhunt import QueryFilter
+    from gpuhunt._internal.load.tables import combine_freeing, combine_shaped, shaped
+    from gpuhunt._internal.query import answers
+
+    filters = [
+        QueryFilter(),
+        QueryFilter(gpu_name=["H100"]),
+        QueryFilter(max_price=2.0),
+        QueryFilter(spot=True),
+        QueryFilter(provider=["gcp"]),
+        QueryFilter(min_gpu_count=1, spot=False),
+    ]
+    for seed in range(12):
+        expected = combine_freeing(_provider_tables(seed))
+        answers.prepare(expected)
+        got = combine_shaped([shaped(t) for t in _provider_tables(seed)])
+        answers.prepare(got)
+        assert len(got) == len(expected) and got.counts() == expected.counts()
+        for f in filters:
+            assert answers.items(got, got.select(f)) == answers.items(expected, expected.select(f))
+
+
+def test_a_shaped_table_keeps_nothing_of_a_column_files_buffer():
+    from gpuhunt._internal.formats import columns
+    from gpuhunt._internal.load.tables import shaped
+
+    (aws, *_) = _provider_tables(1)
+    packed = bytes(columns.encode(aws, "0" * 64))
+    decoded = columns.decode(packed, provider="aws", csv_sha256="0" * 64)
+    part = shaped(decoded)
+    buffer = np.frombuffer(packed, dtype=np.uint8)
+    for array in (part.price, part.location, part.shape_of_row):
+        assert not np.shares_memory(array, buffer)
+    assert part.price.tolist() == decoded.price.tolist()
+
+
+def test_a_large_provider_is_let_go_of_before_the_memory_it_freed_is_handed_back(
+    tmp_path, monkeypatch
+):
+    """The trim after a large provider (`load.memory`) comes after its bytes are let go: a
+    column file's table is a view on its bytes, which were otherwise still held then."""
+    from gpuhunt._internal.load import memory, tables
+
+    aws = csv_bytes([item("aws", price=1.0), item("aws", price=2.0)])
+    read = _archived({"aws": aws}, {"aws": aws})
+    raw = read()
+    seen = []
+    monkeypatch.setattr(tables, "TRIM_AFTER_ROWS", 2)
+    monkeypatch.setattr(
+        memory, "release_free_memory", lambda: seen.append((raw.csvs["aws"], "aws" in raw.columns))
+    )
+    side = SideWork()
+    part = tables.read_shaped(raw, "aws", None, set(), side)
+    side.finish()
+    assert len(part.price) == 2 and seen == [(b"", False)]
+
+
+def test_the_side_thread_keeps_no_csv_nor_table_once_its_job_is_done(tmp_path):
+    """A worker thread keeps its last task until it takes the next: the CSV it hashed (or the
+    table it wrote) must not live on in it, beside the next provider's read."""
+    import sys
+
+    side = SideWork()
+    data = bytes(bytearray(b"a,b\n" * 1000))
+    before = sys.getrefcount(data)
+    assert side.hash_beside(data).result() == sha256(data)
+    assert sys.getrefcount(data) == before
+    piece = bytes(bytearray(b"x" * 100))
+    before = sys.getrefcount(piece)
+    side.put(DiskCache("http://example.invalid/catalog", tmp_path), [piece], "parsed", "t")
+    side.settle()
+    assert sys.getrefcount(piece) == before
+    side.finish()

@@ -85,6 +85,10 @@ class Members(MutableMapping[str, bytes]):
         """Put `key` into `other` as it is here: still not inflated if it was not."""
         other._items[key] = self._items[key]
 
+    def pop_unread(self, key: str) -> None:
+        """Remove `key` without inflating it (`pop` would read it first)."""
+        self._items.pop(key, None)
+
     def inflated(self, key: str) -> bool:
         return not isinstance(self._items[key], _Later)
 
@@ -120,23 +124,62 @@ class Members(MutableMapping[str, bytes]):
 
 
 def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
-    """One member's bytes, never more than its (already capped) declared size."""
+    """One member's bytes, never more than its (already capped) declared size. Inflated a
+    piece at a time into one buffer of that size (a bytearray, used as bytes): reading it
+    whole joins the pieces, which held two to three copies of a CSV at a load's peak."""
+    content = bytearray(info.file_size)
+    view = memoryview(content)
+    size = 0
     try:
         with z.open(info) as member:
-            # Read one byte past the declared size: a lying header cannot expand further.
-            content = member.read(info.file_size + 1)
+            while True:
+                # One byte past the declared size at most: a lying header cannot expand further.
+                piece = member.read(min(_PIECE, info.file_size + 1 - size))
+                if not piece:
+                    break
+                if size + len(piece) > info.file_size:
+                    size += len(piece)
+                    break
+                view[size : size + len(piece)] = piece
+                size += len(piece)
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
         raise CatalogIntegrityError(f"{source}: member {info.filename} is corrupt ({e})") from None
-    if len(content) != info.file_size:
+    finally:
+        view.release()
+    if size != info.file_size:
         raise CatalogIntegrityError(f"{source}: member {info.filename} has the wrong size")
-    return content
+    return content  # type: ignore[return-value]
+
+
+def _digest(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> str:
+    """A member's sha256, inflated a piece at a time: checked now, held only when it is read
+    (`Members`), so an archive's column files are not all in memory while it is read."""
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with z.open(info) as member:
+            while size <= info.file_size:
+                piece = member.read(min(_PIECE, info.file_size + 1 - size))
+                if not piece:
+                    break
+                size += len(piece)
+                digest.update(piece)
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
+        raise CatalogIntegrityError(f"{source}: member {info.filename} is corrupt ({e})") from None
+    if size != info.file_size:
+        raise CatalogIntegrityError(f"{source}: member {info.filename} has the wrong size")
+    return digest.hexdigest()
+
+
+_PIECE = 1 << 20
 
 
 @dataclass
 class Archive:
     csvs: Members  # provider -> CSV bytes, inflated when read
     manifest: dict[str, Any] | None
-    columns: dict[str, bytes] = field(default_factory=dict)  # provider -> column file
+    # provider -> column file, inflated when read
+    columns: Members = field(default_factory=Members)
     # provider -> its CSV's: computed, or for a CSV not inflated, the manifest's (checked on read).
     sha256: dict[str, str] = field(default_factory=dict)
     # Members left unread: CSVs of providers the manifest does not list (see `read_archive`).
@@ -215,7 +258,7 @@ def _read_archive(data: bytes, source: str) -> Archive:
             )
     entries = (manifest.get("providers") or {}) if manifest is not None else {}
     csvs = Members()
-    columns: dict[str, bytes] = {}
+    columns = Members()
     hashes: dict[str, str] = {}
     for provider in providers:
         entry = (entries.get(provider) or {}) if manifest is not None else {}
@@ -224,9 +267,12 @@ def _read_archive(data: bytes, source: str) -> Archive:
         packed_info = by_name.get(f"{provider}{COLUMNS_SUFFIX}")
         csv_info = by_name[f"{provider}.csv"]
         if packed_info is not None:
-            packed = _inflate(z, packed_info, source)
-            if manifest is None or wanted and sha256(packed) == wanted:
-                columns[provider] = packed
+            if manifest is None:
+                columns.defer(provider, _Later(z, packed_info, source, None))
+            elif wanted and _digest(z, packed_info, source) == wanted:
+                # Checked, and inflated again when read: one provider's column file in
+                # memory at a time, not the whole catalog's (issue 40).
+                columns.defer(provider, _Later(z, packed_info, source, str(wanted)))
             else:
                 # Only a faster way to the same offers: without it the CSV is parsed instead.
                 logger.warning(

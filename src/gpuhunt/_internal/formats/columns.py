@@ -37,6 +37,16 @@ _MAY_BE_NONE = {"gpu_name", "gpu_vendor"}
 
 def encode(table: Table, csv_sha256: str) -> bytes:
     """The column file of a one-provider `table` built from the CSV with `csv_sha256`."""
+    return pack(*_encoding(table, csv_sha256), counts=False)
+
+
+def encode_pieces(table: Table, csv_sha256: str) -> list[Any]:
+    """`encode`'s bytes as pieces to write one after another (`pack_pieces`): the arrays are
+    the table's own columns, not a copy of them."""
+    return pack_pieces(*_encoding(table, csv_sha256), counts=False)
+
+
+def _encoding(table: Table, csv_sha256: str) -> tuple[bytes, dict[str, Any], str, Any]:
     if len(table.providers) != 1:
         raise ValueError("a column file holds exactly one provider's table")
     header = {
@@ -53,7 +63,45 @@ def encode(table: Table, csv_sha256: str) -> bytes:
         name: np.asarray(getattr(table, name), dtype=np.dtype(dtype).newbyteorder("<"))
         for name, dtype in STORED_COLUMNS.items()
     }
-    return pack(MAGIC, header, "columns", arrays, counts=False)
+    return MAGIC, header, "columns", arrays
+
+
+def pack_pieces(
+    magic: bytes,
+    header: dict[str, Any],
+    key: str,
+    arrays: dict[str, np.ndarray],
+    *,
+    counts: bool,
+) -> list[Any]:
+    """What `pack` makes, as pieces (the head, then each array and its padding) whose joining
+    is `pack`'s bytes: written one after another, a table is never copied to be written."""
+    layout, head, _ = _layout(magic, header, key, arrays, counts)
+    pieces: list[Any] = [head]
+    for a in arrays.values():
+        pieces.append(np.ascontiguousarray(a).data.cast("B"))
+        if a.nbytes % 8:
+            pieces.append(bytes(-a.nbytes % 8))
+    return pieces
+
+
+def _layout(
+    magic: bytes, header: dict[str, Any], key: str, arrays: dict[str, np.ndarray], counts: bool
+) -> tuple[dict[str, dict[str, Any]], bytes, int]:
+    """Each array's place (the arrays made little-endian in `arrays`), the file's head (magic,
+    header length, header) and the data's length."""
+    layout: dict[str, dict[str, Any]] = {}
+    offset = 0
+    for name, a in arrays.items():
+        a = a.astype(a.dtype.newbyteorder("<"), copy=False)
+        arrays[name] = a
+        layout[name] = {"dtype": a.dtype.str, "offset": offset}
+        if counts:
+            layout[name]["count"] = len(a)
+        offset += a.nbytes + (-a.nbytes % 8)
+    head = json.dumps({**header, key: layout}, separators=(",", ":"), sort_keys=True).encode()
+    head += b" " * (-(len(magic) + 4 + len(head)) % 8)  # data starts 8-byte aligned
+    return layout, magic + struct.pack("<I", len(head)) + head, offset
 
 
 def pack(
@@ -67,20 +115,10 @@ def pack(
     """`magic`, the length of the JSON header, the header (with each array's dtype, offset and,
     with `counts`, length under `key`), then the arrays, each 8-byte aligned. Written into one
     buffer: a table's worth of bytes is allocated once, not once per column and again whole."""
-    layout: dict[str, dict[str, Any]] = {}
-    offset = 0
-    for name, a in arrays.items():
-        a = a.astype(a.dtype.newbyteorder("<"), copy=False)
-        arrays[name] = a
-        layout[name] = {"dtype": a.dtype.str, "offset": offset}
-        if counts:
-            layout[name]["count"] = len(a)
-        offset += a.nbytes + (-a.nbytes % 8)
-    head = json.dumps({**header, key: layout}, separators=(",", ":"), sort_keys=True).encode()
-    head += b" " * (-(len(magic) + 4 + len(head)) % 8)  # data starts 8-byte aligned
-    start = len(magic) + 4 + len(head)
+    layout, head, offset = _layout(magic, header, key, arrays, counts)
+    start = len(head)
     out = bytearray(start + offset)
-    out[:start] = magic + struct.pack("<I", len(head)) + head
+    out[:start] = head
     for name, a in arrays.items():
         at = start + layout[name]["offset"]
         np.frombuffer(out, dtype=a.dtype, count=len(a), offset=at)[:] = a
@@ -128,8 +166,11 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
             raise ValueError(f"column {name} has a bad offset")
         if start + offset + rows * want.itemsize > len(data):
             raise ValueError(f"column {name} runs past the end of the file")
-        # A view on `data`, not a copy: read-only, which suits columns nobody writes to.
-        columns[name] = np.frombuffer(data, dtype=want, count=rows, offset=start + offset)
+        # A view on `data`, not a copy: read-only (also on a bytearray), as nobody writes to
+        # a loaded column.
+        array = np.frombuffer(data, dtype=want, count=rows, offset=start + offset)
+        array.flags.writeable = False
+        columns[name] = array
     strings = header.get("strings")
     if not isinstance(strings, dict):
         raise ValueError("header has no string lists")

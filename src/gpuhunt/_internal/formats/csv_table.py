@@ -12,6 +12,7 @@ rows are skipped. Each strategy gives exactly what the row-by-row reader (`forma
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import itertools
@@ -33,22 +34,34 @@ _QUOTES = operator.methodcaller("count", '"')
 
 
 def build_table(
-    text: str | io.TextIOBase, *, provider: str, stats: ReadStats | None = None
+    text: str | bytes | io.TextIOBase, *, provider: str, stats: ReadStats | None = None
 ) -> Table:
     """Parse a provider CSV into a `Table`. Chunks of well-formed rows take a vectorised path;
     a chunk with any bad row is redone row by row so that only the bad rows are skipped. A
     file with a row `csv` cannot read, or with a bad row among rows that run over several
     lines (a stray quote swallows every line up to the next quote), is read again row by row
-    from its lines (`formats.csv.careful_rows`): one bad line costs one row."""
+    from its lines (`formats.csv.careful_rows`): one bad line costs one row. Bytes (UTF-8) are
+    read a block at a time without making the whole text, unless one of those rarer readings
+    is needed."""
     stats = stats if stats is not None else ReadStats()
-    data = text if isinstance(text, str) else text.read()
-    if data.startswith("\ufeff"):  # a UTF-8 byte-order mark, as spreadsheet programs write
-        data = data[1:]
 
     def again() -> None:
         stats.rows = stats.skipped = 0
         stats.errors.clear()
 
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            table = _read_bytes(text, provider, stats)
+        except (_SpansLines, csv.Error):
+            table = None
+        if table is not None:
+            return _reported(table, provider, stats)
+        again()
+        data = schema.decode_csv(text)
+    else:
+        data = text if isinstance(text, str) else text.read()
+    if data.startswith("\ufeff"):  # a UTF-8 byte-order mark, as spreadsheet programs write
+        data = data[1:]
     try:
         try:
             table = read(data, provider, stats)
@@ -63,6 +76,10 @@ def build_table(
         # step over the broken rows.
         again()
         table = read(data, provider, stats, strategy="careful")
+    return _reported(table, provider, stats)
+
+
+def _reported(table: Table, provider: str, stats: ReadStats) -> Table:
     if stats.skipped:
         logger.warning(
             "Skipped %d malformed row(s) in the %s catalog (%s)",
@@ -85,24 +102,68 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
         raise schema.MissingColumns(
             f"the {provider} catalog's header is unreadable ({e})"
         ) from None
-    chunks = _Chunks(TableBuilder(provider), header, stats, quoted='"' in data)
+    builder = TableBuilder(provider, data.count("\n") if strategy in (None, "lines") else 0)
+    chunks = _Chunks(builder, header, stats, quoted='"' in data)
     # NUL bytes or bytes that were not UTF-8 somewhere: every row goes through the row rules.
     chunks.careful = schema.suspect(data)
     # In the published column order each chunk of lines proves that no quoted field spans a
     # line while it is read (`factored`), so counting quotes is left to the first chunk that
     # cannot be read that way.
     published_order = header == schema.FIELDS
-    lines = (
-        split_lines(data, check_quotes=not published_order) if strategy in (None, "lines") else None
+    body = (
+        body_lines(data, check_quotes=not published_order) if strategy in (None, "lines") else None
     )
-    if lines is not None:
-        read_lines(chunks, lines)
+    if body is not None:
+        read_lines(chunks, body)
     elif strategy == "careful":
         read_careful(chunks, physical_lines(data)[reader.line_num :], reader.line_num + 1)
     elif strategy != "lines":
         read_chunks(chunks, reader)
     chunks.builder.skipped = stats.skipped
     return chunks.builder.build()
+
+
+def _read_bytes(data: bytes, provider: str, stats: ReadStats) -> Table | None:
+    """`read` of UTF-8 bytes whose every line is one row, decoding a block of lines at a time
+    (`Body`): the text of the whole file is never made. None (nothing read) when the file
+    needs a reading of its whole text: a header with quotes or a lone CR, NUL bytes or bytes
+    that are not UTF-8 (the row rules see those rows), lines that are not rows."""
+    skip = len(_BOM) if data.startswith(_BOM) else 0
+    end = data.find(b"\n", skip)
+    if end < 0:
+        return None
+    head = data[skip : end + 1]
+    core = head[:-2] if head.endswith(b"\r\n") else head[:-1]
+    if b'"' in head or b"\r" in core or b"\0" in data or not _utf8(data):
+        return None
+    header = [h.strip() for h in next(csv.reader([head.decode()]))]
+    # At most a row a line: each column is filled in place (`TableBuilder`).
+    builder = TableBuilder(provider, data.count(b"\n", end + 1) + 1)
+    chunks = _Chunks(builder, header, stats, quoted=b'"' in data)
+    published_order = header == schema.FIELDS
+    body = body_lines(data, check_quotes=not published_order, start=end + 1)
+    if body is None:
+        return None
+    read_lines(chunks, body)
+    chunks.builder.skipped = stats.skipped
+    return chunks.builder.build()
+
+
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark, as spreadsheet programs write
+
+
+def _utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8, checked a piece at a time (no text of the whole is made)."""
+    if data.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for at in range(0, len(data), 1 << 22):
+            decoder.decode(data[at : at + (1 << 22)])
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _lines(data: str) -> Iterator[str]:
@@ -128,56 +189,103 @@ def _odd_quotes(lines: list[str]) -> bool:
 def split_lines(data: str, check_quotes: bool = True) -> list[str] | None:
     """The body's lines, if every line is one row (LF or CRLF endings, or both; no lone CR;
     no quoted field running over a line break, unless `check_quotes` is off: the caller
-    checks); else None."""
-    body_start = data.find("\n") + 1
+    checks); else None. (All at once: the reader takes them a block at a time, `body_lines`.)"""
+    body = body_lines(data, check_quotes)
+    if body is None:
+        return None
+    return [line for _, lines in body for line in lines]
+
+
+class Body:
+    """The lines after the header, cut from the text a block of about `_CHUNK` lines at a
+    time, each block as `(index of its first line, its lines)`; iterable again from the start.
+    A list of every line at once costs about twice the text (a string object a line), which at
+    a million offers was the largest thing a cold load held. `data` may be UTF-8 bytes: each
+    block is decoded on its own (a line break is never inside a character's bytes)."""
+
+    def __init__(self, data: Any, start: int, sep: str, mixed: bool, lines: int) -> None:
+        self.data, self.start, self.sep, self.mixed = data, start, sep, mixed
+        self.is_bytes = isinstance(data, (bytes, bytearray))
+        self.cut = sep.encode() if self.is_bytes else sep
+        # Characters a block spans: the average line's length times a chunk of lines.
+        self.block = max(64, (len(data) - start) * _CHUNK // max(1, lines))
+
+    def __iter__(self) -> Iterator[tuple[int, list[str]]]:
+        data, cut_at, n = self.data, self.cut, len(self.data)
+        pos, index = self.start, 0
+        while pos < n:
+            cut = data.find(cut_at, pos + self.block) if pos + self.block < n else -1
+            if cut < 0:
+                raw, pos = data[pos:], n
+            else:
+                raw, pos = data[pos:cut], cut + len(cut_at)
+            piece: str = raw.decode() if self.is_bytes else raw
+            del raw
+            if self.mixed:
+                if cut >= 0 and piece.endswith("\r"):  # the CR of the CRLF it was cut at
+                    piece = piece[:-1]
+                piece = piece.replace("\r\n", "\n")
+            lines = piece.split(self.sep if not self.mixed else "\n")
+            yield index, lines
+            index += len(lines)
+
+    def odd_quotes(self) -> bool:
+        """Whether a line has an odd number of quotes (a quoted field runs over a break)."""
+        return any(_odd_quotes(lines) for _, lines in self)
+
+
+def body_lines(data: Any, check_quotes: bool = True, start: int | None = None) -> Body | None:
+    """The body's lines (`Body`), if every line is one row, as `split_lines` says; else None.
+    Only counts over the text decide it: no line is cut yet. `data` is text, or UTF-8 bytes
+    with `start` where the body starts."""
+    lf, cr, crlf, quote = ("\n", "\r", "\r\n", '"')
+    if isinstance(data, (bytes, bytearray)):
+        lf, cr, crlf, quote = (b"\n", b"\r", b"\r\n", b'"')  # type: ignore[assignment]
+    body_start = data.find(lf) + 1 if start is None else start
     if body_start == 0:
         return None
-    crs = data.count("\r", body_start)
+    crs = data.count(cr, body_start)
+    lfs = data.count(lf, body_start)
     if not crs:
-        lines = data[body_start:].split("\n")
-    elif crs == (lfs := data.count("\n", body_start)):
-        # What csv.writer writes. As many pieces as there are line breaks means each CR sits
-        # in a CRLF: one split and two one-character counts instead of three counts.
-        if data[body_start - 2 : body_start] == "\r\n":  # the header's too: split it off
-            lines = data.split("\r\n")  # (no copy of the body first)
-            del lines[0]
-        else:
-            lines = data[body_start:].split("\r\n")
-        if len(lines) - 1 != lfs:
-            return None
-    elif crs == data.count("\r\n", body_start):  # LF and CRLF mixed, no lone CR
-        lines = data[body_start:].replace("\r\n", "\n").split("\n")
+        body = Body(data, body_start, "\n", False, lfs)
+    elif crs == lfs == data.count(crlf, body_start):  # what csv.writer writes
+        body = Body(data, body_start, "\r\n", False, lfs)
+    elif crs == data.count(crlf, body_start):  # LF and CRLF mixed, no lone CR
+        body = Body(data, body_start, "\n", True, lfs)
     else:
         return None
     # A quoted field that runs over a line break leaves an odd number of quotes on its line;
     # without any, every line is one row and lines can be split apart directly.
-    if check_quotes and data.find('"', body_start) >= 0 and _odd_quotes(lines):
+    if check_quotes and data.find(quote, body_start) >= 0 and body.odd_quotes():
         return None
-    return lines
+    return body
 
 
-def read_lines(chunks: _Chunks, lines: list[str]) -> None:
+def read_lines(chunks: _Chunks, body: Body) -> None:
     """Strategy for text whose every line is one row: each chunk of lines is cut into fields
     with C-level splits (`csv.reader` costs ~2 us a row), or factored in the published order."""
     published_order = chunks.header == schema.FIELDS
     commas = operator.methodcaller("count", ",")
-    # No line over the cap means no field over it: one pass per file instead of one a field.
-    chunks.short = bool(lines) and max(map(len, lines)) <= schema.MAX_FIELD_CHARS
-    checked = not (chunks.quoted and published_order)  # split_lines counted the quotes
-    for start in range(0, len(lines), _CHUNK):
-        part = lines[start : start + _CHUNK]
-        if "" in part:
-            part = [line for line in part if line]
-        if not part or (published_order and chunks.factored(part)):
-            continue
-        if not checked:
-            if _odd_quotes(lines):
-                raise _SpansLines
-            checked = True
-        if not chunks.quoted and set(map(commas, part)) == {chunks.width - 1}:
-            chunks.flush([], start + 2, ",".join(part).split(","))
-        else:
-            chunks.flush(list(csv.reader(part)), start + 2)
+    checked = not (chunks.quoted and published_order)  # body_lines counted the quotes
+    for index, lines in body:
+        # No line over the cap means no field over it: one pass per block instead of one a
+        # field.
+        chunks.short = bool(lines) and max(map(len, lines)) <= schema.MAX_FIELD_CHARS
+        for at in range(0, len(lines), _CHUNK):
+            part = lines[at : at + _CHUNK]
+            start = index + at
+            if "" in part:
+                part = [line for line in part if line]
+            if not part or (published_order and chunks.factored(part)):
+                continue
+            if not checked:
+                if body.odd_quotes():
+                    raise _SpansLines
+                checked = True
+            if not chunks.quoted and set(map(commas, part)) == {chunks.width - 1}:
+                chunks.flush([], start + 2, ",".join(part).split(","))
+            else:
+                chunks.flush(list(csv.reader(part)), start + 2)
 
 
 def read_chunks(chunks: _Chunks, reader: Any) -> None:

@@ -19,9 +19,18 @@ from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, VENDORS, Intern
 class TableBuilder:
     """Accumulates validated rows column by column, then sorts them by price."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, capacity: int = 0) -> None:
+        """`capacity`: the rows expected at most (a file's line count): each column is then
+        one array of that size filled in place, instead of chunks joined at the end (the
+        chunks and the joined copy at once, and the heap they fragment)."""
         self.provider = provider
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in STORED_COLUMNS}
+        self.filled: dict[str, np.ndarray] | None = (
+            {k: np.empty(capacity, dtype=t) for k, t in STORED_COLUMNS.items()}
+            if capacity > 0
+            else None
+        )
+        self.rows = 0
         self.gpu_names = Interner()
         self.flags = Interner()
         self.names = Interner()
@@ -141,19 +150,48 @@ class TableBuilder:
         )
 
     def _append(self, **columns: np.ndarray) -> None:
-        for k, v in columns.items():
-            self.parts[k].append(v.astype(STORED_COLUMNS[k], copy=False))
+        n = len(columns["price"])
+        filled = self.filled
+        if filled is not None and self.rows + n > len(filled["price"]):
+            # More rows than expected: what is filled becomes a chunk, chunks from here on.
+            for k, a in filled.items():
+                self.parts[k].append(a[: self.rows].copy())
+            self.filled = filled = None
+        if filled is not None:
+            for k, v in columns.items():
+                filled[k][self.rows : self.rows + n] = v
+        else:
+            for k, v in columns.items():
+                self.parts[k].append(v.astype(STORED_COLUMNS[k], copy=False))
+        self.rows += n
 
     def build(self) -> Table:
-        cols = {
-            k: (np.concatenate(v) if v else np.empty(0, dtype=STORED_COLUMNS[k]))
-            for k, v in self.parts.items()
-        }
-        order = np.argsort(cols["price"], kind="stable")
+        """The table, sorted by price. Made a column at a time, each column's chunks let go
+        once it is joined and sorted: the chunks, the joined and the sorted copies of every
+        column at once were three times the table."""
+        parts = self.parts
+        self.parts = {k: [] for k in STORED_COLUMNS}
+        filled, self.filled = self.filled, None
+
+        def joined(k: str) -> np.ndarray:
+            if filled is not None:
+                parts.pop(k)
+                return filled.pop(k)[: self.rows]
+            chunks = parts.pop(k)
+            out = np.concatenate(chunks) if chunks else np.empty(0, dtype=STORED_COLUMNS[k])
+            chunks.clear()
+            return out
+
+        price = joined("price")
+        order = np.argsort(price, kind="stable")
+        cols = {"price": price[order]}
+        del price
+        for k in list(parts):
+            cols[k] = joined(k)[order]
         return Table(
             providers=[self.provider],
             provider=np.zeros(len(order), dtype=np.int8),
-            **{k: v[order] for k, v in cols.items()},
+            **cols,
             gpu_names=self.gpu_names.values,
             flag_sets=self.flags.values,
             instance_names=self.names.values,

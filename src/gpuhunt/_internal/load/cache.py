@@ -76,15 +76,15 @@ def unseal(raw: bytes) -> bytes | None:
     return data
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """`data` at `path`, all or nothing for every reader (see the module docstring for why it
-    is not synced to the disk)."""
+def _write_atomically(path: Path, data: bytes | list[Any]) -> None:
+    """`data` (or its pieces one after another) at `path`, all or nothing for every reader
+    (see the module docstring for why it is not synced to the disk)."""
     import tempfile  # here: a warm start reads the cache and writes nothing
 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.writelines([data] if isinstance(data, (bytes, bytearray)) else data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -172,16 +172,22 @@ class DiskCache:
         except (OSError, ValueError):
             return False
 
-    def put(self, data: bytes, *parts: str) -> bool:
-        """Store `data` (atomically); False if it could not be (a read-only or full disk only
-        costs the cache, never the query)."""
+    def put(self, data: bytes | list[Any], *parts: str) -> bool:
+        """Store `data`, or its pieces one after another (atomically); False if it could not
+        be (a read-only or full disk only costs the cache, never the query)."""
         try:
             path = self._path(*parts)
             path.parent.mkdir(parents=True, exist_ok=True)
             if not self._inside(path.parent):
                 return False
             self._remove_orphans(path.parent)
-            _write_atomically(path, seal(data))
+            # The seal written after the data, not joined to it: a copy of a table's worth
+            # of bytes at a load's peak (issue 40).
+            pieces = [data] if isinstance(data, (bytes, bytearray)) else data
+            digest = hashlib.sha256()
+            for piece in pieces:
+                digest.update(piece)
+            _write_atomically(path, [*pieces, SEAL + digest.hexdigest().encode()])
             return True
         except (OSError, ValueError) as e:
             logger.debug("Could not write the cache file %s: %s", "/".join(parts), e)

@@ -13,20 +13,19 @@ import threading
 import time
 from collections.abc import Callable
 
-from gpuhunt._internal import backoff, observed, registry
+from gpuhunt._internal import backoff, registry
 from gpuhunt._internal.errors import (
     CatalogDownloadError,
     CatalogError,
     DownloadStopped,
     GPUHuntError,
 )
-from gpuhunt._internal.load import disk, memory, sources, unreachable, warm
+from gpuhunt._internal.load import disk, memory, sources, tables, unreachable, warm
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
 from gpuhunt._internal.load.loaded import Loaded as Loaded  # importable from here, as before
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.tables import PARSED, SideWork, combine_freeing, provider_table, release
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
 
@@ -343,7 +342,7 @@ class Loader:
     def _install(
         self, raw: sources.RawCatalog, degraded: bool = False, loaded_at: float | None = None
     ) -> None:
-        tables = []
+        parts: list[tables.Shaped] = []
         previous = self.loaded.table if self.loaded is not None else None
         # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
         # (a restart, every CLI run) loads them as column files instead of parsing again.
@@ -353,34 +352,33 @@ class Loader:
             self._serve(found.table, raw, degraded, loaded_at)
             return
         cached: set[str] = set()
-        side = SideWork(self._context.threads)
+        side = tables.SideWork(self._context.threads)
         try:
-            if cache is not None:
-                side.hash_ahead(raw, registry.OFFLINE_PROVIDERS)
             # The bundled snapshot also holds online providers' offers, which stand in for a
             # live provider that does not answer (`Catalog.query`); a published catalog has none.
             stand_ins = [p for p in registry.ONLINE_PROVIDERS if p in raw.csvs]
             for provider in registry.OFFLINE_PROVIDERS + stand_ins:
                 if provider in raw.csvs:
                     try:
-                        table = provider_table(raw, provider, cache, cached, side)
-                        tables.append(observed.stamp_loaded(table, raw.manifest, provider))
-                        release(raw, provider)
+                        parts.append(tables.read_shaped(raw, provider, cache, cached, side))
                         continue
                     except Exception as e:  # noqa: BLE001 - a refused object, never an escape
                         logger.warning("Refusing the %s catalog: %s", provider, e)
                         raw.problems.append(f"{provider}: {e}")
                         self.last_error = "; ".join(raw.problems)
+                    finally:  # built or refused, its bytes are not needed any more
+                        tables.release(raw, provider)
                 if (provider in raw.csvs or provider in raw.failed) and previous is not None:
                     # Its new object is broken: keep serving what we had rather than lose it.
                     kept = previous.part(provider)
                     if kept is not None:
-                        tables.append(kept)
+                        parts.append(tables.shaped(kept))
             if cache is not None:
-                cache.prune(PARSED, cached)
+                cache.prune(tables.PARSED, cached)
             # Built off to the side, then one assignment: queries see the old catalog or the new
             # one, never a mix, and never wait for the build.
-            table = combine_freeing(tables)
+            table = tables.combine_shaped(parts)
+            del parts
             # So that the first query after a load builds offers as fast as later ones:
             answers.prepare(table)
             if cache is not None and not degraded and not raw.problems and not raw.failed:

@@ -43,7 +43,8 @@ class RawCatalog:
     versions: dict[str, str] = field(default_factory=dict)  # per-provider layout: each version
     problems: list[str] = field(default_factory=list)  # why providers could not be loaded
     failed: list[str] = field(default_factory=list)  # those providers' names
-    columns: dict[str, bytes] = field(default_factory=dict)  # provider -> column file
+    # provider -> column file; from an archive, a `Members` inflated when read
+    columns: MutableMapping[str, bytes] = field(default_factory=Members)
     sha256: dict[str, str] = field(default_factory=dict)  # provider -> its CSV's, if known
     # The latest pointer named a newer version before this one (`fetch._went_back`).
     went_back_from: str | None = None
@@ -77,7 +78,10 @@ class RawCatalog:
         else:
             self.csvs[provider] = archive.csvs[provider]
         if provider in archive.columns:
-            self.columns[provider] = archive.columns[provider]
+            if isinstance(self.columns, Members):
+                archive.columns.move_to(self.columns, provider)
+            else:
+                self.columns[provider] = archive.columns[provider]
         if provider in archive.sha256:
             self.sha256[provider] = archive.sha256[provider]
 
