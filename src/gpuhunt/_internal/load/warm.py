@@ -132,6 +132,20 @@ def _seal_of(cache: DiskCache, part: tuple[str, ...]) -> str | None:
 def encode(snapshot: Snapshot, name: str) -> bytes | None:
     """The snapshot file of a loaded, compacted table; None for a table that is not compacted
     (an empty catalog), which is quick to load anyway."""
+    parts = _contents(snapshot, name)
+    return None if parts is None else column_files.pack(MAGIC, *parts, counts=True)
+
+
+def encode_pieces(snapshot: Snapshot, name: str) -> list[Any] | None:
+    """`encode`'s bytes as pieces written one after another: the table is not copied into one
+    buffer to be written (at 5M offers that copy was a load's second-highest peak)."""
+    parts = _contents(snapshot, name)
+    return None if parts is None else column_files.pack_pieces(MAGIC, *parts, counts=True)
+
+
+def _contents(
+    snapshot: Snapshot, name: str
+) -> tuple[dict[str, Any], str, dict[str, np.ndarray]] | None:
     table = snapshot.table
     parts = table._parts
     by_shape = table.__dict__.get("_by_shape")
@@ -155,7 +169,7 @@ def encode(snapshot: Snapshot, name: str) -> bytes | None:
         "unknown_locations": table.unknown_locations(),
         "strings": {k: getattr(table, k) for k in _LISTS},
     }
-    return column_files.pack(MAGIC, header, "arrays", arrays, counts=True)
+    return header, "arrays", arrays
 
 
 def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
@@ -322,7 +336,7 @@ def read(cache: DiskCache, name: str) -> Snapshot | None:
 
 def write(cache: DiskCache, snapshot: Snapshot, name: str) -> bool:
     """Keep `snapshot` as `name`, and only it (earlier catalogs' snapshots are removed)."""
-    data = encode(snapshot, name)
+    data = encode_pieces(snapshot, name)
     if data is None:
         return False
     written = cache.put(data, FOLDER, f"{name}.table")
