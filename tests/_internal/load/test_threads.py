@@ -48,3 +48,28 @@ def test_pool_hands_exceptions_to_the_future_and_cancels_queued_work_on_shutdown
 def test_run_is_one_daemon_thread_with_a_future():
     fut = threads.run(lambda: threading.current_thread().daemon, "t")
     assert fut.result(timeout=30) is True
+
+
+def test_an_idle_worker_keeps_nothing_of_its_last_job():
+    """A job's arguments (a provider's CSV bytes) are freed when it ends, not when the worker
+    takes its next job."""
+    import gc
+    import weakref
+
+    class Payload:
+        pass
+
+    pool = threads.DaemonPool(1, "t")
+    payload = Payload()
+    ref = weakref.ref(payload)
+    future = pool.submit(lambda p=payload: None)
+    del payload
+    future.result(timeout=30)
+    del future
+    for _ in range(100):  # the worker's `finally` runs just after the result is set
+        gc.collect()
+        if ref() is None:
+            break
+        time.sleep(0.01)
+    assert ref() is None
+    pool.shutdown()

@@ -153,6 +153,9 @@ class DaemonPool(Executor):
             finally:
                 with self._lock:
                     self._busy -= 1
+                # An idle worker must not keep its last job (a provider's CSV bytes, a table)
+                # alive until the next one arrives.
+                del task, fut, fn
 
     def shutdown(self, wait: bool = False, *, cancel_futures: bool = False) -> None:
         """Stop taking work (queued work is cancelled with `cancel_futures`); never joins."""
