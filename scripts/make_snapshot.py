@@ -208,12 +208,16 @@ SOURCES: dict[str, Source] = {
         "pricing.yml@fd66b26 (generated 2026-07-30): A2, A3, G2, G4 and E2 machine types in "
         "the regions gcloud lists each type in (tools/machinetyperegion.csv@fd66b26), located "
         "by zone (tools/machinetypezone.csv, and SkyPilot catalogs/v8/gcp/vms.csv@006059e0); "
-        "N1+T4/V100, A4 (B200) and TPU offers from SkyPilot catalogs/v8/gcp/vms.csv@006059e0 "
-        "(undated)",
-        "2026-07-30",
-        "a date inside the file (pricing.yml says it was generated on Thu Jul 30 06:13:17 "
-        "2026); the commit fd66b26 is of the same day. It dates the pricing.yml offers; the "
-        'N1+GPU, A4 and TPU offers (SkyPilot\'s undated file) carry observed_at "" (unknown)',
+        "N1+T4/V100, A4 (B200) and TPU offers from anycloud-sh/catalog gcp/vms.csv@62ff0a98 "
+        "(anycloud-bot's 'Update catalogs 2026-05-20')",
+        "2026-05-20",
+        "2026-05-20 or later: the part's two dated sources, each offer carrying its own "
+        "observed_at: the N1+GPU, A4 and TPU offers 2026-05-20T04:50:10Z (the time of "
+        "anycloud-bot's commit 62ff0a98 'Update catalogs 2026-05-20', the newest that changes "
+        "gcp/vms.csv in the repository copy read on 2026-12-02), the A2, A3, G2, G4 and E2 "
+        "offers 2026-07-30T06:13:17Z (a date inside pricing.yml: generated Thu Jul 30 06:13:17 "
+        "2026, its timestamp line; the commit fd66b26 is of the same day); the oldest date is "
+        "given for the whole part",
         "on-demand (`hour`) and spot (`hour_spot`) machine prices per region, converted by "
         "scripts/snapshot_sources/cyclenerd_gcp.py and filtered as the GCP collector does, "
         "only in the regions where the machine-type list of the same commit has the type "
@@ -226,25 +230,32 @@ SOURCES: dict[str, Source] = {
         "names a zone of the type is left out (never guessed), and the G4 types, in no zone "
         "list read, stay located by region; each G4 offer once, flagged gcp-g4 (not also "
         "gcp-g4-preview). N1 GPUs (priced per GPU) and TPUs are not in pricing.yml: they come "
-        "from SkyPilot's catalogs/v8/gcp/vms.csv@006059e0 (scripts/snapshot_sources/"
-        "skypilot_gcp.py), an N1 offer priced as the n1-standard machine's row plus the T4 or "
-        "V100 row for that count, both of that one file, a TPU offer (single-host types; a "
-        "price listed alike for v6e-1 and v6e-8, 700.0, is a placeholder and left out) at the "
-        "slice's row; located by SkyPilot's zones, "
-        "narrowed to the regions gcloud's accelerator list at Cyclenerd fd66b26 "
-        "(tools/acceleratortyperegion.csv, 2026-07-26) names; that file is UNDATED, so these "
-        'offers carry observed_at "" (unknown) rather than this entry\'s date. A4 (8 B200, '
-        "billed per GPU slice) is SkyPilot's B200 row, its machine row being 0.0; spot only, "
-        "as the collector filters it. Why this version of pricing.yml: newer commits "
+        "from anycloud-sh/catalog's gcp/vms.csv@62ff0a98 (SkyPilot's catalog columns, "
+        "committed daily by anycloud-bot; scripts/snapshot_sources/skypilot_gcp.py), an N1 "
+        "offer (n1-standard, n1-highmem, n1-highcpu) priced as the machine's row plus the T4 "
+        "or V100 row for that count, both of that one file, where GCP attaches that count to "
+        "that machine, a TPU offer (single-host types; a price listed alike for v6e-1 and "
+        "v6e-8, 700.0, is a placeholder and left out) at the slice's row; located by the "
+        "file's zones, narrowed to the regions gcloud's accelerator list at Cyclenerd fd66b26 "
+        "(tools/acceleratortyperegion.csv, 2026-07-26) names. A4 (8 B200, billed per GPU "
+        "slice) is the file's B200 row, its machine row being 0.0; spot only, as the "
+        "collector filters it. These offers carry observed_at 2026-05-20T04:50:10Z, the "
+        "pricing.yml ones 2026-07-30T06:13:17Z. Before, they came from SkyPilot's undated "
+        "catalogs/v8/gcp/vms.csv@006059e0: on every row both files have, the on-demand prices "
+        "are equal, most spot prices differ. Why this version of pricing.yml: newer commits "
         "of pricing.yml exist (c18ed31 2026-08-06, c7e278f 2026-08-13, dac3128 2026-08-20), "
         "but their content is absent from the repository copy read on 2026-12-02 (the blobs "
         "were left out of it) and the code index holds only a 2024 version (082120d), so "
         "fd66b26 is the newest version whose content can be read here",
-        repository="Cyclenerd/google-cloud-pricing-cost-calculator",
-        path="pricing.yml",
-        commit="fd66b26ff84fee5cdd94f341ea89206e76c06b99",
-        stored="scripts/snapshot_sources/data/cyclenerd_pricing_fd66b26_excerpt.yml",
+        repository="Cyclenerd/google-cloud-pricing-cost-calculator; anycloud-sh/catalog",
+        path="pricing.yml; gcp/vms.csv",
+        commit="fd66b26ff84fee5cdd94f341ea89206e76c06b99; 62ff0a987e0c257a89235415d2877812fb1aaf29",
+        stored="scripts/snapshot_sources/data/cyclenerd_pricing_fd66b26_excerpt.yml, "
+        "scripts/snapshot_sources/data/anycloud_gcp_vms_62ff0a98_n1_gpus_excerpt.csv, "
+        "scripts/snapshot_sources/data/anycloud_gcp_vms_62ff0a98_a4_excerpt.csv, "
+        "scripts/snapshot_sources/data/anycloud_gcp_vms_62ff0a98_tpu_excerpt.csv",
         label="Cyclenerd",
+        date_is_lower_bound=True,
     ),
     # No Retail Prices API answer for a GPU size was ever recorded (the GPU items of the test
     # recordings were written from public quotes), so Azure is a public, dated price table.

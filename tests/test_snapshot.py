@@ -6,6 +6,7 @@ the trimmed copies of its sources stored in this repository."""
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import gzip
 import hashlib
 import importlib.util
@@ -108,7 +109,19 @@ PINNED = {
     "cyclenerd_acceleratortyperegion_fd66b26_excerpt.csv": (
         "1c413a605667c45ed4d2f6213ff6d5256ca59a0e35b7aef015a0760496395f91"
     ),
-    # Rows verbatim of SkyPilot's catalogs/v8/gcp/vms.csv @006059e0 (data README).
+    # Rows verbatim of anycloud-sh/catalog gcp/vms.csv @62ff0a98 (2026-05-20), cut from `git
+    # show` of the whole file (sha256 in the data README): the N1+GPU, A4 and TPU sources.
+    "anycloud_gcp_vms_62ff0a98_n1_gpus_excerpt.csv": (
+        "e948fb5ec92b73f87d7218043e25ae0eb6f5430626b8a770a3af2cdecf769955"
+    ),
+    "anycloud_gcp_vms_62ff0a98_a4_excerpt.csv": (
+        "4cbff5ba744df9a22862bb487fafebc4c2a3a09746a80ee6c741c2f58774d7a3"
+    ),
+    "anycloud_gcp_vms_62ff0a98_tpu_excerpt.csv": (
+        "51cab3ad26edf46f91eea2bf41004a62967a0649b323fa35f1d27fb58367f473"
+    ),
+    # Rows verbatim of SkyPilot's catalogs/v8/gcp/vms.csv @006059e0 (undated; the source
+    # before, compared with: test_gcp_anycloud_rows_are_skypilots_with_newer_spot_prices).
     "skypilot_v8_gcp_n1_gpus_excerpt.csv": (
         "59a96584de82459d53c38be1b571e711b6ffe5a8e6c8796d367f0f88804c000f"
     ),
@@ -170,7 +183,7 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
     assert {n: e["collected_at"] for n, e in entries.items()} == {
         "aws": "2025-11-30",
         "azure": "2026-05-20",
-        "gcp": "2026-07-30",
+        "gcp": "2026-05-20",
         "oci": None,
         "lambdalabs": "2026-05-04",
         "verda": None,
@@ -195,11 +208,14 @@ def test_manifest_names_each_source_and_how_its_date_is_known(snapshot):
     assert manifest["version"] == "snapshot-20251130"
     gcp = entries["gcp"]["source"]
     assert (gcp["repository"], gcp["path"], gcp["commit"]) == (
-        "Cyclenerd/google-cloud-pricing-cost-calculator",
-        "pricing.yml",
-        "fd66b26ff84fee5cdd94f341ea89206e76c06b99",
+        "Cyclenerd/google-cloud-pricing-cost-calculator; anycloud-sh/catalog",
+        "pricing.yml; gcp/vms.csv",
+        "fd66b26ff84fee5cdd94f341ea89206e76c06b99; 62ff0a987e0c257a89235415d2877812fb1aaf29",
     )
-    assert "Jul 30" in gcp["date_basis"]
+    # Two dated sources (pricing.yml 2026-07-30, anycloud's table 2026-05-20), each offer
+    # carrying its own observed_at: the part's date is the older, flagged as a lower bound.
+    assert gcp["date_basis"].startswith("2026-05-20 or later") and "Jul 30" in gcp["date_basis"]
+    assert gcp["date_is_lower_bound"] is True
     azure = entries["azure"]["source"]
     assert (azure["repository"], azure["path"], azure["commit"]) == (
         azure_anycloud.REPOSITORY,
@@ -241,8 +257,8 @@ def test_no_price_without_a_real_source(snapshot):
     gcp = list(offers(snapshot, "gcp"))
     assert gcp and not [i for i in gcp if i.gpu_name == "K80"]
     # The replay's N1 GPU and TPU SKUs were illustrative ("40% of on-demand", "as widely
-    # quoted"): none prices an offer. The N1 GPU, A4 and TPU offers are SkyPilot's rows, each
-    # one (skypilot_gcp), and nothing else.
+    # quoted"): none prices an offer. The N1 GPU, A4 and TPU offers are anycloud's rows (in
+    # SkyPilot's columns), each one (skypilot_gcp), and nothing else.
     from scripts.snapshot_sources import skypilot_gcp
 
     from_skypilot = [i for i in gcp if skypilot_gcp.is_from_here(i)]
@@ -1279,7 +1295,7 @@ def test_gcp_offers_are_located_by_zone_as_the_collector_writes_them(snapshot):
 
 
 def _skypilot_gcp_rows(*names: str) -> dict[tuple[str, str, str], dict[str, str]]:
-    """Stored SkyPilot GCP rows by (InstanceType, AcceleratorName/count, zone)."""
+    """Stored GCP rows in SkyPilot's columns by (InstanceType, AcceleratorName/count, zone)."""
     out = {}
     for name in names:
         for r in rows(name):
@@ -1294,12 +1310,12 @@ def _skypilot_gcp_rows(*names: str) -> dict[tuple[str, str, str], dict[str, str]
 
 
 def test_gcp_n1_gpu_offers_are_machine_row_plus_gpu_row_of_one_file(snapshot):
-    """An N1 offer with GPUs costs SkyPilot's n1 machine row plus its T4/V100 row for that
-    count, both of the same file (catalogs/v8/gcp/vms.csv@006059e0), in the GPU's zones only,
-    and only where GCP attaches that many GPUs to that machine."""
+    """An N1 offer with GPUs costs the n1 machine row plus the T4/V100 row for that count, both
+    of the same file (anycloud's gcp/vms.csv@62ff0a98), in the GPU's zones only, and only where
+    GCP attaches that many GPUs to that machine."""
     from scripts.snapshot_sources import skypilot_gcp
 
-    stored = _skypilot_gcp_rows("skypilot_v8_gcp_n1_gpus_excerpt.csv")
+    stored = _skypilot_gcp_rows(skypilot_gcp.N1_STORED.name)
     n1 = [i for i in offers(snapshot, "gcp") if i.instance_name.startswith("n1-")]
     assert {i.gpu_name for i in n1} == {"T4", "V100"} and all(i.gpu_count for i in n1)
     column = {False: "Price", True: "SpotPrice"}
@@ -1312,13 +1328,24 @@ def test_gcp_n1_gpu_offers_are_machine_row_plus_gpu_row_of_one_file(snapshot):
     price = {(i.instance_name, i.location, i.gpu_name, i.gpu_count, i.spot): i.price for i in n1}
     # GCP's list prices in us-central1: n1-standard-4 $0.19 + one T4 $0.35.
     assert price[("n1-standard-4", "us-central1-a", "T4", 1, False)] == 0.54
-    assert price[("n1-standard-4", "us-central1-a", "T4", 1, True)] == 0.22723
+    assert price[("n1-standard-4", "us-central1-a", "T4", 1, True)] == 0.23517  # 0.06977 + 0.1654
     assert price[("n1-standard-96", "us-central1-a", "V100", 8, False)] == 24.39998
+    # The highmem and highcpu types take GPUs too (the collector attaches to every N1 type
+    # gcloud lists): n1-highmem-8 $0.47321 + one T4 $0.35.
+    assert price[("n1-highmem-8", "us-central1-a", "T4", 1, False)] == 0.82321
+    assert ("n1-highmem-64", "us-central1-a", "T4", 2, False) not in price  # 416 GB > 312
+    assert ("n1-highmem-64", "us-central1-a", "T4", 4, False) in price
+    assert ("n1-highcpu-96", "us-central1-a", "V100", 8, True) in price
+    assert {i.instance_name.rsplit("-", 1)[0] for i in n1} == {
+        "n1-standard",
+        "n1-highmem",
+        "n1-highcpu",
+    }
     # GCP's limits: one V100 takes at most 12 vCPUs, one T4 at most 48.
     assert ("n1-standard-16", "us-central1-a", "V100", 1, False) not in price
     assert ("n1-standard-64", "us-central1-a", "T4", 1, False) not in price
     assert ("n1-standard-64", "us-central1-a", "T4", 4, False) in price
-    # Zones: where SkyPilot lists the GPU (no V100 in asia-east1-a, a T4 zone).
+    # Zones: where the file lists the GPU (no V100 in asia-east1-a, a T4 zone).
     assert ("n1-standard-4", "asia-east1-a", "T4", 1, False) in price
     assert not [k for k in price if k[1] == "asia-east1-a" and k[2] == "V100"]
     v100 = next(i for i in n1 if i.gpu_name == "V100")
@@ -1328,25 +1355,27 @@ def test_gcp_n1_gpu_offers_are_machine_row_plus_gpu_row_of_one_file(snapshot):
 
 
 def test_gcp_a4_is_the_b200_row_spot_only(snapshot):
-    """A4 is billed per GPU slice (the slices cover the VM): SkyPilot's machine row is 0.0 and
+    """A4 is billed per GPU slice (the slices cover the VM): the file's machine row is 0.0 and
     its B200 row is the VM's price; A4 is not sold on demand, so only spot offers are kept."""
     from scripts.snapshot_sources import skypilot_gcp
 
     a4 = [i for i in offers(snapshot, "gcp") if i.instance_name == "a4-highgpu-8g"]
-    stored = _skypilot_gcp_rows("skypilot_v8_gcp_a4_excerpt.csv")
+    stored = _skypilot_gcp_rows(skypilot_gcp.A4_STORED.name)
     assert len(a4) == 11 and all(i.spot for i in a4)
     for i in a4:
         assert stored[("a4-highgpu-8g", "", i.location)]["SpotPrice"] == "0.0"
         assert i.price == float(stored[("", "B2008", i.location)]["SpotPrice"])
         assert (i.gpu_name, i.gpu_count, i.gpu_memory, i.flags) == ("B200", 8, 180.0, ["gcp-a4"])
         assert (i.cpu, i.memory) == (224, 3968.0)
-    assert {i.location: i.price for i in a4}["us-central1-b"] == 32.6064
+    assert {i.location: i.price for i in a4}["us-central1-b"] == 34.2368
     # On demand they are made, then dropped by the collector's filter.
     made = skypilot_gcp.convert_attached().items
     assert [i for i in made if i.instance_name == "a4-highgpu-8g" and not i.spot]
 
 
 def test_gcp_tpu_offers_are_the_slice_rows_as_the_collector_writes_them(snapshot):
+    from scripts.snapshot_sources import skypilot_gcp
+
     from gpuhunt.providers.gcp import TPU_HOSTS
 
     tpus = [i for i in offers(snapshot, "gcp") if i.gpu_vendor == AcceleratorVendor.GOOGLE]
@@ -1362,7 +1391,7 @@ def test_gcp_tpu_offers_are_the_slice_rows_as_the_collector_writes_them(snapshot
         "v6e-4",
         "v6e-8",
     }  # the single-host types the collector publishes
-    stored = _skypilot_gcp_rows("skypilot_v8_gcp_tpu_excerpt.csv")
+    stored = _skypilot_gcp_rows(skypilot_gcp.TPU_STORED.name)
     for i in tpus:
         row = stored[("", f"tpu-{i.instance_name}1", i.location)]
         assert i.price == float(row["SpotPrice" if i.spot else "Price"]), i
@@ -1382,19 +1411,69 @@ def test_gcp_tpu_offers_are_the_slice_rows_as_the_collector_writes_them(snapshot
     assert not [i for i in tpus if i.price == 700.0]
     assert ("v6e-8", "southamerica-west1-a", False) in by_key  # 21.6, beside a 700.0 spot
     assert ("v6e-8", "southamerica-west1-a", True) not in by_key
-    assert by_key[("v6e-8", "us-central1-a", True)].price == 4.35366
+    assert by_key[("v6e-8", "us-central1-a", True)].price == 4.11533
     assert by_key[("v6e-8", "us-central1-a", True)].gpu_memory == 8 * 32
 
 
-def test_gcp_skypilot_offers_are_undated_when_loaded(offline_catalog):
-    """SkyPilot's file has no date: its offers carry observed_at "" so the loader does not stamp
-    them with the date of pricing.yml (the rest of the GCP part)."""
+def test_gcp_offers_carry_their_sources_dates_when_loaded(offline_catalog, snapshot):
+    """Every GCP offer is dated: the N1+GPU, A4 and TPU offers at anycloud's commit time, the
+    pricing.yml offers at the file's own `generated` time. Each carries its own observed_at,
+    so the loader's stamp (the manifest's lower bound, the older of the two) does not blur
+    the newer one."""
+    from scripts.snapshot_sources import skypilot_gcp
+
     t4 = offline_catalog.query(provider="gcp", gpu_name="T4")
     tpu = offline_catalog.query(provider="gcp", gpu_name="v5litepod-4")
+    b200 = offline_catalog.query(provider="gcp", gpu_name="B200", spot=True)
     l4 = offline_catalog.query(provider="gcp", gpu_name="L4")
-    assert t4 and tpu and l4
-    assert {i.observed_at for i in t4 + tpu} == {None}
-    assert {i.observed_at.date().isoformat() for i in l4 if i.observed_at} == {"2026-07-30"}
+    assert t4 and tpu and b200 and l4
+    anycloud = dt.datetime(2026, 5, 20, 4, 50, 10, tzinfo=dt.timezone.utc)
+    assert {i.observed_at for i in t4 + tpu + b200} == {anycloud}
+    assert skypilot_gcp.OBSERVED_AT == "2026-05-20T04:50:10Z"
+    pricing_yml = dt.datetime(2026, 7, 30, 6, 13, 17, tzinfo=dt.timezone.utc)
+    assert {i.observed_at for i in l4} == {pricing_yml}
+    # In the bundled file itself, not only after the loader's stamp: no GCP offer is undated.
+    stamps = {i.provider_data.get("observed_at") for i in offers(snapshot, "gcp")}
+    assert stamps == {"2026-05-20T04:50:10Z", "2026-07-30T06:13:17Z"}
+
+
+def test_gcp_anycloud_rows_are_skypilots_with_newer_spot_prices():
+    """anycloud's dated gcp/vms.csv (2026-05-20) has the rows SkyPilot's undated file
+    (006059e0) had, in the same columns: the same N1, T4, V100, A4 and B200 rows, the same
+    on-demand prices everywhere; the spot prices, which move daily, differ. Its TPU rows differ
+    in three zones."""
+    from scripts.snapshot_sources import skypilot_gcp
+
+    def keyed(path):
+        out: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+        for r in skypilot_gcp.read(path):
+            key = (r["InstanceType"], r["AcceleratorName"], r["AcceleratorCount"])
+            other = (r["vCPUs"], r["MemoryGiB"], r["GpuInfo"], r["Region"])
+            out.setdefault((*key, r["AvailabilityZone"]), set()).add(
+                (*other, r["Price"], r["SpotPrice"])
+            )
+        return out
+
+    counts = {}
+    for new, old in (
+        (skypilot_gcp.N1_STORED, skypilot_gcp.COMPARED_N1),
+        (skypilot_gcp.A4_STORED, skypilot_gcp.COMPARED_A4),
+        (skypilot_gcp.TPU_STORED, skypilot_gcp.COMPARED_TPU),
+    ):
+        a, b = keyed(new), keyed(old)
+        if new == skypilot_gcp.N1_STORED:  # SkyPilot's excerpt kept the n1-standard rows only
+            a = {k: v for k, v in a.items() if not k[0].startswith(("n1-highmem", "n1-highcpu"))}
+        common = set(a) & set(b)
+        assert all({p[:4] for p in a[k]} == {p[:4] for p in b[k]} for k in common)
+        assert all({p[4] for p in a[k]} == {p[4] for p in b[k]} for k in common)  # on-demand
+        spot = sum({p[5] for p in a[k]} != {p[5] for p in b[k]} for k in common)
+        counts[new.name] = (len(common), spot, sorted(set(a) - set(b)), sorted(set(b) - set(a)))
+    assert counts[skypilot_gcp.N1_STORED.name] == (609, 609, [], [])
+    assert counts[skypilot_gcp.A4_STORED.name] == (22, 10, [], [])
+    common, spot, only_new, only_old = counts[skypilot_gcp.TPU_STORED.name]
+    assert (common, spot) == (160, 113)
+    assert only_new == [("", f"tpu-v6e-{n}", "1", "us-east4-b") for n in (1, 4, 8)]
+    assert {k[3] for k in only_old} == {"us-east4-b", "us-south1-ai1b"}
 
 
 def test_skypilot_gcp_rows_repeated_or_conflicting_are_counted(tmp_path):
@@ -1411,6 +1490,8 @@ def test_skypilot_gcp_rows_repeated_or_conflicting_are_counted(tmp_path):
                 "n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.19,0.05",  # repeat
                 "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.1",
                 "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.39,0.1",  # conflict
+                # A TPU host, not a machine type gcloud lists: no GPU is attached to it.
+                "n1-340-48-tpu,48.0,340.0,,,,us-central1,us-central1-a,3.2,0.6",
                 t4 + "0.35,0.175",
                 ",,,K80,1,{'Gpus': []},us-central1,us-central1-a,0.45,0.1",  # not published
             ]
@@ -1421,7 +1502,7 @@ def test_skypilot_gcp_rows_repeated_or_conflicting_are_counted(tmp_path):
     assert converted.skipped == {
         "repeated row": 1,
         "one key, two prices": 1,
-        "not an N1/A4 machine or a T4/V100/B200 row": 1,
+        "not an N1/A4 machine or a T4/V100/B200 row": 2,
     }
     assert sorted((i.instance_name, i.price, i.spot) for i in converted.items) == [
         ("n1-standard-4", 0.225, True),
@@ -1435,31 +1516,31 @@ def test_skypilot_gcp_rows_repeated_or_conflicting_are_counted(tmp_path):
         skypilot_gcp.convert_attached([path])
 
 
-def test_gcp_accelerator_regions_agree_with_skypilots_zones():
-    """gcloud's accelerator list (Cyclenerd fd66b26, 2026-07-26) names every region SkyPilot
-    lists a T4, V100, B200 or TPU v3/v5e/v5p in; of SkyPilot's v6e regions it lacks two, which
-    the narrowing leaves out."""
+def test_gcp_accelerator_regions_agree_with_the_files_zones():
+    """gcloud's accelerator list (Cyclenerd fd66b26, 2026-07-26) names every region anycloud's
+    file lists a T4, V100, B200 or TPU v3/v5e/v5p in; of the file's v6e regions it lacks two,
+    which the narrowing leaves out."""
     from scripts.snapshot_sources import skypilot_gcp
 
     from gpuhunt.providers.gcp import zone_region
 
     listed = skypilot_gcp.read_accelerator_regions()
     seen: dict[str, set[str]] = {}
-    for name in ("skypilot_v8_gcp_n1_gpus_excerpt.csv", "skypilot_v8_gcp_a4_excerpt.csv"):
-        for r in rows(name):
+    for path in (skypilot_gcp.N1_STORED, skypilot_gcp.A4_STORED):
+        for r in rows(path.name):
             if r["AcceleratorName"]:
                 accelerator = skypilot_gcp.GPU_TYPES[r["AcceleratorName"]]
                 seen.setdefault(accelerator, set()).add(zone_region(r["AvailabilityZone"]))
-    for r in rows("skypilot_v8_gcp_tpu_excerpt.csv"):
+    for r in rows(skypilot_gcp.TPU_STORED.name):
         version = r["AcceleratorName"].removeprefix("tpu-").rsplit("-", 1)[0]
         if version in skypilot_gcp.TPU_ACCELERATOR_TYPES:
             accelerator = skypilot_gcp.TPU_ACCELERATOR_TYPES[version]
             seen.setdefault(accelerator, set()).add(zone_region(r["AvailabilityZone"]))
     outside = {k: sorted(v - listed[k]) for k, v in seen.items() if v - listed[k]}
-    assert outside == {"ct6e": ["us-central2", "us-south1"]}  # v6e: SkyPilot only, left out
+    assert outside == {"ct6e": ["us-central2", "us-south1"]}  # v6e: the file only, left out
     assert seen["nvidia-tesla-t4"] == listed["nvidia-tesla-t4"]
     tpus = skypilot_gcp.convert_tpus(listed=listed)
-    assert tpus.skipped["region not in gcloud's accelerator list"] == 12  # 4 zones x 3 sizes
+    assert tpus.skipped["region not in gcloud's accelerator list"] == 9  # 3 zones x 3 sizes
     assert not [
         i
         for i in tpus.items

@@ -26,14 +26,18 @@ vCPUs, memory, GPUs and any bundled local SSD, as Cyclenerd totals them). Decisi
   collector writes them: one RTX PRO 6000 with the VRAM of the share (12, 24, 48 GB); any other
   fractional GPU would be left out (`Converted.fractional`).
 - `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept);
-  `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here).
+  `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here)
+  and `observed_at`, the file's own `about.timestamp` (2026-07-30T06:13:17Z, the `generated`
+  line's time): the GCP part mixes two dates (the N1+GPU, A4 and TPU offers are of 2026-05-20),
+  so each offer carries its own and the manifest gives the older as a lower bound.
 - The excerpt keeps the GPU machine types (A2, A3, G2, G4) and E2; other CPU families are not
   in this snapshot (as before this file was converted). TPUs, N1 GPUs and A4 are not in
-  `pricing.yml`: the snapshot has them from SkyPilot's GCP catalog (`skypilot_gcp`).
+  `pricing.yml`: the snapshot has them from anycloud's dated GCP table (`skypilot_gcp`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +46,7 @@ import yaml
 
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.models import CatalogItem, CPUArchitecture
+from gpuhunt._internal.observed import iso_z
 
 DATA = Path(__file__).resolve().parent / "data"
 REPOSITORY = "Cyclenerd/google-cloud-pricing-cost-calculator"
@@ -141,6 +146,7 @@ def convert(
     data = read(path)
     sold = read_regions(regions_path) if regions_path is not None else None
     out = Converted(items=[], generated=str(data["about"]["generated"]))
+    observed = iso_z(dt.datetime.fromtimestamp(int(data["about"]["timestamp"]), dt.timezone.utc))
     for name, machine in data["compute"]["instance"].items():
         keys = [k for k in machine if k in GPU_KEYS]
         others = set(machine) - set(GPU_KEYS) - {"cpu", "ram", "cost", "local-ssd", "type"}
@@ -202,7 +208,7 @@ def convert(
                         cpu_arch=CPUArchitecture.X86,
                         # As the collector writes it on every VM offer (dstack reads it); the
                         # file has no DWS calendar-mode prices.
-                        provider_data={"is_dws_calendar_mode": False},
+                        provider_data={"is_dws_calendar_mode": False, "observed_at": observed},
                     )
                 )
     return out

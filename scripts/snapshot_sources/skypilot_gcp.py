@@ -1,18 +1,26 @@
-"""SkyPilot's GCP catalog (`catalogs/v8/gcp/vms.csv`) -> the GCP snapshot's N1+GPU, A4 and TPU
-offers.
+"""A GCP `vms.csv` in SkyPilot's catalog columns (anycloud-sh/catalog's `gcp/vms.csv`, dated) ->
+the GCP snapshot's N1+GPU, A4 and TPU offers.
 
 Cyclenerd's `pricing.yml` (the rest of the GCP part, `cyclenerd_gcp`) prices whole machine
 types only: it has no price of a GPU attached to an N1 machine, of an A4 or of a Cloud TPU.
-SkyPilot's GCP catalog has them, in rows with an empty `InstanceType`: one per accelerator,
-count and zone (`,,,T4,2,...,us-central1-a,0.7,0.35`: the price of 2 T4s), and one per TPU
-slice and zone (`,,,tpu-v5litepod-4,1,tpu-v5litepod-4,...`: the price of the whole slice). The stored inputs
-(rows verbatim, how they were cut: `data/README.md`):
+A GCP table in SkyPilot's catalog columns has them, in rows with an empty `InstanceType`: one
+per accelerator, count and zone (`,,,T4,2,...,us-central1-a,0.7,0.35`: the price of 2 T4s), and
+one per TPU slice and zone (`,,,tpu-v5litepod-4,1,tpu-v5litepod-4,...`: the price of the whole
+slice). The table read is anycloud-sh/catalog's `gcp/vms.csv` at anycloud-bot's commit "Update
+catalogs 2026-05-20" (62ff0a98, 2026-05-20 04:50:10 UTC, the newest commit that changes the
+file): the same columns and rows as SkyPilot's `catalogs/v8/gcp/vms.csv`, but dated. The stored
+inputs (rows verbatim, how they were cut: `data/README.md`):
 
-- `skypilot_v8_gcp_n1_gpus_excerpt.csv`: every `n1-standard-*` row and every `T4` and `V100`
-  row in the zones SkyPilot lists a T4 in (the V100 zones are among them);
-- `skypilot_v8_gcp_a4_excerpt.csv`: every `a4-highgpu-8g` row and every `B200` row (all 8-GPU);
-- `skypilot_v8_gcp_tpu_excerpt.csv`: every row of the single-host TPU types the GCP collector
-  publishes (`gcp.TPU_HOSTS`).
+- `anycloud_gcp_vms_62ff0a98_n1_gpus_excerpt.csv`: every `n1-standard-*`, `n1-highmem-*` and
+  `n1-highcpu-*` row in the zones the file lists a T4 in (the V100 zones are among them), and
+  every `T4` and `V100` row;
+- `anycloud_gcp_vms_62ff0a98_a4_excerpt.csv`: every `a4-highgpu-8g` row and every `B200` row;
+- `anycloud_gcp_vms_62ff0a98_tpu_excerpt.csv`: every row of the single-host TPU types the GCP
+  collector publishes (`gcp.TPU_HOSTS`).
+
+SkyPilot's undated `catalogs/v8/gcp/vms.csv`@006059e0, which these offers came from before, is
+kept for comparison only (`COMPARED_*`): on every row both files have, the on-demand prices are
+equal and most spot prices differ (spot prices move daily).
 
 Decisions:
 
@@ -21,14 +29,18 @@ Decisions:
   is the machine row's price plus the GPU row's price for that count, BOTH from this one file
   (same commit), on-demand from `Price`, spot from `SpotPrice`; a missing price makes no offer.
   Nothing here is mixed with `pricing.yml`'s prices (another source, another date).
-- Only T4 and V100 (`gcp.N1_PUBLISHED_GPUS`, what gpuhunt 0.1.34 published on N1); the N1 types
-  are the standard ones only (the excerpt's cut; highmem/highcpu rows were not stored).
+- Only T4 and V100 (`gcp.N1_PUBLISHED_GPUS`, what gpuhunt 0.1.34 published on N1; the file's
+  P100 and P4 rows are not stored, the collector does not publish them). The N1 types are the
+  ones Compute Engine lists (`N1_TYPES`: standard, highmem, highcpu), as the collector reads
+  them from the machine-types API; the file's TPU-host rows (`n1-340-48-tpu`) are not machine
+  types (gcloud's list at Cyclenerd fd66b26 has none) and the megamem/ultramem aliases take no
+  GPU: neither is stored.
 - A4 (`a4-highgpu-8g`, 8 B200) is billed per GPU slice, the slices covering the whole VM (the
-  collector prices it so): SkyPilot writes its machine row at 0.0 and the VM's price in the
+  collector prices it so): the file writes its machine row at 0.0 and the VM's price in the
   B200 row, so the offer is that row; a machine row with a price of its own is left out
   (counted). The collector's filter keeps its spot offers only (A4 is not sold on demand).
 - A TPU offer is what the collector writes (`gcp.make_tpu_offers`): instance and `gpu_name` the
-  type (`v5litepod-4`, SkyPilot's name without `tpu-`), one "GPU" of vendor google, the host's
+  type (`v5litepod-4`, the file's name without `tpu-`), one "GPU" of vendor google, the host's
   vCPUs and RAM (`gcp.TPU_HOSTS`), the slice's HBM as `gpu_memory` (`gcp.TPU_HBM_GIB_PER_CHIP`
   x chips). The chip count is read from the name as Google names slices: v2, v3, v4 and v5p
   count TensorCores (two per chip: v5p-8 is 4 chips), v5e (`v5litepod`) and v6e count chips.
@@ -37,19 +49,18 @@ Decisions:
 - Located by zone, as the collector writes them, and only in a region where gcloud's accelerator
   list at Cyclenerd's fd66b26 (`tools/acceleratortyperegion.csv`, last changed 2026-07-26) has
   the accelerator, for the accelerators that list names (T4, V100, B200, TPU v3 `ct3`, v5e
-  `ct5lp`, v5p `ct5p`, v6e `ct6e`); TPU v2 and v4 are Cloud TPU only, not in that list: their zones are
-  SkyPilot's. The list narrows, never adds: it has no v6e in us-south1 and us-central2, where
-  SkyPilot lists v6e rows; elsewhere it and SkyPilot agree.
-- SkyPilot's file is undated (its commit's date cannot be read here), so these offers carry
-  `provider_data["observed_at"] = ""`: the loader keeps a value an offer carries instead of
-  stamping the GCP part's date (2026-07-30, `pricing.yml`'s), and "" reads as unknown
-  (`CatalogItem.observed_at` is None). A row that repeats another exactly (the file lists some
-  zones twice) is counted and made once; two rows of one key with different prices make none.
+  `ct5lp`, v5p `ct5p`, v6e `ct6e`); TPU v2 and v4 are Cloud TPU only, not in that list: their
+  zones are the file's. The list narrows, never adds.
+- Dated: every offer carries `provider_data["observed_at"]` = the commit's time
+  (`OBSERVED_AT`), which the loader keeps instead of stamping the GCP part's `collected_at`.
+  A row that repeats another exactly (the file lists some zones twice) is counted and made once;
+  two rows of one key with different prices make none.
 """
 
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,12 +70,20 @@ from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 
 DATA = Path(__file__).resolve().parent / "data"
-REPOSITORY = "skypilot-org/skypilot-catalog"
-PATH = "catalogs/v8/gcp/vms.csv"
-COMMIT = "006059e0f18acb1341e22a27751e9f80df6ba92f"
-N1_STORED = DATA / "skypilot_v8_gcp_n1_gpus_excerpt.csv"
-TPU_STORED = DATA / "skypilot_v8_gcp_tpu_excerpt.csv"
-A4_STORED = DATA / "skypilot_v8_gcp_a4_excerpt.csv"
+REPOSITORY = "anycloud-sh/catalog"
+PATH = "gcp/vms.csv"
+COMMIT = "62ff0a987e0c257a89235415d2877812fb1aaf29"
+# The commit's time (author and committer alike): anycloud-bot's "Update catalogs 2026-05-20".
+OBSERVED_AT = "2026-05-20T04:50:10Z"
+SOURCE = f"{REPOSITORY} {PATH}@{COMMIT}"
+N1_STORED = DATA / "anycloud_gcp_vms_62ff0a98_n1_gpus_excerpt.csv"
+TPU_STORED = DATA / "anycloud_gcp_vms_62ff0a98_tpu_excerpt.csv"
+A4_STORED = DATA / "anycloud_gcp_vms_62ff0a98_a4_excerpt.csv"
+# The same rows of SkyPilot's undated file, the source before: compared with, not shipped.
+COMPARED_SOURCE = "skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv@006059e0"
+COMPARED_N1 = DATA / "skypilot_v8_gcp_n1_gpus_excerpt.csv"
+COMPARED_TPU = DATA / "skypilot_v8_gcp_tpu_excerpt.csv"
+COMPARED_A4 = DATA / "skypilot_v8_gcp_a4_excerpt.csv"
 # gcloud's accelerator types by region (';'-separated, `NAME;ZONE` with regions in ZONE), from
 # Cyclenerd's repository at the commit of the pricing.yml the rest of GCP comes from.
 ACCELERATOR_REGIONS_STORED = DATA / "cyclenerd_acceleratortyperegion_fd66b26_excerpt.csv"
@@ -80,16 +99,19 @@ HEADER = [
     "Price",
     "SpotPrice",
 ]
-# SkyPilot's GPU names -> Compute Engine accelerator types (the collector's keys).
+# The file's GPU names (SkyPilot's) -> Compute Engine accelerator types (the collector's keys).
 GPU_TYPES = {"T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100", "B200": "nvidia-b200"}
-# Machines GCP bills per GPU slice (the slices cover the whole VM): SkyPilot writes their machine
+# Machines GCP bills per GPU slice (the slices cover the whole VM): the file writes their machine
 # row at 0.0 and the VM's price in the GPU row for their count, as the GCP collector prices A4.
 SLICE_BILLED = {"a4-highgpu-8g": ("B200", 8)}
 # TPU versions -> the Compute Engine accelerator type gcloud lists for them by region.
 TPU_ACCELERATOR_TYPES = {"v3": "ct3", "v5litepod": "ct5lp", "v5p": "ct5p", "v6e": "ct6e"}
 # Versions whose slice name counts TensorCores (two per chip) rather than chips.
 TPU_CORES_NAMED = frozenset({"v2", "v3", "v4", "v5p"})
-UNDATED = {"observed_at": ""}
+DATED = {"observed_at": OBSERVED_AT}
+# The N1 machine types Compute Engine lists (gcloud's machine-types list); n1-megamem/ultramem
+# are m1 aliases (no GPU) and the file's `n1-<RAM>-<vCPUs>-tpu` rows are TPU hosts, not types.
+N1_TYPES = re.compile(r"^n1-(?:standard|highmem|highcpu)-\d+$")
 K = TypeVar("K", bound=Hashable)
 
 
@@ -238,7 +260,7 @@ def convert_tpus(
                     spot=spot,
                     disk_size=None,
                     gpu_vendor=AcceleratorVendor.GOOGLE,
-                    provider_data={"is_dws_calendar_mode": False, **UNDATED},
+                    provider_data={"is_dws_calendar_mode": False, **DATED},
                 )
             )
     return out
@@ -246,7 +268,7 @@ def convert_tpus(
 
 def _machine_row(row: dict[str, str]) -> bool:
     name = row["InstanceType"]
-    return (name.startswith("n1-") or name in SLICE_BILLED) and not row["AcceleratorName"]
+    return bool(N1_TYPES.match(name) or name in SLICE_BILLED) and not row["AcceleratorName"]
 
 
 def convert_attached(
@@ -331,7 +353,7 @@ def convert_attached(
                             machine, gcp.Capacity.SPOT if spot else gcp.Capacity.ON_DEMAND
                         ),
                         cpu_arch=CPUArchitecture.X86,
-                        provider_data={"is_dws_calendar_mode": False, **UNDATED},
+                        provider_data={"is_dws_calendar_mode": False, **DATED},
                     )
                 )
     return out

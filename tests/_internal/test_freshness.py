@@ -259,9 +259,15 @@ def test_status_names_each_bundled_providers_source_and_date_basis(published, ca
         i = lines.index(f"{name:13} {source['name']}", start)
         assert lines[i + 1] == f"{'':13} date: {source['date_basis']}"
     bounded = [p for p, e in entries.items() if e["source"]["date_is_lower_bound"]]
-    # AWS: the oldest of its dated sources (spot prices of 2025-11-30, on-demand newer).
-    assert bounded == ["aws", "lambdalabs", "lium"]
-    dates = [("aws", "2025-11-30"), ("lambdalabs", "2026-05-04"), ("lium", "2026-08-24")]
+    # AWS: the oldest of its dated sources (spot prices of 2025-11-30, on-demand newer); GCP
+    # too (anycloud's N1 GPU/A4/TPU table of 2026-05-20, pricing.yml of 2026-07-30).
+    assert bounded == ["aws", "gcp", "lambdalabs", "lium"]
+    dates = [
+        ("aws", "2025-11-30"),
+        ("gcp", "2026-05-20"),
+        ("lambdalabs", "2026-05-04"),
+        ("lium", "2026-08-24"),
+    ]
     for name, date in dates:
         row = next(
             line
