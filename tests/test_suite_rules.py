@@ -320,10 +320,6 @@ NOT_MIRRORED: dict[str, tuple[str, str]] = {
         "_internal/cli/test_main.py",
         "`catalog status`, with the other commands",
     ),
-    "_internal/cli/collect.py": (
-        "test_workflows.py",
-        "`python -m gpuhunt PROVIDER`, as CI runs it",
-    ),
     "_internal/cli/history.py": ("_internal/history/test_remote.py", "`gpuhunt history`"),
     "_internal/cli/providers.py": ("_internal/cli/test_pinned_output.py", "`gpuhunt providers`"),
     "_internal/publish/run.py": (
