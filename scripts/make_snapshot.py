@@ -23,6 +23,7 @@ test code.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import sys
 from collections.abc import Callable
@@ -76,16 +77,39 @@ def _aws() -> list[CatalogItem]:
     spot = vantage_aws_spot.load()
     if spot.skipped:
         print(f"aws spot: skipped {dict(spot.skipped)}", file=sys.stderr)
-    offers = replay_aws.collect(replay_aws.FULL_PRICE_LIST, spot_prices=spot.prices)
+    offers = [
+        _dated(o, AWS_OBSERVED["spot" if o.spot else "gpu"])
+        for o in replay_aws.collect(replay_aws.FULL_PRICE_LIST, spot_prices=spot.prices)
+    ]
     # A GPU family the 2026-01-21 catalog does not have (g7, 2026-08-26) and CPU types (2026-07-20)
     # from their own files; no spot file prices them, so they are on-demand only.
-    for more in (replay_aws.G7_PRICE_LIST, replay_aws.CPU_PRICE_LIST):
+    for more, when in (
+        (replay_aws.G7_PRICE_LIST, AWS_OBSERVED["g7"]),
+        (replay_aws.CPU_PRICE_LIST, AWS_OBSERVED["cpu"]),
+    ):
         known = {(o.instance_name, o.location) for o in offers}
         added = replay_aws.collect(more)
         if any((o.instance_name, o.location) in known for o in added):
             raise ValueError(f"aws: {more.name} prices an offer another source prices")
-        offers += added
+        offers += [_dated(o, when) for o in added]
     return offers
+
+
+# When each AWS source's prices were read (a date-only source at 00:00 UTC of its date, the
+# earliest it can be): each offer carries its own, so `max_age` and `observed_at` tell the
+# 2026-08-26 g7 prices from the 2025-11-30 spot prices; the manifest gives the oldest.
+AWS_OBSERVED = {
+    "gpu": "2026-01-21T00:00:00Z",  # all_gpu_instances.js: "published 2026-01-21"
+    "spot": "2025-11-30T00:00:00Z",  # gpu_instances_raw.json: "Last updated: 2025-11-30"
+    "g7": "2026-08-26T00:00:00Z",  # g7_instances.js: "Last updated: 2026-08-26"
+    "cpu": "2026-07-20T13:44:00Z",  # Karpenter's tables: "generated at 2026-07-20T13:44Z"
+}
+
+
+def _dated(offer: CatalogItem, observed_at: str) -> CatalogItem:
+    return dataclasses.replace(
+        offer, provider_data={**offer.provider_data, "observed_at": observed_at}
+    )
 
 
 def _oci() -> list[CatalogItem]:

@@ -763,7 +763,14 @@ def test_aws_spot_offers_are_the_dated_spot_prices_of_published_offers(snapshot)
         assert item.price == spot_prices[key], key
         twin = on_demand[key]
         assert [getattr(item, f) for f in fields] == [getattr(twin, f) for f in fields], key
-        assert (item.flags, item.provider_data) == (twin.flags, twin.provider_data), key
+        assert item.flags == twin.flags, key
+        # Each dated by its own source: the spot prices' file is older than the on-demand one.
+        assert {**item.provider_data, "observed_at": None} == {
+            **twin.provider_data,
+            "observed_at": None,
+        }, key
+        assert item.provider_data["observed_at"] == "2025-11-30T00:00:00Z", key
+        assert twin.provider_data["observed_at"] == "2026-01-21T00:00:00Z", key
     assert {(i.instance_name, i.location) for i in spot} == set(spot_prices) & set(on_demand)
     # What 0.1.34's tests look for, and the regions the source has spot prices for (no local
     # zone or GovCloud region among them).
@@ -1827,3 +1834,30 @@ def test_enumerated_sources_say_they_are_not_availability(snapshot):
         assert "AN ENUMERATION, NOT AVAILABILITY" in note, name
     azure = snapshot.manifest["providers"]["azure"]["source"]["note"]
     assert "A PRICE LIST BY REGION, NOT AVAILABILITY" in azure
+
+
+def test_every_aws_offer_carries_the_date_of_its_own_source(snapshot):
+    """On-demand GPU prices of 2026-01-21, spot prices of 2025-11-30, g7 of 2026-08-26, CPU
+    types of 2026-07-20: `max_age` tells them apart; the manifest gives the oldest."""
+    from collections import Counter
+
+    aws = offers(snapshot, "aws")
+    got = Counter(
+        (
+            i.provider_data["observed_at"],
+            "spot"
+            if i.spot
+            else "cpu"
+            if not i.gpu_count
+            else "g7"
+            if i.gpu_name == "RTXPRO4500"
+            else "gpu",
+        )
+        for i in aws
+    )
+    assert set(got) == {
+        ("2026-01-21T00:00:00Z", "gpu"),
+        ("2025-11-30T00:00:00Z", "spot"),
+        ("2026-08-26T00:00:00Z", "g7"),
+        ("2026-07-20T13:44:00Z", "cpu"),
+    }
