@@ -15,13 +15,15 @@ import json
 import logging
 import re
 import stat
-import zipfile
 import zlib
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal.errors import CatalogIntegrityError
+
+if TYPE_CHECKING:
+    import zipfile
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +36,7 @@ MAX_COMPRESSION_RATIO = 200  # CSVs compress ~10x; bombs compress 1000x
 # for kinds of member later versions may add, which this version does not read.
 _MEMBER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\.[a-z]{1,16}$")
 _READ_SUFFIXES = (".csv", COLUMNS_SUFFIX := ".columns")
-_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+_COMPRESSIONS = (0, 8)  # zipfile.ZIP_STORED, ZIP_DEFLATED: zipfile is imported when a zip is read
 
 
 def sha256(data: bytes) -> str:
@@ -46,6 +48,8 @@ def write_archive(
 ) -> bytes:
     """A catalog zip: `{provider}.csv` for each entry, its `{provider}.columns` if given, and
     `manifest.json`. Fixed timestamps: the same input gives the same bytes."""
+    import zipfile  # here: a warm start reads no zip
+
     members = {f"{p}.csv": data for p, data in csvs.items()}
     members.update({f"{p}{COLUMNS_SUFFIX}": data for p, data in (columns or {}).items()})
     members[MANIFEST_NAME] = json.dumps(manifest, indent=2, sort_keys=True).encode()
@@ -127,6 +131,8 @@ def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
     """One member's bytes, never more than its (already capped) declared size. Inflated a
     piece at a time into one buffer of that size (a bytearray, used as bytes): reading it
     whole joins the pieces, which held two to three copies of a CSV at a load's peak."""
+    import zipfile  # here: a warm start reads no zip
+
     content = bytearray(info.file_size)
     view = memoryview(content)
     size = 0
@@ -154,6 +160,8 @@ def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
 def _digest(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> str:
     """A member's sha256, inflated a piece at a time: checked now, held only when it is read
     (`Members`), so an archive's column files are not all in memory while it is read."""
+    import zipfile  # here: a warm start reads no zip
+
     digest = hashlib.sha256()
     size = 0
     try:
@@ -204,6 +212,8 @@ def read_archive(data: bytes, *, source: str = "catalog.zip") -> Archive:
 
 
 def _read_archive(data: bytes, source: str) -> Archive:
+    import zipfile  # here: a warm start reads no zip
+
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, EOFError) as e:

@@ -39,7 +39,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gpuhunt._internal import backoff, observed, schema
+from gpuhunt._internal import backoff, observed
 from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
@@ -255,13 +255,6 @@ def _probe(p: LiveProvider, q: QueryFilter, balance_resources: bool, health: Hea
         health.succeeded(p.NAME)
 
 
-# The bounds are the schema's (`schema.value_problem`), the same for published rows.
-MAX_CPUS = schema.MAX_CPUS
-MAX_GPUS = schema.MAX_GPUS
-MAX_MEMORY_GIB = schema.MAX_MEMORY_GIB
-MAX_DISK_GIB = schema.MAX_DISK_GIB
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -273,6 +266,9 @@ def _integer(value: Any) -> bool:
 def offer_problem(item: Any) -> str | None:
     """Why an online offer cannot be served, or None when it can: its fields' types here, their
     values by the rule published rows meet too (`schema.value_problem`)."""
+    # Here: a query answered from the catalog alone (every warm CLI run) never reads a row.
+    from gpuhunt._internal import schema
+
     if not isinstance(item, CatalogItem):
         return f"not an offer ({type(item).__name__})"
     for name, kind, optional in (
