@@ -9,9 +9,10 @@ pickles name them where old and new versions both find them (`models` re-exports
 from __future__ import annotations
 
 import enum
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
-from typing_extensions import Self
+if TYPE_CHECKING:  # an annotation only: typing_extensions costs every process ~3 ms to import
+    from typing_extensions import Self
 
 JSONType = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
 JSONObject = dict[str, Any]

@@ -13,12 +13,13 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
-
-from cachetools import TTLCache
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuhunt._internal import forks
 from gpuhunt._internal.load.settings import Settings
+
+if TYPE_CHECKING:
+    from cachetools import TTLCache
 
 T = TypeVar("T")
 
@@ -84,6 +85,10 @@ class SingleFlightCache:
     def _cache(self) -> TTLCache[Hashable, Any]:
         # Called with the lock held. Made on first use, not at import: the TTL is a setting.
         if self._entries is None:
+            # Here: a query answered from the catalog alone asks no online provider, and
+            # cachetools (with the `random` it imports) is not worth importing for it.
+            from cachetools import TTLCache
+
             ttl = self._ttl if self._ttl is not None else self._offered
             ttl = ttl if ttl is not None else Settings().live_cache_ttl
             self._entries = TTLCache(maxsize=self._maxsize, ttl=ttl)
