@@ -281,8 +281,9 @@ def _read_archive(data: bytes, source: str) -> Archive:
                 columns.defer(provider, _Later(z, packed_info, source, None))
             elif wanted and _digest(z, packed_info, source) == wanted:
                 # Checked, and inflated again when read: one provider's column file in
-                # memory at a time, not the whole catalog's (issue 40).
-                columns.defer(provider, _Later(z, packed_info, source, str(wanted)))
+                # memory at a time, not the whole catalog's (issue 40). Not hashed again
+                # then: the zip's bytes are immutable, so they inflate to what was checked.
+                columns.defer(provider, _Later(z, packed_info, source, None))
             else:
                 # Only a faster way to the same offers: without it the CSV is parsed instead.
                 logger.warning(
