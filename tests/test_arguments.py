@@ -196,6 +196,7 @@ def test_asdict_round_trip_and_keywords_unchanged(catalog):
         "available",
         "max_age",
         "resale",
+        "min_memory_per_gpu",
     ]
     assert "_gpuhunt_checked" not in repr(q)
 

@@ -394,6 +394,19 @@ def _place_field(
     return Field(name, draw)
 
 
+def _draw_memory_per_gpu(
+    rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]
+) -> dict:
+    """The reference offer's RAM per GPU (the boundary, which it matches), just above it, or
+    a value of the domain (0 keeps every offer with GPUs)."""
+    if ref.gpu_count and rnd.random() < 0.7:
+        value = ref.memory / ref.gpu_count
+        if rnd.random() < 0.3:
+            value = math.nextafter(value, math.inf)
+        return {"min_memory_per_gpu": value}
+    return {"min_memory_per_gpu": rnd.choice([0, 0.5, 8, 16.0, 64, 1e6])}
+
+
 _names_gpu = names_field("gpu_name", lambda o: o.gpu_name, unknown="NewGPU9")
 
 FIELDS: list[Field] = [
@@ -425,6 +438,7 @@ FIELDS: list[Field] = [
     equals_field("available", lambda o: o.available, [True, False]),
     equals_field("resale", lambda o: o.resold_from is not None, [True, False]),
     equals_field("max_age", lambda o: None, MAX_AGES),
+    Field("min_memory_per_gpu", _draw_memory_per_gpu),
 ]
 GPU_FIELDS = {
     "gpu_count",

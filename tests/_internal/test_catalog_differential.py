@@ -150,7 +150,7 @@ def test_query_answers_what_matches_answers(loaded):
     rnd = random.Random(19)
     answers = non_empty = selective = 0
     drawn: dict[str, int] = {}
-    for _ in range(300):
+    for _ in range(500):
         kw, fields = draw_filter(rnd, everything)
         for name in fields:
             drawn[name] = drawn.get(name, 0) + 1

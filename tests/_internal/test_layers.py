@@ -49,6 +49,7 @@ LAYERS = [
         "catalog",
         "catalog_query",
         "catalog_status",
+        "query_checks",
         "online_pool",
         "default",
         "explain",
@@ -64,12 +65,19 @@ LAYERS = [
         "site.build",
     },
     {"publish", "site.publish"},
-    {"cli", "serve"},  # serve: the HTTP and MCP doors, on the CLI's query and renderers
+    {"cli", "serve"},  # the doors: siblings, neither imports the other (serve.py/mcp.py start them)
 ]
+
+
+# Modules of a package placed below the package's layer: the query spec is pure data that
+# `validate` (the base) and every door read.
+BELOW = {"query.spec": 0}
 
 
 def _layer(module: str) -> int:
     """`module` relative to `gpuhunt._internal`, e.g. "query.table" or "catalog"."""
+    if module in BELOW:
+        return BELOW[module]
     for rank in reversed(range(len(LAYERS))):
         for name in LAYERS[rank]:
             if module == name or module.startswith(name + "."):

@@ -35,7 +35,7 @@ from gpuhunt._internal.models import (
     QueryFilter,
 )
 from gpuhunt._internal.online_pool import OnlinePool
-from gpuhunt._internal.query import online
+from gpuhunt._internal.query import online, spec
 from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.names import gpu_name_problems
 
@@ -316,6 +316,7 @@ class Catalog:
         available: bool | None = None,
         max_age: dt.timedelta | None = None,
         resale: bool | None = None,
+        min_memory_per_gpu: float | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
@@ -329,6 +330,7 @@ class Catalog:
         given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
         prices in USD/hour. `available`, `max_age` and `resale` read what each offer says about
         itself (`CatalogItem.available`, `.observed_at`, `.resold_from`; see `QueryFilter`).
+        `min_memory_per_gpu` (GB of RAM per GPU) keeps offers with GPUs only.
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -342,38 +344,9 @@ class Catalog:
         and why, rather than answering `[]` ("no offers") as if they had answered.
         Raises ValueError for a value that cannot be read (a compute capability of "abc").
         """
-        # Every keyword is a QueryFilter field (tests/test_api.py checks they stay in step).
-        q = make_filter(
-            provider=provider,
-            cpu_arch=cpu_arch,
-            min_cpu=min_cpu,
-            max_cpu=max_cpu,
-            min_memory=min_memory,
-            max_memory=max_memory,
-            min_gpu_count=min_gpu_count,
-            max_gpu_count=max_gpu_count,
-            gpu_vendor=gpu_vendor,
-            gpu_name=gpu_name,
-            min_gpu_memory=min_gpu_memory,
-            max_gpu_memory=max_gpu_memory,
-            min_total_gpu_memory=min_total_gpu_memory,
-            max_total_gpu_memory=max_total_gpu_memory,
-            min_disk_size=min_disk_size,
-            max_disk_size=max_disk_size,
-            min_price=min_price,
-            max_price=max_price,
-            min_compute_capability=min_compute_capability,
-            max_compute_capability=max_compute_capability,
-            spot=spot,
-            allowed_flags=allowed_flags,
-            location=location,
-            min_cuda=min_cuda,
-            country=country,
-            area=area,
-            available=available,
-            max_age=max_age,
-            resale=resale,
-        )
+        # Every keyword is a filter of the query spec, in its order (tests/test_api.py).
+        given = locals()
+        q = make_filter(**{name: given[name] for name in spec.NAMES})
         return self._query(q, gpu_name)
 
     def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:

@@ -124,6 +124,34 @@ class InputError(GPUHuntError, ValueError):
     for it (and 1 for every other failure, which is not the user's to fix)."""
 
 
+class QueryInputError(InputError):
+    """A query argument that cannot be meant as given, naming the filter (`field`, a name of
+    the query spec; None when it names none). Each door renders it in its own words:
+    `text(label)` is the message with every filter it mentions spelled by `label(name)` (the
+    CLI's `--min-cpu`, the HTTP parameter `min_cpu`); `str()` spells them as keywords.
+    `online`: the provider is asked live only, which the command line offers (`--online`) and
+    a server does not; `note` says more about that."""
+
+    def __init__(
+        self,
+        field: str | None,
+        template: str,
+        *,
+        named: tuple[str, ...] = (),
+        online: bool = False,
+        note: str = "",
+    ) -> None:
+        self.field = field
+        self.template = template  # `{name}` where it names a filter; other braces doubled
+        self.named = named  # the filters it names, in order
+        self.online = online
+        self.note = note
+        super().__init__(self.text(str))
+
+    def text(self, label: Any) -> str:
+        return self.template.format_map({n: label(n) for n in self.named})
+
+
 class UsageError(InputError):
     """Command-line input that cannot be meant as given; printed as one line, exit status 2."""
 

@@ -25,14 +25,10 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.query.spec import GPU_FILTERS
 from gpuhunt._internal.query.table import Table
 
 NEAR_MISSES = 3  # cheapest offers failing each filter alone, by default
-GPU_FILTERS = frozenset(
-    {"gpu_name", "gpu_vendor", "min_gpu_count", "max_gpu_count", "min_gpu_memory"}
-    | {"max_gpu_memory", "min_total_gpu_memory", "max_total_gpu_memory"}
-    | {"min_compute_capability", "max_compute_capability", "min_cuda"}
-)
 
 
 @dataclass

@@ -245,7 +245,11 @@ class QueryFilter:
     observed, `False` those it read as unavailable (offers whose provider does not say are left
     out either way). `max_age` (a `timedelta`) leaves out offers observed longer ago than that,
     and offers of unknown age. `resale=False` leaves out marketplace resales of another cloud's
-    machine (`CatalogItem.resold_from`), `True` keeps only them.
+    machine (`CatalogItem.resold_from`), `True` keeps only them. `min_memory_per_gpu` (GB of
+    RAM per GPU) keeps offers with GPUs whose RAM divided by their GPU count is at least that.
+
+    Each field is an entry of the query spec (`gpuhunt._internal.query.spec`), which says how
+    it is checked, read from text and offered on every door.
     """
 
     provider: list[str] | None = None
@@ -277,6 +281,7 @@ class QueryFilter:
     available: bool | None = None
     max_age: dt.timedelta | None = None
     resale: bool | None = None
+    min_memory_per_gpu: float | None = None
 
     # Arguments are checked where they enter (`gpuhunt._internal.validate`): each field on every
     # assignment, the ranges across fields when the filter is made and, for a filter changed

@@ -36,6 +36,7 @@ from collections.abc import Collection
 from dataclasses import fields
 from typing import Any
 
+from gpuhunt._internal.query import spec
 from gpuhunt._internal.vocabulary import AcceleratorVendor, CPUArchitecture
 
 # Set in a `QueryFilter`'s `__dict__` (not a field: `asdict`, `==` and `repr` ignore it) while
@@ -44,34 +45,16 @@ CHECKED = "_gpuhunt_checked"
 # Where a filter keeps its parsed form (`query/parsed.py`), dropped with `CHECKED`.
 PARSED = "_gpuhunt_parsed"
 
-COUNTS = frozenset({"min_cpu", "max_cpu", "min_gpu_count", "max_gpu_count"})
-SIZES = frozenset(
-    {
-        "min_memory",
-        "max_memory",
-        "min_gpu_memory",
-        "max_gpu_memory",
-        "min_total_gpu_memory",
-        "max_total_gpu_memory",
-        "min_disk_size",
-        "max_disk_size",
-        "min_price",
-        "max_price",
-    }
-)
-NAMES = frozenset({"provider", "gpu_name", "location", "country", "area"})
-FLAGS = frozenset({"spot", "available", "resale"})  # True, False or None
-VERSIONS = frozenset({"min_compute_capability", "max_compute_capability", "min_cuda"})
-RANGES = (
-    "cpu",
-    "memory",
-    "gpu_count",
-    "gpu_memory",
-    "total_gpu_memory",
-    "disk_size",
-    "price",
-    "compute_capability",
-)
+# The filters by how they are checked, from the query spec.
+COUNTS = spec.names_of("count")
+SIZES = spec.names_of("size")
+NAMES = spec.names_of("names")
+FLAGS = spec.names_of("flag")  # True, False or None
+VERSIONS = spec.names_of("version")
+RANGES = spec.RANGES
+_AGES = spec.names_of("age")
+_FLAG_SETS = spec.names_of("flag_set")
+_ENUMS = spec.names_of("enum")
 
 
 def _shown(value: Any) -> str:
@@ -119,11 +102,11 @@ def check_field(name: str, value: Any) -> None:
     elif name in FLAGS:
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be True, False or None, got {_shown(value)}")
-    elif name == "max_age":
+    elif name in _AGES:
         if not isinstance(value, dt.timedelta):
-            raise TypeError(f"max_age must be a datetime.timedelta, got {_shown(value)}")
+            raise TypeError(f"{name} must be a datetime.timedelta, got {_shown(value)}")
         if value < dt.timedelta(0):
-            raise ValueError(f"max_age must be at least 0, got {value!r}")
+            raise ValueError(f"{name} must be at least 0, got {value!r}")
     elif name in NAMES:
         if isinstance(value, str):
             return
@@ -131,16 +114,14 @@ def check_field(name: str, value: Any) -> None:
             isinstance(v, str) for v in value
         ):
             raise TypeError(f"{name} must be a string or a list of strings, got {_shown(value)}")
-    elif name == "allowed_flags":
+    elif name in _FLAG_SETS:
         if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
-            raise TypeError(
-                f"allowed_flags must be a list or set of flags (or None), got {_shown(value)}"
-            )
+            raise TypeError(f"{name} must be a list or set of flags (or None), got {_shown(value)}")
         if isinstance(value, (list, tuple, set, frozenset)) and not all(
             isinstance(v, str) for v in value
         ):
-            raise TypeError(f"allowed_flags must hold strings, got {_shown(value)}")
-    elif name in ("cpu_arch", "gpu_vendor"):
+            raise TypeError(f"{name} must hold strings, got {_shown(value)}")
+    elif name in _ENUMS:
         enum: type[CPUArchitecture] | type[AcceleratorVendor] = (
             CPUArchitecture if name == "cpu_arch" else AcceleratorVendor
         )
@@ -221,18 +202,6 @@ def parse_version(value: Any, what: str = "version") -> tuple[int, int] | None:
         if 0 <= major < 1000 and 0 <= minor < 1000:
             return major, minor
     raise ValueError(f"Invalid {what} {value!r}: expected MAJOR.MINOR such as 9.0, 9 or (9, 0)")
-
-
-_AGE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
-
-
-def parse_age(text: str) -> dt.timedelta:
-    """An age as `--max-age` takes it: a number and a unit, s, m, h or d (`30d`, `12h`,
-    `1.5h`); anything else is a ValueError saying so."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text.lower())
-    if m is None:
-        raise ValueError(f"invalid age {text!r}: a number and a unit, s, m, h or d (30d, 12h)")
-    return dt.timedelta(**{_AGE_UNITS[m.group(2)]: float(m.group(1))})
 
 
 def check_flag(name: str, value: Any) -> None:

@@ -106,6 +106,7 @@ FILTER_VALUES: dict[str, list] = {
     "available": [True, False],
     "resale": [True, False],
     "max_age": [datetime.timedelta(days=30), datetime.timedelta(days=36500)],
+    "min_memory_per_gpu": [0, 8.0, 16, 1000],
 }
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from gpuhunt._internal.cli import query
 from gpuhunt._internal.models import QueryFilter
+from gpuhunt._internal.query import spec
 from gpuhunt._internal.serve import parameters
 from gpuhunt._internal.serve.parameters import ParameterError, parse
 
@@ -53,28 +54,23 @@ def test_every_filter_of_the_command_line_is_a_parameter():
     assert not {"json", "csv", "online", "refresh", "catalog_url"} & set(parameters.table())
 
 
-def test_an_option_added_to_gpuhunt_query_is_a_parameter(monkeypatch):
-    real = query.arguments
-
-    def more(p: argparse.ArgumentParser) -> None:
-        real(p)
-        p.add_argument(
-            "--max-wait", metavar="AGE", help="offers waited at most AGE (--max-wait 30d)"
-        )
-        p.add_argument("--verified", action="store_true", default=None)
-
-    monkeypatch.setattr(query, "arguments", more)
+def test_a_filter_added_to_the_spec_is_a_parameter(monkeypatch):
+    more = (
+        spec.Option("max_wait", "age", "offers waited at most AGE (--max-wait 30d)", metavar="AGE"),
+        spec.Option("verified", "flag", switches=(spec.Switch("--verified", True, None),)),
+    )
+    monkeypatch.setattr(spec, "FILTERS", spec.FILTERS + more)
+    monkeypatch.setattr(spec, "NAMES", spec.NAMES + ("max_wait", "verified"))
     parameters.table.cache_clear()
-    parameters._defaults.cache_clear()
     try:
         table = parameters.table()
         assert table["max_wait"].kind == "string" and "max_wait 30d" in table["max_wait"].help
         assert table["verified"].kind == "boolean"
-        args = parse([("max_wait", "30d"), ("verified", "false")]).args
+        given = parameters._read([("max_wait", "30d"), ("verified", "false")], table)
+        args = parameters._namespace(given, table, parameters._defaults())
         assert args.max_wait == "30d" and args.verified is False
     finally:
         parameters.table.cache_clear()
-        parameters._defaults.cache_clear()
 
 
 def test_the_state_filters_are_parameters():

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 
 from gpuhunt._internal.cli import render
 from gpuhunt._internal.cli.commands import command
+from gpuhunt._internal.cli.query import add_option
 from gpuhunt._internal.cli.render import price as _price
 from gpuhunt._internal.errors import InputError
-from gpuhunt._internal.gpu_names import canonical_gpu_name, closest_gpu_names
+from gpuhunt._internal.query import spec
+from gpuhunt._internal.query_checks import check_gpu_names
 
 if TYPE_CHECKING:
     from gpuhunt._internal.history.availability import AvailabilityHistory
@@ -20,14 +22,8 @@ if TYPE_CHECKING:
 
 
 def _arguments(h: argparse.ArgumentParser) -> None:
-    h.add_argument("--gpu", action="append", dest="gpu_name", help="GPU name (repeatable)")
-    h.add_argument("--provider", action="append", help="provider name (repeatable)")
-    h.add_argument("--location", action="append", help="region or zone (repeatable)")
-    spot = h.add_mutually_exclusive_group()
-    spot.add_argument("--spot", dest="spot", action="store_true", default=None)
-    spot.add_argument("--on-demand", dest="spot", action="store_false")
-    h.add_argument("--since", help="first day to show, YYYY-MM-DD")
-    h.add_argument("--by", choices=["gpu", "instance"], default="gpu")
+    for option in spec.HISTORY[: spec.HISTORY_LEAD]:
+        add_option(h, option)
     h.add_argument("--limit", type=int, default=30, help="lines to print (0: all; default 30)")
     h.add_argument("--daily", action="store_true", help="also print one row per day")
     fmt = h.add_mutually_exclusive_group()
@@ -37,13 +33,8 @@ def _arguments(h: argparse.ArgumentParser) -> None:
         "--plot", metavar="FILE", help="draw the lines to FILE.png or FILE.svg (matplotlib)"
     )
     h.add_argument("--catalog-url", help="where the catalog is published")
-    h.add_argument("--version", help="read the history as of this version (default: the latest)")
-    h.add_argument(
-        "--availability",
-        action="store_true",
-        help="per offer and location: observations and the share available over the window, "
-        "from the published observations dataset (needs gpuhunt[dataset])",
-    )
+    for option in spec.HISTORY[spec.HISTORY_LEAD :]:
+        add_option(h, option)
 
 
 def _pct(x: float | None) -> str:
@@ -53,14 +44,6 @@ def _pct(x: float | None) -> str:
 def _table(rows: list[list[str]], right: set[int]) -> str:
     """rows[0] as the header over the rest, aligned as `gpuhunt query` aligns."""
     return render.render(rows[0], rows[1:], right)
-
-
-def _check_gpu_names(names: list[str] | None) -> None:
-    for name in names or []:
-        if canonical_gpu_name(name) is None:
-            close = closest_gpu_names(name)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise InputError(f"Unknown GPU name {name!r}{hint}")
 
 
 @command(
@@ -76,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuhunt._internal.load.context import Context
     from gpuhunt._internal.load.settings import Settings
 
-    _check_gpu_names(args.gpu_name)
+    check_gpu_names(args.gpu_name)
     settings = Settings.from_env()  # a command's entry point: the environment is read here
     url = catalog_url_of(args.catalog_url, settings)
     if args.availability:

@@ -4,32 +4,26 @@ groups, through the renderer table of `render`; the footer)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime as dt
 import logging
-import re
 import sys
 import textwrap
 from collections.abc import Callable, Container
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import geography, registry, validate
+from gpuhunt._internal import query_checks, registry
 from gpuhunt._internal.cli import render
 from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
-from gpuhunt._internal.errors import GPUHuntError, UnknownProviderError
-from gpuhunt._internal.errors import UsageError as UsageError  # importable from here, as before
-from gpuhunt._internal.models import CatalogItem, QueryFilter
-from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.validate import parse_version
+from gpuhunt._internal.errors import QueryInputError, UsageError
+from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.query import spec
+from gpuhunt._internal.query.order import sort_offers
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog, CatalogStatus
 
 logger = logging.getLogger("gpuhunt")
 
-
-T = TypeVar("T")
 
 DEFAULT_LIMIT = 50  # table rows when --limit is not given
 
@@ -43,96 +37,10 @@ DESCRIPTION = (
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
-    """The options of `gpuhunt query`."""
-    p.add_argument("--provider", action="append", help="provider name (repeatable)")
-    p.add_argument(
-        "--gpu",
-        action="append",
-        dest="gpu_name",
-        help='GPU name, any common spelling: H100, "RTX 4090"; a size or form factor in the '
-        'name asks for it: "A100 80GB", "H100 SXM", a100-80g-pcie (offers of unknown form '
-        "factor are kept); NAME:COUNT asks for exactly COUNT of them: A100:8 (repeatable)",
-    )
-    p.add_argument("--gpu-vendor", choices=["nvidia", "amd", "google", "intel", "tenstorrent"])
-    p.add_argument("--cpu-arch", choices=["x86", "arm"])
-    p.add_argument(
-        "--location",
-        action="append",
-        help='region or zone, or a shell-style pattern: us-east-1, "europe-*" (repeatable)',
-    )
-    p.add_argument(
-        "--country",
-        action="append",
-        metavar="CC",
-        help="ISO 3166 country code of the offer's location: DE, US (repeatable)",
-    )
-    p.add_argument(
-        "--area",
-        action="append",
-        choices=list(geography.AREAS),
-        type=str.lower,
-        help="area of the offer's location (repeatable); locations gpuhunt cannot place are "
-        "left out when --country or --area is given",
-    )
-    for name, kind, unit in [
-        ("cpu", int, "vCPUs"),
-        ("memory", float, "RAM in GB"),
-        ("gpu-count", int, "GPUs"),
-        ("gpu-memory", float, "memory per GPU in GiB"),
-        ("total-gpu-memory", float, "memory of all GPUs in GiB"),
-        ("disk-size", int, "disk in GB (offers of unknown disk size are kept)"),
-        ("price", float, "USD per hour"),
-    ]:
-        p.add_argument(f"--min-{name}", type=kind, metavar="N", help=f"minimum {unit}")
-        p.add_argument(f"--max-{name}", type=kind, metavar="N", help=f"maximum {unit}")
-    p.add_argument("--min-compute-capability", metavar="X.Y", help="NVIDIA only, e.g. 8.0 or 9")
-    p.add_argument("--max-compute-capability", metavar="X.Y")
-    p.add_argument(
-        "--min-cuda",
-        metavar="X.Y",
-        help="CUDA version the host must run, e.g. 12.8: NVIDIA GPU offers only (RunPod and "
-        "Vast.ai say their hosts' version; offers of providers that do not are kept)",
-    )
-    spot = p.add_mutually_exclusive_group()
-    spot.add_argument(
-        "--spot", dest="spot", action="store_true", default=None, help="spot offers only"
-    )
-    spot.add_argument(
-        "--on-demand", dest="spot", action="store_false", help="on-demand offers only"
-    )
-    p.add_argument(
-        "--allow-flag", action="append", dest="allowed_flags", help="hide offers with other flags"
-    )
-    p.add_argument(
-        "--available",
-        action="store_true",
-        default=None,
-        help="offers their provider read as available when they were observed only (offers "
-        "whose provider does not say are left out)",
-    )
-    p.add_argument(
-        "--max-age",
-        type=_age,
-        metavar="AGE",
-        help="leave out offers observed longer ago than AGE, and offers of unknown age: a "
-        "number and a unit, s, m, h or d (30d, 12h)",
-    )
-    p.add_argument(
-        "--no-resales",
-        dest="resale",
-        action="store_false",
-        default=None,
-        help="leave out marketplace resales of another cloud's machine (Shadeform's Lambda "
-        "offers, ...)",
-    )
-    p.add_argument(
-        "--sort",
-        choices=["price", "price-per-gpu", "gpu-memory", "tflops-per-dollar"],
-        default="price",
-        help="price: USD/hour (default); price-per-gpu: USD/hour per GPU; gpu-memory: largest "
-        "first; tflops-per-dollar: most dense BF16 TFLOPS per USD/hour first (offers without a "
-        "published figure last)",
-    )
+    """The options of `gpuhunt query`: one per filter of the query spec (`query/spec.py`), in
+    its order, then the views and what only a terminal needs."""
+    for option in (*spec.FILTERS, spec.VIEWS[0]):
+        add_option(p, option)
     p.add_argument(
         "--group-by",
         choices=["gpu"],
@@ -145,12 +53,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "cheapest offers failing one filter, and who lists a GPU no offer has (printed "
         "anyway when nothing matches)",
     )
-    p.add_argument(
-        "--all-regions",
-        action="store_true",
-        help="one row per offer and region (default: each offer once, at its cheapest region, "
-        "with the number of other regions selling it)",
-    )
+    add_option(p, spec.VIEWS[1])
     p.add_argument(
         "--limit",
         type=int,
@@ -177,119 +80,71 @@ def arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _age(text: str) -> dt.timedelta:
-    """`--max-age` (`validate.parse_age`); argparse makes the error a usage error."""
-    try:
-        return validate.parse_age(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+def add_option(p: argparse.ArgumentParser, option: spec.Option) -> None:
+    """`option` of the query spec as the option(s) of `p` setting `option.name`."""
+    if option.switches:
+        group: Any = p.add_mutually_exclusive_group() if len(option.switches) > 1 else p
+        for switch in option.switches:
+            group.add_argument(
+                switch.flag,
+                dest=option.name,
+                action="store_const",
+                const=switch.value,
+                default=option.default,
+                help=switch.doc,
+            )
+        return
+    kw: dict[str, Any] = {"help": option.doc, "dest": option.name}
+    if option.read is not None:
+        kw["type"] = _argument_type(option.read)
+    if option.metavar is not None:
+        kw["metavar"] = option.metavar
+    if option.choices is not None:
+        kw["choices"] = list(option.choices)
+    if option.default is not None:
+        kw["default"] = option.default
+    p.add_argument(option.option, action="append" if option.repeatable else "store", **kw)
 
 
-# The ranges are the library's (`validate.RANGES`); each is the options `--min-X`/`--max-X`.
-_RANGES = [(name, "--{}-" + name.replace("_", "-")) for name in validate.RANGES]
+def _argument_type(read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`read` for argparse: its ValueError a usage error with its own message, as argparse
+    shows it (a number's type is argparse's own, for its "invalid int value" message)."""
+    if read in (int, float, str.lower):
+        return read
+
+    def typed(text: str) -> Any:
+        try:
+            return read(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    typed.__name__ = getattr(read, "__name__", "value")
+    return typed
+
+
+def usage_error(e: QueryInputError) -> UsageError:
+    """A check's error in the command line's words: each filter as its option, and `--online`
+    as the way to ask an online provider."""
+    message = e.text(lambda name: spec.BY_NAME[name].labels[0])
+    if e.online:
+        message += ": add --online" + (f" {e.note}" if e.note else "")
+    return UsageError(message)
 
 
 def _check_query_args(args: argparse.Namespace) -> None:
     """A `UsageError` for a value that cannot be read or a range that no offer can match, in
-    the options the user typed (the library's own check, `make_filter`, comes after)."""
-    filters = {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
-    for name, flag in _RANGES:
-        low, high = filters[f"min_{name}"], filters[f"max_{name}"]
-        if name == "compute_capability":
-            low = _cli_value(lambda: parse_version(filters["min_compute_capability"], "min_cc"))
-            high = _cli_value(lambda: parse_version(filters["max_compute_capability"], "max_cc"))
-        for bound, which in ((low, "min"), (high, "max")):
-            if isinstance(bound, (int, float)) and bound < 0:
-                raise UsageError(f"{flag.format(which)} {bound:g} is negative")
-        if low is not None and high is not None and low > high:
-            shown = [
-                ".".join(map(str, v)) if isinstance(v, tuple) else f"{v:g}" for v in (low, high)
-            ]
-            raise UsageError(
-                f"{flag.format('min')} {shown[0]} is above {flag.format('max')} {shown[1]}: "
-                "no offer can match"
-            )
-    _cli_value(lambda: make_filter(**filters))
+    the options the user typed (`query_checks.check_query`)."""
+    try:
+        query_checks.check_query(query_filters(args))
+    except QueryInputError as e:
+        raise usage_error(e) from None
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
 
 
-_OPTION = {
-    "min_cc": "min_compute_capability",
-    "max_cc": "max_compute_capability",
-    "gpu_name": "gpu",
-}
-
-
-def _cli_value(read: Callable[[], T]) -> T:
-    """`read()`, its TypeError/ValueError a `UsageError` naming the option, not the keyword
-    ("Invalid min_cuda ..." becomes "Invalid --min-cuda ...")."""
-    try:
-        return read()
-    except UnknownProviderError as e:  # names no keyword; "did you mean" as it is
-        raise UsageError(str(e)) from None
-    except (TypeError, ValueError) as e:
-        message = re.sub(
-            r"\b((min|max)_[a-z_]+|gpu_name|gpu_vendor|cpu_arch|location|provider|spot)\b",
-            lambda m: "--" + _OPTION.get(m.group(0), m.group(0)).replace("_", "-"),
-            str(e),
-        )
-        raise UsageError(message) from None
-
-
-def _live_providers(args: argparse.Namespace) -> list[Any]:
-    """The online providers a query asks: none without --online (and asking for one by name
-    then is an error saying so); with it, those named or else every one whose credentials are
-    set. A provider named but missing its credential or SDK is an error naming what is missing."""
-    named = [registry.spec(p) for p in args.provider or []]  # raises on unknown names
-    named_online = [s for s in named if s.online]
-    if not args.online:
-        if not named_online:  # nothing to check: the bundled snapshot is not even opened
-            return []
-        # Those the bundled snapshot holds are answered from it while the catalog cannot be
-        # loaded (`_check_stand_ins` after the query); the others need --online.
-        from gpuhunt._internal.load import sources  # lazy for start-up time: only needed here
-
-        held = sources.bundled_providers()
-        named_online = [s for s in named_online if s.name not in held]
-        if named_online:
-            names = ", ".join(s.name for s in named_online)
-            what = "is an online provider" if len(named_online) == 1 else "are online providers"
-            raise UsageError(f"{names} {what}, queried live: add --online")
-        return []
-    wanted = named_online if args.provider else [s for s in registry.PROVIDERS if s.online]
-    live = []
-    for spec in wanted:
-        try:
-            live.append(registry.provider_class(spec.name).from_env())
-        except GPUHuntError as e:  # MissingCredsError or a missing SDK
-            if args.provider:  # asked for by name: the user's setup to fix, exit 2
-                raise UsageError(f"{spec.name}: {e}") from None
-            logger.debug("Skipping online provider %s: %s", spec.name, e)
-    return live
-
-
-def _check_stand_ins(args: argparse.Namespace, status: CatalogStatus) -> None:
-    """Online providers named without --online are answered only by a catalog holding their
-    offers (the bundled snapshot); from any other catalog the answer would be an empty list
-    that says nothing, so it is the usage error it was."""
-    if args.online:
-        return
-    named = [registry.spec(p) for p in args.provider or []]
-    missing = [s.name for s in named if s.online and s.name not in status.offers]
-    if missing:
-        names = ", ".join(missing)
-        raise UsageError(
-            f"{names} queried live: add --online (the bundled snapshot answers for it only "
-            "while the catalog cannot be loaded)"
-        )
-
-
 def query_filters(args: argparse.Namespace) -> dict[str, Any]:
-    """The `Catalog.query` keywords of parsed `query` options (`gpuhunt serve` and `gpuhunt mcp`
-    build the same namespace from their parameters and ask through this too)."""
-    # Every QueryFilter field is a `query` option of the same name (tests/_internal/test_cli.py).
-    return {f.name: getattr(args, f.name) for f in dataclasses.fields(QueryFilter)}
+    """The `Catalog.query` keywords of parsed `query` options: one per filter of the spec."""
+    return {name: getattr(args, name) for name in spec.NAMES}
 
 
 @command("query", help=HELP, description=DESCRIPTION, arguments=arguments)
@@ -300,7 +155,10 @@ def run(args: argparse.Namespace) -> int:
     from gpuhunt._internal.catalog import Catalog
 
     _check_query_args(args)
-    live = _live_providers(args)
+    try:
+        live = query_checks.live_providers(args.provider, args.online)
+    except QueryInputError as e:
+        raise usage_error(e) from None
     # Online providers are opt-in here: a terminal query should answer in a second from the
     # catalog, offline included, not wait on marketplaces. Library callers get them by default.
     catalog = Catalog(catalog_url=args.catalog_url)
@@ -315,8 +173,11 @@ def run(args: argparse.Namespace) -> int:
     filters = query_filters(args)
     offers: list[CatalogItem] = list(catalog.query(**filters))
     status = catalog.status()
-    _check_stand_ins(args, status)
-    render.sort_offers(offers, args.sort)
+    try:
+        query_checks.check_stand_ins(args.provider, args.online, lambda: status.offers)
+    except QueryInputError as e:
+        raise usage_error(e) from None
+    sort_offers(offers, args.sort)
     asked_live = {p.NAME for p in live}
     answer = (
         _groups(args, offers, status, asked_live)

@@ -130,13 +130,6 @@ def csv_header() -> list[str]:
     return [*out, *DERIVED]
 
 
-def tflops_per_dollar_order(i: CatalogItem) -> tuple[float, float]:
-    """Sort key of `--sort tflops-per-dollar`: most TFLOPS per USD/hour first, offers without
-    a published figure last (by price among themselves)."""
-    tpd = i.tflops_per_dollar
-    return (-tpd if tpd is not None else float("inf"), i.price)
-
-
 def _tflops_per_dollar_text(x: float | None) -> str:
     return "-" if x is None else (f"{x:.0f}" if x >= 10 else f"{x:.2g}")
 
@@ -425,13 +418,3 @@ def groups_answer(groups: Sequence[GpuGroup], table_text: Callable[[], str]) -> 
             ([csv_cell(v) for v in g.flat().values()] for g in groups),
         ),
     )
-
-
-def sort_offers(offers: list[CatalogItem], how: str) -> None:
-    """`--sort`, in place: the answer is already by price."""
-    if how == "price-per-gpu":
-        offers.sort(key=lambda i: (i.price / i.gpu_count) if i.gpu_count else float("inf"))
-    elif how == "gpu-memory":
-        offers.sort(key=lambda i: (-(i.gpu_memory or 0) * i.gpu_count, i.price))
-    elif how == "tflops-per-dollar":
-        offers.sort(key=tflops_per_dollar_order)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -124,7 +124,23 @@ def shape_mask(t: Table, p: ParsedQuery, providers: Collection[str] | None) -> n
         m &= ok[t.flags]
     if p.available is not None or p.resale is not None or p.max_age is not None:
         m &= state_mask(t.offer_states(), p)
+    for name, value in p.own:
+        m &= MASKS[name](t, value)
     return m
+
+
+def _min_memory_per_gpu(t: Table, low: float) -> np.ndarray:
+    has_gpu = t.gpu_count > 0
+    # Divided as `match` divides (IEEE division rounds alike), not `memory >= low * count`.
+    per_gpu = np.divide(t.memory, t.gpu_count, out=np.zeros(len(t)), where=has_gpu)
+    found: np.ndarray = has_gpu & (per_gpu >= low)
+    return found
+
+
+# The masks of the spec's `own` filters (`spec.OWN`), by name: `shape_mask` applies each set one.
+MASKS: dict[str, Callable[[Table, Any], np.ndarray]] = {
+    "min_memory_per_gpu": _min_memory_per_gpu,
+}
 
 
 def gpu_name_mask(t: Table, p: ParsedQuery) -> np.ndarray:

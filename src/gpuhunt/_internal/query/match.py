@@ -90,6 +90,9 @@ def matches(i: CatalogItem, q: QueryFilter | ParsedQuery) -> bool:
         return False
     if p.allowed_flags is not None and not all(flag in p.allowed_flags for flag in i.flags):
         return False
+    for name, value in p.own:
+        if not PREDICATES[name](i, value):
+            return False
     return _offer_state_matches(i.provider_data, p, None)
 
 
@@ -105,6 +108,16 @@ def _offer_state_matches(data: Any, p: ParsedQuery, now: dt.datetime | None) -> 
         if seen is None or seen < p.max_age_cutoff(now):
             return False
     return True
+
+
+def _min_memory_per_gpu(i: CatalogItem, low: float) -> bool:
+    return i.gpu_count > 0 and i.memory / i.gpu_count >= low
+
+
+# The predicates of the spec's `own` filters (`spec.OWN`), by name: `matches` asks each set one.
+PREDICATES: dict[str, Callable[[CatalogItem, Any], bool]] = {
+    "min_memory_per_gpu": _min_memory_per_gpu,
+}
 
 
 def _between(value: Any, low: Any, high: Any) -> bool:

@@ -9,8 +9,9 @@ through the alias table (and what a name gives besides: memory, form factor, cou
 providers' pushdowns all read this form, so a filter means the same on every path, or is
 refused by `parse` with the same error on every path.
 
-Adding a filter: a `QueryFilter` field (`models.py`), its check (`validate.py`), its reading
-here, its test in `matches` and its mask in `query/table.py`, a CLI option. See docs/design.md.
+Adding a filter: its entry in the query spec (`query/spec.py`), its `QueryFilter` field and
+`Catalog.query` keyword, and, for an `own` filter, its predicate (`match.PREDICATES`) and mask
+(`masks.MASKS`); its value reaches them through `ParsedQuery.own`. See docs/design.md.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from gpuhunt._internal import geography, registry, validate
 from gpuhunt._internal.errors import UnknownProviderError
 from gpuhunt._internal.gpu_names import GpuNameSpec, canonical_gpu_name, gpu_name_spec
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture, QueryFilter
+from gpuhunt._internal.query import spec
 
 # Where a filter's parsed form is kept in its `__dict__` (not a field: `asdict`, `==` and
 # `repr` ignore it); `QueryFilter.__setattr__` drops it with the check mark.
@@ -73,6 +75,9 @@ class ParsedQuery:
     available: bool | None = None
     max_age: dt.timedelta | None = None
     resale: bool | None = None
+    # The filters evaluated by their own predicate and mask (`spec.OWN`) that are set, as
+    # (name, value) in spec order.
+    own: tuple[tuple[str, Any], ...] = ()
 
     @property
     def wants_gpu_name(self) -> bool:
@@ -90,18 +95,10 @@ class ParsedQuery:
 
 # Fields whose checked value (`validate.check_field`) is already the form the matchers compare:
 # numbers, flags, a flag container, a timedelta.
-AS_GIVEN = (
-    *(
-        f"{end}_{what}"
-        for what in validate.RANGES
-        if what != "compute_capability"
-        for end in ("min", "max")
-    ),
-    "spot",
-    "allowed_flags",
-    "available",
-    "max_age",
-    "resale",
+AS_GIVEN = tuple(
+    o.name
+    for o in spec.FILTERS
+    if o.check in ("count", "size", "flag", "flag_set", "age") and not o.own
 )
 
 
@@ -143,6 +140,7 @@ def parse(q: QueryFilter) -> ParsedQuery:
         if countries is None
         else tuple(geography.check_values("country", countries)),
         areas=None if areas is None else tuple(geography.check_values("area", areas)),
+        own=tuple((o.name, v) for o in spec.OWN if (v := getattr(q, o.name)) is not None),
     )
 
 

@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpuhunt._internal import registry
-from gpuhunt._internal.cli import query, render
+from gpuhunt._internal import query_checks
+from gpuhunt._internal.cli import render
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
-from gpuhunt._internal.errors import GPUHuntError, InputError
+from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.query.order import sort_offers
 from gpuhunt._internal.serve.parameters import ParameterError, Request, parameter_error
 from gpuhunt._version import __version__
 
@@ -165,8 +166,11 @@ class Service:
             return self.catalog.query(**request.filters)
 
         offers, loaded = self._consistent(compute)
-        self._check_stand_ins(request)
-        render.sort_offers(offers, args.sort)
+        try:
+            query_checks.check_stand_ins(args.provider, False, lambda: self.catalog.status().offers)
+        except QueryInputError as e:
+            raise parameter_error(e) from None
+        sort_offers(offers, args.sort)
         rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
         body = {
             "offers": [row(r) for r in rows[: request.limit]],
@@ -175,23 +179,12 @@ class Service:
         }
         return Reply(body, self._etag("offers", request, loaded), self.max_age(loaded))
 
-    def _check_stand_ins(self, request: Request) -> None:
-        """An online provider asked for by name is answered only where the catalog holds its
-        offers (the bundled snapshot); `gpuhunt query` says so without `--online`."""
-        named = request.args.provider or []
-        if not any(registry.spec(p).online for p in named):
-            return
-        try:
-            query._check_stand_ins(request.args, self.catalog.status())
-        except InputError as e:
-            raise parameter_error(str(e)) from None
-
     def explain(self, request: Request) -> Reply:
         given = {k: v for k, v in request.filters.items() if v is not None}
         try:
             found, loaded = self._consistent(lambda: self.catalog.explain(**given))
         except (TypeError, ValueError) as e:
-            raise parameter_error(str(e)) from None
+            raise parameter_error(e) from None
         body = {
             "explanation": explanation(found),
             "catalog": {"version": loaded.version, "source": loaded.source},
@@ -216,7 +209,7 @@ class Service:
                 version=version,
             )
         except (TypeError, ValueError) as e:  # InputError included: a date, a provider
-            raise parameter_error(str(e)) from None
+            raise parameter_error(e) from None
         body = found.to_dict()
         tag = etag("history", str(version), loaded.source if loaded else "", request.key)
         return Reply(body, tag, self.max_age(loaded) if loaded is not None else 0)

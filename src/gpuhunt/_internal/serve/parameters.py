@@ -1,13 +1,12 @@
-"""The parameters of `/v1/offers`, `/v1/explain` and the MCP tools, read into the namespace
-`gpuhunt query` builds from its command line (pure).
+"""The parameters of `/v1/offers`, `/v1/explain` and the MCP tools, read into the filters of
+`Catalog.query` and the views of the answer (pure).
 
-The table is not written here: it is read off `gpuhunt query`'s own argparse options
-(`cli.query.arguments`), so an option added there (a new filter) is a parameter here, with its
-type, choices and help, and is checked by the same code (`query._check_query_args`). A
-parameter's name is its option's (`--max-price` is `max_price`, `--gpu` is `gpu`); an on/off
-option is a `true`/`false` parameter named after what it sets (`spot=false` is `--on-demand`).
-What only makes sense on a terminal (output format, `--online`, `--refresh`, ...) is left out,
-and `limit` is the server's own (default 100, at most 10000).
+The table is not written here: it is the query spec's (`query/spec.py`), one parameter per
+filter and view, named as the spec names it on the wire (`max_price`, `gpu`, `allow_flag`;
+an on/off filter is a `true`/`false` parameter named after the filter: `spot=false` is the
+command line's `--on-demand`), with its type, choices and documentation, checked by the same
+code as every door (`query_checks`). `limit` is the server's own (default 100, at most 10000).
+The parameters of `/v1/history` and `price_history` are `spec.HISTORY`.
 
 Errors name the parameter: 400 for a request that cannot be read (an unknown or repeated
 name, a value that is not a number or not one of the choices, NUL or other control
@@ -17,28 +16,22 @@ acceptable (negative, a range no offer can match, an unknown provider or GPU nam
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
-from gpuhunt._internal import registry
-from gpuhunt._internal.cli import commands, query
-from gpuhunt._internal.errors import InputError
+from gpuhunt._internal import query_checks
+from gpuhunt._internal.errors import InputError, QueryInputError, UnknownProviderError
+from gpuhunt._internal.query import spec
 
 MAX_VALUE = 1000  # characters of one value (or name)
 MAX_PARAMETERS = 100  # name=value pairs in one request
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000
-
-# `gpuhunt query` options a request does not take: the terminal's output formats and views,
-# where the catalog comes from (the server's choice), live providers (not served), the
-# explanation (its own endpoint), and `--limit` (the server's own, with a cap).
-LEFT_OUT = {"help", "json", "csv", "catalog_url", "online", "refresh", "explain", "group_by"}
-LEFT_OUT |= {"limit"}
 
 # Where a request's default differs from the command line's: `--json` lists every region, so
 # the API does too unless `all_regions=false` asks for the table's one row per offer.
@@ -95,7 +88,7 @@ class Param:
         if self.convert is not None:
             try:
                 value = self.convert(text)
-            except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
+            except (TypeError, ValueError) as e:
                 what = {"integer": "an integer", "number": "a number"}.get(self.kind)
                 detail = f"is not {what}" if what else f"cannot be read ({e})"
                 raise ParameterError(self.name, f"{self.name}: {text!r} {detail}") from None
@@ -128,41 +121,40 @@ class Param:
         return out
 
 
-def _parser(
-    prog: str, arguments: Callable[[argparse.ArgumentParser], None]
-) -> argparse.ArgumentParser:
-    p = commands.Parser(prog=prog, add_help=False)
-    arguments(p)
-    return p
+def param(option: spec.Option, default: Any = None) -> Param:
+    """The request parameter of a spec option."""
+    if option.switches:
+        helps = "; ".join(
+            f"{str(s.value).lower()}: {_help(s.doc)}" for s in option.switches if s.doc is not None
+        )
+        consts = tuple(s.value for s in option.switches)
+        return Param(
+            option.wire, option.name, "boolean", help=helps, consts=consts, default=default
+        )
+    return Param(
+        option.wire,
+        option.name,
+        option.wire_type,
+        repeatable=option.repeatable,
+        choices=option.choices,
+        help=_help(option.doc),
+        convert=option.read,
+        default=default,
+    )
 
 
-def _query_parser() -> argparse.ArgumentParser:
-    return _parser("gpuhunt query", query.arguments)
-
-
-def _history_parser() -> argparse.ArgumentParser:
-    from gpuhunt._internal.cli import history
-
-    return _parser("gpuhunt history", history._arguments)
-
-
-@functools.cache
 def _defaults() -> dict[str, Any]:
-    return vars(_query_parser().parse_args([]))
-
-
-@functools.cache
-def _history_defaults() -> dict[str, Any]:
-    return vars(_history_parser().parse_args([]))
-
-
-_KINDS: dict[Any, str] = {int: "integer", float: "number"}
+    """Every filter and view by name, as a request that gives none has them."""
+    views = {o.name: DEFAULTS.get(o.name, o.default) for o in spec.VIEWS}
+    return {**dict.fromkeys(spec.NAMES), **views}
 
 
 @functools.cache
 def table() -> dict[str, Param]:
-    """name -> Param, in the order `gpuhunt query --help` lists the options; `limit` last."""
-    params = _params_of(_query_parser(), LEFT_OUT, {**_defaults(), **DEFAULTS})
+    """name -> Param: the spec's filters, then its views, in the order `gpuhunt query --help`
+    lists them; `limit` last."""
+    defaults = _defaults()
+    params = {o.wire: param(o, defaults[o.name]) for o in (*spec.FILTERS, *spec.VIEWS)}
     params["limit"] = Param(
         "limit",
         "limit",
@@ -176,57 +168,19 @@ def table() -> dict[str, Param]:
     return params
 
 
-# `gpuhunt history` options a request does not take: output, plotting, the catalog's address.
-HISTORY_LEFT_OUT = {"help", "limit", "daily", "json", "csv", "plot", "catalog_url"}
+def _history_defaults() -> dict[str, Any]:
+    return {o.name: o.default for o in spec.HISTORY}
 
 
 @functools.cache
 def history_table() -> dict[str, Param]:
-    """The parameters of `/v1/history` and the `price_history` tool: `gpuhunt history`'s."""
-    return _params_of(_history_parser(), HISTORY_LEFT_OUT, _history_defaults())
-
-
-def _params_of(
-    parser: argparse.ArgumentParser, left_out: set[str], defaults: dict[str, Any]
-) -> dict[str, Param]:
-    params: dict[str, Param] = {}
-    flags: dict[str, list[argparse.Action]] = {}
-    for action in parser._actions:
-        if action.dest in left_out or not action.option_strings:
-            continue
-        if action.nargs == 0:  # --spot / --on-demand, --all-regions: on/off
-            flags.setdefault(action.dest, []).append(action)
-            if action.dest not in params:
-                params[action.dest] = Param(action.dest, action.dest, "boolean")
-            continue
-        name = action.option_strings[0].lstrip("-").replace("-", "_")
-        kind = _KINDS.get(action.type, "string")
-        convert = action.type if callable(action.type) else None
-        choices = tuple(action.choices) if action.choices is not None else None
-        params[name] = Param(
-            name,
-            action.dest,
-            kind,
-            repeatable=isinstance(action, argparse._AppendAction),
-            choices=choices,
-            help=_help(action.help),
-            convert=convert,
-            default=defaults.get(action.dest),
-        )
-    for dest, actions in flags.items():
-        consts = tuple(a.const for a in actions)
-        helps = "; ".join(
-            f"{str(a.const).lower()}: {_help(a.help)}" for a in actions if a.help is not None
-        )
-        params[dest] = Param(
-            dest, dest, "boolean", help=helps, consts=consts, default=defaults.get(dest)
-        )
-    return params
+    """The parameters of `/v1/history` and the `price_history` tool (`spec.HISTORY`)."""
+    return {o.wire: param(o, o.default) for o in spec.HISTORY}
 
 
 def _help(text: str | None) -> str:
-    # argparse's %(default)s and the like are not used by `query`'s options; `--x` spellings
-    # in help texts are turned into parameter names.
+    # `--x` spellings in the spec's documentation (written for the command line) are turned
+    # into parameter names.
     return _OPTION.sub(lambda m: m.group(1).replace("-", "_"), text or "")
 
 
@@ -235,17 +189,18 @@ _OPTION = re.compile(r"--([a-z][a-z-]*)")
 
 @dataclass(frozen=True)
 class Request:
-    """A request's parameters read: `args` the namespace `gpuhunt query` would have built,
+    """A request's parameters read: `args` every filter and view by name (a namespace),
     `limit`, and `key`, the parameters in a normal form (for the ETag: `max_price=4` and
     `max_price=4.0` are one query)."""
 
-    args: argparse.Namespace
+    args: SimpleNamespace
     limit: int
     key: str
 
     @property
     def filters(self) -> dict[str, Any]:
-        return query.query_filters(self.args)
+        """The `Catalog.query` keywords: one per filter of the spec."""
+        return {name: getattr(self.args, name) for name in spec.NAMES}
 
 
 def check_text(parameter: str | None, what: str, text: str) -> None:
@@ -279,12 +234,14 @@ def _read(pairs: Iterable[tuple[str, str]], params: dict[str, Param]) -> dict[st
 
 def _namespace(
     given: dict[str, list[Any]], params: dict[str, Param], defaults: dict[str, Any]
-) -> argparse.Namespace:
-    args = argparse.Namespace(**defaults)
+) -> SimpleNamespace:
+    args = SimpleNamespace(**defaults)
     for name, values in given.items():
         param = params[name]
+        # An on/off value that no command-line switch sets (`all_regions=false`, `resale=true`)
+        # is set all the same: the filters take both.
         if param.kind == "boolean":
-            _set_flag(args, param, values[0])
+            setattr(args, param.dest, values[0])
         elif param.repeatable:
             setattr(args, param.dest, values)
         else:
@@ -301,29 +258,32 @@ def _key(given: dict[str, list[Any]]) -> str:
 
 def parse(pairs: Iterable[tuple[str, str]]) -> Request:
     """Read `name=value` pairs (a query string's, or an MCP tool's arguments made into text)
-    into a `Request`, checked as `gpuhunt query` checks its options. Raises `ParameterError`."""
+    into a `Request`, checked as every door checks a query. Raises `ParameterError`."""
     params = table()
     given = _read(pairs, params)
     key = _key(given)  # `limit` included: it is part of the answer
     limit = given.pop("limit", [DEFAULT_LIMIT])[0]
-    args = _namespace(given, params, {**_defaults(), **DEFAULTS})
-    args.limit = None
-    _check(args)
-    return Request(args, limit, key)
+    args = _namespace(given, params, _defaults())
+    request = Request(args, limit, key)
+    try:
+        query_checks.check_query(request.filters)
+        # Online providers named: those the bundled snapshot holds may be answered from it.
+        query_checks.live_providers(args.provider, online=False)
+    except QueryInputError as e:
+        raise parameter_error(e) from None
+    return request
 
 
 def parse_history(pairs: Iterable[tuple[str, str]]) -> Request:
-    """`/v1/history`'s parameters: `gpuhunt history`'s options, read and checked as it does
-    (GPU names it does not know are an error naming `gpu`)."""
-    from gpuhunt._internal.cli import history
+    """`/v1/history`'s parameters (`spec.HISTORY`), read and checked as `gpuhunt history`
+    checks them (GPU names it does not know are an error naming `gpu`)."""
+    from gpuhunt._internal.history.api import parse_day
 
     params = history_table()
     given = _read(pairs, params)
     args = _namespace(given, params, _history_defaults())
-    from gpuhunt._internal.history.api import parse_day
-
     try:
-        history._check_gpu_names(args.gpu_name)
+        query_checks.check_gpu_names(args.gpu_name)
     except InputError as e:
         raise ParameterError("gpu", f"gpu: {e}", 422) from None
     try:
@@ -333,49 +293,28 @@ def parse_history(pairs: Iterable[tuple[str, str]]) -> Request:
     return Request(args, 0, _key(given))
 
 
-def _set_flag(args: argparse.Namespace, param: Param, value: bool) -> None:
-    """`spot=false` sets what `--on-demand` sets. A value no option sets (`all_regions=false`,
-    where only `--all-regions` exists; `resale=true` beside `--no-resales`) is set all the
-    same: the namespace's fields are `QueryFilter`'s, which take both."""
-    setattr(args, param.dest, value)
-
-
 def _normal(value: Any) -> Any:
     if isinstance(value, (bool, int, float)) or value is None:
         return value
     return str(value)
 
 
-def _check(args: argparse.Namespace) -> None:
-    """`gpuhunt query`'s own checks (ranges, versions, names of providers), their messages
-    naming parameters instead of options."""
-    try:
-        query._check_query_args(args)
-        named = [registry.spec(p) for p in args.provider or []]  # unknown names raise
-        if any(spec.online for spec in named):  # which the bundled snapshot may stand in for
-            query._live_providers(args)
-    except (InputError, ValueError) as e:
-        raise parameter_error(str(e)) from None
+# A server answers from its catalog: it asks no provider live.
+_NOT_LIVE = " (this server answers from the catalog only)"
 
 
-def parameter_error(message: str, status: int = 422) -> ParameterError:
-    """A `gpuhunt query` error message (naming `--options`) as a `ParameterError` naming the
-    parameter; `--online` advice does not apply to a server."""
-    names = {p.dest: p.name for p in table().values()}
-    named: list[str] = []
-    if "--online" in message:
-        # Live providers are the command line's (`--online`); a server answers from its catalog.
-        message = re.sub(r"(: |; |\()?(add )?--online\b.*", "", message).rstrip(" (")
-        message = f"{message} (this server answers from the catalog only)"
-    if "--online" in message or "Unknown provider" in message or "queried live" in message:
-        return ParameterError("provider", f"provider: {message}", status)
-
-    def rename(m: re.Match[str]) -> str:
-        option = m.group(1).replace("-", "_")
-        name = {"on_demand": "spot", "gpu_name": "gpu"}.get(option, option)
-        name = names.get(name, name)
-        named.append(name)
-        return name
-
-    text = _OPTION.sub(rename, message)
-    return ParameterError(named[0] if named else None, text, status)
+def parameter_error(e: Exception, status: int = 422) -> ParameterError:
+    """A check's error as a `ParameterError` naming the parameter: each filter the message
+    names as its parameter (the first one is the parameter of the error); a provider error
+    names `provider`."""
+    if isinstance(e, QueryInputError):
+        text = e.text(lambda name: spec.BY_NAME[name].wire) + (_NOT_LIVE if e.online else "")
+        if e.named:
+            return ParameterError(spec.BY_NAME[e.named[0]].wire, text, status)
+        if e.field is not None:
+            wire = spec.BY_NAME[e.field].wire
+            return ParameterError(wire, f"{wire}: {text}", status)
+        return ParameterError(None, text, status)
+    if isinstance(e, UnknownProviderError):
+        return ParameterError("provider", f"provider: {e}", status)
+    return ParameterError(None, str(e), status)
