@@ -127,7 +127,7 @@ from gpuhunt._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog as Catalog
-    from gpuhunt._internal.catalog import CatalogStatus as CatalogStatus
+    from gpuhunt._internal.catalog_status import CatalogStatus as CatalogStatus
     from gpuhunt._internal.default import default_catalog as default_catalog
     from gpuhunt._internal.default import explain as explain
     from gpuhunt._internal.default import query as query

@@ -4,6 +4,7 @@ nothing under src/ or scripts/ imports `tests`; no `_internal` module reads the 
 when it is imported."""
 
 import ast
+from collections.abc import Container
 from pathlib import Path
 
 import pytest
@@ -443,3 +444,162 @@ def test_no_internal_module_over_450_lines():
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
     assert set(long) <= NOT_YET_SPLIT, long
+
+
+# ------------------------------------------------------- no cycles, thin doors, no private reads
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of `_internal` by dotted name ("query.table"; a package is its name)."""
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _edges(path: Path, modules: Container[str]) -> set[str]:
+    """The `_internal` modules `path` imports anywhere: at the top, under TYPE_CHECKING, in a
+    function (a lazy import is an arrow all the same)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpuhunt._internal"):
+            base = (node.module or "").removeprefix("gpuhunt._internal").lstrip(".")
+            for alias in node.names:
+                name = f"{base}.{alias.name}" if base else alias.name
+                out.add(name if name in modules else base)
+        elif isinstance(node, ast.Import):
+            out |= {
+                a.name.removeprefix("gpuhunt._internal.")
+                for a in node.names
+                if a.name.removeprefix("gpuhunt._internal.") in modules
+            }
+    return out - {""}
+
+
+def test_no_import_cycle_even_under_type_checking():
+    modules = _modules()
+    graph = {m: _edges(p, modules) - {m} for m, p in modules.items() if m}
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+
+    def walk(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 1:
+                cycles.append(" -> ".join([*path[path.index(n) :], n]))
+            elif n not in state:
+                walk(n, [*path, n])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            walk(m, [m])
+    assert not cycles
+
+
+# The one arrow from serve/ into cli/ left: the JSON row of an offer (`render.as_dict`,
+# `csv_header`), which the offer spec moves into the library (issue 47's other half).
+SERVE_READS_OF_CLI = {"cli.render"}
+
+
+def test_the_servers_import_no_cli_and_no_argparse():
+    modules = _modules()
+    wrong = []
+    for name, path in modules.items():
+        if not name.startswith("serve"):
+            continue
+        for target in _edges(path, modules):
+            if target.startswith("cli") and target not in SERVE_READS_OF_CLI:
+                wrong.append(f"{name} -> {target}")
+        wrong += [f"{name} -> argparse" for n in _imports(path) if n.split(".")[0] == "argparse"]
+    assert not wrong
+
+
+def test_the_library_imports_no_door():
+    modules = _modules()
+    wrong = [
+        f"{name} -> {target}"
+        for name, path in modules.items()
+        if name.split(".")[0] not in {"cli", "serve"}
+        for target in _edges(path, modules)
+        if target.split(".")[0] in {"cli", "serve"}
+    ]
+    assert not wrong
+
+
+# Private names that may be read on another object: Python's own API (namedtuple's, the
+# interpreter's).
+PYTHON_PRIVATE = {"_replace", "_asdict", "_fields", "_make", "_exit", "_getframe"}
+# Reads still to remove, by file: the offers' parts a `Table` keeps for `query.answers`
+# (`_parts`, set by the loader's warm start and column files too), requests' body cache
+# (what `transport` hands a response read in one piece), the interpreter's exit hooks.
+KNOWN_PRIVATE_READS = {
+    ("query/answers.py", "_parts"),
+    ("query/answers.py", "_parts_lock"),
+    ("load/tables.py", "_parts"),
+    ("load/tables.py", "_shape_groups"),
+    ("load/warm.py", "_parts"),
+    ("load/warm.py", "_unknown"),
+    ("load/transport.py", "_content"),
+    ("load/transport.py", "_content_consumed"),
+    ("cli/__init__.py", "_run_exitfuncs"),
+}
+
+
+def _own_names(tree: ast.Module) -> set[str]:
+    """The names a module defines: at its top, and in its classes (methods, class attributes,
+    `self._x = ...` in a method)."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            names |= {
+                t.id
+                for t in ast.walk(node)
+                if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+            }
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for item in cls.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(item.name)
+            elif isinstance(item, ast.Assign):
+                names |= {t.id for t in item.targets if isinstance(t, ast.Name)}
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                names.add(item.target.id)
+        for node in ast.walk(cls):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")
+            ):
+                names.add(node.attr)
+    return names
+
+
+def test_no_private_attribute_of_another_module_is_read():
+    """`x._name` is read or set only where `_name` is the module's own: on `self`/`cls`/
+    `super()`, or a name the module itself defines (a method or attribute of one of its classes,
+    read on another instance of it). Everything else goes through public names: what a
+    module needs of another's object is handed over explicitly (`catalog_query.Asking`) or
+    read through a public accessor (`Catalog.current()`, `Table.by_shape`)."""
+    wrong = []
+    for path in ROOT.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        own = _own_names(tree)
+        where = str(path.relative_to(ROOT))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute):
+                continue
+            name, value = node.attr, node.value
+            if not name.startswith("_") or name.startswith("__") or name in own | PYTHON_PRIVATE:
+                continue
+            if isinstance(value, ast.Name) and value.id in ("self", "cls"):
+                continue
+            if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "super":
+                continue
+            if (where, name) not in KNOWN_PRIVATE_READS:
+                wrong.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+    assert not wrong

@@ -21,8 +21,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import catalog_query, catalog_status, forks, validate
-from gpuhunt._internal.catalog_query import NOT_ADDED as NOT_ADDED
-from gpuhunt._internal.catalog_status import CatalogStatus as CatalogStatus
+from gpuhunt._internal.catalog_status import CatalogStatus
 from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.loader import Loaded, Loader
@@ -179,6 +178,11 @@ class Catalog:
         # Online providers' backoff reads this clock; tests replace `_clock` to move time.
         return self._clock()
 
+    def now(self) -> float:
+        """This catalog's clock (monotonic seconds, the `clock` it was made with): what
+        `current().loaded_at` and the ages in `status()` are measured on."""
+        return self._now()
+
     _clock = staticmethod(time.monotonic)
 
     # ----------------------------------------------------------------- loading
@@ -214,6 +218,13 @@ class Catalog:
     @property
     def _loaded(self) -> Loaded | None:
         return self._loader.loaded
+
+    def current(self, *, load: bool = True) -> Loaded | None:
+        """The loaded catalog queries answer from now (its `version`, `source`, `table`, ...),
+        None if none is. As a query does, loads it first if none is loaded and starts a
+        background reload when it is stale; `load=False` only looks. A server reads it around
+        an answer to name the version the answer came from."""
+        return self._loader.current() if load else self._loader.loaded
 
     def close(self) -> None:
         """End every thread this catalog started - the online pool's, a background reload, a
@@ -350,7 +361,23 @@ class Catalog:
         return self._query(q, gpu_name)
 
     def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
-        return catalog_query.answer(self, q, gpu_name)
+        return catalog_query.answer(self._asking(), q, gpu_name)
+
+    def _asking(self) -> catalog_query.Asking:
+        """What `catalog_query` needs of this catalog to answer one query."""
+        return catalog_query.Asking(
+            online_providers=self.online_providers,
+            health=self._online,
+            submit=self._submit,
+            current=self._loader.current,
+            gpu_name_problems=self._gpu_name_problems,
+            warned_gpu_names=self._warned_gpu_names,
+            online_timeout=self._online_timeout,
+            online_deadline=self._online_deadline,
+            online_skipped=self._online_skipped,
+            balance_resources=self.balance_resources,
+            auto_reload=self.auto_reload,
+        )
 
     def explain(self, /, **filters: Any) -> Explanation:
         """Why `query(**filters)` answers as it does, over the loaded catalog (online

@@ -1,23 +1,23 @@
 """How `Catalog.query` answers once its filter is parsed: which online providers to ask, the
 offline catalog's offers, stand-ins from the catalog for online providers that did not answer,
-and the merged answer (split from `catalog.py` by job; the catalog's state stays there)."""
+and the merged answer (split from `catalog.py` by job; the catalog's state stays there and is
+handed over as an `Asking`, so this module reads nothing private of the catalog)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import OnlineProvidersFailedError
-from gpuhunt._internal.models import CatalogItem, QueryFilter
+from gpuhunt._internal.load.loaded import Loaded
+from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
 from gpuhunt._internal.query import answers, online
 from gpuhunt._internal.query.answers import merge_online
 from gpuhunt._internal.query.parsed import parsed
-
-if TYPE_CHECKING:  # only for annotations: catalog.py imports this module
-    from gpuhunt._internal.catalog import Catalog
-    from gpuhunt._internal.load.loader import Loaded
 
 # The catalog's logger: its warnings keep the name callers filter on.
 logger = logging.getLogger("gpuhunt._internal.catalog")
@@ -25,7 +25,26 @@ logger = logging.getLogger("gpuhunt._internal.catalog")
 NOT_ADDED = "not added to this catalog (add_provider)"
 
 
-def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
+@dataclass(frozen=True)
+class Asking:
+    """What answering one query needs of its catalog (`Catalog._asking()` makes it): the online
+    providers added and their health, the pool to ask them on, the loaded catalog (`current()`
+    loads or starts a reload as a query does), the GPU-name check, the time budgets."""
+
+    online_providers: Sequence[LiveProvider]
+    health: online.Health
+    submit: Callable[..., Future[Any]]
+    current: Callable[[], Loaded | None]
+    gpu_name_problems: Callable[[list[str], set[str]], list[str]]
+    warned_gpu_names: set[str]
+    online_timeout: float
+    online_deadline: float
+    online_skipped: dict[str, int]
+    balance_resources: bool
+    auto_reload: bool
+
+
+def answer(c: Asking, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
     """`query` once its filter is made (and parsed): ask online providers, read the
     catalog, merge the answers."""
     wanted = parsed(q).providers  # the registry's names; unknown ones were refused
@@ -35,24 +54,24 @@ def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list
         added = {p.NAME.lower() for p in c.online_providers}
         # gpuhunt 0.1.x raised here; an answer without it (and the reason) is kinder.
         not_added = sorted(wanted - added - set(registry.OFFLINE_PROVIDERS))
-        newly = [n for n in not_added if c._online.errors.get(n) != NOT_ADDED]
+        newly = [n for n in not_added if c.health.errors.get(n) != NOT_ADDED]
         for name in not_added:
-            c._online.errors[name] = NOT_ADDED
-    asked = online.ask(c._submit, live, q, c.balance_resources, c._online)
+            c.health.errors[name] = NOT_ADDED
+    asked = online.ask(c.submit, live, q, c.balance_resources, c.health)
     # One query reads one catalog: the first read of the loaded table is the one every
     # part of the answer uses, though a reload may swap in another meanwhile.
     read: list[Loaded | None] = []
 
     def loaded() -> Loaded | None:
         if not read:
-            read.append(c._loader.current())
+            read.append(c.current())
         return read[0]
 
     offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
     offers = query_offline(c, offline, q, loaded) if offline else []
     if gpu_name is not None:
-        for problem in c._gpu_name_problems(
-            [gpu_name] if isinstance(gpu_name, str) else gpu_name, warned=c._warned_gpu_names
+        for problem in c.gpu_name_problems(
+            [gpu_name] if isinstance(gpu_name, str) else gpu_name, c.warned_gpu_names
         ):
             logger.warning("%s", problem)
     # Only online providers named, and none answered: raise, as gpuhunt 0.1.x did, rather
@@ -63,11 +82,11 @@ def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list
         online.answers(
             asked,
             q,
-            c._online_timeout if wanted is not None else c._online_deadline,
-            c._online,
-            c._online_skipped,
+            c.online_timeout if wanted is not None else c.online_deadline,
+            c.health,
+            c.online_skipped,
             answered,
-            resubmit=lambda p: online.submit_get(c._submit, p, q, c.balance_resources),
+            resubmit=lambda p: online.submit_get(c.submit, p, q, c.balance_resources),
         )
         if asked
         else []
@@ -84,8 +103,8 @@ def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list
         loaded,
     )
     for name in standing_in:  # answered after all, from the catalog
-        if c._online.errors.get(name) == NOT_ADDED:
-            del c._online.errors[name]
+        if c.health.errors.get(name) == NOT_ADDED:
+            del c.health.errors[name]
     if wanted is not None:
         for name in newly:
             if name not in standing_in:
@@ -101,33 +120,33 @@ def answer(c: Catalog, q: QueryFilter, gpu_name: str | list[str] | None) -> list
 
 
 def stand_ins(
-    c: Catalog, missing: list[str], current: Callable[[], Loaded | None] | None = None
+    c: Asking, missing: list[str], current: Callable[[], Loaded | None] | None = None
 ) -> list[str]:
     """Those of `missing` whose offers the catalog holds; loads it if a query naming only
     online providers has not (so a query that every live provider answered loads nothing).
     `current`: the query's one read of the catalog."""
     if not missing:
         return []
-    loaded = (current or c._loader.current)()
+    loaded = (current or c.current)()
     held = set(loaded.table.providers) if loaded is not None else set()
     return [p for p in missing if p in held]
 
 
-def why_no_answer(c: Catalog, name: str) -> str:
-    why = c._online.errors.get(name, "did not answer")
-    wait = c._online.retry_in(name)
+def why_no_answer(c: Asking, name: str) -> str:
+    why = c.health.errors.get(name, "did not answer")
+    wait = c.health.retry_in(name)
     if wait is not None:
         why = f"{why}; next try in {wait:.0f}s"
     return why
 
 
 def query_offline(
-    c: Catalog,
+    c: Asking,
     providers: list[str],
     q: QueryFilter,
     current: Callable[[], Loaded | None] | None = None,
 ) -> list[CatalogItem]:
-    loaded = (current or c._loader.current)()
+    loaded = (current or c.current)()
     if loaded is None:
         if not c.auto_reload:
             logger.warning("Catalog not loaded (auto_reload=False and no load() yet)")

@@ -61,11 +61,11 @@ from urllib.parse import quote, urlsplit
 
 from typing_extensions import Self
 
-from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
+from gpuhunt._internal.query.match import matches
 from gpuhunt.providers import _report
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 

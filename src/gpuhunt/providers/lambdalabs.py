@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal.constraints import is_nvidia_superchip
+from gpuhunt._internal.accelerators import is_nvidia_superchip
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport

@@ -55,8 +55,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
-from gpuhunt._internal.accelerators import accelerators_named
-from gpuhunt._internal.constraints import is_nvidia_superchip
+from gpuhunt._internal.accelerators import accelerators_named, is_nvidia_superchip
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.models import (

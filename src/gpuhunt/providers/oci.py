@@ -53,8 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
-from gpuhunt._internal.accelerators import accelerators_named, vendor_of
-from gpuhunt._internal.constraints import is_nvidia_superchip
+from gpuhunt._internal.accelerators import accelerators_named, is_nvidia_superchip, vendor_of
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport

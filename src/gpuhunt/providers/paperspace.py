@@ -45,9 +45,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
+from gpuhunt._internal.query.match import matches
 from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, gpu_or_kept, offer
 from gpuhunt.providers._report import ParseReport

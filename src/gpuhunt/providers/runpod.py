@@ -68,12 +68,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from gpuhunt._internal.constraints import CUDA_KEY
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, words_form_factor
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
+from gpuhunt._internal.offer_state import CUDA_KEY
 from gpuhunt.providers import _records, _report
 from gpuhunt.providers._records import AVAILABLE_KEY, json_number
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider

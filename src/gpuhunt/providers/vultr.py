@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
 
-from gpuhunt._internal.constraints import is_nvidia_superchip
+from gpuhunt._internal.accelerators import is_nvidia_superchip
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import livecache, transport

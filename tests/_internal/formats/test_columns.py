@@ -13,7 +13,8 @@ from gpuhunt._internal.formats.archive import sha256
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.query import answers
-from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, VENDORS, Table
+from gpuhunt._internal.query.masks import VENDORS
+from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, Table
 from tests.helpers import item
 
 EVERYTHING = QueryFilter()

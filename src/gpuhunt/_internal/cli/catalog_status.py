@@ -11,7 +11,7 @@ from gpuhunt._internal.cli import render
 from gpuhunt._internal.cli.commands import command
 
 if TYPE_CHECKING:
-    from gpuhunt._internal.catalog import CatalogStatus
+    from gpuhunt._internal.catalog_status import CatalogStatus
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:

@@ -20,7 +20,8 @@ from gpuhunt._internal.query import spec
 from gpuhunt._internal.query.order import sort_offers
 
 if TYPE_CHECKING:
-    from gpuhunt._internal.catalog import Catalog, CatalogStatus
+    from gpuhunt._internal.catalog import Catalog
+    from gpuhunt._internal.catalog_status import CatalogStatus
 
 logger = logging.getLogger("gpuhunt")
 

@@ -46,7 +46,7 @@ from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
 
 if TYPE_CHECKING:
-    from gpuhunt._internal.catalog import CatalogStatus
+    from gpuhunt._internal.catalog_status import CatalogStatus
 
 
 def gpu_text(i: CatalogItem) -> str:

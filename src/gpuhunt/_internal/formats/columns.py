@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
-from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, STRING_LISTS, VENDORS, Table
+from gpuhunt._internal.query.masks import ARCHS, VENDORS
+from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, Table
 from gpuhunt._internal.schema import check_json as check_json  # used by load.warm too
 
 MAGIC = b"GPUHUNT-COLUMNS\n"

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from gpuhunt._internal import schema
-from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, VENDORS, Interner, Table
+from gpuhunt._internal.query.masks import ARCHS, VENDORS
+from gpuhunt._internal.query.table import STORED_COLUMNS, Interner, Table
 
 
 class TableBuilder:

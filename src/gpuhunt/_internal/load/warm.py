@@ -42,14 +42,8 @@ from gpuhunt._internal.load.cache import SEAL, DiskCache
 from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.tables import SideWork
 from gpuhunt._internal.query import answers
-from gpuhunt._internal.query.table import (
-    ARCHS,
-    COLUMNS,
-    SHAPE_ROW_COLUMNS,
-    STRING_LISTS,
-    VENDORS,
-    Table,
-)
+from gpuhunt._internal.query.masks import ARCHS, VENDORS
+from gpuhunt._internal.query.table import COLUMNS, SHAPE_ROW_COLUMNS, STRING_LISTS, Table
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)

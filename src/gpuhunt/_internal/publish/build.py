@@ -49,22 +49,13 @@ from gpuhunt._internal.history import table as history
 from gpuhunt._internal.load import sources
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish import converge, dataset, gate
-from gpuhunt._internal.publish.converge import CANDIDATES as CANDIDATES  # where it always was
-from gpuhunt._internal.publish.converge import pack_candidates as pack_candidates
+from gpuhunt._internal.publish.converge import CANDIDATES, Collected, pack_candidates
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
 
 FRESH = "fresh"
 CARRIED_OVER = "carried_over"
-
-
-@dataclass
-class Collected:
-    """A freshly collected provider CSV."""
-
-    data: bytes
-    collected_at: str  # ISO 8601, UTC
 
 
 @dataclass

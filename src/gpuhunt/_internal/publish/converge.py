@@ -11,16 +11,22 @@ change for the gate, so a type selling out can never hold a provider's prices ba
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.publish import gate
 
-if TYPE_CHECKING:
-    from gpuhunt._internal.publish.build import Collected
-
 CANDIDATES = "candidates.zip"  # {version}/candidates.zip: the refused CSVs awaiting confirmation
+
+
+@dataclass
+class Collected:
+    """A freshly collected provider CSV (`publish.build` builds a version of them)."""
+
+    data: bytes
+    collected_at: str  # ISO 8601, UTC
 
 
 def collection(version: str, got: Collected, rows: int) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from gpuhunt._internal.errors import GPUHuntError, PipelineInputError
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.sources import RawCatalog
-from gpuhunt._internal.publish.build import CANDIDATES, Build, Collected
+from gpuhunt._internal.publish.build import Build
+from gpuhunt._internal.publish.converge import CANDIDATES, Collected
 
 logger = logging.getLogger(__name__)
 

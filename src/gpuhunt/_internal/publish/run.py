@@ -14,12 +14,8 @@ from gpuhunt._internal.errors import PipelineInputError
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish import accept as accept_file
 from gpuhunt._internal.publish import gate, report
-from gpuhunt._internal.publish.build import (
-    Build,
-    Collected,
-    build_catalog,
-    check_version,
-)
+from gpuhunt._internal.publish.build import Build, build_catalog, check_version
+from gpuhunt._internal.publish.converge import Collected
 from gpuhunt._internal.publish.files import (
     DOWNLOAD_TIMEOUT,
     load_candidates,

@@ -16,7 +16,8 @@ from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._internal.publish import dataset
-from gpuhunt._internal.publish.build import CANDIDATES, CARRIED_OVER, FRESH, Build, count_rows
+from gpuhunt._internal.publish.build import CARRIED_OVER, FRESH, Build, count_rows
+from gpuhunt._internal.publish.converge import CANDIDATES
 from gpuhunt._internal.publish.files import DOWNLOAD_TIMEOUT
 from gpuhunt._internal.query import answers
 

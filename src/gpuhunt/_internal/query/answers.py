@@ -20,7 +20,8 @@ import numpy as np
 
 from gpuhunt._internal.frozen import freeze
 from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, fill_offers, new_offers
-from gpuhunt._internal.query.table import ARCHS, VENDORS, Table
+from gpuhunt._internal.query.masks import ARCHS, VENDORS
+from gpuhunt._internal.query.table import Table
 
 _PRICE = operator.attrgetter("price")
 
@@ -112,7 +113,7 @@ def shapes_of(table: Table, numbers: np.ndarray) -> list[Shape]:
 def _make_shapes(table: Table, parts: OfferParts, numbers: np.ndarray) -> None:
     """Make the tuples of the shapes `numbers` that are not made yet (from the table of shapes
     that a compacted table holds)."""
-    by_shape = table._by_shape
+    by_shape = table.by_shape
     assert parts.unmade is not None and by_shape is not None
     wanted = np.flatnonzero(np.bincount(numbers, minlength=len(parts.shapes)))
     if not parts.unmade[wanted].any():

@@ -13,7 +13,7 @@ import datetime as dt
 import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -41,8 +41,54 @@ from gpuhunt._internal.offer_state import (
 from gpuhunt._internal.query.parsed import ParsedQuery
 from gpuhunt._internal.vocabulary import AcceleratorVendor, CPUArchitecture
 
-if TYPE_CHECKING:  # only for annotations: table.py imports this module
-    from gpuhunt._internal.query.table import Table
+
+class Table(Protocol):
+    """What the masks read of a `query.table.Table` (which imports this module, so it is named
+    by its columns here rather than imported): the columns, the string lists their codes point
+    into, the derived columns and, once compacted, the table of its shapes."""
+
+    providers: list[str]
+    provider: np.ndarray
+    price: np.ndarray
+    cpu: np.ndarray
+    memory: np.ndarray
+    gpu_count: np.ndarray
+    gpu_memory: np.ndarray
+    disk_size: np.ndarray
+    spot: np.ndarray
+    gpu_name: np.ndarray
+    gpu_vendor: np.ndarray
+    cpu_arch: np.ndarray
+    flags: np.ndarray
+    instance_name: np.ndarray
+    location: np.ndarray
+    provider_data: np.ndarray
+    gpu_names: list[str]
+    flag_sets: list[str]
+    instance_names: list[str]
+    locations: list[str]
+    provider_datas: list[str]
+    gpu_memory_eff: np.ndarray
+    total_gpu_memory: np.ndarray
+    gpu_name_ccs: list[tuple[int, int] | None]
+    gpu_names_lower: list[str]
+
+    def __len__(self) -> int: ...
+
+    @property
+    def by_shape(self) -> Table | None: ...
+
+    @property
+    def shape_of_row(self) -> np.ndarray | None: ...
+
+    def places(self) -> tuple[list[geography.Place | None], np.ndarray]: ...
+
+    def form_factors(self) -> np.ndarray: ...
+
+    def cuda_version(self) -> np.ndarray: ...
+
+    def offer_states(self) -> OfferStates: ...
+
 
 VENDORS: list[AcceleratorVendor] = list(AcceleratorVendor)
 ARCHS: list[CPUArchitecture] = list(CPUArchitecture)
@@ -55,7 +101,7 @@ NO_TIME = np.iinfo(np.int64).min  # in `OfferStates.observed_at`: not said
 def select(table: Table, p: ParsedQuery, providers: Collection[str] | None) -> np.ndarray:
     """Row numbers (in price order) of the offers of `table` that `matches(item, p)`, of
     `providers` only if given."""
-    by_shape, shape_of_row = table._by_shape, table._shape_of_row
+    by_shape, shape_of_row = table.by_shape, table.shape_of_row
     if by_shape is None or shape_of_row is None:
         m = shape_mask(table, p, providers)
     else:  # the filters on shape fields once per shape, then spread to the rows

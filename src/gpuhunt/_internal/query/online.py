@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpuhunt._internal import backoff, observed
-from gpuhunt._internal.constraints import matches
 from gpuhunt._internal.errors import BrokenAnswer
 from gpuhunt._internal.models import CatalogItem, LiveProvider, QueryFilter
+from gpuhunt._internal.query.match import matches
 
 logger = logging.getLogger(__name__)
 

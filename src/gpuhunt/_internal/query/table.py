@@ -28,8 +28,6 @@ from gpuhunt._internal import geography
 from gpuhunt._internal.accelerators import get_compute_capability
 from gpuhunt._internal.models import QueryFilter
 from gpuhunt._internal.query import masks
-from gpuhunt._internal.query.masks import ARCHS as ARCHS
-from gpuhunt._internal.query.masks import VENDORS as VENDORS
 from gpuhunt._internal.query.parsed import ParsedQuery, parsed
 
 
@@ -121,6 +119,16 @@ class Table:
         for k in SHAPE_ROW_COLUMNS:
             self.__dict__.pop(k, None)
         self._cuda = self._form_factors = self._states = None
+
+    @property
+    def by_shape(self) -> Table | None:
+        """Once compacted (`compact`): the table of one row per shape, else None."""
+        return self._by_shape
+
+    @property
+    def shape_of_row(self) -> np.ndarray | None:
+        """Once compacted: each row's shape number (a row of `by_shape`), else None."""
+        return self._shape_of_row
 
     def after_fork(self) -> None:
         self._parts_lock = threading.Lock()  # a parent thread may have held it at the fork

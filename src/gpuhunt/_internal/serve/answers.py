@@ -112,7 +112,7 @@ class Service:
     # -------------------------------------------------------------- versions and freshness
 
     def _loaded(self) -> Loaded | None:
-        return self.catalog._loaded
+        return self.catalog.current(load=False)
 
     def _consistent(self, compute: Callable[[], T]) -> tuple[T, Loaded]:
         """`compute()` and the catalog it read: kept only when the same table was loaded
@@ -133,7 +133,7 @@ class Service:
         interval = self.catalog.reload_interval
         if not math.isfinite(interval):
             return 3600
-        age = self.catalog._now() - loaded.loaded_at
+        age = self.catalog.now() - loaded.loaded_at
         return max(0, min(int(interval), int(interval - age)))
 
     def current_etag(self, endpoint: str, request: Request) -> str | None:
@@ -142,7 +142,7 @@ class Service:
         # As a query does: a stale catalog starts its reload in the background here, so
         # answers served from the ETag alone (304s, the answer cache) still pick a new
         # version up within the reload interval.
-        loaded = self.catalog._loader.current()
+        loaded = self.catalog.current()
         return None if loaded is None else self._etag(endpoint, request, loaded)
 
     def _etag(self, endpoint: str, request: Request, loaded: Loaded) -> str:
@@ -196,7 +196,7 @@ class Service:
         from the price history published with the catalog (the loaded version's, unless
         `version` is given)."""
         args = request.args
-        loaded = self.catalog._loader.current()
+        loaded = self.catalog.current()
         version = args.version or (loaded.version if loaded is not None else None)
         try:
             found = self.catalog.history(

@@ -158,7 +158,7 @@ def _query_endpoint(
         # answer: nothing is computed.
         tag = service.current_etag(endpoint, q)
         if tag is not None:
-            loaded = service.catalog._loaded
+            loaded = service.catalog.current(load=False)
             max_age = service.max_age(loaded) if loaded is not None else 0
             if _matches(request.headers.get("if-none-match"), tag):
                 return _not_modified(tag, max_age)

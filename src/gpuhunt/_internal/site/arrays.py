@@ -29,7 +29,7 @@ class OfferRows(NamedTuple):
 
     def per_provider(self) -> dict[str, int]:
         """Offers per provider name."""
-        by_shape = self.table._by_shape
+        by_shape = self.table.by_shape
         if by_shape is None:
             return {}
         per_shape = np.bincount(self.shape, minlength=self.n_shapes)
@@ -53,7 +53,7 @@ def offer_rows(tables: Sequence[Table]) -> list[OfferRows]:
 
 def _providers_in(table: Table) -> list[str]:
     answers.prepare(table)
-    by_shape = table._by_shape
+    by_shape = table.by_shape
     codes = np.unique(by_shape.provider).tolist() if by_shape is not None else []
     return [table.providers[p] for p in codes]
 
@@ -66,10 +66,10 @@ def _offer_rows(table: Table) -> OfferRows:
     if not keep.all():
         shape, price, location = shape[keep], price[keep], location[keep]
     n_locations = max(len(table.locations), 1)
-    if table._by_shape is None:  # no offers
+    if table.by_shape is None:  # no offers
         pair = np.zeros(0, dtype=np.int64)
     else:
-        provider_of_shape = np.asarray(table._by_shape.provider, dtype=np.int64)
+        provider_of_shape = np.asarray(table.by_shape.provider, dtype=np.int64)
         pair = (provider_of_shape * n_locations)[shape] + location
     n_pairs = len(table.providers) * n_locations
     return OfferRows(table, shape, price, pair, len(parts.shapes), n_pairs)
