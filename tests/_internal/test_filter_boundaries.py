@@ -722,3 +722,26 @@ def test_gpu_name_form_factor_and_count(offer, names, expected, path):
 def test_bad_gpu_name_spec_is_a_value_error(name, path):
     with pytest.raises(ValueError, match=r"Invalid gpu_name"):
         check(item(instance_name="target"), QueryFilter(gpu_name=[name]), False, path)
+
+
+MEMORY_PER_GPU = [
+    ("at the bound", dict(gpu_count=4, memory=96.0), {}, 24.0, True),
+    ("just below it", dict(gpu_count=4, memory=96.0), {}, down(24.0), True),
+    ("just above it", dict(gpu_count=4, memory=96.0), {}, up(24.0), False),
+    ("a third, at it", dict(gpu_count=3, memory=100.0), {}, 100.0 / 3, True),
+    ("a third, above", dict(gpu_count=3, memory=100.0), {}, up(100.0 / 3), False),
+    ("0 keeps every offer with GPUs", dict(gpu_count=8, memory=0.5), {}, 0, True),
+    ("no GPU", CPU_ONLY, {}, 0, False),
+    ("no GPU, even with min_gpu_count=0", CPU_ONLY, {"min_gpu_count": 0}, 0, False),
+]
+
+
+@PATHS
+@pytest.mark.parametrize(
+    "offer, more, value, expected",
+    [case[1:] for case in MEMORY_PER_GPU],
+    ids=[case[0] for case in MEMORY_PER_GPU],
+)
+def test_min_memory_per_gpu(offer, more, value, expected, path):
+    q = QueryFilter(min_memory_per_gpu=value, **more)
+    check(item(instance_name="target", **offer), q, expected, path)

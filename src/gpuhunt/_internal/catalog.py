@@ -365,19 +365,13 @@ class Catalog:
 
     def _asking(self) -> catalog_query.Asking:
         """What `catalog_query` needs of this catalog to answer one query."""
+        # In `Asking`'s field order; made per query, so it reads what is set now.
         return catalog_query.Asking(
-            online_providers=self.online_providers,
-            health=self._online,
-            submit=self._submit,
-            current=self._loader.current,
-            gpu_name_problems=self._gpu_name_problems,
-            warned_gpu_names=self._warned_gpu_names,
-            online_timeout=self._online_timeout,
-            online_deadline=self._online_deadline,
-            online_skipped=self._online_skipped,
-            balance_resources=self.balance_resources,
-            auto_reload=self.auto_reload,
-        )
+            self.online_providers, self._online, self._submit, self._loader.current,
+            self._gpu_name_problems, self._warned_gpu_names, self._online_timeout,
+            self._online_deadline, self._online_skipped, self.balance_resources,
+            self.auto_reload,
+        )  # fmt: skip
 
     def explain(self, /, **filters: Any) -> Explanation:
         """Why `query(**filters)` answers as it does, over the loaded catalog (online

@@ -4,11 +4,12 @@ any later `q.min_cpu = ...`, as dstack builds its filters), `check_ranges` when 
 `Catalog.query()` and `gpuhunt.query()` build a `QueryFilter` (the fast path), and `matches()`
 runs `check_ranges` on a filter changed since it was last checked.
 
-The rules (docs/python.md, "Arguments"):
+Which rule a filter follows is its `check` in the query spec (`query/spec.py`). The rules
+(docs/python.md, "Arguments"):
 
 - counts (`min/max_cpu`, `min/max_gpu_count`): a whole number >= 0 (`8` or `8.0`);
-- sizes and prices (memory, GPU memory, total GPU memory, disk, price): a number >= 0; NaN is
-  refused; a maximum may be `inf` (no bound);
+- sizes and prices (memory, GPU memory, total GPU memory, disk, price, memory per GPU): a
+  number >= 0; NaN is refused; a maximum may be `inf` (no bound);
 - numbers are never taken from strings: `min_gpu_count="8"` is a `TypeError`, so text is never
   compared as a number or a number as text (the CLI parses its own arguments). Booleans are not
   numbers here either;

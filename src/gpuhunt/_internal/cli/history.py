@@ -74,13 +74,8 @@ def run(args: argparse.Namespace) -> int:
         url,
         context=Context(settings=settings),
         load_timeout=settings.load_timeout,
-        gpu_name=args.gpu_name,
-        provider=args.provider,
-        location=args.location,
-        spot=args.spot,
-        since=args.since,
-        by=args.by,
         version=args.version,
+        **spec.history_filters(args),
     )
     if args.plot:
         from gpuhunt._internal.history import plot

@@ -282,6 +282,14 @@ HISTORY: tuple[Option, ...] = (
 )
 HISTORY_LEAD = 6
 
+
+def history_filters(args: Any) -> dict[str, Any]:
+    """The `Catalog.history` keywords that filter, from an object holding `HISTORY`'s values
+    (a parsed command line, a read request): all but `version` and `availability`, which
+    each door treats its own way."""
+    return {o.name: getattr(args, o.name) for o in HISTORY[:HISTORY_LEAD]}
+
+
 BY_NAME: dict[str, Option] = {o.name: o for o in FILTERS}
 NAMES: tuple[str, ...] = tuple(BY_NAME)
 OWN: tuple[Option, ...] = tuple(o for o in FILTERS if o.own)

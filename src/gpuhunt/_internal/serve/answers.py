@@ -26,6 +26,7 @@ from gpuhunt._internal.cli import render
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.query import spec
 from gpuhunt._internal.query.order import sort_offers
 from gpuhunt._internal.serve.parameters import ParameterError, Request, parameter_error
 from gpuhunt._version import __version__
@@ -199,15 +200,7 @@ class Service:
         loaded = self.catalog.current()
         version = args.version or (loaded.version if loaded is not None else None)
         try:
-            found = self.catalog.history(
-                gpu_name=args.gpu_name,
-                provider=args.provider,
-                location=args.location,
-                spot=args.spot,
-                since=args.since,
-                by=args.by,
-                version=version,
-            )
+            found = self.catalog.history(version=version, **spec.history_filters(args))
         except (TypeError, ValueError) as e:  # InputError included: a date, a provider
             raise parameter_error(e) from None
         body = found.to_dict()
