@@ -68,6 +68,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
             "gpuhunt._internal.gpu_names:split_gpu_count",
             "gpuhunt._internal.gpu_names:tpu_generation",
             "gpuhunt._internal.form_factor:form_factor_matches",
+            "_min_memory_per_gpu",
         ],
     ),
     "select": (
@@ -84,6 +85,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
             "_range",
             "version_code",
             "_within",
+            "_min_memory_per_gpu",
             "gpuhunt._internal.query.table:Table.__post_init__",
         ],
     ),

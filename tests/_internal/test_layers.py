@@ -531,12 +531,11 @@ def test_the_library_imports_no_door():
 # Private names that may be read on another object: Python's own API (namedtuple's, the
 # interpreter's).
 PYTHON_PRIVATE = {"_replace", "_asdict", "_fields", "_make", "_exit", "_getframe"}
-# Reads still to remove, by file: the offers' parts a `Table` keeps for `query.answers`
-# (`_parts`, set by the loader's warm start and column files too), requests' body cache
-# (what `transport` hands a response read in one piece), the interpreter's exit hooks.
+# Reads still to remove, by file: what the loader's warm start and column files set on a
+# `Table` they read ready-made (`Table.parts` is the public way), the grouping into shapes
+# `answers` makes, requests' body cache (what `transport` hands a response read in one
+# piece), the interpreter's exit hooks.
 KNOWN_PRIVATE_READS = {
-    ("query/answers.py", "_parts"),
-    ("query/answers.py", "_parts_lock"),
     ("load/tables.py", "_parts"),
     ("load/tables.py", "_shape_groups"),
     ("load/warm.py", "_parts"),

@@ -83,10 +83,10 @@ def items(table: Table, rows: np.ndarray) -> list[CatalogItem]:
 def prepare(table: Table) -> OfferParts:
     """What offers are built from (`OfferParts`). Made once; the catalog calls this at load
     so that the first query does not pay for it."""
-    parts: OfferParts | None = table._parts
+    parts: OfferParts | None = table.parts
     if parts is None:
-        with table._parts_lock:
-            parts = table._parts
+        with table.parts_lock:
+            parts = table.parts
             if parts is None:
                 shape_of_row, firsts = _shape_groups(table)
                 if len(firsts) <= 1 << 16:  # two bytes a row where the shapes allow
@@ -95,7 +95,7 @@ def prepare(table: Table) -> OfferParts:
                 shapes[:] = _shapes(table, firsts)
                 locations = np.empty(len(table.locations), dtype=object)
                 locations[:] = table.locations
-                parts = table._parts = OfferParts(shapes, shape_of_row, locations)
+                parts = table.parts = OfferParts(shapes, shape_of_row, locations)
                 # From here on the table keeps per row only price, location and shape number.
                 table.compact(shape_of_row, firsts)
     return parts
@@ -118,7 +118,7 @@ def _make_shapes(table: Table, parts: OfferParts, numbers: np.ndarray) -> None:
     wanted = np.flatnonzero(np.bincount(numbers, minlength=len(parts.shapes)))
     if not parts.unmade[wanted].any():
         return
-    with table._parts_lock:
+    with table.parts_lock:
         todo = wanted[parts.unmade[wanted]]
         for number, shape in zip(todo.tolist(), _shapes(by_shape, todo)):
             parts.shapes[number] = shape

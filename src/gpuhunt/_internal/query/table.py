@@ -121,6 +121,20 @@ class Table:
         self._cuda = self._form_factors = self._states = None
 
     @property
+    def parts(self) -> Any:
+        """What offers are built from (`answers.OfferParts`): None until `answers.prepare`
+        (or the loader, for a table it reads ready-made) sets it, under `parts_lock`."""
+        return self._parts
+
+    @parts.setter
+    def parts(self, value: Any) -> None:
+        self._parts = value
+
+    @property
+    def parts_lock(self) -> threading.Lock:
+        return self._parts_lock
+
+    @property
     def by_shape(self) -> Table | None:
         """Once compacted (`compact`): the table of one row per shape, else None."""
         return self._by_shape
