@@ -1,5 +1,5 @@
-"""Request parameters: read off `gpuhunt query`'s options, into the namespace the command line
-builds, with errors naming the parameter."""
+"""Request parameters: made from the query spec, as `gpuhunt query`'s options are, read into
+the same values the command line gives, with errors naming the parameter."""
 
 from __future__ import annotations
 

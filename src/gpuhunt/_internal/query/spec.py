@@ -29,7 +29,8 @@ from typing import Any
 from gpuhunt._internal.geography import AREAS
 
 # How `validate.check_field` checks a value of the filter (its rules are listed there).
-CHECKS = frozenset({"count", "size", "flag", "names", "enum", "version", "age", "flag_set"})
+# "text": a view or history option taking a word (`sort`, `since`), no filter of `QueryFilter`.
+CHECKS = frozenset({"count", "size", "flag", "names", "enum", "version", "age", "flag_set", "text"})
 # JSON types of wire values, by the Python type a text value is read into.
 WIRE_TYPES: dict[Any, str] = {int: "integer", float: "number"}
 
@@ -229,7 +230,7 @@ SORTS = ("price", "price-per-gpu", "gpu-memory", "tflops-per-dollar")
 VIEWS: tuple[Option, ...] = (
     Option(
         "sort",
-        "names",
+        "text",
         "price: USD/hour (default); price-per-gpu: USD/hour per GPU; gpu-memory: largest "
         "first; tflops-per-dollar: most dense BF16 TFLOPS per USD/hour first (offers without a "
         "published figure last)",
@@ -263,9 +264,9 @@ HISTORY: tuple[Option, ...] = (
         "flag",
         switches=(Switch("--spot", True, None), Switch("--on-demand", False, None)),
     ),
-    Option("since", "names", "first day to show, YYYY-MM-DD"),
-    Option("by", "names", choices=("gpu", "instance"), default="gpu"),
-    Option("version", "names", "read the history as of this version (default: the latest)"),
+    Option("since", "text", "first day to show, YYYY-MM-DD"),
+    Option("by", "text", choices=("gpu", "instance"), default="gpu"),
+    Option("version", "text", "read the history as of this version (default: the latest)"),
     Option(
         "availability",
         "flag",
