@@ -33,6 +33,7 @@ LAYERS = [
         "backoff",
         "currency",
         "observed",
+        "costs",  # pure data and arithmetic of issue 49 (terms, usage, interruption, transfer)
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {
