@@ -107,6 +107,132 @@ _AWS_COLUMNS = (
 )
 
 
+class AWSReservedTap:
+    """Collects the reserved terms of an EC2 price list while another reader streams it.
+
+    `watch(lines)` yields every line unchanged (the on-demand parser reads them) and keeps,
+    from the rows that carry every value of `selection`, only the fields a term needs: the
+    file is read once and the rows are never held. `families` (instance families, e.g. "p5")
+    limits the terms kept, as the collector's filter limits its offers.
+    """
+
+    def __init__(
+        self,
+        *,
+        source: str,
+        observed_at: datetime | None = None,
+        selection: Mapping[str, str] = AWS_SELECTION,
+        software: tuple[str, ...] = _AWS_NO_SOFTWARE,
+        families: frozenset[str] | None = None,
+    ) -> None:
+        self.source, self.observed_at = source, observed_at
+        self.selection, self.software, self.families = dict(selection), software, families
+        self.stats: Counter[str] = Counter()
+        self._head: list[str] = []
+        self._col: dict[str, int] = {}
+        self._checks: list[tuple[int, str]] = []
+        self._needles = tuple(f'"{v}"' for v in self.selection.values())
+        self._hourly: dict[tuple[str, str], tuple[str, str, str, str, str, float]] = {}
+        self._fees: dict[tuple[str, str], float] = {}
+        self._width = 0
+
+    def watch(self, lines: Iterable[str]) -> Iterator[str]:
+        pending = ""
+        for line in lines:
+            yield line
+            if len(self._head) <= AWS_METADATA_LINES:
+                self._head.append(line)
+                if len(self._head) == AWS_METADATA_LINES + 1:
+                    self._start()
+                continue
+            record = pending + line
+            if record.count('"') & 1:  # a quoted field goes on to the next line
+                pending = record
+                continue
+            pending = ""
+            if all(needle in record for needle in self._needles):
+                self._take(record)
+
+    def _start(self) -> None:
+        metadata = {row[0]: row[1] for row in csv.reader(self._head[:-1]) if len(row) >= 2}
+        header = next(csv.reader([self._head[-1]]), [])
+        self._col = {name: i for i, name in enumerate(header)}
+        self._width = len(header)
+        missing = [name for name in (*_AWS_COLUMNS, *self.selection) if name not in self._col]
+        if missing:
+            raise ProviderError(f"aws: the EC2 price list has no {missing[0]!r} column")
+        published = metadata.get("Publication Date")
+        if self.observed_at is None and published:
+            self.observed_at = datetime.fromisoformat(published.replace("Z", "+00:00"))
+        self._checks = [(self._col[name], value) for name, value in self.selection.items()]
+
+    def _take(self, record: str) -> None:
+        row = next(csv.reader([record]), [])
+        col = self._col
+        if len(row) != self._width:
+            self.stats["malformed"] += 1
+            return
+        if row[col["Pre Installed S/W"]] not in self.software or any(
+            row[i] != v for i, v in self._checks
+        ):
+            return
+        instance_type = row[col["Instance Type"]]
+        if self.families is not None and instance_type.split(".", 1)[0] not in self.families:
+            return
+        key = (row[col["SKU"]], row[col["OfferTermCode"]])
+        try:
+            price = float(row[col["PricePerUnit"]])
+        except ValueError:
+            self.stats["malformed"] += 1
+            return
+        unit = row[col["Unit"]]
+        if unit == "Quantity":
+            self._fees[key] = price
+        elif unit == "Hrs":
+            self._hourly[key] = (
+                instance_type,
+                row[col["Region Code"]],
+                row[col["LeaseContractLength"]],
+                row[col["PurchaseOption"]],
+                row[col["OfferingClass"]],
+                price,
+            )
+        else:
+            self.stats["other_unit"] += 1
+
+    def terms(self) -> list[Term]:
+        """The terms seen; a term missing its fee row is skipped (`stats["incomplete"]`)."""
+        out: list[Term] = []
+        for key, (name, location, lease, option, klass, rate) in self._hourly.items():
+            term, payment = AWS_LEASES.get(lease), AWS_PAYMENTS.get(option)
+            if term is None or payment is None:
+                self.stats["unknown_term"] += 1
+                continue
+            fee = self._fees.get(key)
+            if payment != "none" and fee is None:
+                self.stats["incomplete"] += 1
+                continue
+            try:
+                out.append(
+                    Term(
+                        "aws",
+                        name,
+                        location,
+                        term,
+                        payment,
+                        klass,
+                        rate,
+                        fee or 0.0,
+                        self.source,
+                        self.observed_at,
+                    )  # fmt: skip
+                )
+            except ValueError:
+                self.stats["malformed"] += 1
+        self.stats["terms"] = len(out)
+        return sorted(out, key=_order)
+
+
 def parse_aws_reserved(
     lines: Iterable[str],
     *,
@@ -119,89 +245,20 @@ def parse_aws_reserved(
     """The reserved terms of the EC2 price list bulk CSV given as text lines (metadata first).
 
     `selection` and `software` say which rows count (by default what the on-demand collector
-    keeps: Linux, Shared tenancy, no pre-installed software). A term whose hourly row or, for
-    an upfront payment, fee row is missing is skipped and counted (`stats["incomplete"]`).
-    `observed_at` defaults to the file's "Publication Date".
+    keeps: Linux, Shared tenancy, no pre-installed software). `observed_at` defaults to the
+    file's "Publication Date".
     """
-    stats = Counter() if stats is None else stats
-    it = iter(lines)
-    head = [next(it, "") for _ in range(AWS_METADATA_LINES)]
-    metadata = {row[0]: row[1] for row in csv.reader(head) if len(row) >= 2}
-    header = next(csv.reader([next(it, "")]), [])
-    col = {name: i for i, name in enumerate(header)}
-    missing = [name for name in (*_AWS_COLUMNS, *selection) if name not in col]
-    if missing:
-        raise ProviderError(f"aws: the EC2 price list has no {missing[0]!r} column")
-    if observed_at is None and metadata.get("Publication Date"):
-        observed_at = datetime.fromisoformat(metadata["Publication Date"].replace("Z", "+00:00"))
-    checks = [(col[name], value) for name, value in selection.items()]
-    needles = tuple(f'"{v}"' for v in selection.values())
-    hourly: dict[tuple[str, str], tuple[list[str], float]] = {}
-    fees: dict[tuple[str, str], float] = {}
-    for row in csv.reader(_with_needles(it, needles)):
-        if len(row) != len(header):
-            stats["malformed"] += 1
-            continue
-        if row[col["Pre Installed S/W"]] not in software or any(row[i] != v for i, v in checks):
-            continue
-        key = (row[col["SKU"]], row[col["OfferTermCode"]])
-        try:
-            price = float(row[col["PricePerUnit"]])
-        except ValueError:
-            stats["malformed"] += 1
-            continue
-        unit = row[col["Unit"]]
-        if unit == "Quantity":
-            fees[key] = price
-        elif unit == "Hrs":
-            hourly[key] = (row, price)
-        else:
-            stats["other_unit"] += 1
-    terms: list[Term] = []
-    for key, (row, rate) in hourly.items():
-        term = AWS_LEASES.get(row[col["LeaseContractLength"]])
-        payment = AWS_PAYMENTS.get(row[col["PurchaseOption"]])
-        if term is None or payment is None:
-            stats["unknown_term"] += 1
-            continue
-        fee = fees.get(key)
-        if payment != "none" and fee is None:
-            stats["incomplete"] += 1
-            continue
-        try:
-            terms.append(
-                Term(
-                    provider="aws",
-                    instance_name=row[col["Instance Type"]],
-                    location=row[col["Region Code"]],
-                    term=term,
-                    payment=payment,
-                    offering_class=row[col["OfferingClass"]],
-                    hourly=rate,
-                    upfront=fee or 0.0,
-                    source=source,
-                    observed_at=observed_at,
-                )
-            )
-        except ValueError:
-            stats["malformed"] += 1
-    stats["terms"] += len(terms)
-    return sorted(terms, key=_order)
-
-
-def _with_needles(lines: Iterator[str], needles: tuple[str, ...]) -> Iterator[str]:
-    """Records that may be kept: most of a multi-GB file is skipped before CSV parsing."""
-    pending = ""
-    for line in lines:
-        line = pending + line
-        if line.count('"') & 1:  # a quoted field goes on to the next line
-            pending = line
-            continue
-        pending = ""
-        if all(needle in line for needle in needles):
-            yield line
-    if pending:
-        yield pending
+    tap = AWSReservedTap(
+        source=source, observed_at=observed_at, selection=selection, software=software
+    )
+    for _ in tap.watch(lines):
+        pass
+    if not tap._col:
+        tap._start()  # a file shorter than its header: say which column is missing
+    found = tap.terms()
+    if stats is not None:
+        stats.update(tap.stats)
+    return found
 
 
 def _order(term: Term) -> tuple[str, str, str, str, str, str]:
