@@ -83,8 +83,10 @@ def parse_spot_advisor(
         if not isinstance(types, Mapping):
             continue
         for instance_type, entry in types.items():
-            band = ranges.get(entry.get("r")) if isinstance(entry, Mapping) else None
-            saving = entry.get("s") if isinstance(entry, Mapping) else None
+            if not isinstance(entry, Mapping):
+                continue
+            index, saving = entry.get("r"), entry.get("s")
+            band = ranges.get(index) if isinstance(index, int) else None
             if band is None or not isinstance(saving, int) or isinstance(saving, bool):
                 continue
             out.append(Advice(str(region), str(instance_type), band, saving, observed_at))

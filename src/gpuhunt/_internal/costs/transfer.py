@@ -137,7 +137,8 @@ P = TypeVar("P", EgressPrice, StoragePrice)
 def _pick(table: tuple[P, ...], provider: str, region: str) -> P | None:
     own = [p for p in table if p.provider == provider and p.region == region]
     anywhere = [p for p in table if p.provider == provider and p.region is None]
-    return (own or anywhere or [None])[0]
+    found = own or anywhere
+    return found[0] if found else None
 
 
 def egress_cost(price: EgressPrice | None, gb: float) -> float:
