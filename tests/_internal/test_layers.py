@@ -196,6 +196,7 @@ THREAD_STARTERS = {
     ("providers/runpod.py", "run_batched"): "the with-block of the call",
     ("providers/aws.py", "fetch_spot_prices"): "the with-block of the call",
     ("providers/azure.py", "fetch_prices"): "the with-block of the call",
+    ("providers/azure.py", "fetch_reservations"): "the with-block of the call",
     ("providers/vultr.py", "fetch_vdm_locations"): "the with-block of the call",
 }
 
