@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from gpuhunt._internal.costs import usage
+from gpuhunt._internal.costs.terms import Term
 from gpuhunt._internal.costs.usage import NO_PRICE, ON_DEMAND, SPOT
 
 NAN = float("nan")
@@ -126,3 +127,36 @@ def test_no_offers():
         [], [], np.empty((0, 1)), np.empty((0, 1)), np.empty((0, 1)), hours_per_month=1
     )
     assert costs.choice.shape == (0,)
+
+
+def _term(name: str, location: str, term: str, hourly: float, upfront: float) -> Term:
+    return Term("azure", name, location, term, "all", "", hourly, upfront, "s", None)
+
+
+def test_align_terms_and_spot_counterparts_feed_cheapest():
+    d8 = "Standard_D8_v4"
+    keys = usage.offer_keys(["azure"] * 3, [d8, d8, "Standard_X"], ["westeurope"] * 3)
+    terms = [
+        _term(d8, "westeurope", "1y", 0.0, 2377.0),
+        _term(d8, "westeurope", "3y", 0.0, 4594.0),
+        _term(d8, "eastus", "1y", 0.0, 1.0),  # another location: not this offer's
+    ]
+    hourly, upfront, months = usage.align_terms(keys, terms)
+    assert upfront.shape == (3, 2)
+    assert list(upfront[0]) == [2377.0, 4594.0] and list(upfront[1]) == [2377.0, 4594.0]
+    assert np.isnan(upfront[2]).all()
+    assert list(months[0]) == [12, 36]
+    _, only_3y, _ = usage.align_terms(keys, terms, term="3y")
+    assert only_3y.shape == (3, 1) and only_3y[0, 0] == 4594.0
+    # Rows 0 and 1 are one machine's on-demand and spot offers.
+    spot = usage.spot_counterparts(keys, [False, True, False], [0.46, 0.10, 1.0])
+    assert spot[0] == 0.10 and spot[1] == 0.10 and np.isnan(spot[2])
+    costs = usage.cheapest([0.46, 0.10, 1.0], spot, hourly, upfront, months, hours_per_month=500)
+    # Row 1's own price equals its spot price: a tie goes to on demand (never interrupted).
+    assert list(costs.choice) == [SPOT, ON_DEMAND, ON_DEMAND]
+
+
+def test_align_terms_without_any():
+    keys = usage.offer_keys(["aws"], ["p5.48xlarge"], ["us-east-1"])
+    hourly, _, _ = usage.align_terms(keys, [])
+    assert hourly.shape == (1, 1) and np.isnan(hourly[0, 0])

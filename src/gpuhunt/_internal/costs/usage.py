@@ -20,10 +20,13 @@ Arrays carry NaN where a price is unknown; an unknown price is never chosen and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from gpuhunt._internal.costs.terms import Term
 
 HOURS_PER_MONTH = 730.0  # 8760 / 12
 MAX_HOURS_PER_MONTH = 744.0  # 31 days
@@ -66,7 +69,8 @@ def cheapest(
     months: int = 1,
 ) -> UsageCosts:
     """The cheapest way to pay for each offer. `on_demand`, `spot`: (n,); `term_*`: (n, k),
-    NaN where an offer has fewer terms (the k columns need not be the same term per offer)."""
+    NaN where an offer has fewer terms (the k columns need not be the same term per offer).
+    On a tie, on demand wins over spot and spot over a term: the least binding way to pay."""
     check_usage(hours_per_month, months)
     od = np.asarray(on_demand, dtype=np.float64)
     sp = np.asarray(spot, dtype=np.float64)
@@ -112,3 +116,47 @@ def cheapest(
         break_even_hours=break_even,
         payback_month=payback,
     )
+
+
+def offer_keys(
+    providers: npt.ArrayLike, instance_names: npt.ArrayLike, locations: npt.ArrayLike
+) -> npt.NDArray[np.str_]:
+    """One string per offer naming its machine: (provider, instance name, location)."""
+    sep = "\x1f"
+    out = np.char.add(np.asarray(providers, dtype=str), sep)
+    out = np.char.add(np.char.add(out, np.asarray(instance_names, dtype=str)), sep)
+    return np.char.add(out, np.asarray(locations, dtype=str))
+
+
+def align_terms(
+    keys: npt.NDArray[np.str_], terms: Sequence[Term], *, term: str | None = None
+) -> tuple[Floats, Floats, Floats]:
+    """(hourly, upfront, months), each (n, k), the terms of each offer's machine (`offer_keys`)
+    side by side, NaN-padded; `term` ("1y"/"3y") keeps that length only. The terms are grouped
+    once and placed per distinct machine, not per offer."""
+    by_key: dict[str, list[Term]] = {}
+    for t in terms:
+        if term is None or t.term == term:
+            key = f"{t.provider}\x1f{t.instance_name}\x1f{t.location}"
+            by_key.setdefault(key, []).append(t)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    k = max((len(by_key.get(str(u), ())) for u in unique), default=0) or 1
+    table = np.full((len(unique), 3, k), np.nan)
+    for i, u in enumerate(unique):  # distinct machines
+        for j, t in enumerate(by_key.get(str(u), ())):
+            table[i, :, j] = (t.hourly, t.upfront, t.months)
+    rows = table[inverse.reshape(-1)] if len(keys) else np.empty((0, 3, k))
+    return rows[:, 0, :], rows[:, 1, :], rows[:, 2, :]
+
+
+def spot_counterparts(
+    keys: npt.NDArray[np.str_], spot: npt.ArrayLike, price: npt.ArrayLike
+) -> Floats:
+    """For each offer, the cheapest spot price of the same machine (NaN where there is none)."""
+    is_spot = np.asarray(spot, dtype=bool)
+    prices = np.asarray(price, dtype=np.float64)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    cheapest_spot = np.full(len(unique), np.inf)
+    np.minimum.at(cheapest_spot, inverse[is_spot], prices[is_spot])
+    out = cheapest_spot[inverse]
+    return np.where(np.isfinite(out), out, np.nan)
