@@ -137,21 +137,27 @@ class AWSReservedTap:
         self._width = 0
 
     def watch(self, lines: Iterable[str]) -> Iterator[str]:
-        pending = ""
-        for line in lines:
+        it = iter(lines)
+        for line in it:
             yield line
-            if len(self._head) <= AWS_METADATA_LINES:
-                self._head.append(line)
-                if len(self._head) == AWS_METADATA_LINES + 1:
-                    self._start()
+            self._head.append(line)
+            if len(self._head) == AWS_METADATA_LINES + 1:
+                self._start()
+                break
+        needles, take = self._needles, self._take
+        pending = ""
+        for line in it:
+            yield line
+            if pending:
+                line, pending = pending + line, ""
+            if line.count('"') & 1:  # a quoted field goes on to the next line
+                pending = line
                 continue
-            record = pending + line
-            if record.count('"') & 1:  # a quoted field goes on to the next line
-                pending = record
-                continue
-            pending = ""
-            if all(needle in record for needle in self._needles):
-                self._take(record)
+            for needle in needles:
+                if needle not in line:
+                    break
+            else:
+                take(line)
 
     def _start(self) -> None:
         metadata = {row[0]: row[1] for row in csv.reader(self._head[:-1]) if len(row) >= 2}
