@@ -34,6 +34,7 @@ LAYERS = [
         "backoff",
         "currency",
         "observed",
+        "costs",  # pure data and arithmetic of issue 49 (terms, usage, interruption, transfer)
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {
@@ -204,6 +205,7 @@ THREAD_STARTERS = {
     ("providers/runpod.py", "run_batched"): "the with-block of the call",
     ("providers/aws.py", "fetch_spot_prices"): "the with-block of the call",
     ("providers/azure.py", "fetch_prices"): "the with-block of the call",
+    ("providers/azure.py", "fetch_reservations"): "the with-block of the call",
     ("providers/vultr.py", "fetch_vdm_locations"): "the with-block of the call",
 }
 

@@ -851,3 +851,68 @@ def test_spot_offers_copy_on_demand_offers(moto_url: str) -> None:
         80,
         "us-east-1",
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Beside the offers: reserved terms and Spot Advisor bands (costs, issue 49)
+
+ADVISOR = Path(__file__).parents[1] / "_internal" / "costs" / "data" / "spot_advisor_trimmed.json"
+
+
+@pytest.mark.moto
+def test_terms_are_read_in_the_same_pass_and_are_not_offers(
+    sample_file: Path, moto_clients: Any
+) -> None:
+    provider = AWSProvider(str(sample_file), client_factory=moto_clients)
+    with responses.RequestsMock():
+        items = provider.get()
+    terms = {(t.instance_name, t.location): t for t in provider.last_terms}
+    # The generated sample's reserved row: 1yr No Upfront standard at the dataset's price.
+    g6 = terms["g6.xlarge", "us-east-1"]
+    assert (g6.term, g6.payment, g6.offering_class, g6.hourly) == (
+        "1y",
+        "none",
+        "standard",
+        0.52392,
+    )
+    assert offer(items, "g6.xlarge", "us-east-1").price == 0.8048  # the on-demand row, as before
+    assert not {(i.instance_name, i.location, i.price) for i in items} & {
+        (t.instance_name, t.location, t.hourly) for t in provider.last_terms
+    }
+    assert provider.last_report.counts["reserved_terms"] == len(provider.last_terms)
+
+
+def test_fetch_spot_advisor_dates_the_bands_with_the_fetch() -> None:
+    with responses.RequestsMock() as rsps:
+        rsps.add(responses.GET, aws.SPOT_ADVISOR_URL, body=ADVISOR.read_text())
+        advice = aws.fetch_spot_advisor()
+    p5 = [a for a in advice if (a.region, a.instance_type) == ("us-east-1", "p5.48xlarge")]
+    assert [(a.band.label, a.savings_pct) for a in p5] == [(">20%", 52)]
+    assert all(a.observed_at is not None for a in advice)
+
+
+@pytest.mark.parametrize("body", ["not json", "[]", '{"spot_advisor": {}}'])
+def test_an_unreadable_spot_advisor_is_a_provider_error(body: str) -> None:
+    with responses.RequestsMock() as rsps:
+        rsps.add(responses.GET, aws.SPOT_ADVISOR_URL, body=body)
+        with pytest.raises(ProviderError, match="aws"):
+            aws.fetch_spot_advisor()
+
+
+def test_extra_tables_leave_out_an_advisor_that_fails(caplog: Any) -> None:
+    from gpuhunt._internal.costs.terms import Term
+    from gpuhunt._internal.formats import terms as terms_file
+
+    provider = AWSProvider("/unused.csv")
+    provider.last_terms = [
+        Term("aws", "g6.xlarge", "us-east-1", "1y", "none", "standard", 0.52392, 0.0, "s", None)
+    ]
+    with responses.RequestsMock() as rsps:
+        rsps.add(responses.GET, aws.SPOT_ADVISOR_URL, body=ADVISOR.read_text())
+        tables = provider.extra_tables()
+    assert sorted(tables) == [".interruption", ".terms"]
+    assert terms_file.read_terms(tables[".terms"]) == provider.last_terms
+    with responses.RequestsMock() as rsps, caplog.at_level(logging.WARNING):
+        rsps.add(responses.GET, aws.SPOT_ADVISOR_URL, status=403)
+        assert list(provider.extra_tables()) == [".terms"]
+    assert "no spot interruption bands" in caplog.text

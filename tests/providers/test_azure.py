@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 from typing import Any
 from unittest import mock
 from urllib.parse import parse_qs, urlsplit
@@ -503,3 +504,51 @@ def test_filter_on_the_recordings_publishes_the_reference_families() -> None:
     cpu = sorted(n for n in published if not gpu_for_size(n))  # none priced in the recordings
     assert all(re.match(r"^Standard_(D\d+s_v3|E\d+(-\d+)?i?s_v4)$", n) for n in cpu), cpu
     assert not {"Standard_E16s_v3", "Standard_E32_v3", "Standard_D8_v4"} & published
+
+
+# --------------------------------------------------------------------------- reservations
+
+RESERVATIONS = (
+    Path(__file__).parents[1]
+    / "_internal"
+    / "costs"
+    / "data"
+    / "azure_retail_prices_reservation_mix.json"
+)
+
+
+def test_reservations_are_asked_for_and_read_as_whole_term_prices() -> None:
+    page = json.loads(RESERVATIONS.read_text())
+    with responses.RequestsMock() as rsps:
+        call = rsps.get(PRICES_URL, json=page)
+        terms = azure.fetch_reservations(["westeurope"], ["Standard_D8_v4"])
+    (query,) = parse_qs(urlsplit(call.calls[0].request.url).query)["$filter"]
+    assert "priceType eq 'Reservation'" in query and "Consumption" not in query
+    assert query == prices_filter("westeurope", "Reservation")
+    assert [(t.term, t.upfront, t.hourly) for t in terms] == [
+        ("1y", 2377.0, 0.0),
+        ("3y", 4594.0, 0.0),
+    ]
+    assert all(t.observed_at is not None for t in terms)
+
+
+def test_reservations_of_other_sizes_are_left_out() -> None:
+    page = json.loads(RESERVATIONS.read_text())
+    with responses.RequestsMock() as rsps:
+        rsps.get(PRICES_URL, json=page)
+        assert azure.fetch_reservations(["westeurope"], ["Standard_ND96isr_H100_v5"]) == []
+
+
+def test_extra_tables_write_terms_or_warn(caplog: pytest.LogCaptureFixture) -> None:
+    from gpuhunt._internal.formats import terms as terms_file
+
+    provider = AzureProvider(subscription_id=SUBSCRIPTION_ID)
+    provider._collected = ({"westeurope"}, {"Standard_D8_v4"})
+    with responses.RequestsMock() as rsps:
+        rsps.get(PRICES_URL, json=json.loads(RESERVATIONS.read_text()))
+        tables = provider.extra_tables()
+    assert [t.upfront for t in terms_file.read_terms(tables[".terms"])] == [2377.0, 4594.0]
+    with responses.RequestsMock() as rsps:
+        rsps.get(PRICES_URL, status=403)
+        assert provider.extra_tables() == {}
+    assert "no reservation terms" in caplog.text

@@ -891,3 +891,111 @@ def test_tpu_api_malformed(rsps: Any, provider: GCPProvider) -> None:
 def test_repr_hides_credentials(provider: GCPProvider) -> None:
     assert repr(provider) == "GCPProvider(project='gpuhunt-replay', credentials=***)"
     assert UNIT_TOKEN not in repr(provider)
+
+
+# --- committed use: terms beside the offers (costs, issue 49) --------------------------------
+
+# A real SKU, quoted with its JSON in public code (Billing Catalog, effectiveTime 2023-12-20).
+A2_CPU_COMMIT_APAC = {
+    "name": "services/6F81-5844-456A/skus/38FA-6071-3D88",
+    "skuId": "38FA-6071-3D88",
+    "description": "Commitment v1: A2 Cpu in APAC for 1 Year",
+    "category": {
+        "serviceDisplayName": "Compute Engine",
+        "resourceFamily": "Compute",
+        "resourceGroup": "CPU",
+        "usageType": "Commit1Yr",
+    },
+    "serviceRegions": ["asia-east1"],
+    "pricingInfo": [
+        {
+            "pricingExpression": {
+                "usageUnit": "h",
+                "tieredRates": [
+                    {
+                        "startUsageAmount": 0,
+                        "unitPrice": {"currencyCode": "USD", "units": "0", "nanos": 23059300},
+                    }
+                ],
+            },
+            "effectiveTime": "2023-12-20T22:56:00.158911Z",
+        }
+    ],
+}
+
+
+def _commit(description: str, group: str, usage: str, price: float) -> dict[str, Any]:
+    """A commitment SKU in the real SKU's shape; `price` is an arithmetic input only."""
+    units, nanos = divmod(round(price * 1e9), 10**9)
+    sku = json.loads(json.dumps(A2_CPU_COMMIT_APAC))
+    sku["description"] = description
+    sku["category"].update(resourceGroup=group, usageType=usage)
+    sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"].update(
+        units=str(units), nanos=nanos
+    )
+    return sku
+
+
+@pytest.mark.parametrize(
+    ("description", "group", "expected"),
+    [
+        ("Commitment v1: A2 Cpu in APAC for 1 Year", "CPU", ("core", "a2", Capacity.ON_DEMAND)),
+        ("Commitment v1: A2 Ram in APAC for 3 Years", "RAM", ("ram", "a2", Capacity.ON_DEMAND)),
+        (
+            "Commitment v1: Nvidia H100 80GB GPU running in Americas for 1 Year",
+            "GPU",
+            ("gpu", "nvidia-h100-80gb", Capacity.ON_DEMAND),
+        ),
+        ("Commitment v1: Cpu in Montreal for 1 Year", "CPU", None),  # no series: N1's old SKU
+    ],
+)
+def test_commitment_skus_read_as_the_component_they_commit_to(
+    description: str, group: str, expected: Any
+) -> None:
+    usage = "Commit3Yr" if "3 Years" in description else "Commit1Yr"
+    found = gcp.commitment_as_on_demand(_commit(description, group, usage, 0.01))
+    assert found is not None
+    assert found[0] == ("3y" if usage == "Commit3Yr" else "1y")
+    assert gcp.classify_sku(found[1]) == expected
+
+
+def test_on_demand_skus_are_not_commitments() -> None:
+    sku = _commit("A2 Instance Core running in APAC", "CPU", "OnDemand", 0.01)
+    assert gcp.commitment_as_on_demand(sku) is None
+
+
+def test_machine_terms_compose_like_the_on_demand_price() -> None:
+    books = gcp.commitment_books(
+        [
+            A2_CPU_COMMIT_APAC,
+            _commit("Commitment v1: A2 Ram in APAC for 1 Year", "RAM", "Commit1Yr", 0.003),
+            _commit(
+                "Commitment v1: Nvidia Tesla A100 GPU running in APAC for 1 Year",
+                "GPU",
+                "Commit1Yr",
+                2.0,
+            ),
+            _commit("Commitment v1: A2 Cpu in APAC for 3 Years", "CPU", "Commit3Yr", 0.015),
+        ]
+    )
+    assert books["1y"].get("core", "a2", "asia-east1", Capacity.ON_DEMAND) == pytest.approx(
+        0.0230593
+    )
+    machine = MachineType("asia-east1-a", "a2-highgpu-1g", 12, 85.0, "nvidia-tesla-a100", 1)
+    (term,) = gcp.make_vm_terms([machine], books, observed_at=None)  # 3y: no RAM, no GPU SKU
+    assert (term.term, term.payment, term.upfront) == ("1y", "none", 0.0)
+    assert term.hourly == pytest.approx(12 * 0.0230593 + 85 * 0.003 + 2.0, abs=1e-6)
+
+
+def test_replay_terms_are_beside_the_offers() -> None:
+    with (
+        responses.RequestsMock() as mocked,
+        mock.patch.dict(os.environ, replay_gcp.replay_env()),
+    ):
+        replay_gcp.register(mocked)
+        provider = GCPProvider.from_env()
+        offers = provider.get()
+    # The replay's commitment SKUs price vCPUs only: no machine has every component, so no
+    # term, and the offers are what the on-demand and spot SKUs make (the replay tests above).
+    assert provider.last_terms == [] and provider.extra_tables() == {}
+    assert offers

@@ -71,7 +71,10 @@ from typing import Any, NamedTuple
 
 import requests
 
+from gpuhunt._internal.costs import interruption
+from gpuhunt._internal.costs.terms import AWSReservedTap, Term
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.formats import terms as terms_file
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
@@ -90,6 +93,8 @@ EC2_PRICING_URL = (
     "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/index.csv"
 )
 CACHE_PATH_ENV = "AWS_CACHE_PATH"
+# The Spot Instance Advisor's data: interruption bands and savings (costs.interruption).
+SPOT_ADVISOR_URL = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
 METADATA_LINES = 5  # FormatVersion, Disclaimer, Publication Date, Version, OfferCode
 DOWNLOAD_ATTEMPTS = 3  # whole-file attempts when the stream breaks off mid-way
 CHUNK_SIZE = 1 << 20
@@ -554,22 +559,25 @@ def read_price_list(
     url: str = EC2_PRICING_URL,
     cache_path: str | None = None,
     stats: Counter[str] | None = None,
+    new_tap: Callable[[], AWSReservedTap] | None = None,
 ) -> list[PriceListRow]:
     """Kept price list rows, from `cache_path` if it exists, else from `url` (streamed, and saved
     to `cache_path` first when one is given). A download that breaks off mid-way is started again,
-    at most `DOWNLOAD_ATTEMPTS` times in all."""
+    at most `DOWNLOAD_ATTEMPTS` times in all. `new_tap()`, when given, makes the reserved-term
+    tap each attempt's lines pass through (the same single read collects the terms)."""
     stats = Counter() if stats is None else stats
     for attempt in range(1, DOWNLOAD_ATTEMPTS + 1):
         attempt_stats: Counter[str] = Counter()
+        tap = new_tap() if new_tap is not None else None
         try:
             if cache_path:
                 if not os.path.exists(cache_path):
                     _download(url, cache_path)
                 with open(cache_path, encoding="utf-8", errors="replace", newline="") as f:
-                    rows = parse_price_list(f, attempt_stats)
+                    rows = parse_price_list(tap.watch(f) if tap else f, attempt_stats)
             else:
                 with _http_lines(url) as lines:
-                    rows = parse_price_list(lines, attempt_stats)
+                    rows = parse_price_list(tap.watch(lines) if tap else lines, attempt_stats)
         except _BrokenStream as e:
             if attempt == DOWNLOAD_ATTEMPTS:
                 raise ProviderError(f"{e} ({DOWNLOAD_ATTEMPTS} attempts)") from None
@@ -832,6 +840,18 @@ class _Clients:
             return self._clients[region]
 
 
+def fetch_spot_advisor(url: str = SPOT_ADVISOR_URL) -> list[interruption.Advice]:
+    """The Spot Advisor's Linux bands, observed now (the document carries no date)."""
+    fetched_at = datetime.now(timezone.utc)
+    doc = transport.request_json("GET", url, provider=NAME)
+    if not isinstance(doc, dict):
+        raise ProviderError(f"{NAME}: {transport.safe_url(url)} is not a JSON object")
+    try:
+        return interruption.parse_spot_advisor(doc, observed_at=fetched_at)
+    except ValueError as e:
+        raise ProviderError(f"{NAME}: {transport.safe_url(url)}: {e}") from None
+
+
 class AWSProvider(Collects[ParseReport], OfflineProvider):
     """EC2 offers in every region: on-demand from the Price List bulk file, spot from the API.
 
@@ -854,6 +874,25 @@ class AWSProvider(Collects[ParseReport], OfflineProvider):
         self.cache_path = cache_path or os.getenv(CACHE_PATH_ENV) or None
         self.client_factory = client_factory
         self.pricing_url = pricing_url
+        # Commitment terms read with the last `get()`: a table beside the offers, never offers.
+        self.last_terms: list[Term] = []
+        self.spot_advisor_url = SPOT_ADVISOR_URL
+
+    def extra_tables(self) -> dict[str, bytes]:
+        """Files to publish beside the catalog CSV, by suffix: the reserved terms of the last
+        `get()` (`.terms`) and the Spot Advisor's bands fetched now (`.interruption`). The
+        advisor is optional: when it cannot be read, a warning says so and the file is left
+        out (no band is better than an invented one)."""
+        tables: dict[str, bytes] = {}
+        if self.last_terms:
+            tables[terms_file.SUFFIX] = terms_file.write_terms(self.last_terms)
+        try:
+            advice = fetch_spot_advisor(self.spot_advisor_url)
+        except ProviderError as e:
+            logger.warning("aws: no spot interruption bands: %s", e)
+        else:
+            tables[interruption.SUFFIX] = interruption.write_bands(advice)
+        return tables
 
     def collect(self, ask: Ask, report: ParseReport) -> list[CatalogItem]:
         stats = report.counts
@@ -864,7 +903,16 @@ class AWSProvider(Collects[ParseReport], OfflineProvider):
             clients.require_credentials()  # before a download of several GB
             client_for = clients
 
-        rows = read_price_list(self.pricing_url, self.cache_path, stats)
+        taps: list[AWSReservedTap] = []
+
+        def new_tap() -> AWSReservedTap:
+            families = PUBLISHED_FAMILIES if ask.apply_filter else None
+            taps.append(AWSReservedTap(source=self.pricing_url, families=families))
+            return taps[-1]
+
+        rows = read_price_list(self.pricing_url, self.cache_path, stats, new_tap)
+        self.last_terms = taps[-1].terms() if taps else []
+        stats["reserved_terms"] = len(self.last_terms)
         if not rows:
             raise ProviderError(f"{NAME}: the EC2 price list has no on-demand Linux rows")
         if ask.apply_filter:

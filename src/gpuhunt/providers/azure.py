@@ -45,10 +45,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from gpuhunt._internal.costs.terms import Term, parse_azure_reservations
 from gpuhunt._internal.errors import ProviderError
+from gpuhunt._internal.formats import terms as terms_file
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import (
@@ -87,9 +90,11 @@ SDK_READ_TIMEOUT = 120
 CREDENTIAL_HINT = f"DefaultAzureCredential and {SUBSCRIPTION_ENV}"
 
 
-def prices_filter(region: str) -> str:
-    """The Retail Prices `$filter` for one region."""
-    return " and ".join([*PRICES_FILTER, f"armRegionName eq '{region}'"])
+def prices_filter(region: str, price_type: str = "Consumption") -> str:
+    """The Retail Prices `$filter` for one region; `price_type` "Reservation" asks for the
+    1- and 3-year reservations (their `unitPrice` is the whole term's price)."""
+    wanted = [f"priceType eq '{price_type}'" if "priceType" in f else f for f in PRICES_FILTER]
+    return " and ".join([*wanted, f"armRegionName eq '{region}'"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,13 +391,13 @@ def fetch_resource_skus(client: ComputeManagementClient) -> list[Any]:
         raise ProviderError(f"{where} failed: {type(e).__name__}") from None
 
 
-def fetch_region_prices(region: str) -> list[Any]:
+def fetch_region_prices(region: str, price_type: str = "Consumption") -> list[Any]:
     """Every price item of one region, following `NextPageLink`."""
     items: list[Any] = []
     url: str | None = PRICES_URL
     params: dict[str, str] | None = {
         "api-version": PRICES_API_VERSION,
-        "$filter": prices_filter(region),
+        "$filter": prices_filter(region, price_type),
     }
     seen: set[str] = set()
     for _ in range(MAX_PAGES_PER_REGION):
@@ -423,6 +428,20 @@ def fetch_prices(regions: Iterable[str]) -> list[Any]:
     return [item for page in pages for item in page]
 
 
+def fetch_reservations(regions: Iterable[str], sizes: Iterable[str]) -> list[Term]:
+    """The 1- and 3-year reservations of `sizes` in `regions`, observed now."""
+    regions, wanted = sorted(set(regions)), set(sizes)
+    if not regions:
+        return []
+    observed_at = datetime.now(timezone.utc)
+    with ThreadPoolExecutor(max_workers=min(PRICE_THREADS, len(regions))) as pool:
+        pages = list(
+            pool.map(transport.carried(lambda r: fetch_region_prices(r, "Reservation")), regions)
+        )
+    items = [item for page in pages for item in page if item.get("armSkuName") in wanted]
+    return parse_azure_reservations(items, source=PRICES_URL, observed_at=observed_at)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -435,6 +454,8 @@ class AzureProvider(Collects[ParseReport], OfflineProvider):
         self._credential = credential
         self._client: ComputeManagementClient | None = None
         self.last_report = ParseReport()
+        # (regions, sizes) of the last `get()`: where `extra_tables` asks for reservations.
+        self._collected: tuple[set[str], set[str]] = (set(), set())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(subscription_id=***)"
@@ -474,6 +495,7 @@ class AzureProvider(Collects[ParseReport], OfflineProvider):
         regions = {region for size in sizes.values() for region in size.locations}
         logger.info("azure: %d VM sizes in %d regions", len(sizes), len(regions))
         offers = parse_prices(fetch_prices(regions), sizes, report)
+        self._collected = (regions, set(sizes))
         if report.unpriced_sizes:
             logger.info("azure: %d priced sizes have no spec", len(report.unpriced_sizes))
         return sorted(offers, key=_order)
@@ -481,3 +503,14 @@ class AzureProvider(Collects[ParseReport], OfflineProvider):
     @classmethod
     def filter(cls, offers: list[CatalogItem]) -> list[CatalogItem]:
         return [o for o in offers if KEEP_SERIES.match(o.instance_name)]
+
+    def extra_tables(self) -> dict[str, bytes]:
+        """The reservations of the last `get()`'s sizes and regions, as the terms file beside
+        the catalog CSV. Optional: a failure is a warning and no file."""
+        regions, sizes = self._collected
+        try:
+            found = fetch_reservations(regions, sizes)
+        except ProviderError as e:
+            logger.warning("azure: no reservation terms: %s", e)
+            return {}
+        return {terms_file.SUFFIX: terms_file.write_terms(found)} if found else {}

@@ -71,12 +71,15 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import requests
 
+from gpuhunt._internal.costs.terms import Term
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
+from gpuhunt._internal.formats import terms as terms_file
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
@@ -589,6 +592,76 @@ def machine_price(machine: MachineType, book: PriceBook, capacity: Capacity) -> 
     return price
 
 
+# Committed use (resource-based): the same components as on demand, priced by SKUs such as
+# "Commitment v1: A2 Cpu in Americas for 1 Year", "Commitment v1: A2 Ram in ...",
+# "Commitment v1: Nvidia H100 80GB GPU running in Americas for 1 Year". Read as the on-demand
+# SKU they commit to, a machine's term is composed like its on-demand price; a machine with a
+# component that has no commitment SKU (bundled local SSD, for one) gets no term.
+COMMITMENT_TERMS = {"Commit1Yr": "1y", "Commit3Yr": "3y"}
+_COMMITMENT = re.compile(r"^Commitment(?:\s+v\d+)?:\s*(?P<body>.+?)\s+for\s+\d+\s+Years?\s*$")
+_COMMITMENT_CORE_RAM = re.compile(
+    r"^(?P<series>.+?)\s+(?P<kind>Cpu|Core|Ram)\s+in\s+(?P<where>.+)$"
+)
+
+
+def commitment_as_on_demand(sku: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(term, the SKU restated as the on-demand component it commits to), or None."""
+    category = sku.get("category") or {}
+    term = COMMITMENT_TERMS.get(str(category.get("usageType")))
+    match = _COMMITMENT.match(str(sku.get("description") or ""))
+    if term is None or match is None:
+        return None
+    body = match.group("body")
+    core_ram = _COMMITMENT_CORE_RAM.match(body)
+    if core_ram and category.get("resourceGroup") in ("CPU", "RAM"):
+        kind = "Ram" if core_ram.group("kind") == "Ram" else "Core"
+        body = f"{core_ram.group('series')} Instance {kind} running in {core_ram.group('where')}"
+    restated = {**category, "usageType": "OnDemand"}
+    return term, {**sku, "description": body, "category": restated}
+
+
+def commitment_books(skus: Iterable[Any]) -> dict[str, PriceBook]:
+    """Per term, the commitment prices as a PriceBook of on-demand components."""
+    by_term: dict[str, list[dict[str, Any]]] = {}
+    for sku in skus:
+        found = commitment_as_on_demand(sku) if isinstance(sku, Mapping) else None
+        if found is not None:
+            by_term.setdefault(found[0], []).append(found[1])
+    # Skips here are already counted by the on-demand pass over the same SKUs.
+    return {term: parse_skus(items, ParseReport()) for term, items in sorted(by_term.items())}
+
+
+def make_vm_terms(
+    machine_types: Iterable[MachineType],
+    books: Mapping[str, PriceBook],
+    *,
+    observed_at: datetime | None,
+) -> list[Term]:
+    """Committed-use terms per machine type and zone: billed monthly, nothing upfront."""
+    machines = list(machine_types)
+    terms: list[Term] = []
+    for term, book in books.items():
+        for machine in machines:
+            price = machine_price(machine, book, Capacity.ON_DEMAND)
+            if price is None or price <= 0:
+                continue
+            terms.append(
+                Term(
+                    provider=GCPProvider.NAME,
+                    instance_name=machine.name,
+                    location=machine.zone,
+                    term=term,
+                    payment="none",
+                    offering_class="",
+                    hourly=round(price, 6),
+                    upfront=0.0,
+                    source=f"https://cloudbilling.googleapis.com/v1/{COMPUTE_SERVICE}/skus",
+                    observed_at=observed_at,
+                )
+            )
+    return terms
+
+
 @dataclass(frozen=True)
 class GPUInfo:
     name: str
@@ -981,6 +1054,7 @@ class GCPProvider(Collects[ParseReport], OfflineProvider):
         self.project = project
         self._credentials = credentials
         self.last_report = ParseReport()
+        self.last_terms: list[Term] = []  # committed-use terms of the last `get()`
 
     @property
     def credentials(self) -> Credentials:
@@ -1005,10 +1079,11 @@ class GCPProvider(Collects[ParseReport], OfflineProvider):
         machines += n1_gpu_machine_types(
             machines, parse_accelerator_types(fetch_accelerator_types(gpus, self.project))
         )
-        book = parse_skus(
-            fetch_skus(billing, COMPUTE_SERVICE) + fetch_skus(billing, TPU_SERVICE), report
-        )
+        observed_at = datetime.now(timezone.utc)
+        skus = fetch_skus(billing, COMPUTE_SERVICE) + fetch_skus(billing, TPU_SERVICE)
+        book = parse_skus(skus, report)
         offers = make_vm_offers(machines, book, report)
+        terms = make_vm_terms(machines, commitment_books(skus), observed_at=observed_at)
 
         tpus: list[TPUType] = []
         for zone, records in fetch_tpu_types(
@@ -1021,6 +1096,9 @@ class GCPProvider(Collects[ParseReport], OfflineProvider):
             offers = self.filter(offers)
         offers = with_legacy_g4_preview(offers)
         offers.sort(key=_sort_key)
+        sold = {(o.instance_name, o.location) for o in offers}
+        # Terms beside the offers, never offers: for the machines published on demand.
+        self.last_terms = [t for t in terms if (t.instance_name, t.location) in sold]
         logger.info(
             "gcp: %d offers from %d machine types, %d TPU types and %d prices (%d skipped, %d unknown GPUs)",
             len(offers),
@@ -1031,6 +1109,12 @@ class GCPProvider(Collects[ParseReport], OfflineProvider):
             sum(report.unknown_gpus.values()),
         )
         return offers
+
+    def extra_tables(self) -> dict[str, bytes]:
+        """The committed-use terms of the last `get()` as the terms file beside the CSV."""
+        return (
+            {terms_file.SUFFIX: terms_file.write_terms(self.last_terms)} if self.last_terms else {}
+        )
 
     @classmethod
     def filter(cls, offers: list[CatalogItem]) -> list[CatalogItem]:

@@ -39,3 +39,37 @@ def test_a_failed_collection_also_restores_gpuhunt_s_logger(tmp_path):
     before = (gpuhunt_log.level, root.level)
     assert cli.main(["lium", "--output", str(tmp_path / "lium.csv")]) == 1
     assert (gpuhunt_log.level, root.level) == before
+
+
+class _WithTables:
+    """A collector with tables beside its offers (the AWS collector's terms and bands)."""
+
+    def __init__(self, tables):
+        self.tables = tables
+
+    def with_session(self, session):
+        return self
+
+    def get(self, apply_filter=True):
+        return []
+
+    def extra_tables(self):
+        return self.tables
+
+
+def test_extra_tables_are_written_beside_the_csv_which_is_unchanged(tmp_path, monkeypatch):
+    from gpuhunt._internal import registry
+
+    tables = {".terms": b"terms\n", ".interruption": b"bands\n"}
+    fake = type("Fake", (), {"from_env": classmethod(lambda cls: _WithTables(tables))})
+    monkeypatch.setattr(registry, "provider_class", lambda name: fake)
+    assert cli.main(["aws", "--output", str(tmp_path / "aws.csv"), "--no-filter"]) == 0
+    assert (tmp_path / "aws.terms").read_bytes() == b"terms\n"
+    assert (tmp_path / "aws.interruption").read_bytes() == b"bands\n"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    fake_plain = type("Plain", (), {"from_env": classmethod(lambda cls: _WithTables({}))})
+    monkeypatch.setattr(registry, "provider_class", lambda name: fake_plain)
+    assert cli.main(["aws", "--output", str(plain / "aws.csv"), "--no-filter"]) == 0
+    assert (plain / "aws.csv").read_bytes() == (tmp_path / "aws.csv").read_bytes()
+    assert not any(p.name.endswith((".terms", ".interruption")) for p in plain.iterdir())

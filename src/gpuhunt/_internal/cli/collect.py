@@ -64,4 +64,21 @@ def _collect(args: argparse.Namespace) -> int:
     os.replace(tmp, args.output)
     os.replace(meta_tmp, f"{args.output}{META_SUFFIX}")
     logger.info("Wrote %d %s offers to %s", n, args.provider, args.output)
+    _write_extra_tables(provider, args.output)
     return 0
+
+
+def _write_extra_tables(provider: object, output: str) -> None:
+    """Tables a provider publishes beside its offers (commitment terms, interruption bands;
+    see docs/costs.md), each a file of its own: `aws.csv` -> `aws.terms`, `aws.interruption`.
+    The catalog CSV is written the same whether or not a provider has any."""
+    extra = getattr(provider, "extra_tables", None)
+    if not callable(extra):
+        return
+    base = output[: -len(".csv")] if output.endswith(".csv") else output
+    for suffix, data in extra().items():
+        path = base + suffix
+        with open(f"{path}.tmp", "wb") as f:
+            f.write(data)
+        os.replace(f"{path}.tmp", path)
+        logger.info("Wrote %s", path)
