@@ -62,6 +62,7 @@ REQUIRED = (
 
 # Per pytest run; the whole gate is bounded again by .ci/run.
 PYTEST_TIMEOUT = 900
+MESSAGE_CHARS = 600  # of a failure's message in the report
 
 
 @dataclass(frozen=True)
@@ -141,11 +142,14 @@ def read_junit(path: Path) -> dict[str, Outcome]:
             el = case.find(tag)
             if el is not None:
                 status = {"failure": "failed"}.get(tag, tag)
-                message = el.get("message") or (el.text or "")
+                # pytest's `E` lines carry the assertion's diff, which the one-line message
+                # attribute cuts before it gets to the differing keys.
+                e_lines = [ln[1:].strip() for ln in (el.text or "").splitlines() if ln[:2] == "E "]
+                message = " ".join(filter(None, e_lines)) or el.get("message") or (el.text or "")
                 break
         # A test failing in its call and again in teardown shows twice: the worst outcome wins.
         if test_id not in out or out[test_id].status in ("passed", "skipped"):
-            out[test_id] = Outcome(status, " ".join(message.split())[:300])
+            out[test_id] = Outcome(status, " ".join(message.split())[:MESSAGE_CHARS])
     return out
 
 

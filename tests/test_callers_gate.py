@@ -71,6 +71,12 @@ JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="py
 <testcase classname="src.tests.a.test_x" file="src/tests/a/test_x.py" line="20" name="test_skip" time="0"><skipped message="no docker"/></testcase>
 <testcase classname="src.tests.a.test_x" file="src/tests/a/test_x.py" line="30" name="test_teardown" time="0"/>
 <testcase classname="src.tests.a.test_x" file="src/tests/a/test_x.py" line="30" name="test_teardown" time="0"><error message="teardown boom"/></testcase>
+<testcase classname="src.tests.a.test_x" file="src/tests/a/test_x.py" line="40" name="test_diff" time="0"><failure message="AssertionError: assert [{'a'...}] == [...]">    def test_diff():
+&gt;       assert got == want
+E       AssertionError: assert [{'a'...}] == [...]
+E
+E         At index 0 diff: {'a': 1, 'available': True} != {'a': 1}
+</failure></testcase>
 </testsuite></testsuites>"""
 
 
@@ -85,6 +91,12 @@ def test_reads_junit_into_test_ids_and_outcomes(tmp_path: Path):
         "src/tests/a/test_x.py::test_skip": Outcome("skipped", "no docker"),
         # a pass in the call and an error in teardown is an error
         "src/tests/a/test_x.py::test_teardown": Outcome("error", "teardown boom"),
+        # the assertion's diff, from pytest's E lines
+        "src/tests/a/test_x.py::test_diff": Outcome(
+            "failed",
+            "AssertionError: assert [{'a'...}] == [...] "
+            "At index 0 diff: {'a': 1, 'available': True} != {'a': 1}",
+        ),
     }
 
 
