@@ -1,9 +1,13 @@
 """Differential tests against gpuhunt 0.1.30 itself (installed from PyPI into a venv once per
 session by the `gpuhunt_0130` fixture): `matches` answers the same on the same offers and
-filters, and catalog CSVs written by either library read identically in the other."""
+filters, and catalog CSVs written by either library read identically in the other. With gpuhunt
+0.1.34 (`gpuhunt_0134`, what dstack 0.22.5 pins): catalog CSVs both ways, every field 0.1.34
+knows, `provider_data` included, equal to what the provider returned."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import json
 import os
 import random
@@ -184,3 +188,174 @@ def test_matches_and_csv_agree_with_gpuhunt_0130(gpuhunt_0130, tmp_path):
     # ...and we read the reference's CSV into the same offers.
     with open(tmp_path / "reference.csv", newline="") as f:
         assert list(load(f, provider="aws")) == items
+
+
+# gpuhunt 0.1.34 (what dstack 0.22.5 pins) and this package read each other's catalog CSVs.
+# 0.1.34 takes the columns it knows by name and ignores the rest; dstack copies `provider_data`
+# into its database, so it must be exactly what the provider returned.
+_REFERENCE_0134 = r"""
+import dataclasses, enum, json, sys
+from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture
+from gpuhunt._internal import storage
+job = json.load(sys.stdin)
+def plain(v):
+    return v.value if isinstance(v, enum.Enum) else v
+with open(job["read"], newline="") as f:
+    read = [
+        {fld.name: plain(getattr(i, fld.name)) for fld in dataclasses.fields(CatalogItem)}
+        for i in storage.load(f, provider=job["provider"])
+    ]
+items = []
+for d in job["write"]:
+    d = dict(d)
+    d["gpu_vendor"] = AcceleratorVendor(d["gpu_vendor"]) if d["gpu_vendor"] else None
+    d["cpu_arch"] = CPUArchitecture(d["cpu_arch"])
+    items.append(CatalogItem(**d))
+storage.dump(items, job["write_to"])
+print(json.dumps({"fields": [f.name for f in dataclasses.fields(CatalogItem)], "read": read}))
+"""
+
+# What providers put in provider_data: nested objects, lists, nulls, floats, unicode, and keys
+# that look like the library's own (a provider may well report its own "status").
+_PROVIDER_DATA = [
+    {},
+    {"vm_specs": {"cpu_cores": 13, "ram_gb": 224, "gpus": [{"model": "MI300X", "count": 1}]}},
+    {"min_bid": 0.45, "host_id": 12345, "reliability": 0.9981, "geolocation": "Québec, CA"},
+    {"fabrics": ["f1", "f2"], "zone": None, "spot": True, "status": "ready", "n": 0},
+    {"offer_id": 'a,b;"c"\n', "tags": {"nested": {"deeper": [1, 2.5, None, False]}}},
+]
+
+
+def _provider_items(rnd: random.Random, n: int, provider: str) -> list[dict]:
+    """Offers as a provider returns them: the 0.1.x fields only, as plain JSON values."""
+    out = []
+    for k, i in enumerate(_items(rnd, n)):
+        d = {
+            **i.__dict__,
+            "provider": provider,
+            "gpu_vendor": i.gpu_vendor.value if i.gpu_vendor else None,
+            "cpu_arch": i.cpu_arch.value,
+            "provider_data": json.loads(json.dumps(_PROVIDER_DATA[k % len(_PROVIDER_DATA)])),
+        }
+        out.append({f: d[f] for f in _FIELDS_0134})
+    return out
+
+
+# CatalogItem's fields in gpuhunt 0.1.34, in its order (the reference script reports them too,
+# and the tests check this list against it).
+_FIELDS_0134 = [
+    "provider",
+    "instance_name",
+    "location",
+    "price",
+    "cpu",
+    "memory",
+    "gpu_count",
+    "gpu_name",
+    "gpu_memory",
+    "spot",
+    "disk_size",
+    "gpu_vendor",
+    "flags",
+    "cpu_arch",
+    "provider_data",
+]
+
+
+def _run_0134(python, job: dict) -> dict:
+    out = subprocess.run(
+        [str(python), "-c", _REFERENCE_0134],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        # A PYTHONPATH pointing at this checkout would shadow 0.1.34.
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    answer = json.loads(out.stdout)
+    assert answer["fields"] == _FIELDS_0134
+    return answer
+
+
+def _ours(d: dict) -> CatalogItem:
+    d = dict(d)
+    d["gpu_vendor"] = AcceleratorVendor(d["gpu_vendor"]) if d["gpu_vendor"] else None
+    d["cpu_arch"] = CPUArchitecture(d["cpu_arch"])
+    d["provider_data"] = json.loads(json.dumps(d["provider_data"]))  # not shared with `d`
+    return CatalogItem(**d)
+
+
+@pytest.mark.pypi
+def test_gpuhunt_0134_reads_our_catalog_with_provider_data_as_the_provider_wrote_it(
+    gpuhunt_0134, tmp_path
+):
+    provider_items = _provider_items(random.Random(46), 60, "hotaisle")
+    # What the library knows about each offer besides the provider's fields: when it was
+    # observed and whether the provider reported it available (True, False, not said).
+    when = dt.datetime(2026, 12, 7, 0, 31, 14, tzinfo=dt.timezone.utc)
+    ours = [
+        dataclasses.replace(
+            _ours(d),
+            observed_at=when - dt.timedelta(minutes=k),
+            available=[True, False, None][k % 3],
+        )
+        for k, d in enumerate(provider_items)
+    ]
+    catalog = tmp_path / "hotaisle.csv"
+    write_csv_file(ours, str(catalog))
+
+    answer = _run_0134(
+        gpuhunt_0134,
+        {
+            "read": str(catalog),
+            "provider": "hotaisle",
+            "write": [],
+            "write_to": str(tmp_path / "x"),
+        },
+    )
+
+    assert len(answer["read"]) == len(provider_items)
+    for got, want in zip(answer["read"], provider_items):
+        for field in _FIELDS_0134:
+            assert got[field] == want[field], (want["instance_name"], field)
+    # The library's own attributes went somewhere 0.1.34 does not read, and our reader still has
+    # them: written once, read back by each version as what it knows.
+    with open(catalog, newline="") as f:
+        back = list(load(f, provider="hotaisle"))
+    assert [(i.observed_at, i.available) for i in back] == [
+        (i.observed_at, i.available) for i in ours
+    ]
+    assert [i.provider_data for i in back] == [d["provider_data"] for d in provider_items]
+
+
+@pytest.mark.pypi
+def test_we_read_a_catalog_gpuhunt_0134_wrote_field_by_field(gpuhunt_0134, tmp_path):
+    provider_items = _provider_items(random.Random(4634), 60, "vastai")
+    written = tmp_path / "vastai.csv"
+    empty = tmp_path / "empty.csv"
+    write_csv_file([], str(empty))
+    _run_0134(
+        gpuhunt_0134,
+        {
+            "read": str(empty),
+            "provider": "vastai",
+            "write": provider_items,
+            "write_to": str(written),
+        },
+    )
+
+    with open(written, newline="") as f:
+        read = list(load(f, provider="vastai"))
+
+    assert len(read) == len(provider_items)
+    for got, want in zip(read, provider_items):
+        for field in _FIELDS_0134:
+            value = getattr(got, field)
+            value = (
+                value.value if isinstance(value, (AcceleratorVendor, CPUArchitecture)) else value
+            )
+            assert value == want[field], (want["instance_name"], field)
+        # 0.1.34 knows nothing of these: they are not made up on the way in.
+        assert (got.observed_at, got.available) == (None, None)
+    assert read == [_ours(d) for d in provider_items]

@@ -44,6 +44,9 @@ def test_the_first_screen_installs_and_queries_offline_and_runs_the_tests():
     (test_command,) = [line.strip() for line in ci if line.strip().startswith("python -m pytest")]
     assert f"&& {test_command}\n" in first + "\n"
     assert "pip install -e '.[all,dev]'" in first
+    # ...and so is the install, with the pip the fresh venv brings (not upgraded first).
+    assert "pip install -e '.[all,dev]'" in [line.strip() for line in ci]
+    assert [line for line in ci if "--upgrade pip" in line or "-U pip" in line] == []
 
 
 def python_blocks(path: Path) -> list[str]:
