@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from gpuhunt._internal import currency, registry  # noqa: E402
+from gpuhunt._internal import currency, registry, rentable  # noqa: E402
 from gpuhunt._internal.formats.archive import FORMAT_VERSION, sha256, write_archive  # noqa: E402
 from gpuhunt._internal.formats.csv import csv_bytes  # noqa: E402
 from gpuhunt._internal.load.fetch import fetch  # noqa: E402
@@ -68,6 +68,9 @@ class Source:
     stored: str | None = None  # the trimmed copy in this repository the snapshot is built from
     label: str = ""  # a short name for the CLI footer ("SkyPilot")
     date_is_lower_bound: bool = False  # `collected_at` is the earliest the data can be from
+    # When the part holds less than its source lists: what it leaves out and why (the
+    # manifest's `excerpt`); "" when the part is all of its source.
+    excerpt_of: str = ""
 
 
 def _aws() -> list[CatalogItem]:
@@ -516,7 +519,10 @@ def from_sources(
             why = LEFT_OUT.get(name, "no real source is registered in scripts/make_snapshot.py")
             print(f"left out {name}: {why}", file=sys.stderr)
             continue
-        items = sorted(src.collect(), key=lambda i: (i.price, i.instance_name, i.location))
+        # As the collectors do: spot prices a region's price list holds as placeholders are
+        # not offers (`rentable.drop_placeholder_spot`); the manifest counts them.
+        items, placeholder = rentable.drop_placeholder_spot(name, src.collect())
+        items = sorted(items, key=lambda i: (i.price, i.instance_name, i.location))
         data = csv_bytes(items)
         csvs[name] = data
         entries[name] = {
@@ -526,6 +532,10 @@ def from_sources(
             "status": "snapshot",
             "source": source_entry(src),
         }
+        if placeholder.count:
+            entries[name]["left_out"] = {"placeholder_spot": placeholder.manifest_entry()}
+        if src.excerpt_of:
+            entries[name]["excerpt"] = src.excerpt_of
         fx = currency.rates_of(i.provider_data for i in items)
         if fx:
             entries[name]["fx"] = fx

@@ -28,7 +28,7 @@ from scripts.snapshot_sources import (
     vantage_aws_spot,
 )
 
-from gpuhunt._internal import registry
+from gpuhunt._internal import registry, rentable
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import load as csv_load
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
@@ -540,7 +540,26 @@ def test_azure_is_the_price_table_as_the_collector_keeps_it(snapshot):
         "V100",
     }
     assert {i.gpu_memory for i in azure.values() if i.gpu_name == "A100"} == {40.0, 80.0}
-    assert all(i.flags == [] and i.cpu_arch.value == "x86" for i in azure.values())
+    assert all(i.cpu_arch.value == "x86" for i in azure.values())
+    # Flags: Microsoft's access-restricted regions, and the A10 shares.
+    assert all(
+        i.flags == rentable.offer_flags("azure", i.instance_name, i.location)
+        for i in azure.values()
+    )
+    restricted = {i.location for i in azure.values() if rentable.AZURE_RESTRICTED_FLAG in i.flags}
+    assert restricted == rentable.AZURE_RESTRICTED_REGIONS - {"swedensouth"}  # no price there
+    assert {i.instance_name for i in azure.values() if rentable.FRACTIONAL_GPU_FLAG in i.flags} == {
+        f"Standard_NV{n}ads_A10_v5" for n in (6, 12, 18)
+    }
+    # australiacentral2's spot prices are 10.0% of on-demand across the board, unlike any
+    # other region's: placeholders, left out and counted in the manifest.
+    assert not [k for k in azure if k[1] == "australiacentral2" and k[2]]
+    assert azure[("Standard_NC4as_T4_v3", "australiacentral2", False)].price > 0
+    left_out = snapshot.manifest["providers"]["azure"]["left_out"]["placeholder_spot"]
+    assert (left_out["count"], left_out["regions"]) == (
+        20,
+        {"australiacentral2": {"ratio": 0.1, "offers": 20}},
+    )
     # Every offer is a stored price: on-demand from `Price`, spot from `SpotPrice`.
     listed = {}
     for r in azure_anycloud.read():
@@ -548,7 +567,7 @@ def test_azure_is_the_price_table_as_the_collector_keeps_it(snapshot):
             if r[column]:
                 listed[(r["InstanceType"], r["Region"], spot)] = float(r[column])
     assert all(listed[key] == item.price for key, item in azure.items())
-    assert len(azure) == 3072
+    assert len(azure) == 3072 - 20
 
 
 def test_azure_conversion_counts_every_row_it_leaves_out():

@@ -33,6 +33,7 @@ LAYERS = [
         "backoff",
         "currency",
         "observed",
+        "rentable",
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {

@@ -76,7 +76,8 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
             out["country"] = place.country if place else None
             out["area"] = place.area if place else None
         if f.name == "price":
-            out["price_per_gpu"] = round(i.price / i.gpu_count, 6) if i.gpu_count else None
+            ppg = i.price_per_gpu  # a share of a GPU counts as that share
+            out["price_per_gpu"] = None if ppg is None else round(ppg, 6)
     out["form_factor"] = i.form_factor
     tpd = i.tflops_per_dollar
     out["tflops_per_dollar"] = None if tpd is None else round(tpd, 3)
