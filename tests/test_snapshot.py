@@ -1746,7 +1746,7 @@ def test_cli_query_of_an_online_provider_without_network_answers_from_the_snapsh
     assert "not added" not in run.stderr
     table = _gpuhunt(
         tmp_path, "query", "--provider", "jarvislabs", "--gpu", "H100",
-        GPUHUNT_CATALOG_URL=UNREACHABLE,
+        GPUHUNT_CATALOG_URL=UNREACHABLE, COLUMNS="1000",  # the footer's full wording
     )  # fmt: skip
     assert table.returncode == 0, table.stderr
     assert "Data age: jarvislabs unknown (SkyPilot)." in " ".join(table.stdout.split())
