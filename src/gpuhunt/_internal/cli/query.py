@@ -396,13 +396,11 @@ def _offers(
         shown = [render.row_offer(r) for r in cut]
         notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
         stand_ins = tuple(render.stand_in_note(providers, asked_live, s) for s in (False, True))
-        footer = render.footer(
-            *(
-                render.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
-                for s in (0, 1)
-            ),
-            width,
+        full, short = (
+            render.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
+            for s in (0, 1)
         )
+        footer = render.footer(full, short, width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
@@ -434,10 +432,10 @@ def _groups(
         )
         online = {i.provider for i in offers if i.gpu_count}
         stand_ins = tuple(render.stand_in_note(online, asked_live, s) for s in (False, True))
-        footer = render.footer(
-            *(render.query_footer_lines(count, args, status, None, stand_ins, s) for s in (0, 1)),
-            width,
+        full, short = (
+            render.query_footer_lines(count, args, status, None, stand_ins, s) for s in (0, 1)
         )
+        footer = render.footer(full, short, width)
         return render.lines(render.groups_table(shown, width), "\n" + footer)
 
     return render.groups_answer(shown, table)
