@@ -142,8 +142,23 @@ def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
     return collect
 
 
+# What the RunPod part leaves out of the file it cites, and why (the manifest's `excerpt`).
+RUNPOD_EXCERPT = (
+    "an excerpt: 19 of the file's GPU types (those of the pages read through the file reader, "
+    "16,000 characters a page; the file is 2,167,070 characters, about 180 GPU types in 48 "
+    "data centers each) and all 30 CPU-pod sizes; the other GPU types (among them H100 SXM, "
+    "L4, L40) are not in the snapshot because their pages were not read, not because RunPod "
+    "does not sell them (docs/data-sources-snapshot.md, RunPod)"
+)
+
+
 def _skypilot_source(
-    provider: str, collected_at: str | None, date_basis: str, note: str, lower_bound: bool = False
+    provider: str,
+    collected_at: str | None,
+    date_basis: str,
+    note: str,
+    lower_bound: bool = False,
+    excerpt_of: str = "",
 ) -> Source:
     from scripts.snapshot_sources import skypilot_vms
 
@@ -161,6 +176,7 @@ def _skypilot_source(
         stored=str(c.stored.relative_to(ROOT)),
         label="SkyPilot",
         date_is_lower_bound=lower_bound,
+        excerpt_of=excerpt_of,
     )
 
 
@@ -337,6 +353,9 @@ SOURCES: dict[str, Source] = {
             "VM.Standard.E4/E5.Flex rows are its own enumeration of 24 sizes, and the one size "
             "the collector publishes (shapes.json's quantities for the flex shape) is in no "
             "record read",
+            excerpt_of="an excerpt: every GPU-shape row of the file; its 2,592 "
+            "VM.Standard.E4/E5.Flex rows are left out (SkyPilot's own enumeration of flex "
+            "sizes, not what the collector publishes)",
         ),
         collect=_oci,
     ),
@@ -378,6 +397,7 @@ SOURCES: dict[str, Source] = {
         "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every type in every one of the same 48 data centers it knows whether or not "
         "it has capacity, so an offer says where the type is sold at that price, not that a "
         "machine is free there",
+        excerpt_of=RUNPOD_EXCERPT,
     ),
     # Online providers: asked live when the network is there; offline, and whenever the live
     # provider does not answer, a query answers from these (`Catalog.query`).

@@ -86,7 +86,7 @@ PINNED = {
     "skypilot_v8_oci_vms_flex_excerpt.csv": (
         "6c89009e0293b431707905f5af0b04cfe87449ab9ebd9634e71707b0f30351ca"
     ),
-    "skypilot_v8_runpod_vms_excerpt.csv": "2ec3aa4df51097c75b43b3f0d2903fbd5845be3073831138862d7f43e2f4ea08",
+    "skypilot_v8_runpod_vms_excerpt.csv": "a0c119bab7d6c78066564690357b815ab7596ed3ba51bfeff6e43240bdcd8d7b",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
     # tsaol/aws-gpu data/gpu_instances_raw.json @2d0108c7: four fields per Linux spot price.
@@ -330,6 +330,65 @@ def test_runpod_has_consumer_gpus_at_the_listed_prices(snapshot):
     assert len(a100) == 48 and {(i.price, i.gpu_name, i.gpu_memory) for i in a100} == {
         (1.39, "A100", 80.0)
     }
+    # Read 2026-12-07 (the page at 900,000): 1x MI300X in all 48 data centers at $2.39.
+    mi300x = [i for i in runpod if i.instance_name == "1x_MI300X_SECURE"]
+    assert len(mi300x) == 48 and {
+        (i.price, i.gpu_name, i.gpu_memory, i.gpu_count, i.gpu_vendor.value, i.cpu) for i in mi300x
+    } == {(2.39, "MI300X", 192.0, 1, "amd", 24)}
+    l40s = {i.location: i.price for i in runpod if i.instance_name == "8x_L40S_SECURE"}
+    assert len(l40s) == 33 and set(l40s.values()) == {7.92}  # EUR-IS-2 to US-WA-1
+
+
+# What each SkyPilot part leaves out of its stored file, each for a reason the conversion
+# states: GPU names the accelerator tables do not know (`known_skips`), rows without a
+# location (Seeweb), sizes `balance_resources` would not pick (CUDO), types the provider's own
+# `filter()` drops.
+def _accounted_types(provider: str) -> tuple[set[str], set[str]]:
+    from gpuhunt._internal import registry
+
+    conversion = skypilot_vms.CONVERSIONS[provider]
+    stored = rows(conversion.file)
+    name = (lambda t: t.replace("_", " ", 1)) if conversion.platform_preset else (lambda t: t)
+    in_file = {name(r["InstanceType"]) for r in stored}
+    converted = skypilot_vms.convert(conversion)
+    made = {i.instance_name for i in converted.items}
+    keep = getattr(registry.provider_class(provider), "filter", None)
+    kept = {i.instance_name for i in keep(converted.items)} if keep else made
+    placed = {name(r["InstanceType"]) for r in stored if r[conversion.location_column].strip()}
+    known = {n for n, _ in conversion.known_skips}
+    balanced = {
+        name(r["InstanceType"]) for r in stored if conversion.balanced_sizes_only
+    } - made  # CUDO: sizes no balance target picks
+    return in_file, (in_file - placed) | known | (made - kept) | balanced
+
+
+@pytest.mark.parametrize("provider", sorted(skypilot_vms.CONVERSIONS))
+def test_each_skypilot_part_has_every_type_of_its_stored_file(snapshot, provider):
+    """A part's distinct instance types are its stored file's, but for the ones left out for
+    a stated reason; a stored file that is an excerpt of its source says so in the manifest
+    (`excerpt`): a shortfall is never silent."""
+    entry = snapshot.manifest["providers"].get(provider)
+    if entry is None:  # stored, not shipped (Vast.ai, Hyperbolic): LEFT_OUT says why
+        assert provider in make_snapshot().LEFT_OUT
+        return
+    in_file, left_out = _accounted_types(provider)
+    part = {i.instance_name for i in offers(snapshot, provider)}
+    # OCI's part has a shape from the Cost Estimator too.
+    assert part - in_file <= ({"BM.Standard.E4.128"} if provider == "oci" else set())
+    assert in_file - part == left_out, provider
+    if skypilot_vms.CONVERSIONS[provider].excerpt:
+        assert entry.get("excerpt", "").startswith("an excerpt: "), provider
+    else:
+        assert "excerpt" not in entry, provider
+
+
+def test_the_runpod_part_says_it_is_an_excerpt_and_what_it_holds(snapshot):
+    entry = snapshot.manifest["providers"]["runpod"]
+    assert "19 of the file's GPU types" in entry["excerpt"]
+    gpu_types = {i.instance_name for i in offers(snapshot, "runpod") if i.gpu_count}
+    assert len(gpu_types) == 19 and "1x_MI300X_SECURE" in gpu_types
+    for left in ("H100 SXM", "L4", "L40"):  # named as not read, not as not sold
+        assert left in entry["excerpt"]
 
 
 def test_runpod_cpu_pods_are_every_listed_size_flagged_as_the_collector_flags_them(snapshot):
