@@ -1939,3 +1939,52 @@ def test_every_aws_offer_carries_the_date_of_its_own_source(snapshot):
         ("2026-08-26T00:00:00Z", "g7"),
         ("2026-07-20T13:44:00Z", "cpu"),
     }
+
+
+# Issue 48's twelve questions, asked offline of the bundled snapshot as a 0.1.x consumer asks
+# (`allowed_flags`: the flags it knows, not the new ones).
+TWELVE = {
+    "1x H100 on demand": dict(gpu_name="H100", min_gpu_count=1, max_gpu_count=1, spot=False),
+    "8x H100 on demand": dict(gpu_name="H100", min_gpu_count=8, max_gpu_count=8, spot=False),
+    "1x A100 80GB": dict(gpu_name="A100", min_gpu_memory=80, min_gpu_count=1, max_gpu_count=1),
+    "L4 spot": dict(gpu_name="L4", spot=True),
+    "L4 on demand": dict(gpu_name="L4", spot=False),
+    "RTX 4090": dict(gpu_name="RTX4090"),
+    "H200": dict(gpu_name="H200"),
+    "8x B200": dict(gpu_name="B200", min_gpu_count=8, max_gpu_count=8),
+    "1x MI300X": dict(gpu_name="MI300X", min_gpu_count=1, max_gpu_count=1),
+    "A10G": dict(gpu_name="A10G"),
+    "T4 spot": dict(gpu_name="T4", spot=True),
+    "L40S": dict(gpu_name="L40S"),
+}
+
+
+def test_the_twelve_questions_top_rows_are_rentable(tmp_path, monkeypatch):
+    from gpuhunt import Catalog
+
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "nothing"))  # the bundled snapshot
+    catalog = Catalog(auto_reload=False)
+    catalog.load()
+    new = {rentable.AZURE_RESTRICTED_FLAG, rentable.FRACTIONAL_GPU_FLAG}
+    known = sorted({f for i in catalog.query() for f in i.flags} - new)
+    top = {}
+    for question, q in TWELVE.items():
+        answer = catalog.query(**q, allowed_flags=known)
+        assert answer, question
+        assert not [i for i in answer if set(i.flags) & new], question
+        top[question] = answer[0]
+        # No placeholder spot price anywhere in the answer, let alone at its top.
+        assert not [i for i in answer if i.spot and i.location == "australiacentral2"], question
+    assert all(i.location not in rentable.AZURE_RESTRICTED_REGIONS for i in top.values())
+    mi300x = top["1x MI300X"]
+    assert (mi300x.provider, mi300x.instance_name, mi300x.price) == (
+        "runpod",
+        "1x_MI300X_SECURE",
+        2.39,
+    )
+    # The realistic cheapest T4 spot (issue 48), not Azure's 10%-of-on-demand placeholder.
+    t4 = top["T4 spot"]
+    assert (t4.provider, t4.instance_name, t4.price) == ("aws", "g4dn.xlarge", 0.1218)
+    # Where the source has a date, the top row carries it.
+    dated = {"aws", "lium", "azure", "gcp", "lambdalabs"}
+    assert all(i.observed_at is not None for i in top.values() if i.provider in dated)
