@@ -144,10 +144,10 @@ def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
 
 # What the RunPod part leaves out of the file it cites, and why (the manifest's `excerpt`).
 RUNPOD_EXCERPT = (
-    "an excerpt: 22 of the file's GPU types (those of the pages read through the file reader, "
+    "an excerpt: 25 of the file's GPU types (those of the pages read through the file reader, "
     "16,000 characters a page; the file is 2,167,070 characters, about 180 GPU types in 48 "
     "data centers each) and all 30 CPU-pod sizes; the other GPU types (among them 1x H100 "
-    "SXM, 1x L4, every L40) are not in the snapshot because their pages were not read, not because RunPod "
+    "SXM, 3x L4, every L40) are not in the snapshot because their pages were not read, not because RunPod "
     "does not sell them (docs/data-sources-snapshot.md, RunPod)"
 )
 

@@ -86,7 +86,7 @@ PINNED = {
     "skypilot_v8_oci_vms_flex_excerpt.csv": (
         "6c89009e0293b431707905f5af0b04cfe87449ab9ebd9634e71707b0f30351ca"
     ),
-    "skypilot_v8_runpod_vms_excerpt.csv": "c62976ef5ba80a8fbfa37bce467952317ef5a19d7ac745748fe4fa26d3848090",
+    "skypilot_v8_runpod_vms_excerpt.csv": "d8f6e9ba4df0bbf86b0ed34727aa7931a41b70fb67797d3277911d352ad8fdaa",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
     # tsaol/aws-gpu data/gpu_instances_raw.json @2d0108c7: four fields per Linux spot price.
@@ -337,12 +337,16 @@ def test_runpod_has_consumer_gpus_at_the_listed_prices(snapshot):
     } == {(2.39, "MI300X", 192.0, 1, "amd", 24)}
     l40s = {i.location: i.price for i in runpod if i.instance_name == "8x_L40S_SECURE"}
     assert len(l40s) == 33 and set(l40s.values()) == {7.92}  # EUR-IS-2 to US-WA-1
-    # And the page at 700,000: 4x (US-IL-1 on), 5x (all 48) and 6x (to EUR-NO-1) L4.
+    # And the pages at 666,000 and 700,000: 10x (US-KS-2 on), 1x (all 48), 2x (to SEA-SG-1),
+    # 4x (US-IL-1 on), 5x (all 48) and 6x (to EUR-NO-1) L4.
     l4 = {}
     for i in runpod:
         if i.gpu_name == "L4":
             l4.setdefault((i.instance_name, i.price), set()).add(i.location)
     assert {k: len(v) for k, v in l4.items()} == {
+        ("10x_L4_SECURE", 4.9): 18,
+        ("1x_L4_SECURE", 0.49): 48,
+        ("2x_L4_SECURE", 0.98): 23,
         ("4x_L4_SECURE", 1.96): 20,
         ("5x_L4_SECURE", 2.45): 48,
         ("6x_L4_SECURE", 2.94): 20,
@@ -394,10 +398,10 @@ def test_each_skypilot_part_has_every_type_of_its_stored_file(snapshot, provider
 
 def test_the_runpod_part_says_it_is_an_excerpt_and_what_it_holds(snapshot):
     entry = snapshot.manifest["providers"]["runpod"]
-    assert "22 of the file's GPU types" in entry["excerpt"]
+    assert "25 of the file's GPU types" in entry["excerpt"]
     gpu_types = {i.instance_name for i in offers(snapshot, "runpod") if i.gpu_count}
-    assert len(gpu_types) == 22 and "1x_MI300X_SECURE" in gpu_types
-    for left in ("1x H100", "1x L4", "L40"):  # named as not read, not as not sold
+    assert len(gpu_types) == 25 and {"1x_MI300X_SECURE", "1x_L4_SECURE"} <= gpu_types
+    for left in ("1x H100", "L40"):  # named as not read, not as not sold
         assert left in entry["excerpt"]
 
 
