@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from gpuhunt._internal import currency, registry  # noqa: E402
+from gpuhunt._internal import currency, registry, rentable  # noqa: E402
 from gpuhunt._internal.formats.archive import FORMAT_VERSION, sha256, write_archive  # noqa: E402
 from gpuhunt._internal.formats.csv import csv_bytes  # noqa: E402
 from gpuhunt._internal.load.fetch import fetch  # noqa: E402
@@ -68,6 +68,9 @@ class Source:
     stored: str | None = None  # the trimmed copy in this repository the snapshot is built from
     label: str = ""  # a short name for the CLI footer ("SkyPilot")
     date_is_lower_bound: bool = False  # `collected_at` is the earliest the data can be from
+    # When the part holds less than its source lists: what it leaves out and why (the
+    # manifest's `excerpt`); "" when the part is all of its source.
+    excerpt_of: str = ""
 
 
 def _aws() -> list[CatalogItem]:
@@ -139,8 +142,23 @@ def _skypilot(provider: str) -> Callable[[], list[CatalogItem]]:
     return collect
 
 
+# What the RunPod part leaves out of the file it cites, and why (the manifest's `excerpt`).
+RUNPOD_EXCERPT = (
+    "an excerpt: 25 of the file's GPU types (those of the pages read through the file reader, "
+    "16,000 characters a page; the file is 2,167,070 characters, about 180 GPU types in 48 "
+    "data centers each) and all 30 CPU-pod sizes; the other GPU types (among them 1x H100 "
+    "SXM, 3x L4, every L40) are not in the snapshot because their pages were not read, not because RunPod "
+    "does not sell them (docs/data-sources-snapshot.md, RunPod)"
+)
+
+
 def _skypilot_source(
-    provider: str, collected_at: str | None, date_basis: str, note: str, lower_bound: bool = False
+    provider: str,
+    collected_at: str | None,
+    date_basis: str,
+    note: str,
+    lower_bound: bool = False,
+    excerpt_of: str = "",
 ) -> Source:
     from scripts.snapshot_sources import skypilot_vms
 
@@ -158,6 +176,7 @@ def _skypilot_source(
         stored=str(c.stored.relative_to(ROOT)),
         label="SkyPilot",
         date_is_lower_bound=lower_bound,
+        excerpt_of=excerpt_of,
     )
 
 
@@ -334,6 +353,9 @@ SOURCES: dict[str, Source] = {
             "VM.Standard.E4/E5.Flex rows are its own enumeration of 24 sizes, and the one size "
             "the collector publishes (shapes.json's quantities for the flex shape) is in no "
             "record read",
+            excerpt_of="an excerpt: every GPU-shape row of the file; its 2,592 "
+            "VM.Standard.E4/E5.Flex rows are left out (SkyPilot's own enumeration of flex "
+            "sizes, not what the collector publishes)",
         ),
         collect=_oci,
     ),
@@ -375,6 +397,7 @@ SOURCES: dict[str, Source] = {
         "; AN ENUMERATION, NOT AVAILABILITY: SkyPilot lists every type in every one of the same 48 data centers it knows whether or not "
         "it has capacity, so an offer says where the type is sold at that price, not that a "
         "machine is free there",
+        excerpt_of=RUNPOD_EXCERPT,
     ),
     # Online providers: asked live when the network is there; offline, and whenever the live
     # provider does not answer, a query answers from these (`Catalog.query`).
@@ -516,7 +539,10 @@ def from_sources(
             why = LEFT_OUT.get(name, "no real source is registered in scripts/make_snapshot.py")
             print(f"left out {name}: {why}", file=sys.stderr)
             continue
-        items = sorted(src.collect(), key=lambda i: (i.price, i.instance_name, i.location))
+        # As the collectors do: spot prices a region's price list holds as placeholders are
+        # not offers (`rentable.drop_placeholder_spot`); the manifest counts them.
+        items, placeholder = rentable.drop_placeholder_spot(name, src.collect())
+        items = sorted(items, key=lambda i: (i.price, i.instance_name, i.location))
         data = csv_bytes(items)
         csvs[name] = data
         entries[name] = {
@@ -526,6 +552,10 @@ def from_sources(
             "status": "snapshot",
             "source": source_entry(src),
         }
+        if placeholder.count:
+            entries[name]["left_out"] = {"placeholder_spot": placeholder.manifest_entry()}
+        if src.excerpt_of:
+            entries[name]["excerpt"] = src.excerpt_of
         fx = currency.rates_of(i.provider_data for i in items)
         if fx:
             entries[name]["fx"] = fx

@@ -28,7 +28,7 @@ from scripts.snapshot_sources import (
     vantage_aws_spot,
 )
 
-from gpuhunt._internal import registry
+from gpuhunt._internal import registry, rentable
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import load as csv_load
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
@@ -86,7 +86,7 @@ PINNED = {
     "skypilot_v8_oci_vms_flex_excerpt.csv": (
         "6c89009e0293b431707905f5af0b04cfe87449ab9ebd9634e71707b0f30351ca"
     ),
-    "skypilot_v8_runpod_vms_excerpt.csv": "2ec3aa4df51097c75b43b3f0d2903fbd5845be3073831138862d7f43e2f4ea08",
+    "skypilot_v8_runpod_vms_excerpt.csv": "d8f6e9ba4df0bbf86b0ed34727aa7931a41b70fb67797d3277911d352ad8fdaa",
     "skypilot_v8_verda_vms.csv": "05edb56cef6e749ac5bdf926c4947264a2229f1dbeffc58065ff04fa969926fd",
     "skypilot_v8_aws_vms_excerpt.csv": "cb66573e1b0c02183f4cc93442730aa4f1d6336b8b372c649a85595082c15e48",
     # tsaol/aws-gpu data/gpu_instances_raw.json @2d0108c7: four fields per Linux spot price.
@@ -330,6 +330,79 @@ def test_runpod_has_consumer_gpus_at_the_listed_prices(snapshot):
     assert len(a100) == 48 and {(i.price, i.gpu_name, i.gpu_memory) for i in a100} == {
         (1.39, "A100", 80.0)
     }
+    # Read 2026-12-07 (the page at 900,000): 1x MI300X in all 48 data centers at $2.39.
+    mi300x = [i for i in runpod if i.instance_name == "1x_MI300X_SECURE"]
+    assert len(mi300x) == 48 and {
+        (i.price, i.gpu_name, i.gpu_memory, i.gpu_count, i.gpu_vendor.value, i.cpu) for i in mi300x
+    } == {(2.39, "MI300X", 192.0, 1, "amd", 24)}
+    l40s = {i.location: i.price for i in runpod if i.instance_name == "8x_L40S_SECURE"}
+    assert len(l40s) == 33 and set(l40s.values()) == {7.92}  # EUR-IS-2 to US-WA-1
+    # And the pages at 666,000 and 700,000: 10x (US-KS-2 on), 1x (all 48), 2x (to SEA-SG-1),
+    # 4x (US-IL-1 on), 5x (all 48) and 6x (to EUR-NO-1) L4.
+    l4 = {}
+    for i in runpod:
+        if i.gpu_name == "L4":
+            l4.setdefault((i.instance_name, i.price), set()).add(i.location)
+    assert {k: len(v) for k, v in l4.items()} == {
+        ("10x_L4_SECURE", 4.9): 18,
+        ("1x_L4_SECURE", 0.49): 48,
+        ("2x_L4_SECURE", 0.98): 23,
+        ("4x_L4_SECURE", 1.96): 20,
+        ("5x_L4_SECURE", 2.45): 48,
+        ("6x_L4_SECURE", 2.94): 20,
+    }
+
+
+# What each SkyPilot part leaves out of its stored file, each for a reason the conversion
+# states: GPU names the accelerator tables do not know (`known_skips`), rows without a
+# location (Seeweb), sizes `balance_resources` would not pick (CUDO), types the provider's own
+# `filter()` drops.
+def _accounted_types(provider: str) -> tuple[set[str], set[str]]:
+    from gpuhunt._internal import registry
+
+    conversion = skypilot_vms.CONVERSIONS[provider]
+    stored = rows(conversion.file)
+    name = (lambda t: t.replace("_", " ", 1)) if conversion.platform_preset else (lambda t: t)
+    in_file = {name(r["InstanceType"]) for r in stored}
+    converted = skypilot_vms.convert(conversion)
+    made = {i.instance_name for i in converted.items}
+    keep = getattr(registry.provider_class(provider), "filter", None)
+    kept = {i.instance_name for i in keep(converted.items)} if keep else made
+    placed = {name(r["InstanceType"]) for r in stored if r[conversion.location_column].strip()}
+    known = {n for n, _ in conversion.known_skips}
+    balanced = {
+        name(r["InstanceType"]) for r in stored if conversion.balanced_sizes_only
+    } - made  # CUDO: sizes no balance target picks
+    return in_file, (in_file - placed) | known | (made - kept) | balanced
+
+
+@pytest.mark.parametrize("provider", sorted(skypilot_vms.CONVERSIONS))
+def test_each_skypilot_part_has_every_type_of_its_stored_file(snapshot, provider):
+    """A part's distinct instance types are its stored file's, but for the ones left out for
+    a stated reason; a stored file that is an excerpt of its source says so in the manifest
+    (`excerpt`): a shortfall is never silent."""
+    entry = snapshot.manifest["providers"].get(provider)
+    if entry is None:  # stored, not shipped (Vast.ai, Hyperbolic): LEFT_OUT says why
+        assert provider in make_snapshot().LEFT_OUT
+        return
+    in_file, left_out = _accounted_types(provider)
+    part = {i.instance_name for i in offers(snapshot, provider)}
+    # OCI's part has a shape from the Cost Estimator too.
+    assert part - in_file <= ({"BM.Standard.E4.128"} if provider == "oci" else set())
+    assert in_file - part == left_out, provider
+    if skypilot_vms.CONVERSIONS[provider].excerpt:
+        assert entry.get("excerpt", "").startswith("an excerpt: "), provider
+    else:
+        assert "excerpt" not in entry, provider
+
+
+def test_the_runpod_part_says_it_is_an_excerpt_and_what_it_holds(snapshot):
+    entry = snapshot.manifest["providers"]["runpod"]
+    assert "25 of the file's GPU types" in entry["excerpt"]
+    gpu_types = {i.instance_name for i in offers(snapshot, "runpod") if i.gpu_count}
+    assert len(gpu_types) == 25 and {"1x_MI300X_SECURE", "1x_L4_SECURE"} <= gpu_types
+    for left in ("1x H100", "L40"):  # named as not read, not as not sold
+        assert left in entry["excerpt"]
 
 
 def test_runpod_cpu_pods_are_every_listed_size_flagged_as_the_collector_flags_them(snapshot):
@@ -540,7 +613,26 @@ def test_azure_is_the_price_table_as_the_collector_keeps_it(snapshot):
         "V100",
     }
     assert {i.gpu_memory for i in azure.values() if i.gpu_name == "A100"} == {40.0, 80.0}
-    assert all(i.flags == [] and i.cpu_arch.value == "x86" for i in azure.values())
+    assert all(i.cpu_arch.value == "x86" for i in azure.values())
+    # Flags: Microsoft's access-restricted regions, and the A10 shares.
+    assert all(
+        i.flags == rentable.offer_flags("azure", i.instance_name, i.location)
+        for i in azure.values()
+    )
+    restricted = {i.location for i in azure.values() if rentable.AZURE_RESTRICTED_FLAG in i.flags}
+    assert restricted == rentable.AZURE_RESTRICTED_REGIONS - {"swedensouth"}  # no price there
+    assert {i.instance_name for i in azure.values() if rentable.FRACTIONAL_GPU_FLAG in i.flags} == {
+        f"Standard_NV{n}ads_A10_v5" for n in (6, 12, 18)
+    }
+    # australiacentral2's spot prices are 10.0% of on-demand across the board, unlike any
+    # other region's: placeholders, left out and counted in the manifest.
+    assert not [k for k in azure if k[1] == "australiacentral2" and k[2]]
+    assert azure[("Standard_NC4as_T4_v3", "australiacentral2", False)].price > 0
+    left_out = snapshot.manifest["providers"]["azure"]["left_out"]["placeholder_spot"]
+    assert (left_out["count"], left_out["regions"]) == (
+        20,
+        {"australiacentral2": {"ratio": 0.1, "offers": 20}},
+    )
     # Every offer is a stored price: on-demand from `Price`, spot from `SpotPrice`.
     listed = {}
     for r in azure_anycloud.read():
@@ -548,7 +640,7 @@ def test_azure_is_the_price_table_as_the_collector_keeps_it(snapshot):
             if r[column]:
                 listed[(r["InstanceType"], r["Region"], spot)] = float(r[column])
     assert all(listed[key] == item.price for key, item in azure.items())
-    assert len(azure) == 3072
+    assert len(azure) == 3072 - 20
 
 
 def test_azure_conversion_counts_every_row_it_leaves_out():
@@ -1727,7 +1819,7 @@ def test_cli_query_of_an_online_provider_without_network_answers_from_the_snapsh
     assert "not added" not in run.stderr
     table = _gpuhunt(
         tmp_path, "query", "--provider", "jarvislabs", "--gpu", "H100",
-        GPUHUNT_CATALOG_URL=UNREACHABLE,
+        GPUHUNT_CATALOG_URL=UNREACHABLE, COLUMNS="1000",  # the footer's full wording
     )  # fmt: skip
     assert table.returncode == 0, table.stderr
     assert "Data age: jarvislabs unknown (SkyPilot)." in " ".join(table.stdout.split())
@@ -1861,3 +1953,52 @@ def test_every_aws_offer_carries_the_date_of_its_own_source(snapshot):
         ("2026-08-26T00:00:00Z", "g7"),
         ("2026-07-20T13:44:00Z", "cpu"),
     }
+
+
+# Issue 48's twelve questions, asked offline of the bundled snapshot as a 0.1.x consumer asks
+# (`allowed_flags`: the flags it knows, not the new ones).
+TWELVE = {
+    "1x H100 on demand": dict(gpu_name="H100", min_gpu_count=1, max_gpu_count=1, spot=False),
+    "8x H100 on demand": dict(gpu_name="H100", min_gpu_count=8, max_gpu_count=8, spot=False),
+    "1x A100 80GB": dict(gpu_name="A100", min_gpu_memory=80, min_gpu_count=1, max_gpu_count=1),
+    "L4 spot": dict(gpu_name="L4", spot=True),
+    "L4 on demand": dict(gpu_name="L4", spot=False),
+    "RTX 4090": dict(gpu_name="RTX4090"),
+    "H200": dict(gpu_name="H200"),
+    "8x B200": dict(gpu_name="B200", min_gpu_count=8, max_gpu_count=8),
+    "1x MI300X": dict(gpu_name="MI300X", min_gpu_count=1, max_gpu_count=1),
+    "A10G": dict(gpu_name="A10G"),
+    "T4 spot": dict(gpu_name="T4", spot=True),
+    "L40S": dict(gpu_name="L40S"),
+}
+
+
+def test_the_twelve_questions_top_rows_are_rentable(tmp_path, monkeypatch):
+    from gpuhunt import Catalog
+
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "nothing"))  # the bundled snapshot
+    catalog = Catalog(auto_reload=False)
+    catalog.load()
+    new = {rentable.AZURE_RESTRICTED_FLAG, rentable.FRACTIONAL_GPU_FLAG}
+    known = sorted({f for i in catalog.query() for f in i.flags} - new)
+    top = {}
+    for question, q in TWELVE.items():
+        answer = catalog.query(**q, allowed_flags=known)
+        assert answer, question
+        assert not [i for i in answer if set(i.flags) & new], question
+        top[question] = answer[0]
+        # No placeholder spot price anywhere in the answer, let alone at its top.
+        assert not [i for i in answer if i.spot and i.location == "australiacentral2"], question
+    assert all(i.location not in rentable.AZURE_RESTRICTED_REGIONS for i in top.values())
+    mi300x = top["1x MI300X"]
+    assert (mi300x.provider, mi300x.instance_name, mi300x.price) == (
+        "runpod",
+        "1x_MI300X_SECURE",
+        2.39,
+    )
+    # The realistic cheapest T4 spot (issue 48), not Azure's 10%-of-on-demand placeholder.
+    t4 = top["T4 spot"]
+    assert (t4.provider, t4.instance_name, t4.price) == ("aws", "g4dn.xlarge", 0.1218)
+    # Where the source has a date, the top row carries it.
+    dated = {"aws", "lium", "azure", "gcp", "lambdalabs"}
+    assert all(i.observed_at is not None for i in top.values() if i.provider in dated)

@@ -19,6 +19,8 @@ The conversion follows the collector wherever the file and the collector differ:
   A10 gets its share of memory); the GPU count is `AcceleratorCount`, except that a share of a
   partitioned GPU (`0.167` for NV6ads_A10_v5) is one GPU, as the collector reports it;
 - the location is `Region` as written (Azure's `armRegionName`, lower case, as the collector);
+- the flags the collector sets: `azure-restricted-region` in Microsoft's access-restricted
+  regions, `fractional-gpu` on partitioned-GPU sizes (`_internal/rentable.py`);
 - `Price` makes an on-demand offer, `SpotPrice` a spot offer (`spot=True`, its own price); a
   `SpotPrice` equal to `Price` (ND H200 v5 only) is not taken for a spot price: Azure's Spot
   meters are discounted, so the column holds the on-demand number there; counted in
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuhunt._internal.models import CatalogItem, CPUArchitecture
+from gpuhunt._internal.rentable import offer_flags
 from gpuhunt.providers import azure
 from gpuhunt.providers._records import Gpu, offer
 
@@ -148,6 +151,7 @@ def convert(rows: Iterable[Mapping[str, str]]) -> Converted:
                 memory,
                 gpu,
                 spot=is_spot,
+                flags=offer_flags(azure.AzureProvider.NAME, name, region),
                 cpu_arch=CPUArchitecture.X86,
             )
             # As the collector: one offer per (size, region, spot), the lower price if twice.

@@ -155,10 +155,11 @@ CONVERSIONS: dict[str, Conversion] = {
         spot_column=False,
         memory_unit_gib=1.0,
         cpu_flags=("runpod-cpu",),
-        excerpt="2,071 of the file's rows (2,167,070 characters in all): the Secure Cloud GPU rows "
+        excerpt="2,332 of the file's rows (2,167,070 characters in all): the Secure Cloud GPU rows "
         "of the pages read (A100 80GB, A40, B200, RTX 4090, RTX 5090, RTX 6000 Ada, H100 NVL, "
-        "H200 SXM types), and every CPU-pod row, the file's last 59,352 characters (30 sizes "
-        "of the cpu3c/3g/3m/5c/5g/5m flavors in each of the 48 data centers)",
+        "H200 SXM, L4, L40S and MI300X types), and every CPU-pod row, the file's last 59,352 "
+        "characters (30 sizes of the cpu3c/3g/3m/5c/5g/5m flavors in each of the 48 data "
+        "centers)",
     ),
     # Online providers (asked live when the network is there); their snapshot offers answer a
     # query only when the live provider does not (`Catalog.query`).

@@ -173,11 +173,13 @@ def serve(rsps: responses.RequestsMock, b: pipeline.Build) -> None:
 
 
 def footer(capsys) -> str:
+    """The footer's lines (after the table's blank line), joined into one."""
     assert cli.main(["query", "--gpu", "H100"]) == 0
-    return capsys.readouterr().out.strip().splitlines()[-1]
+    return " ".join(capsys.readouterr().out.rpartition("\n\n")[2].split())
 
 
 def test_footer_says_where_the_catalog_came_from_and_why(published, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # the full wording (narrower: `test_footer.py`)
     ages = "Data age: aws 3h, lambdalabs 2d."
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         serve(rsps, published)
@@ -204,13 +206,16 @@ def test_footer_says_where_the_catalog_came_from_and_why(published, capsys, monk
     assert line.endswith(ages)
 
 
-def test_footer_and_status_agree_on_the_bundled_snapshots_ages(published, capsys, tmp_path):
+def test_footer_and_status_agree_on_the_bundled_snapshots_ages(
+    published, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("COLUMNS", "1000")  # the full wording, sources named
     with responses.RequestsMock() as rsps:
         rsps.add(responses.GET, f"{URL}/version", status=503)
         assert cli.main(["catalog", "status", "--json"]) == 0
         status = json.loads(capsys.readouterr().out)
         assert cli.main(["query", "--provider", "aws", "--limit", "1"]) == 0
-        line = capsys.readouterr().out.strip().splitlines()[-1]
+        line = " ".join(capsys.readouterr().out.rpartition("\n\n")[2].split())
     assert status["source"] == "bundled"
     assert status["why"].startswith("The snapshot bundled with gpuhunt (snapshot-")
     assert "no copy was cached" in status["why"]

@@ -35,6 +35,7 @@ LAYERS = [
         "currency",
         "observed",
         "costs",  # pure data and arithmetic of issue 49 (terms, usage, interruption, transfer)
+        "rentable",
     },
     {"query", "constraints"},  # constraints: 0.1.x's import path of `query.match`
     {

@@ -324,6 +324,26 @@ def test_price_item_rules() -> None:
     assert report.unpriced_sizes == {"Standard_X1_v9": 1}
 
 
+def test_restricted_regions_and_gpu_shares_are_flagged() -> None:
+    report = ParseReport()
+    records = [
+        sku_record("Standard_NV6ads_A10_v5", vCPUs="6", MemoryGB="55", GPUs="1"),
+        sku_record("Standard_D2s_v3", vCPUs="2", MemoryGB="8"),
+    ]
+    sizes = parse_vm_sizes(records, report)
+    items = [
+        price_item("Standard_NV6ads_A10_v5", 0.454),
+        price_item("Standard_D2s_v3", 0.1, armRegionName="koreasouth"),
+        price_item("Standard_NV6ads_A10_v5", 0.5, armRegionName="koreasouth"),
+    ]
+    flags = {(o.instance_name, o.location): o.flags for o in parse_prices(items, sizes, report)}
+    assert flags == {
+        ("Standard_NV6ads_A10_v5", "eastus"): ["fractional-gpu"],
+        ("Standard_D2s_v3", "koreasouth"): ["azure-restricted-region"],
+        ("Standard_NV6ads_A10_v5", "koreasouth"): ["azure-restricted-region", "fractional-gpu"],
+    }
+
+
 # --------------------------------------------------------------------------- HTTP failures
 
 

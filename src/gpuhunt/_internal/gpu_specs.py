@@ -30,6 +30,7 @@ from gpuhunt._internal.gpu_names import (
     gpu_name_spec,
     memory_fits,
 )
+from gpuhunt._internal.rentable import offer_gpu_fraction
 
 
 @dataclass(frozen=True)
@@ -275,11 +276,16 @@ def _unknown(name: str) -> UnknownGPUError:
 def offer_tflops_per_dollar(item: Any) -> float | None:
     """Dense BF16 TFLOPS of all of an offer's GPUs per USD/hour: the figure of the rows that
     fit its GPU, form factor (unknown: any) and memory, when they all agree (an A100 is 312
-    as SXM or PCIe; an H100 of unknown form factor has no one figure, so None)."""
+    as SXM or PCIe; an H100 of unknown form factor has no one figure, so None). A share of a GPU
+    (`rentable.gpu_fraction`: Azure's NV6ads_A10_v5 is 1/6 of an A10) counts as that share."""
     if not item.gpu_count or not item.gpu_name or not item.price or item.price <= 0:
         return None
-    figure = dense_tflops(item.gpu_name, item.form_factor, item.gpu_memory)
-    return None if figure is None else figure * item.gpu_count / item.price
+    fraction = offer_gpu_fraction(item)
+    # The whole GPU's figure: a share's memory (4 GB of an A10) must not pick another row.
+    memory = None if fraction is not None else item.gpu_memory
+    figure = dense_tflops(item.gpu_name, item.form_factor, memory)
+    gpus = item.gpu_count * (float(fraction) if fraction is not None else 1.0)
+    return None if figure is None else figure * gpus / item.price
 
 
 @lru_cache(maxsize=1024)

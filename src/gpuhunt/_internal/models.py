@@ -42,6 +42,7 @@ from gpuhunt._internal.offer_state import (
     offer_observed_at,
     offer_resold_from,
 )
+from gpuhunt._internal.rentable import gpu_fraction
 from gpuhunt._internal.vocabulary import AcceleratorVendor as AcceleratorVendor
 from gpuhunt._internal.vocabulary import AMDArchitecture as AMDArchitecture
 from gpuhunt._internal.vocabulary import CPUArchitecture as CPUArchitecture
@@ -118,8 +119,13 @@ class CatalogItem:
 
     @property
     def price_per_gpu(self) -> float | None:
-        """Hourly price divided by the GPU count, or None for offers without GPUs."""
-        return self.price / self.gpu_count if self.gpu_count else None
+        """Hourly price divided by the GPU count, or None for offers without GPUs; a share of
+        a GPU counts as that share (`rentable.gpu_fraction`), so 1/6 of an A10 at $0.454 is
+        $2.724 per GPU."""
+        if not self.gpu_count:
+            return None
+        fraction = gpu_fraction(self.provider, self.instance_name)
+        return self.price / (self.gpu_count * float(fraction) if fraction else self.gpu_count)
 
     @property
     def total_gpu_memory(self) -> float:

@@ -27,6 +27,10 @@ Decisions:
   partitioned GPU (NVadsA10 v5: 1/6 to 1 A10) is reported as one GPU with its share of memory.
   A GPU size we cannot name is skipped, warned about and counted in `last_report`: the SKU gives
   no vendor either, and an offer needs one.
+- Offers in the regions Microsoft lists as access restricted carry the flag
+  `azure-restricted-region`, partitioned-GPU sizes `fractional-gpu` (`_internal/rentable.py`);
+  a region whose spot prices are one fixed share of on-demand unlike every other region's is a
+  price-list placeholder: its spot offers are left out and counted (`placeholder_spot`).
 - Retired (previous-generation) series are skipped. Sizes with a price but no spec (or the
   reverse) produce no offer; priced-but-unknown sizes are counted.
 - A price walk that still fails after the transport's bounded retries fails the collection
@@ -60,6 +64,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
 )
 from gpuhunt._internal.registry import sdk_imports
+from gpuhunt._internal.rentable import drop_placeholder_spot, offer_flags
 from gpuhunt.providers import _report
 from gpuhunt.providers._records import Gpu, need_number, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
@@ -190,6 +195,8 @@ class ParseReport(_report.ParseReport):
 
     provider: str = "azure"
     unpriced_sizes: Counter[str] = field(default_factory=Counter)  # priced, but no spec
+    # region -> spot offers left out as placeholder prices (`rentable.drop_placeholder_spot`)
+    placeholder_spot: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)
@@ -344,7 +351,8 @@ def parse_prices(
             else Gpu(size.gpu_count, None, None, None)
         )
         args = (AzureProvider.NAME, name, region, price_usd, size.cpu, size.memory, gpu)
-        offers.append(offer(*args, spot=spot, cpu_arch=size.cpu_arch))
+        flags = offer_flags(AzureProvider.NAME, name, region)
+        offers.append(offer(*args, spot=spot, flags=flags, cpu_arch=size.cpu_arch))
     return offers
 
 
@@ -494,7 +502,16 @@ class AzureProvider(Collects[ParseReport], OfflineProvider):
             sizes = {name: s for name, s in sizes.items() if KEEP_SERIES.match(name)}
         regions = {region for size in sizes.values() for region in size.locations}
         logger.info("azure: %d VM sizes in %d regions", len(sizes), len(regions))
-        offers = parse_prices(fetch_prices(regions), sizes, report)
+        offers, placeholder = drop_placeholder_spot(
+            self.NAME, parse_prices(fetch_prices(regions), sizes, report)
+        )
+        report.placeholder_spot.update(placeholder.dropped)
+        if placeholder.count:
+            logger.warning(
+                "azure: %d spot offers left out as placeholder prices in %s",
+                placeholder.count,
+                ", ".join(sorted(placeholder.regions)),
+            )
         self._collected = (regions, set(sizes))
         if report.unpriced_sizes:
             logger.info("azure: %d priced sizes have no spec", len(report.unpriced_sizes))

@@ -125,6 +125,20 @@ def test_retry_after_is_honoured_up_to_the_cap(monkeypatch):
     assert retry.get_retry_after(Answer("3600")) == 7.0
 
 
+def test_a_host_name_that_does_not_resolve_is_not_retried():
+    from urllib3.exceptions import MaxRetryError, NameResolutionError, NewConnectionError
+
+    retry = transport.make_retry(total=3)
+    # Any other connection failure is retried as before...
+    refused = NewConnectionError(None, "refused")  # type: ignore[arg-type]
+    assert retry.increment("GET", "/x", error=refused).total == 2
+    # ...but no DNS answer ends the request at once: a retry seconds later gets none either.
+    no_dns = NameResolutionError("example.invalid", None, OSError("not known"))  # type: ignore[arg-type]
+    with pytest.raises(MaxRetryError) as e:
+        retry.increment("GET", "/x", error=no_dns)
+    assert e.value.reason is no_dns
+
+
 # ----------------------------------------------------------------- page-numbered listings
 
 

@@ -145,6 +145,26 @@ def test_answers_filter_check_and_count_each_providers_offers():
     assert skipped == {"vastai": 2} and answered == {"vastai"}
 
 
+def test_providers_left_out_by_one_query_are_warned_about_in_one_line(caplog):
+    health = online.Health(FakeClock())
+    q = QueryFilter()
+    down = [
+        Provider(name, error=ConnectionError(f"{name}: GET https://{name} failed: ConnectionError"))
+        for name in ("vultr", "lium", "cudo")
+    ]
+    with caplog.at_level(logging.WARNING, logger=ONLINE_LOG):
+        assert online.answers(online.ask(run_now, down, q, True, health), q, 5, health) == []
+    assert [r.getMessage() for r in caplog.records] == [
+        "3 online providers left out (ConnectionError): cudo, lium, vultr; not asked again for "
+        "30s (each error: Catalog.status().online_errors)"
+    ]
+    assert set(health.errors) == {"vultr", "lium", "cudo"}  # each error kept
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger=ONLINE_LOG):  # still failing: not again
+        online.answers(online.ask(run_now, down, q, True, health), q, 5, health)
+    assert caplog.records == []
+
+
 def test_an_answer_that_is_not_offers_is_a_failure_not_an_error():
     health = online.Health(FakeClock())
     q = QueryFilter()

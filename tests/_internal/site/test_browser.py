@@ -210,14 +210,18 @@ def errors(driver) -> list[dict]:
 
 
 CASES = [
-    ({}, {}),
+    # The page opens on GPU offers (the library: min_gpu_count=1); CPU machines and all of them
+    # are a click away (`kind`).
+    ({}, {"min_gpu_count": 1}),
+    ({"kind": "all"}, {}),
+    ({"kind": "cpu"}, {"max_gpu_count": 0}),
     ({"gpu": "H100"}, {"gpu_name": "H100"}),
     ({"gpu": "NVIDIA A100 80GB"}, {"gpu_name": "A100 80GB"}),
     ({"gpu": "a100", "spot": "on-demand"}, {"gpu_name": "A100", "spot": False}),
     ({"min_count": "8", "max_price": "30"}, {"min_gpu_count": 8, "max_price": 30.0}),
     ({"provider": "aws", "min_memory": "16"}, {"provider": ["aws"], "min_memory": 16}),
     ({"spot": "spot"}, {"spot": True}),
-    ({"max_count": "0"}, {"max_gpu_count": 0}),
+    ({"max_count": "0", "kind": "all"}, {"max_gpu_count": 0}),
     ({"max_price": "2.45"}, {"max_price": 2.45}),  # leaves one of the H100's three regions
     # The library's geography: the cheapest region and the count among European ones only.
     ({"area": "europe"}, {"area": "europe"}),
@@ -238,8 +242,11 @@ def test_rows_equal_the_library_answer(site, browser, how, tmp_path):
     catalog.load()
     with serve_directory(site / "out") as (base, requested):
         url = (site / "out" / "index.html").as_uri() if how == "file" else f"{base}/index.html"
-        for page_filters, filters in CASES:
+        for page_filters, given in CASES:
             browser.get(url + "#" + "&".join(f"{k}={quote(v)}" for k, v in page_filters.items()))
+            # Without `kind`, GPU offers only, as the page opens.
+            gpu_only = "kind" not in page_filters and "min_gpu_count" not in given
+            filters = {**given, "min_gpu_count": 1} if gpu_only else given
             got = sorted(page_rows(browser), key=lambda r: (r[4], r[0], r[1]))
             assert got == library_rows(catalog, **filters), page_filters
             assert got, page_filters  # every case has an answer: a case matching nothing tests less
@@ -268,7 +275,7 @@ def test_sorting_and_the_url_state_round_trip(site, browser):
             '(`#body .row[data-index="${i}"] span:nth-child(4)`)?.textContent])'
         )
     ]
-    assert counts[:4] == ["0", "1", "1", "1"]
+    assert counts[:4] == ["1", "1", "1", "8"]  # GPU offers only (no 0), as the page opens
     head = {
         b.get_attribute("data-key"): b
         for b in browser.find_elements(By.CSS_SELECTOR, "#head button")
@@ -294,6 +301,28 @@ def test_sorting_and_the_url_state_round_trip(site, browser):
     assert browser.find_element(By.ID, "f-gpu").get_attribute("value") == "H100"
     assert browser.find_element(By.ID, "f-spot").get_attribute("value") == "on-demand"
     assert errors(browser) == []
+
+
+@pytest.mark.browser
+def test_the_page_opens_on_gpu_offers_and_cpu_machines_are_one_click_away(site, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get((site / "out" / "index.html").as_uri() + "#gpu=&max_price=100")
+    rows = page_rows(browser)
+    assert rows and "m5.large" not in {r[1] for r in rows}
+    prices = [r[4] for r in rows]
+    assert prices == sorted(prices)  # cheapest first, as the CLI
+    link = {
+        a.get_attribute("data-kind"): a for a in browser.find_elements(By.CSS_SELECTOR, "#kinds a")
+    }
+    assert link[""].get_attribute("aria-current") == "page"
+    link["cpu"].click()
+    cpu = page_rows(browser)
+    assert cpu and browser.execute_script("return location.hash") == "#kind=cpu&max_price=100"
+    link["all"].click()
+    assert len(page_rows(browser)) == len(rows) + len(cpu)
+    link[""].click()
+    assert page_rows(browser) == rows and errors(browser) == []
 
 
 @pytest.mark.browser
@@ -402,7 +431,7 @@ def test_many_rows_are_virtualised_and_scroll(browser, tmp_path):
         gpuhunt_main(["catalog", "site", str(tmp_path / "out"), "--catalog", str(tmp_path / "csv")])
         == 0
     )
-    browser.get((tmp_path / "out" / "index.html").as_uri())
+    browser.get((tmp_path / "out" / "index.html").as_uri() + "#kind=cpu")  # CPU machines
     assert len(page_rows(browser)) == 5000
     in_dom = browser.execute_script("return document.querySelectorAll('#body .row').length")
     assert 10 < in_dom < 100

@@ -406,3 +406,21 @@ def test_offer_marks_say_what_each_offer_says_about_itself():
         "by_gpu": {"A100": [["lambdalabs", 2, 4, 0.5]]},
     }
     assert marks.offer_marks([], None, None)["availability"] is None
+
+
+def test_a_share_of_a_gpu_is_written_as_its_share():
+    # NV6ads_A10_v5 is 1/6 of an A10: the page's $/GPU/h divides by the share, its TFLOPS per
+    # dollar counts the share's TFLOPS (`site/facts.py`), as `CatalogItem` does.
+    from gpuhunt._internal.site.facts import library_facts
+
+    def a10(name, price, memory):
+        return item("azure", instance_name=name, price=price, gpu_name="A10", gpu_memory=memory)
+
+    offers = [a10("Standard_NV6ads_A10_v5", 0.454, 4.0), a10("Standard_NV36ads_A10_v5", 3.2, 24.0)]
+    page = data.build(offers, library_facts(), version="v", manifest=None, now=NOW)
+    shapes = page["shapes"]
+    by_name = {n: k for k, n in enumerate(shapes["instance"])}
+    sixth, whole = by_name["Standard_NV6ads_A10_v5"], by_name["Standard_NV36ads_A10_v5"]
+    assert shapes["share"][sixth] == pytest.approx(1 / 6, abs=1e-6) and shapes["share"][whole] == 1
+    assert shapes["tflops"][sixth] == pytest.approx(shapes["tflops"][whole] / 6, abs=1e-3)
+    assert shapes["tflops"][sixth] / 0.454 == pytest.approx(offers[0].tflops_per_dollar, rel=1e-4)

@@ -257,12 +257,17 @@ def _offers(
         count += "."
         shown = [render.row_offer(r) for r in cut]
         notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
-        stand_ins = render.stand_in_note(providers, asked_live)
-        footer = render.wrap(f"{count}{notes} {_footer(args, status, offline)}{stand_ins}", width)
+        stand_ins = tuple(render.stand_in_note(providers, asked_live, s) for s in (False, True))
+        full, short = (
+            render.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
+            for s in (0, 1)
+        )
+        footer = render.footer(full, short, width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
-        return render.lines(render.offers_table(cut, per_gpu=per_gpu, width=width), "", footer)
+        keep = render.filtered_columns(args)
+        return render.lines(render.offers_table(cut, per_gpu, width, keep), "", footer)
 
     return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
 
@@ -282,27 +287,17 @@ def _groups(
     def table() -> str:
         width = render.terminal_width()
         n = sum(g.offers for g in groups)
-        footer = (
+        count = (
             f"{len(shown)} of {len(groups)} GPU models and counts"
             f"{_cut_note(args, len(shown), len(groups))}, cheapest first, from {n} offers with "
-            "GPUs. "
-            f"{_footer(args, status)}"
-            f"{render.stand_in_note({i.provider for i in offers if i.gpu_count}, asked_live)}"
+            "GPUs."
         )
-        return render.lines(render.groups_table(shown, width), "\n" + render.wrap(footer, width))
+        online = {i.provider for i in offers if i.gpu_count}
+        stand_ins = tuple(render.stand_in_note(online, asked_live, s) for s in (False, True))
+        full, short = (
+            render.query_footer_lines(count, args, status, None, stand_ins, s) for s in (0, 1)
+        )
+        footer = render.footer(full, short, width)
+        return render.lines(render.groups_table(shown, width), "\n" + footer)
 
     return render.groups_answer(shown, table)
-
-
-def _footer(
-    args: argparse.Namespace, status: CatalogStatus, providers: Container[str] | None = None
-) -> str:
-    """The footer's source part. A query of online providers only never reads the catalog, so
-    where the catalog came from is beside the point: it names whom it asked (and who failed)."""
-    if args.provider and all(registry.spec(p).online for p in args.provider) and not providers:
-        failed = set(status.online_errors)
-        asked = ", ".join(
-            p + (" (failed, see below)" if p in failed else "") for p in args.provider
-        )
-        return f"Asked live: {asked}."
-    return render.describe_source(status, providers)

@@ -13,17 +13,23 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import datetime as dt
 import enum
 import json
-import math
 import sys
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import Any, Literal, TextIO
 
-from gpuhunt._internal import form_factor, freshness, geography, registry
+from gpuhunt._internal import form_factor, geography, registry
 from gpuhunt._internal.cli.differs import show_what_differs
+from gpuhunt._internal.cli.footer import FILTERED_COLUMNS as FILTERED_COLUMNS
+from gpuhunt._internal.cli.footer import data_ages as data_ages
+from gpuhunt._internal.cli.footer import describe_source as describe_source
+from gpuhunt._internal.cli.footer import filtered_columns as filtered_columns
+from gpuhunt._internal.cli.footer import footer as footer
+from gpuhunt._internal.cli.footer import origin as origin
+from gpuhunt._internal.cli.footer import query_footer_lines as query_footer_lines
+from gpuhunt._internal.cli.footer import source_labels as source_labels
 
 # The table layout and the grouped view live in modules of their own; their names stay
 # importable from here, where every command found them.
@@ -44,9 +50,6 @@ from gpuhunt._internal.cli.layout import terminal_width as terminal_width
 from gpuhunt._internal.cli.layout import wrap as wrap
 from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
-
-if TYPE_CHECKING:
-    from gpuhunt._internal.catalog_status import CatalogStatus
 
 
 def gpu_text(i: CatalogItem) -> str:
@@ -76,7 +79,8 @@ def as_dict(i: CatalogItem) -> dict[str, Any]:
             out["country"] = place.country if place else None
             out["area"] = place.area if place else None
         if f.name == "price":
-            out["price_per_gpu"] = round(i.price / i.gpu_count, 6) if i.gpu_count else None
+            ppg = i.price_per_gpu  # a share of a GPU counts as that share
+            out["price_per_gpu"] = None if ppg is None else round(ppg, 6)
     out["form_factor"] = i.form_factor
     tpd = i.tflops_per_dollar
     out["tflops_per_dollar"] = None if tpd is None else round(tpd, 3)
@@ -147,10 +151,10 @@ def answer_notes(shown: Sequence[CatalogItem], sort: str, online: bool) -> list[
     return notes
 
 
-def stand_in_note(providers: set[str], asked_live: Container[str]) -> str:
+def stand_in_note(providers: set[str], asked_live: Container[str], short: bool = False) -> str:
     """The footer's note on online-capable providers whose offers in the answer came from the
     catalog or the bundled snapshot (a copy of unknown or old age, for a marketplace its
-    medians) and not from asking them: `--online` asks them live."""
+    medians) and not from asking them: `--online` asks them live. `short`: fewer words."""
     names = sorted(
         p
         for p in providers
@@ -160,6 +164,8 @@ def stand_in_note(providers: set[str], asked_live: Container[str]) -> str:
         return ""
     listed = ", ".join(names)
     its, them = ("its", "it") if len(names) == 1 else ("their", "them")
+    if short:
+        return f" Copies, not asked live: {listed} (--online asks {them})."
     return (
         f" {listed}: a copy of {its} offers (data age above), not asked live; --online asks {them}."
     )
@@ -229,103 +235,31 @@ def offer_columns(
 
 
 def offers_table(
-    offers: Sequence[CatalogItem | CollapsedOffer], per_gpu: bool = False, width: int | None = None
+    offers: Sequence[CatalogItem | CollapsedOffer],
+    per_gpu: bool = False,
+    width: int | None = None,
+    keep: Container[str] = (),
 ) -> str:
     """One row per offer, or per collapsed offer (its cheapest location, `+N` other
     locations). A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`; a
     `TFLOPS/$` column (dense BF16 TFLOPS per USD/hour) when any offer has a figure; an
     `AVAILABLE` column when any offer carries its provider's availability reading. A converted
-    price is marked `*` and explained by a line under the table."""
+    price is marked `*` and explained by a line under the table. Columns named in `keep`
+    (`filtered_columns`) are never dropped on a narrow terminal."""
     per_gpu = per_gpu or any(_offer(i).gpu_count for i in offers)
     tflops = any(_offer(i).tflops_per_dollar is not None for i in offers)
     availability = any(_offer(i).available is not None for i in offers)
-    columns = show_what_differs(offer_columns(per_gpu, tflops, availability), offers, width)
+    columns = [
+        dataclasses.replace(c, required=True) if c.header in keep else c
+        for c in offer_columns(per_gpu, tflops, availability)
+    ]
+    columns = show_what_differs(columns, offers, width)
     text = table(columns, offers, width)
     notes = footnotes(_offer(i) for i in offers)
     return "\n".join([text, *notes])
 
 
 # ------------------------------------------------------------------ --group-by gpu
-
-
-# The footer: where the catalog came from, why, and how old each provider's data is.
-
-
-def describe_source(status: CatalogStatus, providers: Container[str] | None = None) -> str:
-    """Where the catalog came from and why, then how old each provider's data is (of
-    `providers`, default all): the footer of `gpuhunt query`."""
-    text = origin(status) + "."
-    ages = data_ages(status, providers)
-    if ages:
-        labels = source_labels(status)
-        text += (
-            " Data age: "
-            + ", ".join(
-                f"{p} {age}" + (f" ({labels[p]})" if p in labels else "") for p, age in ages.items()
-            )
-            + "."
-        )
-    return text
-
-
-def source_labels(status: CatalogStatus) -> dict[str, str]:
-    """provider -> the short name of where its data came from ("SkyPilot"), for the
-    providers whose manifest gives one (the bundled snapshot's does)."""
-    sources = status.sources or {}
-    return {
-        p: str(s["label"]) for p, s in sources.items() if isinstance(s, dict) and s.get("label")
-    }
-
-
-def origin(status: CatalogStatus) -> str:
-    v, url = status.version, status.url
-    error = " ".join(str(status.last_error or "").split())
-    why = f" ({error[:157] + '...' if len(error) > 160 else error})" if error else ""
-    if status.source == "network":
-        return f"Catalog {v} downloaded from {url}"
-    if status.source == "disk-cache" and not status.fallback:
-        if status.unchecked:
-            return (
-                f"Catalog {v} from the disk cache: {url} named it as the latest version "
-                f"{_ago(status.age_seconds)} ago (--refresh checks now)"
-            )
-        return f"Catalog {v} from the disk cache: {url} lists it as the latest version"
-    # After a failure the status's url is the fallback's; the error names what failed.
-    wait = status.next_retry_in
-    # Rounded up: "next check in 0min 0s" would read as "now".
-    retry = f"; next check in {_ago(math.ceil(wait))} (--refresh checks now)" if wait else ""
-    if status.source == "disk-cache":
-        return (
-            f"Catalog {v} from the disk cache, because the catalog could not be loaded{why}{retry}"
-        )
-    if status.source == "bundled":
-        return (
-            f"The snapshot bundled with gpuhunt ({v}), because the catalog could not be "
-            f"loaded{why} and no copy was cached{retry}"
-        )
-    if status.source == "directory":
-        return f"Catalog from {url} (version {v})"
-    return "No catalog loaded"
-
-
-def _ago(seconds: float | None) -> str:
-    s = int(seconds or 0)
-    return f"{s // 3600}h {s % 3600 // 60}min" if s >= 3600 else f"{s // 60}min {s % 60}s"
-
-
-def data_ages(status: CatalogStatus, providers: Container[str] | None = None) -> dict[str, str]:
-    """provider -> age of its data (`3h`, `314d`, `unknown`), from the manifest's recording
-    dates; empty when the manifest has none (a bucket without manifests)."""
-    if not any(status.recorded_at.values()):
-        return {}
-    recorded = {
-        p: when for p, when in status.recorded_at.items() if providers is None or p in providers
-    }
-    now = dt.datetime.now(dt.timezone.utc)
-    return {
-        p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
-        for p, when in sorted(recorded.items())
-    }
 
 
 # ------------------------------------------------------------------ the renderer table

@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import MaxRetryError, NameResolutionError
 from urllib3.util.retry import Retry
 
 from gpuhunt._internal import forks
@@ -66,6 +67,7 @@ for _name in (
 
 class _CappedRetry(Retry):
     """A `Retry` that never sleeps longer than `MAX_RETRY_AFTER` on a server's `Retry-After`,
+    does not retry a host name that did not resolve,
     and tells `on_response` of every answer it retries: a 429 or 503 with `Retry-After` is the
     server answering ("later"), and a caller timing the first answer must know it before the
     retry's sleep, not after."""
@@ -88,6 +90,10 @@ class _CappedRetry(Retry):
     ) -> _CappedRetry:
         if response is not None and self.on_response is not None:
             self.on_response()
+        if isinstance(error, NameResolutionError):
+            # No DNS answer (typically no network): a retry seconds later gets none either, and
+            # without a network every online provider of a query would wait out its backoff.
+            raise MaxRetryError(_pool, url or "", error)
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
     def get_retry_after(self, response: Any) -> float | None:

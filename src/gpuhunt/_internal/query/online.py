@@ -6,7 +6,8 @@ A provider that failed is not asked again until its backoff has passed (30 s aft
 failure, doubling up to 15 minutes, as catalog reloads are), and is then retried in the
 background, on the query's filter, without the query waiting for it: once it answers, later
 queries ask it again (and find its answer in the live cache). It is warned about once per run of
-failures. Without a network every query would otherwise wait out the budget and log the same
+failures, and all the providers one query finds failing in one line (with no network, every
+online provider at once). Without a network every query would otherwise wait out the budget and log the same
 warnings again.
 
 What providers answer is checked at this boundary, once for
@@ -161,7 +162,10 @@ class Health:
     def backoffs(self) -> dict[str, float]:
         return {n: w for n in list(self._streaks) if (w := self.retry_in(n)) is not None}
 
-    def failed(self, name: str, error: str) -> None:
+    def failed(self, name: str, error: str, warn: bool = True) -> float | None:
+        """Record a failure; the wait before the next try when it starts a streak (warned
+        about here unless `warn` is False: `answers` warns once for all of a query's), else
+        None."""
         with self._lock:
             streak = self._streaks.get(name)
             failures = 1 if streak is None else streak.failures + 1  # ends any probe
@@ -171,11 +175,13 @@ class Health:
         if self.memory is not None:
             self.memory.note(name, error)
         if failures == 1:
-            logger.warning(
-                "Online provider %s left out (%s); not asked again for %gs", name, error, wait
-            )
-        else:
-            logger.debug("Online provider %s failed again (%s); next try in %gs", name, error, wait)
+            if warn:
+                logger.warning(
+                    "Online provider %s left out (%s); not asked again for %gs", name, error, wait
+                )
+            return wait
+        logger.debug("Online provider %s failed again (%s); next try in %gs", name, error, wait)
+        return None
 
     def succeeded(self, name: str) -> None:
         with self._lock:
@@ -183,6 +189,28 @@ class Health:
             self.errors.pop(name, None)
         if self.memory is not None:
             self.memory.clear(name)
+
+
+def warn_left_out(new: dict[str, str], wait: float) -> None:
+    """One warning line for every provider a query left out that had been answering: without a
+    network that is every online provider at once, and a line each buries the answer. The
+    errors themselves are in `Catalog.status().online_errors`."""
+    if len(new) == 1:
+        ((name, error),) = new.items()
+        logger.warning(
+            "Online provider %s left out (%s); not asked again for %gs", name, error, wait
+        )
+    elif new:
+        # "ProviderError: vastai: POST https://... failed: ConnectionError" -> "ConnectionError"
+        causes = sorted({error.rsplit(": ", 1)[-1][:60] for error in new.values()})
+        logger.warning(
+            "%d online providers left out (%s): %s; not asked again for %gs "
+            "(each error: Catalog.status().online_errors)",
+            len(new),
+            ", ".join(causes) if len(causes) <= 2 else "errors differ",
+            ", ".join(sorted(new)),
+            wait,
+        )
 
 
 def ask(
@@ -334,6 +362,15 @@ def answers(
     part of the query done meanwhile is within it."""
     deadline = getattr(asked, "started", time.monotonic()) + timeout
     found = []
+    new: dict[str, str] = {}  # providers this query found failing, warned about in one line
+    waits: list[float] = []
+
+    def failed(name: str, error: str) -> None:
+        wait = health.failed(name, error, warn=False)
+        if wait is not None:
+            new[name] = error
+            waits.append(wait)
+
     for p, first in asked:
         fut = first
         try:
@@ -352,20 +389,21 @@ def answers(
                 answered.add(p.NAME.lower())
             continue
         except FutureTimeout:
-            health.failed(p.NAME, f"timed out after {timeout:g}s")
+            failed(p.NAME, f"timed out after {timeout:g}s")
             # An answer that comes later (in this process) ends the backoff and the record.
             fut.add_done_callback(_late_answer(health, p.NAME))
             continue
         except Exception as e:  # noqa: BLE001 - one provider failing must not fail the query
-            health.failed(p.NAME, f"{type(e).__name__}: {e}")
+            failed(p.NAME, f"{type(e).__name__}: {e}")
             continue
         try:
             good = valid_offers(p, items, skipped)
         except TypeError as e:  # not even a list of offers
-            health.failed(p.NAME, f"unusable answer: {e}")
+            failed(p.NAME, f"unusable answer: {e}")
             continue
         health.succeeded(p.NAME)
         if answered is not None:
             answered.add(p.NAME.lower())
         found.append([i for i in good if matches(i, q)])
+    warn_left_out(new, min(waits, default=0.0))
     return found

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal import freshness, registry
+from gpuhunt._internal import freshness, registry, rentable
 from gpuhunt._internal.accelerators import KNOWN_ACCELERATORS
 from gpuhunt._internal.gpu_names import (
     aliases_of,
@@ -201,6 +201,7 @@ class _Shapes:
             _num(item.disk_size),
             _num(facts.tflops(item)) if g >= 0 else None,
             item.cpu_arch.value if item.cpu_arch else None,
+            _gpu_share(item),
         )
         s = self.index.get(key)
         if s is None:
@@ -227,7 +228,13 @@ _SHAPE_COLUMNS = (
     "disk",
     "tflops",
     "arch",
+    "share",  # the share of one GPU the offer's GPU is (1/6 for NV6ads_A10_v5), else 1
 )
+
+
+def _gpu_share(item: CatalogItem) -> float:
+    share = rentable.gpu_fraction(item.provider, item.instance_name)
+    return 1 if share is None else _round(float(share))
 
 
 class _Locations:

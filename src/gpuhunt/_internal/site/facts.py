@@ -7,6 +7,7 @@ from __future__ import annotations
 from gpuhunt._internal import geography
 from gpuhunt._internal.gpu_specs import dense_tflops
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.rentable import offer_gpu_fraction
 from gpuhunt._internal.site.data import Facts
 
 
@@ -21,10 +22,14 @@ def _form_factor(item: CatalogItem) -> str | None:
 
 def _tflops(item: CatalogItem) -> float | None:
     """Dense BF16 (FP16 where the GPU has none) TFLOPS of one of the offer's GPUs, as
-    `CatalogItem.tflops_per_dollar` counts it."""
+    `CatalogItem.tflops_per_dollar` counts it: a share of a GPU has the share's."""
     if not item.gpu_count or not item.gpu_name:
         return None
-    return dense_tflops(item.gpu_name, item.form_factor, item.gpu_memory)
+    share = offer_gpu_fraction(item)
+    if share is None:
+        return dense_tflops(item.gpu_name, item.form_factor, item.gpu_memory)
+    whole = dense_tflops(item.gpu_name, item.form_factor, None)
+    return None if whole is None else whole * float(share)
 
 
 def library_facts() -> Facts:
