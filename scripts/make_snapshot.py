@@ -583,6 +583,48 @@ def from_published(url: str) -> tuple[dict[str, bytes], dict[str, dict], str]:
     return raw.csvs, entries, raw.version
 
 
+SPOT_ADVISOR = ROOT / "scripts" / "snapshot_sources" / "data" / "spot_advisor_2025-06-28_trimmed.json"
+SPOT_ADVISOR_SOURCE = {
+    "kind": "stored copy of the AWS Spot Instance Advisor's spot-advisor-data.json",
+    "repository": "alexei-led/spotinfo",
+    "path": "internal/spot/data/spot-advisor-data.json",
+    "commit": "5eedf20a99614443af215f4aaf09bd10805cac72",
+    "observed_at": "2025-06-28",
+    "date_basis": "the commit date: the document has no date, the bands are no later",
+    "excerpt": "trimmed to 8 GPU instance families' sizes and m5.large in us-east-1 and "
+    "eu-west-1 (tests/_internal/costs/data/README.md); every other (region, type) is unknown",
+}
+
+
+def side_files() -> tuple[dict[str, bytes], dict[str, Any]]:
+    """The side files of the snapshot (docs/costs.md): the spot bands of the stored advisor
+    copy. No terms: the repository's recorded price-list answers hold no GPU term of an offer
+    the snapshot has (the AWS g6.xlarge reserved prices do not state their term; the Azure
+    and GCP samples are of CPU machines), and none is invented."""
+    import json
+
+    from gpuhunt._internal.costs.interruption import parse_spot_advisor, write_bands
+
+    when = dt.datetime(2025, 6, 28, tzinfo=dt.timezone.utc)
+    advice = parse_spot_advisor(json.loads(SPOT_ADVISOR.read_text()), observed_at=when)
+    data = write_bands(advice)
+    entry = {"sha256": sha256(data), "rows": len(advice), **SPOT_ADVISOR_SOURCE}
+    return {"aws.interruption": data}, {"aws.interruption": entry}
+
+
+def add_sides(path: Path) -> None:
+    """Rewrite the snapshot at `path` with its side files, its offers unchanged."""
+    from gpuhunt._internal.formats.archive import read_archive
+
+    archive = read_archive(path.read_bytes())
+    assert archive.manifest is not None
+    csvs = {p: archive.csvs[p] for p in archive.csvs}
+    packed = {p: archive.columns[p] for p in archive.columns}
+    sides, entries = side_files()
+    manifest = {**archive.manifest, "sides": entries}
+    path.write_bytes(write_archive(csvs, manifest, packed, sides))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -591,6 +633,11 @@ def main() -> int:
         "--from", dest="source", help="a published catalog (URL or folder) instead of recordings"
     )
     parser.add_argument("--output", default=str(OUT))
+    parser.add_argument(
+        "--sides-only",
+        action="store_true",
+        help="only (re)write the side files (spot bands) into the existing snapshot",
+    )
     parser.add_argument(
         "--table", action="store_true", help="print the bundled snapshot's provenance table"
     )
@@ -601,6 +648,9 @@ def main() -> int:
         manifest = read_archive(Path(args.output).read_bytes()).manifest
         assert manifest is not None
         print(provenance_table(manifest), end="")
+        return 0
+    if args.sides_only:
+        add_sides(Path(args.output))
         return 0
     if args.source:
         csvs, entries, version = from_published(args.source)
@@ -621,7 +671,8 @@ def main() -> int:
         "built_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         "providers": entries,
     }
-    Path(args.output).write_bytes(write_archive(csvs, manifest, packed))
+    sides, manifest["sides"] = side_files()
+    Path(args.output).write_bytes(write_archive(csvs, manifest, packed, sides))
     print(
         f"wrote {args.output}: {sum(e['rows'] for e in entries.values())} offers, {len(csvs)} providers"
     )

@@ -20,7 +20,7 @@ from collections.abc import Callable, Container
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import catalog_query, catalog_status, forks, validate
+from gpuhunt._internal import catalog_costs, catalog_query, catalog_status, forks, validate
 from gpuhunt._internal.catalog_status import CatalogStatus
 from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
@@ -328,6 +328,7 @@ class Catalog:
         max_age: dt.timedelta | None = None,
         resale: bool | None = None,
         min_memory_per_gpu: float | None = None,
+        max_interruption: float | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
@@ -341,7 +342,8 @@ class Catalog:
         given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
         prices in USD/hour. `available`, `max_age` and `resale` read what each offer says about
         itself (`CatalogItem.available`, `.observed_at`, `.resold_from`; see `QueryFilter`).
-        `min_memory_per_gpu` (GB of RAM per GPU) keeps offers with GPUs only.
+        `min_memory_per_gpu` (GB of RAM per GPU) keeps offers with GPUs only; `max_interruption`:
+        docs/costs.md.
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -361,7 +363,13 @@ class Catalog:
         return self._query(q, gpu_name)
 
     def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
+        if q.max_interruption is not None:  # the bands its mask reads (docs/costs.md)
+            catalog_costs.sides(self)
         return catalog_query.answer(self._asking(), q, gpu_name)
+
+    def query_costs(self, /, **arguments: Any) -> list[catalog_costs.PricedOffer]:
+        """`query`'s answer priced for a usage, a term or a job: docs/costs.md."""
+        return catalog_costs.query_costs(self, arguments)
 
     def _asking(self) -> catalog_query.Asking:
         """What `catalog_query` needs of this catalog to answer one query."""

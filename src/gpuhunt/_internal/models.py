@@ -253,6 +253,8 @@ class QueryFilter:
     and offers of unknown age. `resale=False` leaves out marketplace resales of another cloud's
     machine (`CatalogItem.resold_from`), `True` keeps only them. `min_memory_per_gpu` (GB of
     RAM per GPU) keeps offers with GPUs whose RAM divided by their GPU count is at least that.
+    `max_interruption` (percent) keeps spot offers whose interruption band's upper bound is at
+    most that (docs/costs.md); spot offers of unknown band are left out, on-demand ones kept.
 
     Each field is an entry of the query spec (`gpuhunt._internal.query.spec`), which says how
     it is checked, read from text and offered on every door.
@@ -288,6 +290,7 @@ class QueryFilter:
     max_age: dt.timedelta | None = None
     resale: bool | None = None
     min_memory_per_gpu: float | None = None
+    max_interruption: float | None = None
 
     # Arguments are checked where they enter (`gpuhunt._internal.validate`): each field on every
     # assignment, the ranges across fields when the filter is made and, for a filter changed

@@ -44,14 +44,23 @@ def sha256(data: bytes) -> str:
 
 
 def write_archive(
-    csvs: dict[str, bytes], manifest: dict[str, Any], columns: dict[str, bytes] | None = None
+    csvs: dict[str, bytes],
+    manifest: dict[str, Any],
+    columns: dict[str, bytes] | None = None,
+    sides: dict[str, bytes] | None = None,
 ) -> bytes:
-    """A catalog zip: `{provider}.csv` for each entry, its `{provider}.columns` if given, and
-    `manifest.json`. Fixed timestamps: the same input gives the same bytes."""
+    """A catalog zip: `{provider}.csv` for each entry, its `{provider}.columns` if given, the
+    side files by name (`aws.terms`, `aws.interruption`: docs/costs.md; 0.1.x and this reader
+    of the CSVs never open them) and `manifest.json`. Fixed timestamps: the same input gives
+    the same bytes."""
     import zipfile  # here: a warm start reads no zip
 
     members = {f"{p}.csv": data for p, data in csvs.items()}
     members.update({f"{p}{COLUMNS_SUFFIX}": data for p, data in (columns or {}).items()})
+    for name, data in (sides or {}).items():
+        if not _MEMBER_NAME.match(name) or name.endswith(_READ_SUFFIXES):
+            raise ValueError(f"side file {name!r} is not a plain name like 'aws.terms'")
+        members[name] = data
     members[MANIFEST_NAME] = json.dumps(manifest, indent=2, sort_keys=True).encode()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gpuhunt._internal import geography
+from gpuhunt._internal.costs import bands
 from gpuhunt._internal.accelerators import MEMORY_TOLERANCE
 from gpuhunt._internal.form_factor import (
     FORM_FACTOR_KEY,
@@ -121,7 +122,28 @@ def select(table: Table, p: ParsedQuery, providers: Collection[str] | None) -> n
             codes,
             [k for k, x in enumerate(places) if geography.place_matches(x, countries, areas)],
         )
+    if p.max_interruption is not None:  # per row, not per shape: the band is per location
+        m &= interruption_mask(table, p.max_interruption)
     return np.flatnonzero(m)
+
+
+def interruption_mask(t: Table, max_interruption: float) -> np.ndarray:
+    """`max_interruption` over the rows: the bands are those the catalog carries beside its
+    CSVs (`load.sides`, kept on the table as `sides`); a table without them has no known
+    band, so its spot rows are left out, as `match.matches` leaves out a lone spot offer."""
+    spot = np.asarray(t.spot, dtype=bool)
+    upper = np.full(len(t), np.nan)
+    rows = np.flatnonzero(spot)
+    sides = t.__dict__.get("sides")
+    if sides is not None and len(rows):
+        _, upper[rows], _ = bands.row_bands(
+            sides,
+            np.asarray(t.providers, dtype=str)[t.provider[rows]],
+            np.asarray(t.instance_names, dtype=str)[t.instance_name[rows]],
+            np.asarray(t.locations, dtype=str)[t.location[rows]],
+            np.ones(len(rows), dtype=bool),
+        )
+    return bands.spot_band_mask(spot, upper, max_interruption)
 
 
 def shape_mask(t: Table, p: ParsedQuery, providers: Collection[str] | None) -> np.ndarray:

@@ -93,6 +93,10 @@ def matches(i: CatalogItem, q: QueryFilter | ParsedQuery) -> bool:
     for name, value in p.own:
         if not PREDICATES[name](i, value):
             return False
+    # A lone offer carries no interruption band (the catalog holds them beside its CSVs,
+    # `masks.interruption_mask`): its risk is unknown, and an unknown risk is not a low one.
+    if p.max_interruption is not None and i.spot:
+        return False
     return _offer_state_matches(i.provider_data, p, None)
 
 

@@ -75,6 +75,7 @@ class ParsedQuery:
     available: bool | None = None
     max_age: dt.timedelta | None = None
     resale: bool | None = None
+    max_interruption: float | None = None  # per row: the band depends on the location
     # The filters evaluated by their own predicate and mask (`spec.OWN`) that are set, as
     # (name, value) in spec order.
     own: tuple[tuple[str, Any], ...] = ()

@@ -223,6 +223,15 @@ FILTERS: tuple[Option, ...] = (
         gpu=True,
         own=True,
     ),
+    Option(
+        "max_interruption",
+        "size",
+        "spot offers whose interruption band (AWS Spot Instance Advisor) has an upper bound "
+        "of at most PCT percent (10 keeps the bands under 5 and 5-10 percent); spot offers of unknown band are "
+        "left out, on-demand offers kept",
+        metavar="PCT",
+        read=float,
+    ),
 )
 
 SORTS = ("price", "price-per-gpu", "gpu-memory", "tflops-per-dollar")
@@ -282,6 +291,31 @@ HISTORY: tuple[Option, ...] = (
     ),
 )
 HISTORY_LEAD = 6
+
+# What a decision costs (issue 49, docs/costs.md): options of `Catalog.query_costs` and the
+# query doors that price an answer, not filters (a 0.1.x query never takes them).
+COSTS: tuple[Option, ...] = (
+    Option(
+        "hours_per_month",
+        "size",
+        "price each offer for H hours a month: the cheapest way to pay (on demand, spot or a "
+        "commitment term), its monthly cost and the break-even hours of each term",
+        metavar="H",
+        read=float,
+    ),
+    Option("months", "count", "months of that usage (default 1)", metavar="M", read=int),
+    Option("term", "text", "show commitment terms of this length only", choices=("1y", "3y")),
+    Option(
+        "job_hours",
+        "size",
+        "price a job of H hours: a TOTAL of compute, egress and storage",
+        metavar="H",
+        read=float,
+    ),
+    Option("egress_gb", "size", "GB the job sends to the internet", metavar="GB", read=float),
+    Option("storage_gb", "size", "GB the job keeps on disk", metavar="GB", read=float),
+)
+COST_NAMES: tuple[str, ...] = tuple(o.name for o in COSTS)
 
 
 def history_filters(args: Any) -> dict[str, Any]:

@@ -1,0 +1,60 @@
+"""`Catalog.query_costs`: a query's answer priced for a usage, a commitment term or a job
+(issue 49, docs/costs.md), and the loaded catalog's side files (terms, spot bands) that the
+pricing and the `max_interruption` filter read. The offers are `Catalog.query`'s, unchanged;
+the costs are records beside them (`costs.priced.OfferCosts`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gpuhunt._internal.costs.priced import OfferCosts, Usage, price
+from gpuhunt._internal.load.sides import Sides, sides_of
+from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.query import spec
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.catalog import Catalog
+
+
+@dataclass(frozen=True)
+class PricedOffer:
+    offer: CatalogItem
+    costs: OfferCosts
+
+
+def sides(catalog: Catalog) -> Sides | None:
+    """The loaded catalog's `Sides` (kept on its table), None when none is loaded."""
+    loaded = catalog._loader.current()
+    return None if loaded is None else sides_of(loaded, catalog._settings.cache_dir)
+
+
+def split(arguments: dict[str, Any]) -> tuple[Usage, dict[str, Any]]:
+    """(the usage, `query`'s filters) of `query_costs`' keywords; a keyword that is neither is
+    a TypeError naming it."""
+    usage = {k: arguments[k] for k in spec.COST_NAMES if arguments.get(k) is not None}
+    filters = {k: v for k, v in arguments.items() if k not in spec.COST_NAMES}
+    unknown = sorted(set(filters) - set(spec.NAMES))
+    if unknown:
+        raise TypeError(f"query_costs() got unexpected keyword arguments: {', '.join(unknown)}")
+    u = Usage(**usage)
+    u.check()
+    return u, filters
+
+
+def query_costs(catalog: Catalog, arguments: dict[str, Any]) -> list[PricedOffer]:
+    u, filters = split(arguments)
+    offers = catalog.query(**filters)
+    found = sides(catalog)
+    records, order = price(offers, u, found.terms if found else _none, found)
+    return [PricedOffer(offers[i], records[i]) for i in order]
+
+
+def _none(provider: str) -> None:
+    return None
+
+
+def providers_without_terms(catalog: Catalog, providers: list[str]) -> list[str]:
+    """Those of `providers` whose terms the loaded catalog does not carry (for `explain`)."""
+    found = sides(catalog)
+    return [p for p in providers if found is None or found.terms(p) is None]
