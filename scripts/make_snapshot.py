@@ -583,7 +583,9 @@ def from_published(url: str) -> tuple[dict[str, bytes], dict[str, dict], str]:
     return raw.csvs, entries, raw.version
 
 
-SPOT_ADVISOR = ROOT / "scripts" / "snapshot_sources" / "data" / "spot_advisor_2025-06-28_trimmed.json"
+SPOT_ADVISOR = (
+    ROOT / "scripts" / "snapshot_sources" / "data" / "spot_advisor_2025-06-28_trimmed.json"
+)
 SPOT_ADVISOR_SOURCE = {
     "kind": "stored copy of the AWS Spot Instance Advisor's spot-advisor-data.json",
     "repository": "alexei-led/spotinfo",

@@ -439,6 +439,8 @@ FIELDS: list[Field] = [
     equals_field("resale", lambda o: o.resold_from is not None, [True, False]),
     equals_field("max_age", lambda o: None, MAX_AGES),
     Field("min_memory_per_gpu", _draw_memory_per_gpu),
+    # No bands beside generated offers: every spot offer is of unknown band, so left out.
+    equals_field("max_interruption", lambda o: None, [5.0, 10.0, 100.0]),
 ]
 GPU_FIELDS = {
     "gpu_count",

@@ -50,6 +50,7 @@ LAYERS = [
     {"load"},
     {
         "catalog",
+        "catalog_costs",
         "catalog_query",
         "catalog_status",
         "query_checks",

@@ -364,12 +364,15 @@ class Catalog:
 
     def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
         if q.max_interruption is not None:  # the bands its mask reads (docs/costs.md)
-            catalog_costs.sides(self)
+            self._sides()
         return catalog_query.answer(self._asking(), q, gpu_name)
 
     def query_costs(self, /, **arguments: Any) -> list[catalog_costs.PricedOffer]:
         """`query`'s answer priced for a usage, a term or a job: docs/costs.md."""
-        return catalog_costs.query_costs(self, arguments)
+        return catalog_costs.query_costs(self.query, self._sides, arguments)
+
+    def _sides(self) -> Any:
+        return catalog_costs.sides(self._loader.current(), self._settings.cache_dir)
 
     def _asking(self) -> catalog_query.Asking:
         """What `catalog_query` needs of this catalog to answer one query."""

@@ -5,16 +5,16 @@ the costs are records beside them (`costs.priced.OfferCosts`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from gpuhunt._internal.costs.priced import OfferCosts, Usage, price
+from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.sides import Sides, sides_of
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import spec
-
-if TYPE_CHECKING:
-    from gpuhunt._internal.catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,9 @@ class PricedOffer:
     costs: OfferCosts
 
 
-def sides(catalog: Catalog) -> Sides | None:
+def sides(loaded: Loaded | None, cache_dir: Path | None) -> Sides | None:
     """The loaded catalog's `Sides` (kept on its table), None when none is loaded."""
-    loaded = catalog._loader.current()
-    return None if loaded is None else sides_of(loaded, catalog._settings.cache_dir)
+    return None if loaded is None else sides_of(loaded, cache_dir)
 
 
 def split(arguments: dict[str, Any]) -> tuple[Usage, dict[str, Any]]:
@@ -42,10 +41,15 @@ def split(arguments: dict[str, Any]) -> tuple[Usage, dict[str, Any]]:
     return u, filters
 
 
-def query_costs(catalog: Catalog, arguments: dict[str, Any]) -> list[PricedOffer]:
+def query_costs(
+    query: Callable[..., list[CatalogItem]],
+    current_sides: Callable[[], Sides | None],
+    arguments: dict[str, Any],
+) -> list[PricedOffer]:
+    """`query(**filters)` priced (`costs.priced.price`), in the order of what one would pay."""
     u, filters = split(arguments)
-    offers = catalog.query(**filters)
-    found = sides(catalog)
+    offers = query(**filters)
+    found = current_sides()
     records, order = price(offers, u, found.terms if found else _none, found)
     return [PricedOffer(offers[i], records[i]) for i in order]
 
@@ -54,7 +58,6 @@ def _none(provider: str) -> None:
     return None
 
 
-def providers_without_terms(catalog: Catalog, providers: list[str]) -> list[str]:
+def providers_without_terms(found: Sides | None, providers: list[str]) -> list[str]:
     """Those of `providers` whose terms the loaded catalog does not carry (for `explain`)."""
-    found = sides(catalog)
     return [p for p in providers if found is None or found.terms(p) is None]

@@ -107,6 +107,8 @@ FILTER_VALUES: dict[str, list] = {
     "resale": [True, False],
     "max_age": [datetime.timedelta(days=30), datetime.timedelta(days=36500)],
     "min_memory_per_gpu": [0, 8.0, 16, 1000],
+    # A table built from offers carries no bands: spot rows are left out, as `matches` does.
+    "max_interruption": [5, 10, 100],
 }
 
 

@@ -130,10 +130,12 @@ def price(
             egress_gb=u.egress_gb or 0.0,
             storage_gb=u.storage_gb or 0.0,
         )
-    by_machine = {}
+    by_machine: dict[str, list[Term]] = {}
     for t in terms:
         if u.term is None or t.term == u.term:
-            by_machine.setdefault(f"{t.provider}\x1f{t.instance_name}\x1f{t.location}", []).append(t)
+            by_machine.setdefault(f"{t.provider}\x1f{t.instance_name}\x1f{t.location}", []).append(
+                t
+            )
 
     records = []
     for i in range(n):  # the answer's rows: building records, the arithmetic is above

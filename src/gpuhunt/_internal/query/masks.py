@@ -18,8 +18,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from gpuhunt._internal import geography
-from gpuhunt._internal.costs import bands
 from gpuhunt._internal.accelerators import MEMORY_TOLERANCE
+from gpuhunt._internal.costs import bands
 from gpuhunt._internal.form_factor import (
     FORM_FACTOR_KEY,
     FORM_FACTORS,
