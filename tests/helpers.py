@@ -58,9 +58,15 @@ def possible_ranges(kw: dict[str, Any]) -> dict[str, Any]:
 
 
 def publish_archive(
-    root: Path, version: str, csvs: dict[str, bytes], *, latest: bool = True
+    root: Path,
+    version: str,
+    csvs: dict[str, bytes],
+    *,
+    latest: bool = True,
+    sides: dict[str, bytes] | None = None,
 ) -> None:
-    """Write the archive layout: {root}/{version}/catalog.zip and {root}/version."""
+    """Write the archive layout: {root}/{version}/catalog.zip and {root}/version; `sides`:
+    the files beside the CSVs (`aws.terms`, `aws.interruption`)."""
     manifest = {
         "format_version": 1,
         "version": version,
@@ -74,8 +80,10 @@ def publish_archive(
             for p, d in csvs.items()
         },
     }
+    if sides:
+        manifest["sides"] = {n: {"sha256": sha256(d)} for n, d in sides.items()}
     (root / version).mkdir(parents=True, exist_ok=True)
-    (root / version / "catalog.zip").write_bytes(write_archive(csvs, manifest))
+    (root / version / "catalog.zip").write_bytes(write_archive(csvs, manifest, sides=sides))
     if latest:
         (root / "version").write_text(version)
 

@@ -46,9 +46,13 @@ def query_costs(
     current_sides: Callable[[], Sides | None],
     arguments: dict[str, Any],
 ) -> list[PricedOffer]:
-    """`query(**filters)` priced (`costs.priced.price`), in the order of what one would pay."""
+    """`query(**filters)` priced (`costs.priced.price`), in the order of what one would pay;
+    `offers=` prices an answer already in hand instead of querying again."""
+    given = arguments.pop("offers", None)
     u, filters = split(arguments)
-    offers = query(**filters)
+    if given is not None and filters:
+        raise TypeError("query_costs() takes offers= or filters, not both")
+    offers = list(given) if given is not None else query(**filters)
     found = current_sides()
     records, order = price(offers, u, found.terms if found else _none, found)
     return [PricedOffer(offers[i], records[i]) for i in order]

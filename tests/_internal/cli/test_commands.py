@@ -12,7 +12,7 @@ from gpuhunt._internal import cli
 from gpuhunt._internal.cli import commands
 
 # The table, the renderers (and their layout, grouped view, DIFFERS column and footer), the collector.
-NOT_COMMANDS = {"commands", "render", "layout", "groups", "differs", "footer", "collect"}
+NOT_COMMANDS = {"commands", "render", "layout", "groups", "differs", "footer", "collect", "costs"}
 
 
 def test_every_command_module_is_in_modules_and_registers_a_command():

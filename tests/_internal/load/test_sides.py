@@ -58,3 +58,27 @@ def test_bundled_snapshot_carries_the_stored_spot_bands():
     advice = table.lookup("us-east-1", "p5.48xlarge")
     assert advice is not None and advice.observed_at is not None
     assert advice.observed_at.date().isoformat() == "2025-06-28"
+
+
+def test_a_downloaded_catalog_reads_the_disk_cache_copy(tmp_path: Path):
+    import datetime as dt
+
+    from gpuhunt._internal.load.cache import DiskCache
+    from gpuhunt._internal.load.loaded import Loaded
+
+    data = write_terms([TERM])
+    manifest = {"sides": {"aws.terms": {"sha256": sha256(data)}}}
+    DiskCache("https://x/v3", tmp_path).put(
+        write_archive({"aws": b"x"}, manifest, sides={"aws.terms": data}),
+        "archive",
+        "v1",
+        "catalog.zip",
+    )
+
+    def loaded(source: str, version: str) -> Loaded:
+        return Loaded(
+            None, version, source, "https://x/v3", 0.0, dt.datetime.now(), manifest, False
+        )  # type: ignore[arg-type]
+
+    assert sides.Sides(sides.reader_of(loaded("network", "v1"), tmp_path)).terms("aws") == [TERM]
+    assert sides.Sides(sides.reader_of(loaded("disk-cache", "v2"), tmp_path)).terms("aws") is None

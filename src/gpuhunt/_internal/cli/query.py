@@ -11,7 +11,7 @@ from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import query_checks, registry
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import costs, render
 from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.errors import QueryInputError, UsageError
@@ -40,7 +40,7 @@ DESCRIPTION = (
 def arguments(p: argparse.ArgumentParser) -> None:
     """The options of `gpuhunt query`: one per filter of the query spec (`query/spec.py`), in
     its order, then the views and what only a terminal needs."""
-    for option in (*spec.FILTERS, spec.VIEWS[0]):
+    for option in (*spec.FILTERS, *spec.COSTS, spec.VIEWS[0]):
         add_option(p, option)
     p.add_argument(
         "--group-by",
@@ -141,6 +141,10 @@ def _check_query_args(args: argparse.Namespace) -> None:
         raise usage_error(e) from None
     if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} is negative (0 prints every row)")
+    try:
+        costs.check(args)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def query_filters(args: argparse.Namespace) -> dict[str, Any]:
@@ -180,10 +184,13 @@ def run(args: argparse.Namespace) -> int:
         raise usage_error(e) from None
     sort_offers(offers, args.sort)
     asked_live = {p.NAME for p in live}
+    priced = None
+    if args.group_by != "gpu":  # a usage orders the offers by what one would pay
+        offers, priced = costs.price_answer(catalog, args, offers)
     answer = (
         _groups(args, offers, status, asked_live)
         if args.group_by == "gpu"
-        else _offers(args, offers, status, asked_live)
+        else _offers(args, offers, status, asked_live, priced)
     )
     render.emit(answer, render.format_of(args))
     # An online-only query never read the catalog: explaining the catalog would not help.
@@ -238,12 +245,15 @@ def _offers(
     offers: list[CatalogItem],
     status: CatalogStatus,
     asked_live: Container[str] = (),
+    priced: costs.Priced | None = None,
 ) -> render.Answer:
     machine = render.format_of(args) != "table"
+    # Priced for a usage, each offer is a way to pay in its own region: none is collapsed.
+    every_region = args.all_regions or costs.asked(args)
 
     def table() -> str:
         width = render.terminal_width()
-        rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
+        rows: list[Any] = offers if every_region else collapse_regions(offers)
         cut = _cut(args, rows, machine=False)
         providers = {render.row_offer(r).provider for r in cut}
         # The bundled snapshot's online providers (standing in for a live answer) have a
@@ -267,9 +277,11 @@ def _offers(
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
         keep = render.filtered_columns(args)
-        return render.lines(render.offers_table(cut, per_gpu, width, keep), "", footer)
+        extra = priced.columns(cut) if priced is not None else []
+        return render.lines(render.offers_table(cut, per_gpu, width, keep, extra), "", footer)
 
-    return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
+    rows = _cut(args, offers, machine=True) if machine else []
+    return costs.offers_answer(rows, table, priced, args)
 
 
 def _groups(

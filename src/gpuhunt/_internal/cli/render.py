@@ -239,19 +239,21 @@ def offers_table(
     per_gpu: bool = False,
     width: int | None = None,
     keep: Container[str] = (),
+    extra: Sequence[Column[Any]] = (),
 ) -> str:
     """One row per offer, or per collapsed offer (its cheapest location, `+N` other
     locations). A `$/GPU/H` column is added when any offer has GPUs, or `per_gpu`; a
     `TFLOPS/$` column (dense BF16 TFLOPS per USD/hour) when any offer has a figure; an
     `AVAILABLE` column when any offer carries its provider's availability reading. A converted
     price is marked `*` and explained by a line under the table. Columns named in `keep`
-    (`filtered_columns`) are never dropped on a narrow terminal."""
+    (`filtered_columns`) are never dropped on a narrow terminal; `extra` columns (the costs of
+    `cli.costs`) come last."""
     per_gpu = per_gpu or any(_offer(i).gpu_count for i in offers)
     tflops = any(_offer(i).tflops_per_dollar is not None for i in offers)
     availability = any(_offer(i).available is not None for i in offers)
     columns = [
         dataclasses.replace(c, required=True) if c.header in keep else c
-        for c in offer_columns(per_gpu, tflops, availability)
+        for c in [*offer_columns(per_gpu, tflops, availability), *extra]
     ]
     columns = show_what_differs(columns, offers, width)
     text = table(columns, offers, width)

@@ -4,7 +4,9 @@ bands (`aws.interruption`). A query that asks for none of it reads nothing; one 
 reads each file once per loaded catalog (`sides_of` keeps the `Sides` on the loaded table).
 
 Where the files are read from follows where the catalog was: the bundled snapshot's zip, a
-`GPUHUNT_CATALOG_DIR` folder, or the zip kept in the disk cache for a downloaded catalog.
+published layout in a folder, a `GPUHUNT_CATALOG_DIR` folder, or the zip kept in the disk cache
+for a downloaded catalog. The per-provider layout's zips carry no side files yet (the publish
+build writes them into the archive layout's zip only), so its side files are unknown.
 """
 
 from __future__ import annotations
@@ -111,26 +113,17 @@ def reader_of(loaded: Loaded, cache_dir: Path | None) -> Reader:
     per-provider layout has one zip per provider, each with its own files."""
     if loaded.source == "bundled":
         return bundled_reader()
-    if loaded.source == "directory":
-        return folder_reader(Path(loaded.url))
+    if loaded.source == "directory":  # a published layout in a folder, or plain CSVs
+        folder = Path(loaded.url)
+        zipped = folder / loaded.version / "catalog.zip"
+        if loaded.version and zipped.is_file():
+            return zip_reader(zipped.read_bytes(), loaded.manifest)
+        return folder_reader(folder)
     if loaded.source not in ("network", "disk-cache"):
         return _nothing
     cache = DiskCache(loaded.url, cache_dir)
-    if loaded.version and cache.exists("archive", loaded.version, "catalog.zip"):
-        data = cache.get("archive", loaded.version, "catalog.zip")
-        return zip_reader(data, loaded.manifest) if data else _nothing
-    return _per_provider_reader(loaded, cache)
-
-
-def _per_provider_reader(loaded: Loaded, cache: DiskCache) -> Reader:
-    def read(name: str) -> bytes | None:
-        provider = name.split(".", 1)[0]
-        entry = ((loaded.manifest or {}).get("providers") or {}).get(provider) or {}
-        version = str(entry.get("from_version") or loaded.version)
-        data = cache.get(provider, version, "catalog.zip")
-        return zip_reader(data, None)(name) if data else None
-
-    return read
+    data = cache.get("archive", loaded.version, "catalog.zip") if loaded.version else None
+    return zip_reader(data, loaded.manifest) if data else _nothing
 
 
 _ATTACH = threading.Lock()
