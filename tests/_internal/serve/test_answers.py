@@ -114,3 +114,26 @@ def test_status_etag_holds_while_only_the_ages_move(catalog):
     assert service.status().etag == first.etag
     swap_in(catalog, "20261201-2")
     assert service.status().etag != first.etag
+
+
+def test_costs_are_row_keys_when_asked(tmp_path):
+    # A catalog folder with the Azure sample's real 1-year reservation beside its CSV.
+    from gpuhunt._internal.costs.terms import Term
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.formats.terms import write_terms
+    from tests.helpers import item
+
+    offer = item("azure", instance_name="Standard_D8_v4", location="westeurope", price=0.46)
+    (tmp_path / "azure.csv").write_bytes(csv_bytes([offer]))
+    term = Term("azure", "Standard_D8_v4", "westeurope", "1y", "all", "", 0.0, 2377.0, "s", None)
+    (tmp_path / "azure.terms").write_bytes(write_terms([term]))
+    with Catalog(settings=Settings(catalog_dir=str(tmp_path)), auto_reload=False) as c:
+        c.load()
+        plain = Service(c).offers(parameters.parse([]))
+        assert "pay" not in plain.body["offers"][0]
+        pairs = [("hours_per_month", "431"), ("months", "12")]
+        (row,) = Service(c).offers(parameters.parse(pairs)).body["offers"]
+        assert row["pay"] == "1y all upfront"
+        assert row["break_even_hours"] == pytest.approx(2377 / 12 / 0.46, abs=1e-6)
+        with pytest.raises(parameters.ParameterError, match="job_hours"):
+            parameters.parse([("egress_gb", "10")])

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuhunt._internal import query_checks
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import costs, render
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
@@ -86,13 +86,14 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def row(r: CatalogItem | CollapsedOffer) -> dict[str, Any]:
-    """One offer of the answer: a `gpuhunt query --json` row; a collapsed offer (one per
-    distinct offer, `all_regions=false`) is its cheapest location's row, plus `locations`,
-    every location selling it, cheapest first."""
+def row(r: CatalogItem | CollapsedOffer, priced: costs.Priced | None = None) -> dict[str, Any]:
+    """One offer of the answer: a `gpuhunt query --json` row (with its costs' keys when
+    priced); a collapsed offer (one per distinct offer, `all_regions=false`) is its cheapest
+    location's row, plus `locations`, every location selling it, cheapest first."""
+    extra = priced.values(render.row_offer(r)) if priced is not None else {}
     if isinstance(r, CollapsedOffer):
-        return {**render.as_dict(r.offer), "locations": list(r.locations)}
-    return render.as_dict(r)
+        return {**render.as_dict(r.offer), **extra, "locations": list(r.locations)}
+    return {**render.as_dict(r), **extra}
 
 
 def explanation(e: Explanation) -> dict[str, Any]:
@@ -172,9 +173,12 @@ class Service:
         except QueryInputError as e:
             raise parameter_error(e) from None
         sort_offers(offers, args.sort)
-        rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
+        # Costs (docs/costs.md): the band key and, when asked, the usage's, term's and job's.
+        offers, priced = costs.price_answer(self.catalog, args, offers)
+        every_region = args.all_regions or costs.asked(args)
+        rows: list[Any] = offers if every_region else collapse_regions(offers)
         body = {
-            "offers": [row(r) for r in rows[: request.limit]],
+            "offers": [row(r, priced) for r in rows[: request.limit]],
             "total": len(rows),
             "catalog": {"version": loaded.version, "source": loaded.source},
         }

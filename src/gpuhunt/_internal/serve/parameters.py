@@ -25,6 +25,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from gpuhunt._internal import query_checks
+from gpuhunt._internal.costs.priced import Usage
 from gpuhunt._internal.errors import InputError, QueryInputError, UnknownProviderError
 from gpuhunt._internal.query import spec
 
@@ -146,15 +147,16 @@ def param(option: spec.Option, default: Any = None) -> Param:
 def _defaults() -> dict[str, Any]:
     """Every filter and view by name, as a request that gives none has them."""
     views = {o.name: DEFAULTS.get(o.name, o.default) for o in spec.VIEWS}
-    return {**dict.fromkeys(spec.NAMES), **views}
+    return {**dict.fromkeys(spec.NAMES), **dict.fromkeys(spec.COST_NAMES), **views}
 
 
 @functools.cache
 def table() -> dict[str, Param]:
-    """name -> Param: the spec's filters, then its views, in the order `gpuhunt query --help`
-    lists them; `limit` last."""
+    """name -> Param: the spec's filters, its cost options (docs/costs.md), then its views, in
+    the order `gpuhunt query --help` lists them; `limit` last."""
     defaults = _defaults()
-    params = {o.wire: param(o, defaults[o.name]) for o in (*spec.FILTERS, *spec.VIEWS)}
+    every = (*spec.FILTERS, *spec.COSTS, *spec.VIEWS)
+    params = {o.wire: param(o, defaults[o.name]) for o in every}
     params["limit"] = Param(
         "limit",
         "limit",
@@ -267,6 +269,11 @@ def parse(pairs: Iterable[tuple[str, str]]) -> Request:
     request = Request(args, limit, key)
     try:
         query_checks.check_query(request.filters)
+        usage = {n: v for n in spec.COST_NAMES if (v := getattr(args, n)) is not None}
+        try:
+            Usage(**usage).check()
+        except ValueError as e:
+            raise ParameterError(None, str(e), 422) from None
         # Online providers named: those the bundled snapshot holds may be answered from it.
         query_checks.live_providers(args.provider, online=False)
     except QueryInputError as e:
