@@ -6,7 +6,6 @@ whenever a shown spot offer has one, and a key when a usage, a term, a job or
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -29,12 +28,12 @@ TERM_KEYS = ("terms",)
 JOB_KEYS = ("compute", "egress", "storage", "total")
 
 
-def usage_of(args: argparse.Namespace) -> dict[str, Any]:
+def usage_of(args: Any) -> dict[str, Any]:
     """The `query_costs` keywords given on the command line."""
     return {n: v for n in spec.COST_NAMES if (v := getattr(args, n, None)) is not None}
 
 
-def asked(args: argparse.Namespace) -> bool:
+def asked(args: Any) -> bool:
     """Whether a usage, a term or a job is asked (`--months` alone prices nothing)."""
     return any(n != "months" for n in usage_of(args))
 
@@ -42,7 +41,7 @@ def asked(args: argparse.Namespace) -> bool:
 class Priced:
     """The costs of an answer's offers, by offer."""
 
-    def __init__(self, records: dict[int, OfferCosts], args: argparse.Namespace) -> None:
+    def __init__(self, records: dict[int, OfferCosts], args: Any) -> None:
         self.records = records
         # The band's key when the question is about costs or risk: a plain query's --json and
         # --csv stay byte for byte what scripts read before.
@@ -163,7 +162,7 @@ def _json_number(x: float | None) -> float | str | None:
 
 
 def price_answer(
-    catalog: Catalog, args: argparse.Namespace, offers: list[CatalogItem]
+    catalog: Catalog, args: Any, offers: list[CatalogItem]
 ) -> tuple[list[CatalogItem], Priced | None]:
     """(the offers to show, in the order to show them, and their costs). Without a usage, a
     term or a job the offers are unchanged, and priced only when some are spot (their band)."""
@@ -176,7 +175,7 @@ def price_answer(
     return shown, Priced(records, args)
 
 
-def check(args: argparse.Namespace) -> None:
+def check(args: Any) -> None:
     """A ValueError in the command line's words for a usage that cannot be priced."""
     try:
         Usage(**usage_of(args)).check()
@@ -191,7 +190,7 @@ def offers_answer(
     rows: Sequence[CatalogItem],
     table_text: Callable[[], str],
     priced: Priced | None,
-    args: argparse.Namespace,
+    args: Any,
 ) -> render.Answer:
     """`render.offers_answer` with the costs' keys after the offer's (the band always)."""
     if priced is None:
