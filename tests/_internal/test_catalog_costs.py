@@ -239,3 +239,25 @@ def test_records_are_not_offer_fields():
 
     names = {f.name for f in dataclasses.fields(CatalogItem)}
     assert not names & {f.name for f in dataclasses.fields(OfferCosts)}
+
+
+def test_explain_counts_what_max_interruption_removed(catalog):
+    _loaded(catalog)
+    e = catalog.explain(provider="aws", spot=True, max_interruption=10)
+    kept = len(catalog.query(provider="aws", spot=True, max_interruption=10))
+    assert e.interruption_removed is not None
+    unknown, above = e.interruption_removed
+    assert unknown == 1  # ap-south-2: the stored copy does not hold it
+    assert kept + unknown + above == len(catalog.query(provider="aws", spot=True))
+    assert any("max_interruption removed" in line for line in e.lines())
+    assert catalog.explain(provider="aws").interruption_removed is None
+
+
+def test_offers_say_whether_their_provider_publishes_terms(catalog):
+    _loaded(catalog)
+    by = {p.offer.provider: p.costs.terms_published for p in catalog.query_costs(term="1y")}
+    assert by == {"aws": True, "azure": True, "gcp": True}  # offers with a 1y term only
+    every = {p.offer.provider: p.costs.terms_published
+             for p in catalog.query_costs(hours_per_month=10)}  # fmt: skip
+    assert every["lambdalabs"] is False and every["aws"] is True
+    assert all(p.costs.terms_published is None for p in catalog.query_costs())

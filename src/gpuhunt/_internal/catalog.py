@@ -342,8 +342,7 @@ class Catalog:
         given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
         prices in USD/hour. `available`, `max_age` and `resale` read what each offer says about
         itself (`CatalogItem.available`, `.observed_at`, `.resold_from`; see `QueryFilter`).
-        `min_memory_per_gpu` (GB of RAM per GPU) keeps offers with GPUs only; `max_interruption`:
-        docs/costs.md.
+        `min_memory_per_gpu` (GB RAM per GPU): offers with GPUs only; `max_interruption`: costs.md.
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -392,6 +391,7 @@ class Catalog:
         their offers are in this catalog or online only. `explanation.lines()` is it as text.
         Takes the keywords of `query`; raises as `query` does for a value it cannot read."""
         loaded = self._loader.current()
+        catalog_costs.sides(loaded, self._settings.cache_dir)  # max_interruption's bands
         from gpuhunt._internal import explain
 
         return explain.explain(loaded.table if loaded is not None else None, filters)

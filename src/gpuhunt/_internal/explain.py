@@ -23,7 +23,7 @@ from typing import Any
 from gpuhunt._internal import registry
 from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt._internal.query import answers
+from gpuhunt._internal.query import answers, masks
 from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.spec import GPU_FILTERS
 from gpuhunt._internal.query.table import Table
@@ -73,6 +73,9 @@ class Explanation:
     gpu_sources: dict[str, list[GpuSource]] = field(default_factory=dict)
     # Providers asked for that have no offer in the catalog -> whether they are online ones
     providers_without_offers: dict[str, bool] = field(default_factory=dict)
+    # `max_interruption`: spot offers it removed (passing every other filter), as (of unknown
+    # band, of a band above the bound); None when it is not given.
+    interruption_removed: tuple[int, int] | None = None
 
     @property
     def left(self) -> int:
@@ -86,6 +89,12 @@ class Explanation:
             out.append(f"  {_given(s.filter, s.value).ljust(width)}  {s.left} left")
         if self.emptied_by is not None:
             out.append(f"{_given(self.emptied_by.filter, self.emptied_by.value)} removed the last.")
+        if self.interruption_removed is not None:
+            unknown, above = self.interruption_removed
+            out.append(
+                f"max_interruption removed {unknown + above} spot offers: {above} of a band "
+                f"above it, {unknown} of unknown band (AWS Spot Advisor bands only)."
+            )
         for p, online in self.providers_without_offers.items():
             if online:
                 out.append(f"{p} is an online provider: its offers are asked live (--online).")
@@ -200,6 +209,15 @@ def explain(table: Table | None, given: dict[str, Any], limit: int = NEAR_MISSES
         others = {k: v for k, v in given.items() if k != name}
         rows = [r for r in table.select(make_filter(**others)).tolist() if r not in answer]
         found.near_misses += _cheapest(table, rows, name, given[name], limit)
+    if "max_interruption" in given:
+        import numpy as np
+
+        others = {k: v for k, v in given.items() if k != "max_interruption"}
+        passing = table.select(make_filter(**others))
+        removed = passing[~np.isin(passing, np.fromiter(answer, dtype=np.int64, count=len(answer)))]
+        upper = masks.band_uppers(table, removed)
+        unknown = int(np.isnan(upper).sum())
+        found.interruption_removed = (unknown, len(removed) - unknown)
     counts = table.counts()
     for p in _as_list(given.get("provider")):
         spec = registry.spec(p)

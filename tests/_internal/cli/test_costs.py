@@ -98,3 +98,9 @@ def test_table_shows_the_columns(capsys):
 def test_bad_usage_is_a_usage_error(capsys):
     assert cli.main(["query", "--egress-gb", "3"]) == 2
     assert "--job-hours" in capsys.readouterr().err
+
+
+def test_explain_names_providers_without_terms(capsys):
+    assert cli.main(["query", "--hours-per-month", "10", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "No commitment terms in this catalog for: aws" in out

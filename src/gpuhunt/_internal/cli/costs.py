@@ -41,13 +41,22 @@ def asked(args: Any) -> bool:
 class Priced:
     """The costs of an answer's offers, by offer."""
 
-    def __init__(self, records: dict[int, OfferCosts], args: Any) -> None:
+    def __init__(
+        self,
+        records: dict[int, OfferCosts],
+        args: Any,
+        provider_of: dict[int, str] | None = None,
+    ) -> None:
         self.records = records
+        self.provider_of = provider_of or {}
         # The band's key when the question is about costs or risk: a plain query's --json and
         # --csv stay byte for byte what scripts read before.
         self.band = asked(args) or getattr(args, "max_interruption", None) is not None
         self.usage = args.hours_per_month is not None or args.term is not None
         self.job = args.job_hours is not None
+
+    def providers(self) -> list[tuple[str, OfferCosts]]:
+        return [(self.provider_of[k], c) for k, c in self.records.items()]
 
     def of(self, row: Any) -> OfferCosts | None:
         return self.records.get(id(row_offer(row)))
@@ -172,7 +181,7 @@ def price_answer(
     found = catalog.query_costs(offers=offers, **usage)
     records = {id(p.offer): p.costs for p in found}
     shown = [p.offer for p in found] if asked(args) else offers
-    return shown, Priced(records, args)
+    return shown, Priced(records, args, {id(p.offer): p.offer.provider for p in found})
 
 
 def check(args: Any) -> None:
@@ -209,4 +218,19 @@ def offers_answer(
             [*render.csv_header(), *priced.keys()],
             ([render.csv_cell(cell(v)) for v in row(i).values()] for i in rows),
         ),
+    )
+
+
+def terms_note(priced: Priced | None) -> str | None:
+    """For `--explain`: the providers of the answer whose commitment terms the catalog does
+    not carry (a usage or a term was asked)."""
+    if priced is None or not priced.usage:
+        return None
+    missing = sorted({o for o, c in priced.providers() if c.terms_published is False})
+    if not missing:
+        return None
+    return (
+        "No commitment terms in this catalog for: "
+        + ", ".join(missing)
+        + " (their offers are priced on demand or spot only; docs/costs.md)."
     )

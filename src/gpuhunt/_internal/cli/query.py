@@ -196,20 +196,22 @@ def run(args: argparse.Namespace) -> int:
     # An online-only query never read the catalog: explaining the catalog would not help.
     online_only = bool(args.provider) and all(registry.spec(p).online for p in args.provider)
     if args.explain or (not offers and not online_only):
-        _print_explanation(args, catalog, filters)
+        _print_explanation(args, catalog, filters, costs.terms_note(priced))
     for name, err in status.online_errors.items():
         print(f"gpuhunt: warning: {name} left out: {err}", file=sys.stderr)
     return 0
 
 
-def _print_explanation(args: argparse.Namespace, catalog: Catalog, filters: dict[str, Any]) -> None:
+def _print_explanation(
+    args: argparse.Namespace, catalog: Catalog, filters: dict[str, Any], note: str | None = None
+) -> None:
     """`Catalog.explain` of the query, after the table (to stderr after --json/--csv, which
     stay machine-readable). Filters are listed in `QueryFilter`'s order."""
     given = {k: v for k, v in filters.items() if v is not None}
     machine = bool(args.json or args.csv)
     out = sys.stderr if machine else sys.stdout
     width = render.terminal_width(out)
-    text = catalog.explain(**given).lines()
+    text = catalog.explain(**given).lines() + ([note] if note else [])
     if not machine:
         print(file=out)
     for line in text:

@@ -52,6 +52,9 @@ class OfferCosts:
     effective_hourly: float | None
     monthly_cost: float | None
     terms: tuple[TermCost, ...]
+    # Whether the catalog carries its provider's terms (None: no usage or term asked): an
+    # offer without terms of a provider that publishes none says nothing about its machine.
+    terms_published: bool | None
     interruption: str | None  # the spot band's label ("5-10%"), AWS spot offers
     interruption_max_pct: float | None
     compute: float | None
@@ -102,9 +105,12 @@ def price(
 
     wanted_terms = u.hours_per_month is not None or u.term is not None
     terms: list[Term] = []
+    published: dict[str, bool] = {}
     if wanted_terms:
-        for p in sorted(set(providers[~spot].tolist())):
-            terms.extend(terms_of(p) or ())
+        for p in sorted(set(providers.tolist())):
+            found = terms_of(p)
+            published[p] = found is not None
+            terms.extend(found or ())
     keys = usage.offer_keys(providers, names, locations)
     hourly, upfront, length = usage.align_terms(keys, terms if wanted_terms else (), term=u.term)
     hourly[spot], upfront[spot], length[spot] = np.nan, np.nan, np.nan
@@ -163,6 +169,7 @@ def price(
                 effective_hourly=_f(paid.effective_hourly[i]) if asked else None,
                 monthly_cost=_f(paid.monthly_cost[i]) if asked else None,
                 terms=term_costs,
+                terms_published=published.get(str(providers[i])) if wanted_terms else None,
                 interruption=labels[band[i]] if band[i] >= 0 else None,
                 interruption_max_pct=_f(upper[i]),
                 compute=None if job is None else _f(job.compute[i]),

@@ -134,16 +134,24 @@ def interruption_mask(t: Table, max_interruption: float) -> np.ndarray:
     spot = np.asarray(t.spot, dtype=bool)
     upper = np.full(len(t), np.nan)
     rows = np.flatnonzero(spot)
-    sides = t.__dict__.get("sides")
-    if sides is not None and len(rows):
-        _, upper[rows], _ = bands.row_bands(
-            sides,
-            np.asarray(t.providers, dtype=str)[t.provider[rows]],
-            np.asarray(t.instance_names, dtype=str)[t.instance_name[rows]],
-            np.asarray(t.locations, dtype=str)[t.location[rows]],
-            np.ones(len(rows), dtype=bool),
-        )
+    upper[rows] = band_uppers(t, rows)
     return bands.spot_band_mask(spot, upper, max_interruption)
+
+
+def band_uppers(t: Table, rows: np.ndarray) -> np.ndarray:
+    """The upper bound (%) of the interruption band of each of `rows` (spot rows), NaN where
+    unknown."""
+    sides = t.__dict__.get("sides")
+    if sides is None or not len(rows):
+        return np.full(len(rows), np.nan)
+    _, upper, _ = bands.row_bands(
+        sides,
+        np.asarray(t.providers, dtype=str)[t.provider[rows]],
+        np.asarray(t.instance_names, dtype=str)[t.instance_name[rows]],
+        np.asarray(t.locations, dtype=str)[t.location[rows]],
+        np.ones(len(rows), dtype=bool),
+    )
+    return upper
 
 
 def shape_mask(t: Table, p: ParsedQuery, providers: Collection[str] | None) -> np.ndarray:
