@@ -37,7 +37,7 @@ def test_catalog_query_keywords_are_the_spec_s_in_query_filter_s_order():
 
 
 def test_every_check_kind_is_known_and_every_own_filter_has_its_predicate_and_mask():
-    assert {o.check for o in (*spec.FILTERS, *spec.VIEWS, *spec.HISTORY)} <= spec.CHECKS
+    assert {o.check for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS, *spec.HISTORY)} <= spec.CHECKS
     own = {o.name for o in spec.OWN}
     assert own == set(match.PREDICATES) == set(masks.MASKS)
     # The others are read into ParsedQuery fields of their own (or as given).
@@ -68,7 +68,7 @@ def _cli_actions() -> dict[str, list[argparse.Action]]:
 
 def test_the_cli_options_are_the_spec_s():
     actions = _cli_actions()
-    for o in (*spec.FILTERS, *spec.VIEWS):
+    for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS):
         got = actions[o.name]
         assert tuple(s for a in got for s in a.option_strings) == o.labels, o.name
         if o.switches:
@@ -84,9 +84,9 @@ def test_the_cli_options_are_the_spec_s():
 
 def test_the_http_parameters_are_the_spec_s():
     table = parameters.table()
-    wanted = [o.wire for o in (*spec.FILTERS, *spec.VIEWS)]
+    wanted = [o.wire for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS)]
     assert list(table) == [*wanted, "limit"]
-    for o in (*spec.FILTERS, *spec.VIEWS):
+    for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS):
         p = table[o.wire]
         assert (p.dest, p.kind, p.repeatable, p.choices) == (
             o.name,
@@ -105,9 +105,9 @@ def test_the_openapi_document_and_the_mcp_schemas_are_the_spec_s():
     doc = openapi.document()
     offers = doc["paths"]["/v1/offers"]["get"]["parameters"]
     names = [ref["$ref"].rsplit("/", 1)[1] for ref in offers]
-    assert names == [*(o.wire for o in (*spec.FILTERS, *spec.VIEWS)), "limit"]
+    assert names == [*(o.wire for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS)), "limit"]
     schemas = doc["components"]["parameters"]
-    for o in (*spec.FILTERS, *spec.VIEWS):
+    for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS):
         schema = schemas[o.wire]["schema"]
         kind = schema["items"]["type"] if o.repeatable else schema["type"]
         assert kind == o.wire_type and (schema["type"] == "array") == o.repeatable
@@ -127,3 +127,11 @@ def test_the_new_filter_is_on_every_door():
     r = parameters.parse([("min_memory_per_gpu", "16")])
     assert r.filters["min_memory_per_gpu"] == 16.0
     assert "min_memory_per_gpu" in spec.GPU_FILTERS
+
+
+def test_cost_options_are_no_filters_and_max_interruption_is_the_last_filter():
+    # The usage of issue 49 prices an answer (`Catalog.query_costs`): never a `QueryFilter`
+    # field, so a 0.1.x query is what it was. `max_interruption` filters: the last field.
+    fields = {f.name for f in dataclasses.fields(QueryFilter)}
+    assert fields.isdisjoint(spec.COST_NAMES)
+    assert spec.FILTERS[-1].name == "max_interruption" and "max_interruption" in fields
