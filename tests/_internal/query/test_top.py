@@ -107,8 +107,9 @@ def test_json_chunks_are_dumps_of_the_whole_answer():
 
     rows = [{"a": n, "b": "x" * n} for n in range(50)]
     whole = dumps({"offers": rows, "total": 70, "catalog": {"version": "v"}})
-    pieces = list(top.json_chunks(iter(rows), 70, {"version": "v"}, dumps, chunk_bytes=100))
+    batches = [rows[:1], [], rows[1:7], *([r] for r in rows[7:])]
+    pieces = list(top.json_chunks(batches, 70, {"version": "v"}, dumps, chunk_bytes=100))
     assert len(pieces) > 5 and b"".join(pieces) == whole
-    assert b"".join(top.json_chunks(iter([]), 0, None, dumps)) == dumps(
+    assert b"".join(top.json_chunks([[], []], 0, None, dumps)) == dumps(
         {"offers": [], "total": 0, "catalog": None}
     )

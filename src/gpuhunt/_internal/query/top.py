@@ -177,21 +177,26 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
 
 
 def json_chunks(
-    rows: Iterable[Any],
+    batches: Iterable[list[Any]],
     total: int,
     catalog: Any,
     dumps: Callable[[Any], bytes],
     chunk_bytes: int = 1 << 16,
 ) -> Iterator[bytes]:
-    """`dumps({"offers": [*rows], "total": total, "catalog": catalog})`, byte for byte, in
-    pieces of about `chunk_bytes`, each row encoded when it is reached (`dumps` writes
-    compact JSON, so an object is its members joined by `,` between `{` and `}`)."""
+    """`dumps({"offers": rows, "total": total, "catalog": catalog})`, byte for byte, where
+    `rows` are the `batches` one after another, in pieces of about `chunk_bytes`; each batch is
+    encoded when it is reached, by one `dumps` call (`dumps` writes compact JSON, so a list is
+    its items joined by `,` between `[` and `]`, and an object its members between `{` and
+    `}`)."""
     buffer = [b'{"offers":[']
-    size = 0
-    for n, r in enumerate(rows):
-        encoded = dumps(r)
-        buffer.append(encoded if n == 0 else b"," + encoded)
+    size, first = 0, True
+    for batch in batches:
+        if not batch:
+            continue
+        encoded = dumps(batch)[1:-1]
+        buffer.append(encoded if first else b"," + encoded)
         size += len(encoded) + 1
+        first = False
         if size >= chunk_bytes:
             yield b"".join(buffer)
             buffer, size = [], 0

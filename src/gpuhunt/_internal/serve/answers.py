@@ -178,7 +178,7 @@ class Service:
             return self._built_offers(request)
         found, table, loaded = chosen
         body = {
-            "offers": list(self._rows(found, table)),
+            "offers": [r for batch in self._rows(found, table) for r in batch],
             "total": found.total,
             "catalog": {"version": loaded.version, "source": loaded.source},
         }
@@ -231,17 +231,19 @@ class Service:
         self._check_stand_ins(request)
         return found[0], found[1], loaded
 
-    def _rows(self, found: top.Top, table: Table) -> Iterator[dict[str, Any]]:
-        """The `--json` rows of `found`, built a slice at a time."""
+    def _rows(self, found: top.Top, table: Table) -> Iterator[list[dict[str, Any]]]:
+        """The `--json` rows of `found`, built and given a slice at a time."""
         for start in range(0, len(found.rows), ROWS_AT_ONCE):
             part = found.rows[start : start + ROWS_AT_ONCE]
             distinct, where = np.unique(part, return_inverse=True)
             built = answers.items(table, distinct)
+            batch = []
             for n, i in enumerate(where.reshape(-1).tolist()):
                 out = render.as_dict(built[i])
                 if found.locations is not None:
                     out["locations"] = found.locations[start + n]
-                yield out
+                batch.append(out)
+            yield batch
 
     def _built_offers(self, request: Request) -> Reply:
         """The answer from `Catalog.query`'s whole list of offers."""
