@@ -128,11 +128,30 @@ def _first(key: np.ndarray | None, n: int, limit: int) -> np.ndarray:
     return candidates[np.argsort(key[candidates], kind="stable")][:limit]
 
 
-def _starts(sorted_keys: np.ndarray) -> np.ndarray:
-    """Where each run of equal values of a sorted array starts."""
-    if len(sorted_keys) == 0:
-        return np.zeros(0, dtype=np.intp)
-    return np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+def _first_of(groups: np.ndarray, n: int, k: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each of `n` groups, the smallest `at` among its members whose `k` is the group's
+    least (`n`... where a group has none): its first member in a stable sort by `k`. Linear:
+    `ufunc.at` over the members, no sort."""
+    least = np.full(n, np.inf)
+    np.minimum.at(least, groups, k)
+    tied = k == least[groups]
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, groups[tied], at[tied])
+    return first
+
+
+def _groups_of_shapes(table: Table) -> np.ndarray:
+    """Each shape's distinct offer (provider, instance type, spot) as a number; kept with the
+    table (its shapes never change)."""
+    found: np.ndarray | None = table.__dict__.get("_offer_of_shape")
+    if found is None:
+        by_shape = table._by_shape
+        assert by_shape is not None
+        name = by_shape.instance_name.astype(np.int64)
+        key = (name * len(table.providers) + by_shape.provider) * 2 + by_shape.spot
+        found = np.unique(key, return_inverse=True)[1].reshape(-1)
+        table.__dict__["_offer_of_shape"] = found
+    return found
 
 
 def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: int) -> Top:
@@ -140,40 +159,45 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     n = len(rows)
     if n == 0:
         return Top(rows[:0], [], 0)
-    position = np.arange(n)
+    parts = prepare(table)
+    position = np.arange(n, dtype=np.int64)
     k = np.zeros(n) if key is None else key
-    # A distinct offer: (provider, instance type, spot); read at the shape.
-    name = _shape_column(table, "instance_name", rows).astype(np.int64)
-    provider = _shape_column(table, "provider", rows).astype(np.int64)
-    spot = _shape_column(table, "spot", rows).astype(np.int64)
-    _, group = np.unique((name * len(table.providers) + provider) * 2 + spot, return_inverse=True)
-    group = group.reshape(-1)
+    of_shape = _groups_of_shapes(table)
+    group = of_shape[parts.shape_of_row[rows]]
+    count = int(of_shape.max()) + 1
     # A group's place in the answer is its first row's, in a stable sort by key.
-    order = np.lexsort((position, k, group))
-    starts = order[_starts(group[order])]
-    ranked = np.lexsort((starts, k[starts]))  # groups by (key, position) of their first row
-    chosen_groups = ranked[:limit]  # group numbers, in the answer's order
-    rank = np.full(int(group.max()) + 1, -1, dtype=np.int64)
-    rank[chosen_groups] = np.arange(len(chosen_groups))
+    least = np.full(count, np.inf)
+    np.minimum.at(least, group, k)
+    first = _first_of(group, count, k, position)
+    present = np.flatnonzero(first < n)
+    ranked = present[np.lexsort((first[present], least[present]))]
+    chosen = ranked[:limit]  # group numbers, in the answer's order
+    rank = np.full(count, -1, dtype=np.int64)
+    rank[chosen] = np.arange(len(chosen))
     sub = np.flatnonzero(rank[group] >= 0)
     g, p, sk = rank[group[sub]], table.price[rows[sub]], k[sub]
-    location = table.location[rows[sub]].astype(np.int64)
     # The offer shown: the cheapest row, the first in the answer of equally cheap ones.
-    o = np.lexsort((sub, sk, p, g))
-    offers = rows[sub[o[_starts(g[o])]]]
+    cheapest = np.full(len(chosen), np.inf)
+    np.minimum.at(cheapest, g, p)
+    at_cheapest = p == cheapest[g]
+    shown = _first_of(g[at_cheapest], len(chosen), sk[at_cheapest], sub[at_cheapest])
     # Locations: each once at its lowest price, cheapest first, ties in order of first
     # appearance in the answer.
-    pair = g * max(len(table.locations), 1) + location
-    o = np.lexsort((sub, sk, pair))
-    first = _starts(pair[o])
-    lowest = np.minimum.reduceat(p[o], first)
-    pair_group, pair_location = g[o][first], location[o][first]
-    o2 = np.lexsort((sub[o][first], sk[o][first], lowest, pair_group))
+    location = table.location[rows[sub]].astype(np.int64)
+    pairs, pair = np.unique(g * max(len(table.locations), 1) + location, return_inverse=True)
+    pair = pair.reshape(-1)
+    lowest = np.full(len(pairs), np.inf)
+    np.minimum.at(lowest, pair, p)
+    pair_key = np.full(len(pairs), np.inf)
+    np.minimum.at(pair_key, pair, sk)
+    pair_first = _first_of(pair, len(pairs), sk, sub)
+    pair_group = pairs // max(len(table.locations), 1)
+    order = np.lexsort((pair_first, pair_key, lowest, pair_group))
     names = table.locations
-    locations: list[list[str]] = [[] for _ in range(len(chosen_groups))]
-    for gi, li in zip(pair_group[o2].tolist(), pair_location[o2].tolist()):
+    locations: list[list[str]] = [[] for _ in range(len(chosen))]
+    for gi, li in zip(pair_group[order].tolist(), (pairs[order] % max(len(names), 1)).tolist()):
         locations[gi].append(names[li])
-    return Top(offers, locations, len(starts))
+    return Top(rows[shown], locations, len(present))
 
 
 def json_chunks(

@@ -16,10 +16,11 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+import anyio
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 MAX_QUERY = 16_384  # bytes of a query string
 # Answers asking for more offers than this are streamed as they are encoded, not cached.
 STREAM_ABOVE = 1000
+COMPUTING_AT_ONCE = 4  # answers of /v1/offers and /v1/explain being computed at a time
 
 
 def dumps(body: Any) -> bytes:
@@ -147,6 +149,11 @@ def _query_endpoint(
     cache: AnswerCache | None,
     encoded: Callable[[parameters.Request, Callable[[Any], bytes]], Encoded] | None = None,
 ) -> Callable[[HTTPRequest], Awaitable[Response]]:
+    # Answers computed at once, each in a thread of its own (a streamed answer holds one only
+    # while it encodes a piece): more would not answer sooner on a few cores, as the
+    # interpreter lock serialises the Python parts, but each would hold its masks and rows
+    # in memory meanwhile.
+    computing = anyio.CapacityLimiter(COMPUTING_AT_ONCE)
     # ETag -> the answer being computed: a query asked by many clients at once (the moment a
     # new version is loaded, every cached answer is new) is computed once, not once each.
     flights: dict[str, _Flight] = {}
@@ -162,11 +169,18 @@ def _query_endpoint(
         # A big answer is sent as it is encoded, a few rows at a time, and kept by no cache
         # (`Service.offers_encoded`): its memory is a slice of rows, not the whole answer.
         assert encoded is not None
-        e = await run_in_threadpool(encoded, q, dumps)
+        e = await anyio.to_thread.run_sync(encoded, q, dumps, limiter=computing)
         if _matches(request.headers.get("if-none-match"), e.etag):
             return _not_modified(e.etag, e.max_age)
+
+        async def pieces() -> AsyncIterator[bytes]:
+            while (
+                piece := await anyio.to_thread.run_sync(next, e.pieces, None, limiter=computing)
+            ) is not None:
+                yield piece
+
         return StreamingResponse(
-            e.pieces,
+            pieces(),
             200,
             headers={"ETag": e.etag, "Cache-Control": _cache_control(e.max_age)},
             media_type="application/json",
@@ -199,7 +213,7 @@ def _query_endpoint(
             if tag is not None:
                 flights[tag] = flight
             try:
-                body, etag_, age = await run_in_threadpool(compute, q)
+                body, etag_, age = await anyio.to_thread.run_sync(compute, q, limiter=computing)
                 flight.result = (body, etag_, age)
             except Exception as e:
                 flight.error = e
