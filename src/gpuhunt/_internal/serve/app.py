@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 MAX_QUERY = 16_384  # bytes of a query string
 # Answers asking for more offers than this are streamed as they are encoded, not cached.
 STREAM_ABOVE = 1000
-COMPUTING_AT_ONCE = 4  # answers of /v1/offers and /v1/explain being computed at a time
+COMPUTING_AT_ONCE = 2  # answers being computed at a time, per endpoint
 
 
 def dumps(body: Any) -> bytes:
