@@ -130,8 +130,8 @@ def _first(key: np.ndarray | None, n: int, limit: int) -> np.ndarray:
 
 def _first_of(groups: np.ndarray, n: int, k: np.ndarray, at: np.ndarray) -> np.ndarray:
     """For each of `n` groups, the smallest `at` among its members whose `k` is the group's
-    least (the int64 maximum for a group without members): its first member in a stable sort by `k`. Linear:
-    `ufunc.at` over the members, no sort."""
+    least (the int64 maximum for a group without members): its first member in a stable sort
+    by `k`. Linear: `ufunc.at` over the members, no sort."""
     least = np.full(n, np.inf)
     np.minimum.at(least, groups, k)
     tied = k == least[groups]
