@@ -17,17 +17,21 @@ import enum
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpuhunt._internal import query_checks
+import numpy as np
+
+from gpuhunt._internal import query_checks, registry
 from gpuhunt._internal.cli import render
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt._internal.query import spec
+from gpuhunt._internal.query import answers, spec, top
+from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.order import sort_offers
+from gpuhunt._internal.query.parsed import parsed
 from gpuhunt._internal.serve.parameters import ParameterError, Request, parameter_error
 from gpuhunt._version import __version__
 
@@ -35,15 +39,28 @@ if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog
     from gpuhunt._internal.explain import Explanation
     from gpuhunt._internal.load.loader import Loaded
+    from gpuhunt._internal.query.table import Table
 
 T = TypeVar("T")
 
 RELATIVE = {"age_seconds", "next_retry_in", "online_retry_in"}  # of status(): from now
+ROWS_AT_ONCE = 256  # offers built, turned into rows and encoded at a time
 ATTEMPTS = 5  # an answer computed across a reload is computed again, this many times at most
 
 
 class Unavailable(GPUHuntError):
     """No catalog to answer from (503): none loaded, or it kept changing under the answer."""
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """An answer already encoded: its body in `pieces` (read once), its `etag`, `max_age`
+    (as `Reply`'s) and how many offers it holds (`rows`)."""
+
+    pieces: Iterator[bytes]
+    etag: str
+    max_age: int | None
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -157,6 +174,88 @@ class Service:
     # -------------------------------------------------------------- the answers
 
     def offers(self, request: Request) -> Reply:
+        chosen = self._chosen(request)
+        if chosen is None:
+            return self._built_offers(request)
+        found, table, loaded = chosen
+        body = {
+            "offers": [r for batch in self._rows(found, table) for r in batch],
+            "total": found.total,
+            "catalog": {"version": loaded.version, "source": loaded.source},
+        }
+        return Reply(body, self._etag("offers", request, loaded), self.max_age(loaded))
+
+    def offers_encoded(self, request: Request, dumps: Callable[[Any], bytes]) -> Encoded:
+        """`offers(request)`'s body as `dumps` writes it, in pieces encoded a few rows at a
+        time as they are read (`top.json_chunks`): only the answer's first `limit` offers are
+        ever built, and a big answer is never held whole."""
+        chosen = self._chosen(request)
+        if chosen is None:
+            r = self._built_offers(request)
+            return Encoded(iter([dumps(r.body)]), r.etag, r.max_age, len(r.body["offers"]))
+        found, table, loaded = chosen
+        catalog = {"version": loaded.version, "source": loaded.source}
+        pieces = top.json_chunks(self._rows(found, table), found.total, catalog, dumps)
+        tag = self._etag("offers", request, loaded)
+        return Encoded(pieces, tag, self.max_age(loaded), len(found.rows))
+
+    def _chosen(self, request: Request) -> tuple[top.Top, Table, Loaded] | None:
+        """The answer's first rows, chosen on the loaded table's columns (`query.top`); None
+        where only `Catalog.query` answers as asked: a catalog with online providers added,
+        or online providers' offers in the table standing in for them."""
+        if self.catalog.online_providers:
+            return None
+        args = request.args
+
+        def compute() -> tuple[top.Top, Table] | None:
+            if args.gpu_name:
+                problems = self.catalog.gpu_name_problems(args.gpu_name)
+                if problems:
+                    raise ParameterError("gpu", "gpu: " + "; ".join(problems), 422)
+            q = make_filter(**request.filters)
+            loaded = self.catalog.current()  # as a query does: may start a reload
+            if loaded is None:
+                return None
+            table = loaded.table
+            wanted = parsed(q).providers
+            asked = [p for p in table.providers if wanted is None or p in wanted]
+            offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
+            if not offline or any(registry.spec(p).online for p in asked):
+                return None
+            rows = table.select(q, None if set(table.providers) <= set(offline) else offline)
+            sort = args.sort or "price"
+            return top.top(table, rows, sort, request.limit, bool(args.all_regions)), table
+
+        found, loaded = self._consistent(compute)
+        if found is None:
+            return None
+        self._check_stand_ins(request)
+        return found[0], found[1], loaded
+
+    def _check_stand_ins(self, request: Request) -> None:
+        try:
+            query_checks.check_stand_ins(
+                request.args.provider, False, lambda: self.catalog.status().offers
+            )
+        except QueryInputError as e:
+            raise parameter_error(e) from None
+
+    def _rows(self, found: top.Top, table: Table) -> Iterator[list[dict[str, Any]]]:
+        """The `--json` rows of `found`, built and given a slice at a time."""
+        for start in range(0, len(found.rows), ROWS_AT_ONCE):
+            part = found.rows[start : start + ROWS_AT_ONCE]
+            distinct, where = np.unique(part, return_inverse=True)
+            built = answers.items(table, distinct)
+            batch = []
+            for n, i in enumerate(where.reshape(-1).tolist()):
+                out = render.as_dict(built[i])
+                if found.locations is not None:
+                    out["locations"] = found.locations[start + n]
+                batch.append(out)
+            yield batch
+
+    def _built_offers(self, request: Request) -> Reply:
+        """The answer from `Catalog.query`'s whole list of offers."""
         args = request.args
 
         def compute() -> list[CatalogItem]:
@@ -167,10 +266,7 @@ class Service:
             return self.catalog.query(**request.filters)
 
         offers, loaded = self._consistent(compute)
-        try:
-            query_checks.check_stand_ins(args.provider, False, lambda: self.catalog.status().offers)
-        except QueryInputError as e:
-            raise parameter_error(e) from None
+        self._check_stand_ins(request)
         sort_offers(offers, args.sort)
         rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
         body = {
