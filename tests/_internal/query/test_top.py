@@ -1,5 +1,5 @@
 """`query.top`: the first rows of an answer chosen on the columns are the rows the whole
-answer gives once built, sorted (`render.sort_offers`) and collapsed (`collapse_regions`),
+answer gives once built, sorted (`order.sort_offers`) and collapsed (`collapse_regions`),
 over random catalogs, every sort, both views and limits below, at and above the match count."""
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuhunt._internal.cli import render
 from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.models import QueryFilter
-from gpuhunt._internal.query import answers, top
+from gpuhunt._internal.query import answers, order, top
 from gpuhunt._internal.query.table import combine
 from tests.helpers import item
 
@@ -53,7 +52,7 @@ def _table(items):
 
 def _expected(table, rows, sort, limit, all_regions):
     built = answers.items(table, rows)
-    render.sort_offers(built, sort)
+    order.sort_offers(built, sort)
     if all_regions:
         return built[:limit], None, len(built)
     collapsed = collapse_regions(built)
