@@ -769,8 +769,8 @@ def test_aws_spot_offers_are_the_dated_spot_prices_of_published_offers(snapshot)
             **twin.provider_data,
             "observed_at": None,
         }, key
-        assert item.provider_data["observed_at"] == "2025-11-30T00:00:00Z", key
-        assert twin.provider_data["observed_at"] == "2026-01-21T00:00:00Z", key
+        assert item.observed_at == "2025-11-30T00:00:00Z", key
+        assert twin.observed_at == "2026-01-21T00:00:00Z", key
     assert {(i.instance_name, i.location) for i in spot} == set(spot_prices) & set(on_demand)
     # What 0.1.34's tests look for, and the regions the source has spot prices for (no local
     # zone or GovCloud region among them).
@@ -1440,7 +1440,7 @@ def test_gcp_offers_carry_their_sources_dates_when_loaded(offline_catalog, snaps
     pricing_yml = dt.datetime(2026, 7, 30, 6, 13, 17, tzinfo=dt.timezone.utc)
     assert {i.observed_at for i in l4} == {pricing_yml}
     # In the bundled file itself, not only after the loader's stamp: no GCP offer is undated.
-    stamps = {i.provider_data.get("observed_at") for i in offers(snapshot, "gcp")}
+    stamps = {i.observed_at for i in offers(snapshot, "gcp")}
     assert stamps == {"2026-05-20T04:50:10Z", "2026-07-30T06:13:17Z"}
 
 
@@ -1591,7 +1591,7 @@ def test_seeweb_prices_are_usd_with_the_native_eur_price_and_rate_beside_them(sn
         assert data["price_native"] == listed[(i.instance_name, i.location, i.spot)], i
         assert i.price == round(data["price_native"] * 1.1172, 6), i
     a100 = next(i for i in seeweb if i.instance_name == "ECS1GPU3" and i.location == "it-fr2")
-    assert (a100.provider_data["price_native"], a100.price) == (0.99, 1.106028)
+    assert (a100.price_native, a100.price) == (0.99, 1.106028)
     assert snapshot.manifest is not None
     assert snapshot.manifest["providers"]["seeweb"]["fx"] == [
         {
@@ -1844,7 +1844,7 @@ def test_every_aws_offer_carries_the_date_of_its_own_source(snapshot):
     aws = offers(snapshot, "aws")
     got = Counter(
         (
-            i.provider_data["observed_at"],
+            i.observed_at,
             "spot"
             if i.spot
             else "cpu"

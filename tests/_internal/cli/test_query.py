@@ -53,7 +53,7 @@ RUNPOD = [
         gpu_name="A100",
         gpu_memory=80.0,
         location="EU-SE-1",
-        provider_data={"cuda_version": "12.8"},
+        cuda_version="12.8",
     ),
     item(
         "runpod",
@@ -62,7 +62,7 @@ RUNPOD = [
         gpu_name="A100",
         gpu_memory=80.0,
         location="US",
-        provider_data={"cuda_version": "12.4"},
+        cuda_version="12.4",
     ),
 ]
 
@@ -478,27 +478,27 @@ STATE = [
         price=1.15,
         instance_name="ECS1GPU3",
         location="it-fr2",
-        provider_data={
-            "currency": "EUR",
-            "price_native": 0.99,
-            "fx_rate": 1.1616,
-            "fx_date": "2026-12-01",
-            "observed_at": "2026-12-01T06:00:00Z",
-        },
+        currency="EUR",
+        price_native=0.99,
+        fx_rate=1.1616,
+        fx_date="2026-12-01",
+        observed_at="2026-12-01T06:00:00Z",
     ),
     item(
         "shadeform",
         price=2.0,
         instance_name="lambdalabs_A100",
         location="us-south-1",
-        provider_data={"resold_from": "lambdalabs", "available": True},
+        resold_from="lambdalabs",
+        available=True,
     ),
     item(
         "shadeform",
         price=2.5,
         instance_name="own_A100",
         location="us-south-1",
-        provider_data={"available": False, "observed_at": "2020-01-01T00:00:00Z"},
+        available=False,
+        observed_at="2020-01-01T00:00:00Z",
     ),
 ]
 

@@ -102,7 +102,7 @@ def _set_column(name, value):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda h: h.update(format=2), "unknown column file format"),
+        (lambda h: h.update(format=99), "unknown column file format"),
         (lambda h: h.update(provider="gcp"), "not 'aws'"),
         (lambda h: h.update(csv_sha256="0" * 64), "another CSV"),
         (lambda h: h.update(rows=10**6), "runs past the end"),

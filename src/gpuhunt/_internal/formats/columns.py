@@ -23,12 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from gpuhunt._internal import offer_spec
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, STRING_LISTS, VENDORS, Table
 from gpuhunt._internal.schema import check_json as check_json  # used by load.warm too
 
 MAGIC = b"GPUHUNT-COLUMNS\n"
-FORMAT = 1
+# 2: `provider_datas` holds offer texts (`offer_spec`); a format-1 file, whose provider_data
+# may carry the library's keys, is refused and its CSV read instead (which moves them out).
+FORMAT = 2
 MAX_HEADER_BYTES = 64 * 1024 * 1024
 _LISTS = [name for column, name in STRING_LISTS.items() if column != "provider"]
 # Codes that may be -1 ("none"); every other code column must point into its list.
@@ -181,7 +184,7 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
             raise ValueError(f"string list {name} is missing or not strings")
         lists[name] = values
     for text in lists["provider_datas"]:
-        check_json(text)
+        check_offer_text(text)
     for column, name in STRING_LISTS.items():
         if column != "provider":
             check_codes(columns[column], len(lists[name]), column)
@@ -202,6 +205,11 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         skipped={provider: skipped} if skipped else {},
         **fields,
     )
+
+
+def check_offer_text(text: str) -> str:
+    """A column file's offer text (`offer_spec`) checked whole; raises ValueError otherwise."""
+    return offer_spec.check_text(text, check_json)
 
 
 def check_codes(codes: np.ndarray, size: int, column: str) -> None:
