@@ -15,6 +15,8 @@ LAYERS = [
     {
         "vocabulary",
         "offer_state",
+        "offer_spec",
+        "rows",
         "models",
         "forks",
         "frozen",

@@ -249,7 +249,7 @@ def _generated_catalog(seed: int, offers: int):
                 cpu=rng.choice([4, 8]),
                 memory=rng.choice([16.0, 32.5]),
                 disk_size=rng.choice([None, 100.0]),
-                provider_data=rng.choice(
+                **rng.choice(
                     [{}, {}, {"observed_at": "2026-11-30T00:00:00Z"}, {"available": True}]
                 ),
                 **kw,
@@ -382,7 +382,7 @@ def test_offer_marks_say_what_each_offer_says_about_itself():
         item("lambdalabs", location="us-east-1", available=True),
         item("lambdalabs", location="us-west-1", available=False),
         item("lambdalabs", location="eu-west-1"),  # the provider does not say
-        item("seeweb", instance_name="ECS1GPU3", location="it-fr2", provider_data=converted),
+        item("seeweb", instance_name="ECS1GPU3", location="it-fr2", **converted),
         item(
             "shadeform",
             instance_name="lambdalabs_H100",
