@@ -29,9 +29,11 @@ from gpuhunt._internal.query.table import ARCHS, STORED_COLUMNS, STRING_LISTS, V
 from gpuhunt._internal.schema import check_json as check_json  # used by load.warm too
 
 MAGIC = b"GPUHUNT-COLUMNS\n"
-# 2: `provider_datas` holds offer texts (`offer_spec`); a format-1 file, whose provider_data
-# may carry the library's keys, is refused and its CSV read instead (which moves them out).
+# 2: `provider_datas` holds offer texts (`offer_spec`). A format-1 file (catalogs published
+# before) holds provider_data texts that may carry the library's keys: they are moved out as
+# its CSV's reader moves them (`offer_spec.migrate`, once per distinct text).
 FORMAT = 2
+_READ_FORMATS = (1, 2)
 MAX_HEADER_BYTES = 64 * 1024 * 1024
 _LISTS = [name for column, name in STRING_LISTS.items() if column != "provider"]
 # Codes that may be -1 ("none"); every other code column must point into its list.
@@ -144,7 +146,7 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         raise ValueError(f"header is not JSON ({type(e).__name__})") from None
     if not isinstance(header, dict):
         raise ValueError("header is not a JSON object")
-    if header.get("format") != FORMAT:
+    if header.get("format") not in _READ_FORMATS:
         raise ValueError(f"unknown column file format {header.get('format')!r}")
     if header.get("provider") != provider:
         raise ValueError(f"it holds {header.get('provider')!r}, not {provider!r}")
@@ -183,6 +185,10 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             raise ValueError(f"string list {name} is missing or not strings")
         lists[name] = values
+    if header["format"] == 1:
+        lists["provider_datas"] = [
+            offer_spec.migrate(check_json(t)) for t in lists["provider_datas"]
+        ]
     for text in lists["provider_datas"]:
         check_offer_text(text)
     for column, name in STRING_LISTS.items():
