@@ -97,6 +97,9 @@ def test_old_keys_move_out_and_the_rest_is_written_as_before():
     # A value of the wrong type is the provider's own: it stays.
     odd = json.dumps({"available": "yes"})
     assert offer_spec.migrate(odd) == odd
+    # Nothing to move, in the provider's own spacing: the text is kept byte for byte.
+    for text in ('{"available":"yes"}', '{"a":{"observed_at":"2026-12-02T08:00:00Z"}}'):
+        assert offer_spec.migrate(text) == text
 
 
 def test_csv_round_trip_keeps_provider_data_exactly():

@@ -278,7 +278,8 @@ def migrate(provider_json: str) -> str:
         if value is not None:
             cells[k] = write_cell(f.name, value)
             del data[f.name]
-    found = join(json.dumps(data, sort_keys=True), cells)
+    # Nothing moved (a name inside a value, a value of the wrong type): the text as it was.
+    found = join(json.dumps(data, sort_keys=True), cells) if any(cells) else provider_json
     if len(_migrated) < 100_000:
         _migrated[provider_json] = found
     return found
