@@ -267,3 +267,24 @@ def test_availability_listed_shapes_are_available_and_taken_ones_absent() -> Non
         ("vm-mi300x-2", True),
     ]
     assert not [o for o in offers if o.instance_name.startswith("bm-")]
+
+
+@responses.activate
+def test_through_a_catalog_provider_data_is_exactly_the_specs(tmp_path) -> None:
+    """As dstack 0.22.5's `test_keeps_specs_in_backend_data` sees it: its backend_data is the
+    offer's provider_data, which must be `{"vm_specs": ...}` and nothing else, also after
+    `Catalog.query` (which stamps when the offer was read, as a field of its own)."""
+    from gpuhunt import Catalog
+    from gpuhunt._internal.load.settings import Settings
+
+    answer = load("virtual_machines_available_probe_shim.json")
+    responses.get(URL, json=answer)
+    responses.get(BM_URL, body="null", content_type="application/json")
+    catalog = Catalog(settings=Settings(catalog_dir=str(tmp_path)), auto_reload=False)
+    catalog.add_provider(provider())
+    offers = catalog.query(provider="hotaisle")
+    assert sorted(o.instance_name for o in offers) == ["vm-mi300x-1", "vm-mi300x-2"]
+    by_name = {o.instance_name: o for o in offers}
+    for name, shape in (("vm-mi300x-1", answer[1]), ("vm-mi300x-2", answer[0])):
+        assert by_name[name].provider_data == {"vm_specs": shape["Specs"]}
+        assert by_name[name].available is True and by_name[name].observed_at is not None
