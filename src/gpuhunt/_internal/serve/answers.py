@@ -1,5 +1,5 @@
 """What `gpuhunt serve` and `gpuhunt mcp` answer, over one process-wide `Catalog`: the offers
-of a request (the rows `gpuhunt query --json` prints, through `render.as_dict`), its
+of a request (the rows `gpuhunt query --json` prints, through `rows.offer_row`), its
 explanation, and the catalog's status, each as a JSON-ready value with the ETag and the
 freshness that go with it. No HTTP or MCP here: both doors call `Service`.
 
@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from gpuhunt._internal import query_checks, registry
-from gpuhunt._internal.cli import render
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
@@ -32,6 +31,7 @@ from gpuhunt._internal.query import answers, spec, top
 from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.order import sort_offers
 from gpuhunt._internal.query.parsed import parsed
+from gpuhunt._internal.rows import offer_row
 from gpuhunt._internal.serve.parameters import ParameterError, Request, parameter_error
 from gpuhunt._version import __version__
 
@@ -82,7 +82,7 @@ def jsonable(value: Any) -> Any:
     """`value` as JSON can write it: offers as `--json` rows, enums as their values, dates in
     ISO 8601, tuples as lists, dataclasses as objects, non-finite floats as null."""
     if isinstance(value, CatalogItem):
-        return jsonable(render.as_dict(value))
+        return jsonable(offer_row(value))
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, dict):
@@ -108,8 +108,8 @@ def row(r: CatalogItem | CollapsedOffer) -> dict[str, Any]:
     distinct offer, `all_regions=false`) is its cheapest location's row, plus `locations`,
     every location selling it, cheapest first."""
     if isinstance(r, CollapsedOffer):
-        return {**render.as_dict(r.offer), "locations": list(r.locations)}
-    return render.as_dict(r)
+        return {**offer_row(r.offer), "locations": list(r.locations)}
+    return offer_row(r)
 
 
 def explanation(e: Explanation) -> dict[str, Any]:
@@ -248,7 +248,7 @@ class Service:
             built = answers.items(table, distinct)
             batch = []
             for n, i in enumerate(where.reshape(-1).tolist()):
-                out = render.as_dict(built[i])
+                out = offer_row(built[i])
                 if found.locations is not None:
                     out["locations"] = found.locations[start + n]
                 batch.append(out)
