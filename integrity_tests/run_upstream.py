@@ -50,7 +50,7 @@ import sys
 import types
 
 from gpuhunt._internal.formats.csv import ReadStats, load
-from gpuhunt._internal.schema import FIELDS
+from gpuhunt._internal.schema import CONTRACT_FIELDS, FIELDS
 
 
 def item_from_row(row, *, provider):
@@ -66,7 +66,8 @@ def item_from_row(row, *, provider):
 
 
 storage = types.ModuleType("gpuhunt._internal.storage")
-storage.CATALOG_V2_FIELDS = list(FIELDS)
+# 0.1.34's own columns (ours add the library's own after them, which 0.1.34 ignores).
+storage.CATALOG_V2_FIELDS = list(CONTRACT_FIELDS)
 storage.item_from_row = item_from_row
 sys.modules["gpuhunt._internal.storage"] = storage
 

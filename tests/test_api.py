@@ -64,6 +64,16 @@ def test_catalog_item_fields_and_validation():
         "flags",
         "cpu_arch",
         "provider_data",
+        # The library's own (issue 46), after the contract's, each with a default: 0.1.x
+        # construction, positional or by keyword, is unchanged.
+        "observed_at",
+        "available",
+        "resold_from",
+        "currency",
+        "price_native",
+        "fx_rate",
+        "fx_date",
+        "cuda_version",
     ]
     with pytest.raises(ValueError):
         gpuhunt.CatalogItem(

@@ -32,6 +32,7 @@ from gpuhunt._internal import registry, rentable
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import load as csv_load
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
+from gpuhunt._internal.offer_spec import iso_z
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = {"recorded API answers", "public price list", "published third-party catalog"}
@@ -132,6 +133,11 @@ PINNED = {
         "661e573878f591e8570cd4e9cb3c25f7883ca8bbe6419fad2b63d1a2915b4d29"
     ),
 }
+
+
+def iso(when: dt.datetime | None) -> str | None:
+    """An offer's `observed_at` as the contract's text."""
+    return None if when is None else iso_z(when)
 
 
 def make_snapshot():
@@ -857,12 +863,9 @@ def test_aws_spot_offers_are_the_dated_spot_prices_of_published_offers(snapshot)
         assert [getattr(item, f) for f in fields] == [getattr(twin, f) for f in fields], key
         assert item.flags == twin.flags, key
         # Each dated by its own source: the spot prices' file is older than the on-demand one.
-        assert {**item.provider_data, "observed_at": None} == {
-            **twin.provider_data,
-            "observed_at": None,
-        }, key
-        assert item.provider_data["observed_at"] == "2025-11-30T00:00:00Z", key
-        assert twin.provider_data["observed_at"] == "2026-01-21T00:00:00Z", key
+        assert item.provider_data == twin.provider_data, key
+        assert iso(item.observed_at) == "2025-11-30T00:00:00Z", key
+        assert iso(twin.observed_at) == "2026-01-21T00:00:00Z", key
     assert {(i.instance_name, i.location) for i in spot} == set(spot_prices) & set(on_demand)
     # What 0.1.34's tests look for, and the regions the source has spot prices for (no local
     # zone or GovCloud region among them).
@@ -1023,7 +1026,7 @@ def test_jarvislabs_seeweb_daytona_prices_are_as_listed(snapshot):
     for name in ["jarvislabs", "seeweb", "daytona"]:
         # Seeweb's listed prices are EUR: what it lists is the native price beside the USD one.
         got = {
-            (i.instance_name, i.location, i.spot): i.provider_data.get("price_native", i.price)
+            (i.instance_name, i.location, i.spot): i.price_native or i.price
             for i in offers(snapshot, name)
         }
         assert got == listed_prices(f"skypilot_v8_{name}_vms.csv"), name
@@ -1532,7 +1535,7 @@ def test_gcp_offers_carry_their_sources_dates_when_loaded(offline_catalog, snaps
     pricing_yml = dt.datetime(2026, 7, 30, 6, 13, 17, tzinfo=dt.timezone.utc)
     assert {i.observed_at for i in l4} == {pricing_yml}
     # In the bundled file itself, not only after the loader's stamp: no GCP offer is undated.
-    stamps = {i.provider_data.get("observed_at") for i in offers(snapshot, "gcp")}
+    stamps = {iso(i.observed_at) for i in offers(snapshot, "gcp")}
     assert stamps == {"2026-05-20T04:50:10Z", "2026-07-30T06:13:17Z"}
 
 
@@ -1669,21 +1672,21 @@ def test_gcp_region_list_is_read_at_the_pricing_files_commit():
 
 def test_seeweb_prices_are_usd_with_the_native_eur_price_and_rate_beside_them(snapshot):
     """Seeweb bills in EUR; the snapshot's `price` is USD at a dated ECB rate, the EUR price, the
-    rate and its date are in provider_data, and the manifest records the rate."""
+    rate and its date are the offer's own fields, and the manifest records the rate."""
     listed = listed_prices("skypilot_v8_seeweb_vms.csv")
     seeweb = list(offers(snapshot, "seeweb"))
     assert seeweb
     for i in seeweb:
-        data = i.provider_data
-        assert (data["currency"], data["fx_rate"], data["fx_date"]) == (
+        assert i.provider_data == {}
+        assert (i.currency, i.fx_rate, i.fx_date) == (
             "EUR",
             1.1172,  # ECB euro reference rate of 2026-10-30: 1 EUR = 1.1172 USD
             "2026-10-30",
         ), i
-        assert data["price_native"] == listed[(i.instance_name, i.location, i.spot)], i
-        assert i.price == round(data["price_native"] * 1.1172, 6), i
+        assert i.price_native == listed[(i.instance_name, i.location, i.spot)], i
+        assert i.price == round(i.price_native * 1.1172, 6), i
     a100 = next(i for i in seeweb if i.instance_name == "ECS1GPU3" and i.location == "it-fr2")
-    assert (a100.provider_data["price_native"], a100.price) == (0.99, 1.106028)
+    assert (a100.price_native, a100.price) == (0.99, 1.106028)
     assert snapshot.manifest is not None
     assert snapshot.manifest["providers"]["seeweb"]["fx"] == [
         {
@@ -1936,7 +1939,7 @@ def test_every_aws_offer_carries_the_date_of_its_own_source(snapshot):
     aws = offers(snapshot, "aws")
     got = Counter(
         (
-            i.provider_data["observed_at"],
+            iso(i.observed_at),
             "spot"
             if i.spot
             else "cpu"

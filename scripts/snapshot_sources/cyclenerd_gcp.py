@@ -26,8 +26,8 @@ vCPUs, memory, GPUs and any bundled local SSD, as Cyclenerd totals them). Decisi
   collector writes them: one RTX PRO 6000 with the VRAM of the share (12, 24, 48 GB); any other
   fractional GPU would be left out (`Converted.fractional`).
 - `disk_size` is unknown (not in the file); CPU architecture x86 (no Arm type is kept);
-  `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here)
-  and `observed_at`, the file's own `about.timestamp` (2026-07-30T06:13:17Z, the `generated`
+  `provider_data` is the collector's `{"is_dws_calendar_mode": false}` (no DWS prices here);
+  `observed_at` (the offer's own field) is the file's own `about.timestamp` (2026-07-30T06:13:17Z, the `generated`
   line's time): the GCP part mixes two dates (the N1+GPU, A4 and TPU offers are of 2026-05-20),
   so each offer carries its own and the manifest gives the older as a lower bound.
 - The excerpt keeps the GPU machine types (A2, A3, G2, G4) and E2; other CPU families are not
@@ -208,7 +208,8 @@ def convert(
                         cpu_arch=CPUArchitecture.X86,
                         # As the collector writes it on every VM offer (dstack reads it); the
                         # file has no DWS calendar-mode prices.
-                        provider_data={"is_dws_calendar_mode": False, "observed_at": observed},
+                        provider_data={"is_dws_calendar_mode": False},
+                        observed_at=observed,
                     )
                 )
     return out

@@ -51,7 +51,7 @@ Decisions:
   the accelerator, for the accelerators that list names (T4, V100, B200, TPU v3 `ct3`, v5e
   `ct5lp`, v5p `ct5p`, v6e `ct6e`); TPU v2 and v4 are Cloud TPU only, not in that list: their
   zones are the file's. The list narrows, never adds.
-- Dated: every offer carries `provider_data["observed_at"]` = the commit's time
+- Dated: every offer carries `observed_at` = the commit's time
   (`OBSERVED_AT`), which the loader keeps instead of stamping the GCP part's `collected_at`.
   A row that repeats another exactly (the file lists some zones twice) is counted and made once;
   two rows of one key with different prices make none.
@@ -108,7 +108,7 @@ SLICE_BILLED = {"a4-highgpu-8g": ("B200", 8)}
 TPU_ACCELERATOR_TYPES = {"v3": "ct3", "v5litepod": "ct5lp", "v5p": "ct5p", "v6e": "ct6e"}
 # Versions whose slice name counts TensorCores (two per chip) rather than chips.
 TPU_CORES_NAMED = frozenset({"v2", "v3", "v4", "v5p"})
-DATED = {"observed_at": OBSERVED_AT}
+DATED = {"observed_at": OBSERVED_AT}  # the offers' own field (`CatalogItem.observed_at`)
 # The N1 machine types Compute Engine lists (gcloud's machine-types list); n1-megamem/ultramem
 # are m1 aliases (no GPU) and the file's `n1-<RAM>-<vCPUs>-tpu` rows are TPU hosts, not types.
 N1_TYPES = re.compile(r"^n1-(?:standard|highmem|highcpu)-\d+$")
@@ -260,7 +260,8 @@ def convert_tpus(
                     spot=spot,
                     disk_size=None,
                     gpu_vendor=AcceleratorVendor.GOOGLE,
-                    provider_data={"is_dws_calendar_mode": False, **DATED},
+                    provider_data={"is_dws_calendar_mode": False},
+                    **DATED,
                 )
             )
     return out
@@ -353,7 +354,8 @@ def convert_attached(
                             machine, gcp.Capacity.SPOT if spot else gcp.Capacity.ON_DEMAND
                         ),
                         cpu_arch=CPUArchitecture.X86,
-                        provider_data={"is_dws_calendar_mode": False, **DATED},
+                        provider_data={"is_dws_calendar_mode": False},
+                        **DATED,
                     )
                 )
     return out

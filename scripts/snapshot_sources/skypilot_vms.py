@@ -81,7 +81,7 @@ class Conversion:
     locate: Callable[[str], str] | None = None
     # The currency SkyPilot's fetcher wrote `Price` in (it copies the provider's own number:
     # Seeweb's `hourly_price` is EUR), and the day of the ECB reference rate that turns it into
-    # USD (`_internal/currency.py`); the native price, rate and date go into `provider_data`.
+    # USD (`_internal/currency.py`); the native price, rate and date go into the offer's own fields.
     currency: str = "USD"
     fx_date: str | None = None
     # SkyPilot's CUDO catalog enumerates vCPU/RAM sizes of its own choosing per machine type
@@ -379,7 +379,7 @@ def convert(conversion: Conversion, path: Path | None = None) -> Converted:
                         gpu_vendor=vendor,
                         flags=flags,
                         cpu_arch=CPUArchitecture.ARM if arm else CPUArchitecture.X86,
-                        provider_data=currency.native_fields(price, rate) if rate else {},
+                        **(currency.native_fields(price, rate) if rate else {}),
                     )
                 )
     if conversion.balanced_sizes_only:

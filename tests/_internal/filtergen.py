@@ -20,8 +20,9 @@ from typing import Any
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt._internal import geography
-from gpuhunt._internal.constraints import get_compute_capability, offer_cuda_version
+from gpuhunt._internal.constraints import get_compute_capability
 from gpuhunt._internal.form_factor import form_factor_words
+from gpuhunt._internal.offer_state import cuda_version_of
 from tests.helpers import possible_ranges
 
 NV, AMD, GOOGLE, INTEL = (
@@ -63,9 +64,9 @@ REGIONS = [
     "FIN-01",
     "mars-1",
 ]
-# What hosts say of their CUDA version (provider_data["cuda_version"]), as providers write it:
+# What hosts say of their CUDA version (`CatalogItem.cuda_version`), as providers write it:
 # 12.10 is newer than 12.8, and a version that cannot be read counts as not given.
-CUDA_VERSIONS: list[Any] = ["12.8", "12.10", 12.4, "13.0", 12, "12.2", "bad"]
+CUDA_VERSIONS: list[Any] = ["12.8", "12.10", "12.4", "13.0", "12", "12.2", "bad"]
 
 
 # What collectors write as `provider_data["form_factor"]` (one not in FORM_FACTORS counts as
@@ -78,33 +79,39 @@ INSTANCE_SUFFIXES = ["", "", "", "_sxm5", "-pcie", " NVL", "-SXM4-80GB", "_pcie_
 FAMILY_NAMES = ["p5.48xlarge", "a3-highgpu-8g", "Standard_NC24ads_A100_v4", "BM.GPU.GB200.4"]
 
 
-# Observation times: a day old, years old, and one no reader can read (kept as undated).
+# Observation times: a day old, years old, and none (undated).
 OBSERVED = [
     (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
     "2020-01-01T00:00:00Z",
-    "not a time",
+    None,
 ]
 MAX_AGES = [dt.timedelta(days=30), dt.timedelta(days=36500), dt.timedelta(0)]
 
 
-def random_provider_data(rnd: random.Random) -> dict[str, Any]:
-    """Half the offers say which CUDA version their host runs (as RunPod and Vast.ai do); some
-    say their form factor or carry the provider's GPU name."""
-    data: dict[str, Any] = {"cuda_version": rnd.choice(CUDA_VERSIONS)} if rnd.random() < 0.5 else {}
+def random_offer_fields(rnd: random.Random) -> dict[str, Any]:
+    """Keyword arguments of an offer's provider_data and the library's own fields: half the
+    offers say which CUDA version their host runs (as RunPod and Vast.ai do); some say their
+    form factor or carry the provider's GPU name (provider_data); some whether they were
+    available, when they were observed (recently, long ago) and whose machine they resell."""
+    own: dict[str, Any] = {"cuda_version": rnd.choice(CUDA_VERSIONS)} if rnd.random() < 0.5 else {}
+    data: dict[str, Any] = {}
     if rnd.random() < 0.2:
         data["form_factor"] = rnd.choice(FORM_FACTOR_DATA)
     if rnd.random() < 0.1:
         data["gpu_type"] = rnd.choice(GPU_TYPES)
-    # What the offer says about itself (the shared provider_data keys): some say whether they
-    # were available, when they were observed (recently, long ago, unreadably) and whose
-    # machine they resell.
     if rnd.random() < 0.4:
-        data["available"] = rnd.random() < 0.6
+        own["available"] = rnd.random() < 0.6
     if rnd.random() < 0.6:
-        data["observed_at"] = rnd.choice(OBSERVED)
+        own["observed_at"] = rnd.choice(OBSERVED)
     if rnd.random() < 0.15:
-        data["resold_from"] = rnd.choice(["lambdalabs", "scaleway"])
-    return data
+        own["resold_from"] = rnd.choice(["lambdalabs", "scaleway"])
+    return {"provider_data": data, **own}
+
+
+def _with_row(fields: dict[str, Any], k: int) -> dict[str, Any]:
+    if k % 10 == 0:
+        fields["provider_data"] = {**fields["provider_data"], "row": k}
+    return fields
 
 
 def random_instance_name(rnd: random.Random, k: int) -> str:
@@ -163,7 +170,7 @@ def random_offers(
                 location=rnd.choice(REGIONS),
                 price=rnd.choice(list(prices)),
                 spot=rnd.random() < 0.3,
-                provider_data={**random_provider_data(rnd), **({"row": k} if k % 10 == 0 else {})},
+                **_with_row(random_offer_fields(rnd), k),
                 **shape,
             )
         )
@@ -189,7 +196,7 @@ def compute_capability_of(o: CatalogItem) -> tuple[int, int] | None:
 
 
 def cuda_of(o: CatalogItem) -> tuple[int, int] | None:
-    return offer_cuda_version(o.provider_data)
+    return cuda_version_of(o.cuda_version)
 
 
 def above(v: Any) -> Any:

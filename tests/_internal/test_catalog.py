@@ -4,14 +4,16 @@ import os
 import subprocess
 import sys
 import threading
+import zipfile
 
+import numpy as np
 import pytest
 import requests
 import urllib3
 
 import gpuhunt
 from gpuhunt import Catalog, CatalogError, UnknownProviderError
-from gpuhunt._internal import default
+from gpuhunt._internal import default, schema
 from gpuhunt._internal.errors import CatalogDownloadError
 from gpuhunt._internal.formats import columns, csv_table
 from gpuhunt._internal.formats.archive import sha256, write_archive
@@ -639,3 +641,102 @@ def test_close_stops_a_download_in_progress_without_backing_off(tmp_path):
     assert (s.source, s.next_retry_in) == ("bundled", None)
     cache = DiskCache("https://catalog.test/v3", c._settings.cache_dir)
     assert unreachable.read(cache) is None
+
+
+# ------------------------------------------------ provider_data is the provider's (issue 46)
+
+
+def test_a_custom_online_providers_provider_data_comes_back_unchanged(tmp_path):
+    # dstack's own online providers (a Vast.ai one returning its bid) copy provider_data into
+    # their backend_data: the library adds nothing to it, and says when it read the offer in
+    # the offer's own `observed_at`.
+    from gpuhunt.providers.base import AbstractProvider
+
+    data = {"min_bid": 0.45}
+
+    class Custom(AbstractProvider):
+        NAME = "vastai"
+
+        def get(self, query_filter=None, balance_resources=True, apply_filter=False):
+            return [item("vastai", price=0.5, provider_data=data)]
+
+    publish_archive(tmp_path, "v1", {"aws": AWS})
+    c = Catalog(catalog_url=str(tmp_path))
+    c.add_provider(Custom())
+    (got,) = c.query(provider="vastai")
+    assert got.provider_data == {"min_bid": 0.45} and data == {"min_bid": 0.45}
+    assert json.dumps(got.provider_data) == json.dumps(data)
+    assert got.observed_at is not None
+
+
+def test_a_built_catalog_reads_back_the_providers_provider_data(tmp_path):
+    import datetime as dt
+
+    from gpuhunt._internal.formats.csv import write_csv_file
+    from tests._internal.pipeline import build
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write_csv_file([item("lambdalabs", provider_data={"k": 1})], str(folder / "lambdalabs.csv"))
+    at = dt.datetime(2026, 11, 29, 5, tzinfo=dt.timezone.utc)
+    os.utime(folder / "lambdalabs.csv", (at.timestamp(), at.timestamp()))
+    build(folder, "20261129-1", tmp_path / "out")
+    c = Catalog(catalog_url=str(tmp_path / "out"), auto_reload=False)
+    c.load()
+    (got,) = c.query(provider="lambdalabs")
+    assert got.provider_data == {"k": 1}
+    assert got.observed_at == at
+    # The published CSV: 0.1.x's fourteen columns first, provider_data as the provider wrote it.
+    with zipfile.ZipFile(tmp_path / "out" / "20261129-1" / "catalog.zip") as z:
+        published = z.read("lambdalabs.csv").decode().splitlines()
+    header = published[0].split(",")
+    assert header[:14] == schema.CONTRACT_FIELDS and "observed_at" in header[14:]
+    assert '"{""k"": 1}"' in published[1]
+
+
+PROVIDER = "lambdalabs"  # an offline provider: a folder's CSV of it is read
+OLD_ROW_DATA = {
+    "vm_specs": {"cpu_cores": 13},
+    "available": True,
+    "observed_at": "2026-12-02T08:00:00Z",
+    "currency": "EUR",
+    "fx_rate": 1.17,
+}
+
+
+def _old_csv() -> bytes:
+    """A catalog CSV as published before the own columns, with the library's keys inside."""
+    cell = json.dumps(OLD_ROW_DATA, sort_keys=True).replace('"', '""')
+    rows = [
+        ",".join(schema.CONTRACT_FIELDS),
+        f'vm-1,us-east,2.5,13,224.0,1,MI300X,192.0,False,,amd,,x86,"{cell}"',
+        'vm-2,us-east,3.5,13,224.0,1,MI300X,192.0,False,,amd,,x86,"{""vm_specs"": {}}"',
+    ]
+    return ("\r\n".join(rows) + "\r\n").encode()
+
+
+@pytest.mark.parametrize("reader", ["rows", "table", "catalog"])
+def test_an_old_catalogs_keys_are_moved_out_of_provider_data(tmp_path, reader):
+    import datetime as dt
+
+    from gpuhunt._internal.formats.csv import load
+    from gpuhunt._internal.query import answers
+
+    data = _old_csv()
+    if reader == "rows":
+        got = list(load(io.StringIO(data.decode()), provider="hotaisle"))
+    elif reader == "table":
+        table = build_table(data, provider=PROVIDER)
+        got = answers.items(table, np.arange(len(table)))
+    else:
+        (tmp_path / f"{PROVIDER}.csv").write_bytes(data)
+        from gpuhunt._internal.load.settings import Settings
+
+        c = Catalog(settings=Settings(catalog_dir=str(tmp_path)), auto_reload=False)
+        c.load()
+        got = c.query(provider=PROVIDER)
+    first, second = sorted(got, key=lambda i: i.price)
+    assert first.provider_data == {"vm_specs": {"cpu_cores": 13}}
+    assert first.available is True and (first.currency, first.fx_rate) == ("EUR", 1.17)
+    assert first.observed_at == dt.datetime(2026, 12, 2, 8, tzinfo=dt.timezone.utc)
+    assert second.provider_data == {"vm_specs": {}} and second.available is None

@@ -6,6 +6,7 @@ order, for several hundred selective filters drawn as in `filtergen`.
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 
 import pytest
@@ -20,7 +21,7 @@ from tests._internal.filtergen import (
     FIELDS,
     draw_filter,
     random_instance_name,
-    random_provider_data,
+    random_offer_fields,
     random_shape,
 )
 from tests.helpers import publish_archive
@@ -63,7 +64,7 @@ def generated_offers(rnd: random.Random, provider: str) -> list[CatalogItem]:
                         location=region,
                         price=price,
                         spot=spot,
-                        provider_data=random_provider_data(rnd) if provider in SAY_CUDA else {},
+                        **(random_offer_fields(rnd) if provider in SAY_CUDA else {}),
                         **shape,
                     )
                 )
@@ -87,9 +88,9 @@ def loaded(tmp_path_factory):
     everything = [i for p in PROVIDERS for i in read_csv(csvs[p], p)]
     # ... and dated as the loader dates published offers: the manifest's `collected_at`, where
     # an offer does not carry its own time (`observed.py` keeps one it has).
-    observed_at = "2026-11-29T00:00:00Z"  # tests.helpers.publish_archive's collected_at
+    observed_at = dt.datetime(2026, 11, 29, tzinfo=dt.timezone.utc)  # publish_archive's
     for i in everything:
-        i.provider_data = {"observed_at": observed_at, **i.provider_data}
+        i.observed_at = i.observed_at or observed_at
     order = registry.OFFLINE_PROVIDERS
     everything.sort(key=lambda i: (i.price, order.index(i.provider)))
     return catalog, everything

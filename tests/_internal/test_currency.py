@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -55,11 +56,11 @@ def test_a_day_before_the_history_is_an_error():
         currency.reference_rate("EUR", dt.date(1990, 1, 1))
 
 
-def test_the_manifest_rates_are_read_from_a_csvs_provider_data():
+def test_the_manifest_rates_are_read_from_a_csvs_columns_or_old_provider_data():
     from gpuhunt._internal.formats.csv import csv_bytes
     from gpuhunt._internal.models import CatalogItem
 
-    def item(name: str, data: dict) -> CatalogItem:
+    def item(name: str, fields: dict) -> CatalogItem:
         return CatalogItem(
             provider="scaleway",
             instance_name=name,
@@ -72,7 +73,7 @@ def test_the_manifest_rates_are_read_from_a_csvs_provider_data():
             gpu_memory=None,
             spot=False,
             disk_size=None,
-            provider_data=data,
+            **fields,
         )
 
     _, fields = currency.convert(0.9, "EUR", dt.date(2026, 8, 21))
@@ -86,3 +87,7 @@ def test_the_manifest_rates_are_read_from_a_csvs_provider_data():
         }
     ]
     assert currency.rates_in_csv(csv_bytes([item("c", {})])) == []
+    # A CSV from before the columns: the keys inside provider_data.
+    cell = json.dumps(fields, sort_keys=True).replace('"', '""')
+    old = f'instance_name,provider_data\r\na,"{cell}"\r\n'.encode()
+    assert [r["fx_rate"] for r in currency.rates_in_csv(old)] == [1.1699]

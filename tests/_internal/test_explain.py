@@ -155,12 +155,12 @@ def test_the_offer_state_filters_count_what_each_removed(tmp_path):
         "%Y-%m-%dT%H:%M:%SZ"
     )
     offers = [
-        item(instance_name="fresh", provider_data={"available": True, "observed_at": recent}),
-        item(instance_name="old", provider_data={"available": True, "observed_at": "2020-01-01"}),
-        item(instance_name="sold", provider_data={"available": False, "observed_at": recent}),
+        item(instance_name="fresh", available=True, observed_at=recent),
+        item(instance_name="old", available=True, observed_at="2020-01-01"),
+        item(instance_name="sold", available=False, observed_at=recent),
         item(instance_name="quiet"),
     ]
-    shadeform = [item("shadeform", instance_name="resold", provider_data={"resold_from": "x"})]
+    shadeform = [item("shadeform", instance_name="resold", resold_from="x")]
     publish_archive(
         tmp_path, "20261202-1", {"aws": csv_bytes(offers), "shadeform": csv_bytes(shadeform)}
     )
@@ -185,10 +185,10 @@ def test_a_near_miss_whose_provider_says_nothing_is_not_said_to_fail(tmp_path):
         "%Y-%m-%dT%H:%M:%SZ"
     )
     offers = [
-        item(instance_name="sold", price=1.0, provider_data={"available": False}),
+        item(instance_name="sold", price=1.0, available=False),
         item(instance_name="quiet", price=2.0),
-        item(instance_name="free", price=3.0, provider_data={"available": True}),
-        item(instance_name="dated", price=4.0, provider_data={"observed_at": recent}),
+        item(instance_name="free", price=3.0, available=True),
+        item(instance_name="dated", price=4.0, observed_at=recent),
     ]
     data = csv_bytes(offers)
     # A provider whose data has no date (collected_at null), as SkyPilot's parts of the snapshot

@@ -147,13 +147,13 @@ BACKGROUND = [
         instance_name="europe-cuda-12.8",
         location="europe-west4",
         gpu_memory=40.0,
-        provider_data={"cuda_version": "12.8"},
+        cuda_version="12.8",
     ),
     item(
         instance_name="us-west-cuda-12.10",
         location="US-WEST-2",
         gpu_memory=75.0,
-        provider_data={"cuda_version": "12.10"},
+        cuda_version="12.10",
         price=1.5,
     ),
     item(
@@ -161,21 +161,21 @@ BACKGROUND = [
         instance_name="central-cuda-13",
         location="us-central1-a",
         gpu_name="H100",
-        provider_data={"cuda_version": 13},
+        cuda_version="13",
         price=4.0,
     ),
     item(
         instance_name="cuda-12.4",
         location="FIN-01",
         gpu_memory=74.0,
-        provider_data={"cuda_version": 12.4},
+        cuda_version="12.4",
     ),
-    item(instance_name="cuda-garbled", location="eu-west-1", provider_data={"cuda_version": "new"}),
+    item(instance_name="cuda-garbled", location="eu-west-1", cuda_version="new"),
     item(
         instance_name="cuda-list",
         gpu_name="T4",
         gpu_memory=16.0,
-        provider_data={"cuda_version": [11, 8]},
+        cuda_version="11.8",
     ),
 ]
 
@@ -429,7 +429,7 @@ def test_choices(offer, q, expected, path):
 
 
 def cuda(version: Any) -> dict[str, Any]:
-    return dict(provider_data={"cuda_version": version})
+    return dict(cuda_version=version)
 
 
 MIN_CUDA = [
@@ -452,12 +452,15 @@ MIN_CUDA = [
     ("0.0, min 0.1", cuda("0.0"), (0, 1), False),
     ("0.0, min 0.0", cuda("0.0"), (0, 0), True),
     # Versions as people write them, on both sides.
-    *[(f"12.0, min {v!r}", cuda(12), v, True) for v in [12, "12", 12.0, "12.0", (12, 0), [12, 0]]],
+    *[
+        (f"12.0, min {v!r}", cuda("12"), v, True)
+        for v in [12, "12", 12.0, "12.0", (12, 0), [12, 0]]
+    ],
     *[(f"12.0, min {v!r}", cuda("12.0"), v, False) for v in ["12.1", (12, 1), 12.1, 13]],
-    ("float 12.4, min 12.4", cuda(12.4), 12.4, True),
-    ("float 12.4, min 12.5", cuda(12.4), "12.5", False),
-    ("list [11, 8], min 11.8", cuda([11, 8]), (11, 8), True),
-    ("list [11, 8], min 11.9", cuda([11, 8]), (11, 9), False),
+    ("12.4, min float 12.4", cuda("12.4"), 12.4, True),
+    ("12.4, min 12.5", cuda("12.4"), "12.5", False),
+    ("11.8, min (11, 8)", cuda("11.8"), (11, 8), True),
+    ("11.8, min (11, 9)", cuda("11.8"), (11, 9), False),
     # Not applicable: a host that does not say (or says something unreadable) is kept.
     ("no provider data", {}, (99, 0), True),
     ("other provider data", dict(provider_data={"pod_counts": [2]}), (99, 0), True),

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from gpuhunt import CatalogItem, QueryFilter, matches
+from gpuhunt._internal import offer_spec
 from gpuhunt._internal.form_factor import (
     FORM_FACTORS,
     data_form_factor,
@@ -404,7 +405,9 @@ def test_gpuhunt_0134_reads_a_catalog_we_build(tmp_path, gpuhunt_0134):
     assert cli.main(["catalog", "build", "--input", str(inputs), "--version", "20261201-1",
                      "--output", str(out), "--accept-all"]) == 0  # fmt: skip
     providers = sorted(p.name.removesuffix(".csv") for p in inputs.iterdir())
-    env = {**os.environ, "GPUHUNT_CATALOG_URL": (out).as_uri()}
+    # No PYTHONPATH: one pointing at this checkout would shadow 0.1.34 in its venv.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["GPUHUNT_CATALOG_URL"] = out.as_uri()
     env.pop("GPUHUNT_CATALOG_DIR", None)
     run = subprocess.run(
         [str(python), "-c", REFERENCE, *providers],
@@ -429,15 +432,17 @@ def test_gpuhunt_0134_reads_a_catalog_we_build(tmp_path, gpuhunt_0134):
 
 
 def test_reference_check_reads_csvs_we_wrote(tmp_path):
-    """The CSV a build publishes has exactly 0.1.x's columns (nothing added for form factor)."""
+    """The CSV a build publishes has 0.1.x's columns first and in order (nothing added for form
+    factor), then the library's own fields' columns, which 0.1.x ignores."""
     from tests._internal.fastpath import csv_bytes
 
     data = csv_bytes([item(instance_name="p5.48xlarge", gpu_name="H100")])
     header = io.StringIO(data.decode()).readline().strip().split(",")
-    assert header == [
+    assert header[:14] == [
         "instance_name", "location", "price", "cpu", "memory", "gpu_count", "gpu_name",
         "gpu_memory", "spot", "disk_size", "gpu_vendor", "flags", "cpu_arch", "provider_data",
     ]  # fmt: skip
+    assert header[14:] == list(offer_spec.OWN_COLUMNS)
 
 
 def test_form_factors_of_an_empty_table():

@@ -1,14 +1,14 @@
-"""`provider_data["observed_at"]` on every offer: from the manifest's `collected_at` for a
-published catalog (through the real loader), from the answer time for an online provider."""
+"""`CatalogItem.observed_at` on every offer: from the manifest's `collected_at` for a
+published catalog (through the real loader), from the answer time for an online provider;
+`provider_data` never touched."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 
 from gpuhunt import Catalog
-from gpuhunt._internal import observed
+from gpuhunt._internal import observed, offer_spec
 from gpuhunt._internal.formats.csv import write_csv_file
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
@@ -56,11 +56,13 @@ def test_collected_at_of_a_manifest():
 
 def test_stamp_text_adds_and_keeps():
     at = "2026-12-02T08:00:00Z"
-    assert json.loads(observed.stamp_text("{}", at)) == {"observed_at": at}
-    assert json.loads(observed.stamp_text('{"a": 1}', at)) == {"a": 1, "observed_at": at}
-    own = '{"observed_at": "2026-12-01T00:00:00Z"}'
+    when = dt.datetime(2026, 12, 2, 8, tzinfo=dt.timezone.utc)
+    for data in ("{}", '{"a": 1}', '{"observed_at": "x"}'):  # provider_data stays as it is
+        text = observed.stamp_text(data, at)
+        assert offer_spec.provider_text(text) == data
+        assert offer_spec.own_value(text, "observed_at") == when
+    own = offer_spec.with_cell("{}", "observed_at", "2026-12-01T00:00:00Z")
     assert observed.stamp_text(own, at) == own  # the provider's own reading time wins
-    assert observed.stamp_text("[1]", at) == "[1]"  # not an object: left to the reader
 
 
 OFFERS = [
@@ -83,7 +85,9 @@ def test_a_published_catalog_stamps_every_offer_with_its_collection_time(tmp_pat
     catalog.load()
     items = catalog.query(provider=["lambdalabs"])
     assert len(items) == len(OFFERS)
-    assert {i.provider_data.get("observed_at") for i in items} == {"2026-11-29T05:00:00Z"}
+    when = dt.datetime(2026, 11, 29, 5, 0, tzinfo=dt.timezone.utc)
+    assert {i.observed_at for i in items} == {when}
+    assert all(i.provider_data == {} for i in items)
 
 
 def test_a_folder_of_plain_csvs_stays_undated(tmp_path):
@@ -91,7 +95,7 @@ def test_a_folder_of_plain_csvs_stays_undated(tmp_path):
     catalog = Catalog(settings=Settings(catalog_dir=str(tmp_path)), auto_reload=False)
     catalog.load()
     items = catalog.query(provider=["lambdalabs"])
-    assert items and all("observed_at" not in i.provider_data for i in items)
+    assert items and all(i.observed_at is None and i.provider_data == {} for i in items)
 
 
 class _Live(AbstractProvider):
@@ -105,14 +109,14 @@ class _Live(AbstractProvider):
 
 
 def test_online_offers_get_the_answer_time():
-    shared: dict[str, object] = {}
-    own = _item(provider="vastai", provider_data={"observed_at": "2026-12-01T00:00:00Z"})
+    shared: dict[str, object] = {"min_bid": 0.45}
+    own = _item(provider="vastai", observed_at="2026-12-01T00:00:00Z")
     fresh = _item(provider="vastai", provider_data=shared)
     before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     good = online.valid_offers(_Live([own, fresh]), [own, fresh])
     after = dt.datetime.now(dt.timezone.utc)
-    assert good[0].provider_data["observed_at"] == "2026-12-01T00:00:00Z"
-    stamped = observed.parse(good[1].provider_data["observed_at"])
+    assert good[0].observed_at == dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+    stamped = good[1].observed_at
     assert stamped is not None and before <= stamped <= after
-    assert shared == {}  # a dict the provider may share is replaced, never edited
+    assert good[1].provider_data is shared and shared == {"min_bid": 0.45}  # untouched
     assert QueryFilter() is not None

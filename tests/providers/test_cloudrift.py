@@ -259,7 +259,7 @@ def test_gpu_names_resolve_to_canonical_names() -> None:
 
 def test_free_nodes_are_the_availability_reading() -> None:
     offers = replay.collect()
-    reading = {(o.instance_name, o.location): o.provider_data.get("available") for o in offers}
+    reading = {(o.instance_name, o.location): o.available for o in offers}
 
     # Two free RTX 4090 and V100 nodes; every RTX 5090 and RTX PRO 6000 node rented out.
     assert reading[("rtx49-7-50-500-nr.1", "ap-east-tw-kn-2")] is True
@@ -275,4 +275,4 @@ def test_no_reading_without_available_nodes_per_dc() -> None:
     variant = types_of(p)[0]["variants"][0]
     del variant["available_nodes_per_dc"]
     offer = at(parse_instance_types(p), variant["name"], "ustx1a_a01")
-    assert "available" not in offer.provider_data
+    assert offer.available is None

@@ -152,7 +152,7 @@ def test_malformed_sizes_are_skipped_and_unavailable_ones_marked() -> None:
     offers = provider.get()
 
     # A size that cannot be created now is offered as gpuhunt 0.1.34 offered it, marked so.
-    assert sorted((o.instance_name, o.provider_data["available"]) for o in offers) == [
+    assert sorted((o.instance_name, o.available) for o in offers) == [
         ("gone", False),
         ("gpu-h100x8-640gb", True),
     ]

@@ -57,7 +57,9 @@ def test_request_and_mi300x_offers() -> None:
             AcceleratorVendor.AMD,
         )
         assert offer.location == "us-michigan-1"
-        assert offer.provider_data == {"vm_specs": shape["Specs"], "available": True}
+        # Exactly the specs (dstack's own test compares backend_data with this dict).
+        assert offer.provider_data == {"vm_specs": shape["Specs"]}
+        assert offer.available is True
         assert offer.flags == [] and not offer.spot
     assert (one.gpu_count, two.gpu_count) == (1, 2)
 
@@ -216,7 +218,8 @@ def test_bare_metal_offers() -> None:
     )
     assert server.disk_size == 123839994396672 / 1024**3
     assert server.flags == [FLAG_BARE_METAL] and not server.spot
-    assert server.provider_data == {"bare_metal_specs": bm[0]["Specs"], "available": True}
+    assert server.provider_data == {"bare_metal_specs": bm[0]["Specs"]}
+    assert server.available is True
     assert {o.instance_name for o in offers} == {"vm-mi300x-1", "vm-mi300x-2", "bm-mi300x-8"}
     assert all(o.flags == [] for o in offers if o.instance_name.startswith("vm-"))
 
@@ -259,8 +262,29 @@ def test_availability_listed_shapes_are_available_and_taken_ones_absent() -> Non
 
     offers = provider().get()
 
-    assert [(o.instance_name, o.provider_data["available"]) for o in offers] == [
+    assert [(o.instance_name, o.available) for o in offers] == [
         ("vm-mi300x-1", True),
         ("vm-mi300x-2", True),
     ]
     assert not [o for o in offers if o.instance_name.startswith("bm-")]
+
+
+@responses.activate
+def test_through_a_catalog_provider_data_is_exactly_the_specs(tmp_path) -> None:
+    """As dstack 0.22.5's `test_keeps_specs_in_backend_data` sees it: its backend_data is the
+    offer's provider_data, which must be `{"vm_specs": ...}` and nothing else, also after
+    `Catalog.query` (which stamps when the offer was read, as a field of its own)."""
+    from gpuhunt import Catalog
+    from gpuhunt._internal.load.settings import Settings
+
+    answer = load("virtual_machines_available_probe_shim.json")
+    responses.get(URL, json=answer)
+    responses.get(BM_URL, body="null", content_type="application/json")
+    catalog = Catalog(settings=Settings(catalog_dir=str(tmp_path)), auto_reload=False)
+    catalog.add_provider(provider())
+    offers = catalog.query(provider="hotaisle")
+    assert sorted(o.instance_name for o in offers) == ["vm-mi300x-1", "vm-mi300x-2"]
+    by_name = {o.instance_name: o for o in offers}
+    for name, shape in (("vm-mi300x-1", answer[1]), ("vm-mi300x-2", answer[0])):
+        assert by_name[name].provider_data == {"vm_specs": shape["Specs"]}
+        assert by_name[name].available is True and by_name[name].observed_at is not None

@@ -300,7 +300,7 @@ def test_available_exactly_where_lambda_reported_capacity() -> None:
     # The recorded answer: the A10 had capacity in us-west-1 only, the 8x A100 nowhere.
     offers = replay.collect()
 
-    available = {(o.instance_name, o.location) for o in offers if o.provider_data["available"]}
+    available = {(o.instance_name, o.location) for o in offers if o.available}
     assert available == {
         ("gpu_1x_a10", "us-west-1"),
         ("gpu_8x_h100_sxm5", "us-east-1"),
@@ -309,5 +309,5 @@ def test_available_exactly_where_lambda_reported_capacity() -> None:
     # Sold out is a reading too (False), never a missing offer.
     a100 = by_name(offers, "gpu_8x_a100")
     assert {o.location for o in a100} == ALL_REGIONS
-    assert all(o.provider_data["available"] is False for o in a100)
-    assert all(isinstance(o.provider_data["available"], bool) for o in offers)
+    assert all(o.available is False for o in a100)
+    assert all(isinstance(o.available, bool) for o in offers)

@@ -26,7 +26,7 @@ def test_offers() -> None:
     got = [
         (
             o.instance_name,
-            o.provider_data["price_native"],
+            o.price_native,
             o.cpu,
             o.memory,
             o.disk_size,
@@ -55,13 +55,13 @@ def test_offers() -> None:
         "h100-1520": ("H100", 80.0, AcceleratorVendor.NVIDIA),
     }
     assert {o.location for o in offers} == {"eu"}
-    assert {o.provider_data["currency"] for o in offers} == {"EUR"}
+    assert {o.currency for o in offers} == {"EUR"}
     # `price` is USD: the EUR price at the ECB rate of the day, both kept beside it.
     rate = currency.reference_rate("EUR")
     for o in offers:
-        assert o.provider_data["fx_rate"] == rate.usd_per_unit, o
-        assert o.provider_data["fx_date"] == rate.date.isoformat(), o
-        assert o.price == round(o.provider_data["price_native"] * rate.usd_per_unit, 6), o
+        assert o.fx_rate == rate.usd_per_unit, o
+        assert o.fx_date == rate.date.isoformat(), o
+        assert o.price == round(o.price_native * rate.usd_per_unit, 6), o
     assert not any(o.spot for o in offers)
     # the monthly and 3-AZ plans, and the Windows flavor
     assert provider.last_report.counts == {"other_plan": 2, "windows": 1}

@@ -51,8 +51,12 @@ def test_a_gpu_query_asks_only_for_matching_machines() -> None:
     assert sorted(asked()) == [("H100", "East Coast (NY2)"), ("H100x8", "East Coast (NY2)")]
     assert {c.request.headers["Authorization"] for c in responses.calls} == {"Bearer ps-secret"}
     sold_out, h100 = offers
-    assert (sold_out.instance_name, sold_out.provider_data) == ("H100", {"available": False})
-    assert h100.provider_data == {"available": True}
+    assert (sold_out.instance_name, sold_out.available, sold_out.provider_data) == (
+        "H100",
+        False,
+        {},
+    )
+    assert (h100.available, h100.provider_data) == (True, {})
     assert (h100.instance_name, h100.location, h100.price, h100.cpu, h100.memory) == (
         "H100x8",
         "East Coast (NY2)",
@@ -79,16 +83,12 @@ def test_every_listed_pair_is_asked_without_a_filter() -> None:
     assert len(responses.calls) == len(list_offers()) == 26 + 15
     # Every listed pair is offered; the answer is its reading.
     assert len(offers) == len(list_offers())
-    assert [
-        (o.instance_name, o.location, o.price, o.gpu_name)
-        for o in offers
-        if o.provider_data["available"]
-    ] == [
+    assert [(o.instance_name, o.location, o.price, o.gpu_name) for o in offers if o.available] == [
         ("C5", "Europe (AMS1)", 0.08, None),
         ("A4000", "Europe (AMS1)", 0.76, "A4000"),
         ("A4000", "West Coast (CA1)", 0.76, "A4000"),
     ]
-    assert sum(o.provider_data["available"] is False for o in offers) == len(offers) - 3
+    assert sum(o.available is False for o in offers) == len(offers) - 3
 
 
 def test_the_price_list() -> None:
@@ -113,7 +113,7 @@ def test_a_malformed_answer_is_skipped_and_counted() -> None:
     offers = provider.get(QueryFilter(gpu_name=["H100"]))
     # Kept from the price list, without a reading: the answer said nothing usable.
     assert [o.instance_name for o in offers] == ["H100", "H100x8"]
-    assert all("available" not in o.provider_data for o in offers)
+    assert all(o.available is None for o in offers)
     assert provider.last_report.counts["malformed"] == 2
     assert provider.last_report.skipped[0].startswith("availability of H100")
 

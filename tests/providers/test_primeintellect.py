@@ -67,15 +67,14 @@ def test_pages_and_offers() -> None:
         "cloud_id": "NVIDIA H100 PCIe",
         "security": "secure_cloud",
         "socket": "PCIe",
-        "resold_from": "runpod",
-        "available": True,  # stockStatus "Low": in stock
     }
+    assert (runpod.resold_from, runpod.available) == ("runpod", True)  # "Low": in stock
     # "Unavailable" is a reading: the L40 is listed, marked, and counted.
-    assert by_name["hyperstack:n3-L40x1"].provider_data["available"] is False
-    assert sum(not o.provider_data["available"] for o in offers) == 1
+    assert by_name["hyperstack:n3-L40x1"].available is False
+    assert sum(not o.available for o in offers) == 1
     # Upstream names become gpuhunt provider names where gpuhunt has the provider.
-    assert by_name["datacrunch:1A100.22V_SPOT"].provider_data["resold_from"] == "verda"
-    assert by_name["hyperstack:n3-H100x1"].provider_data["resold_from"] == "hyperstack"
+    assert by_name["datacrunch:1A100.22V_SPOT"].resold_from == "verda"
+    assert by_name["hyperstack:n3-H100x1"].resold_from == "hyperstack"
     h100x8 = by_name["hyperstack:n3-H100x8"]
     assert (h100x8.cpu, h100x8.memory) == (252, 1440.0)
     assert {o.gpu_vendor for o in offers} == {AcceleratorVendor.NVIDIA}
@@ -186,5 +185,5 @@ def test_an_unknown_stock_status_gives_no_reading() -> None:
 
     [offer] = provider.get()
 
-    assert "available" not in offer.provider_data
+    assert offer.available is None
     assert provider.last_report.counts["stock_status_unknown"] == 1

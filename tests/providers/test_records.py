@@ -153,9 +153,11 @@ def test_resold_from_knows_every_provider_module() -> None:
 
 
 def test_offer_fills_what_every_provider_wrote_out() -> None:
-    data = {"available": True}
+    data = {"k": 1}
     h100 = Gpu(8, "H100", AcceleratorVendor.NVIDIA, 80.0)
-    first = offer("p", "h100x8", "r1", 20.0, 128, 1024.0, h100, 2000.0, provider_data=data)
+    first = offer(
+        "p", "h100x8", "r1", 20.0, 128, 1024.0, h100, 2000.0, provider_data=data, available=True
+    )
     second = offer("p", "cpu", "r1", 0.1, 2, 4.0)
 
     assert first == CatalogItem(
@@ -171,7 +173,8 @@ def test_offer_fills_what_every_provider_wrote_out() -> None:
         spot=False,
         disk_size=2000.0,
         gpu_vendor=AcceleratorVendor.NVIDIA,
-        provider_data={"available": True},
+        provider_data={"k": 1},
+        available=True,
     )
     assert (second.gpu_count, second.gpu_vendor, second.disk_size, second.flags) == (
         0,

@@ -26,8 +26,7 @@ def test_offers_from_both_pages() -> None:
         assert "Authorization" not in rsps.calls[0].request.headers
 
     got = [
-        (o.instance_name, o.location, o.provider_data["price_native"], o.cpu, o.memory, o.gpu_count)
-        for o in offers
+        (o.instance_name, o.location, o.price_native, o.cpu, o.memory, o.gpu_count) for o in offers
     ]
     assert got == [
         ("POP2-HC-2C-4G", "fr-par-2", 0.0532, 2, 4.0, 0),
@@ -49,13 +48,13 @@ def test_offers_from_both_pages() -> None:
     by_name = {o.instance_name: o for o in offers}
     assert by_name["POP2-HC-2C-4G"].disk_size is None  # block storage only
     assert by_name["H100-1-80G"].disk_size == 3000.0
-    assert {o.provider_data["currency"] for o in offers} == {"EUR"}
+    assert {o.currency for o in offers} == {"EUR"}
     # `price` is USD: the EUR price at the ECB rate of the day, both kept beside it.
     rate = currency.reference_rate("EUR")
     for o in offers:
-        assert o.provider_data["fx_rate"] == rate.usd_per_unit, o
-        assert o.provider_data["fx_date"] == rate.date.isoformat(), o
-        assert o.price == round(o.provider_data["price_native"] * rate.usd_per_unit, 6), o
+        assert o.fx_rate == rate.usd_per_unit, o
+        assert o.fx_date == rate.date.isoformat(), o
+        assert o.price == round(o.price_native * rate.usd_per_unit, 6), o
     assert {o.cpu_arch for o in offers} == {CPUArchitecture.X86}
     assert not any(o.spot for o in offers)
     # the RENDER-S product is end_of_sale

@@ -62,7 +62,7 @@ class TestOffers:
         responses.add(responses.GET, PLANS_URL, json=plans())
         provider = SeewebProvider(token=TOKEN)
         offers = provider.get()
-        native = [(o.instance_name, o.location, o.provider_data["price_native"]) for o in offers]
+        native = [(o.instance_name, o.location, o.price_native) for o in offers]
         assert native == [
             ("ECS1GPU7", "it-fr2", 0.85),
             ("ECS1GPU7", "it-mi2", 0.85),
@@ -70,8 +70,8 @@ class TestOffers:
             ("ECS2GPU3", "it-fr2", 1.98),
         ]  # the CPU-only plan eCS4 is not offered
         # Seeweb's EUR prices in USD at one dated ECB rate, kept beside them.
-        [rate] = {(o.provider_data["fx_rate"], o.provider_data["fx_date"]) for o in offers}
-        assert {o.provider_data["currency"] for o in offers} == {"EUR"}
+        [rate] = {(o.fx_rate, o.fx_date) for o in offers}
+        assert {o.currency for o in offers} == {"EUR"}
         assert rate == (currency.reference_rate("EUR").usd_per_unit, rate[1])
         assert [o.price for o in offers] == [round(p * rate[0], 6) for _, _, p in native]
         l40s, _, mi300x, a100 = offers
@@ -199,10 +199,10 @@ def test_a_gpu_count_of_1e999_skips_that_plan_only():
 def test_prices_are_converted_at_the_rate_given():
     rate = currency.Rate("EUR", 1.1699, __import__("datetime").date(2026, 8, 21))
     offers = parse_plans(plans(), rate=rate)
-    assert [(o.price, o.provider_data) for o in offers][0] == (
-        0.994415,  # 0.85 EUR x 1.1699
-        {"currency": "EUR", "price_native": 0.85, "fx_rate": 1.1699, "fx_date": "2026-08-21"},
-    )
+    first = offers[0]
+    assert (first.price, first.provider_data) == (0.994415, {})  # 0.85 EUR x 1.1699
+    native = (first.currency, first.price_native, first.fx_rate, first.fx_date)
+    assert native == ("EUR", 0.85, 1.1699, "2026-08-21")
 
 
 @responses.activate

@@ -56,9 +56,8 @@ def test_request_and_offers() -> None:
     assert a100.provider_data == {
         "cloud": "paperspace",
         "cloud_instance_type": "A100-80Gx8",
-        "resold_from": "paperspace",
-        "available": True,
     }
+    assert (a100.resold_from, a100.available) == ("paperspace", True)
     assert {o.gpu_vendor for o in offers} == {AcceleratorVendor.NVIDIA}
     assert not any(o.spot for o in offers)
     assert provider.last_report.skipped == []
@@ -78,9 +77,9 @@ def test_the_documented_example() -> None:
         2.1,
     )
     assert (sold_out.instance_name, sold_out.location) == ("hyperstack_A6000", "us-central-2")
-    assert (offer.provider_data["available"], sold_out.provider_data["available"]) == (True, False)
+    assert (offer.available, sold_out.available) == (True, False)
     # Hyperstack has no gpuhunt provider: Shadeform's spelling is kept.
-    assert offer.provider_data["resold_from"] == "hyperstack"
+    assert offer.resold_from == "hyperstack"
     assert (offer.cpu, offer.memory, offer.disk_size) == (6, 12.0, 256.0)
     assert (offer.gpu_name, offer.gpu_count, offer.gpu_memory) == ("A100", 1, 48.0)
 
@@ -178,10 +177,10 @@ def test_available_and_sold_out_regions_of_one_type() -> None:
 
     l4 = {o.location: o for o in ShadeformProvider(api_key="k").get() if o.gpu_name == "L4"}
 
-    assert {loc: o.provider_data["available"] for loc, o in l4.items()} == {
+    assert {loc: o.available for loc, o in l4.items()} == {
         "paris-france-5": True,
         "paris-france-1": True,
         "warsaw-poland-1": True,
         "amsterdam-netherlands-1": False,
     }
-    assert {o.provider_data["resold_from"] for o in l4.values()} == {"scaleway"}
+    assert {o.resold_from for o in l4.values()} == {"scaleway"}

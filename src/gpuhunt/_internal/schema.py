@@ -15,32 +15,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpuhunt._internal import offer_spec
 from gpuhunt._internal.errors import MissingColumns as MissingColumns  # importable from here
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 
-FIELDS = [
-    "instance_name",
-    "location",
-    "price",
-    "cpu",
-    "memory",
-    "gpu_count",
-    "gpu_name",
-    "gpu_memory",
-    "spot",
-    "disk_size",
-    "gpu_vendor",
-    "flags",
-    "cpu_arch",
-    "provider_data",
-]
+# The contract's 14 columns first and in gpuhunt 0.1.x's order, then the library's own
+# (`offer_spec`), which 0.1.x, taking columns by name, ignores.
+FIELDS = list(offer_spec.CSV_COLUMNS)
+CONTRACT_FIELDS = FIELDS[:14]
+# Headers in the published order: this version's, and the one before the own columns.
+PUBLISHED_HEADERS = (FIELDS, CONTRACT_FIELDS)
 REQUIRED = ("instance_name", "location", "price", "cpu", "memory", "gpu_count", "spot")
 # Columns every version of the file has had (gpuhunt 0.1.x wrote these ten): a header without
 # one of them was renamed or cut, and reading it anyway would serve every offer without it
 # (GPU offers without GPU names), so the file is refused instead.
 HEADER_REQUIRED = tuple(FIELDS[:10])
 MAX_FIELD_CHARS = 64 * 1024
-MAX_COLUMNS = 256  # the header's; the catalog has 14, later versions may add a few
+MAX_COLUMNS = 256  # the header's; the catalog has 22, later versions may add a few
 
 
 def decode_csv(data: bytes) -> str:
@@ -107,7 +98,7 @@ class ParsedRow:
     gpu_vendor: AcceleratorVendor | None
     flags: str
     cpu_arch: CPUArchitecture
-    provider_data: str  # JSON text, validated
+    provider_data: str  # the offer text (`offer_spec`): provider_data's JSON and own cells
 
 
 class _Bad(ValueError):
@@ -262,5 +253,5 @@ def parse_row(get: Any) -> ParsedRow:
         gpu_vendor=vendor,
         flags=flags(get("flags") or ""),
         cpu_arch=cpu_arch(get("cpu_arch") or ""),
-        provider_data=check_json(get("provider_data") or ""),
+        provider_data=offer_spec.offer_text(check_json(get("provider_data") or ""), get),
     )

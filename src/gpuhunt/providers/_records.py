@@ -17,9 +17,6 @@ from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, JSONObject
 from gpuhunt.providers._report import ParseReport
 
-# The provider's own availability reading when the offer was read (a bool; absent where the
-# provider does not say), a shared `provider_data` key (docs/availability.md).
-AVAILABLE_KEY = "available"
 # Marketplaces' spellings of an upstream cloud unlike the gpuhunt provider selling its machines.
 _CLOUD_PROVIDERS = {"datacrunch": "verda", "lambda": "lambdalabs"}
 # gpuhunt providers' names (a test checks them against `providers/*.py`).
@@ -82,9 +79,13 @@ def offer(
     flags: list[str] | None = None,
     cpu_arch: CPUArchitecture = CPUArchitecture.X86,
     provider_data: JSONObject | None = None,
+    available: bool | None = None,
+    resold_from: str | None = None,
+    cuda_version: str | None = None,
 ) -> CatalogItem:
     """The `CatalogItem` every provider builds from what it read: on-demand and of unknown disk
-    unless said, the GPUs as one `Gpu`."""
+    unless said, the GPUs as one `Gpu`; `available` is the provider's availability reading
+    (None: it does not say, docs/availability.md)."""
     return CatalogItem(
         provider=provider,
         instance_name=name,
@@ -102,6 +103,9 @@ def offer(
         cpu_arch=cpu_arch,
         # A copy each, so offers built from one dict do not share it.
         provider_data=dict(provider_data) if provider_data is not None else {},
+        available=available,
+        resold_from=resold_from,
+        cuda_version=cuda_version,
     )
 
 
@@ -236,7 +240,7 @@ def gpu_or_kept(
 
 
 def resold_from(cloud: str) -> str:
-    """`provider_data["resold_from"]` of a marketplace resale: the gpuhunt provider name of the
+    """`CatalogItem.resold_from` of a marketplace resale: the gpuhunt provider name of the
     upstream `cloud` a marketplace (Shadeform, Prime Intellect) names, else its own spelling."""
     key = cloud.strip().lower()
     if key in _CLOUD_PROVIDERS:

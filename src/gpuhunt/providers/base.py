@@ -15,8 +15,8 @@ The furniture every provider shares, so that a new one is its API's specifics an
 - `_records.read_each(records, report, name, parse)`: one record at a time, a bad one skipped
   and counted (`BadRecord` with its reason, anything else as malformed), never the whole answer.
 - `_records.text/number/count/whole/obj/need_number`: a field read, or `BadRecord` naming it.
-- `_records.AVAILABLE_KEY` and `_records.resold_from`: the shared `provider_data` readings
-  (docs/availability.md).
+- `_records.offer(..., available=, resold_from=, cuda_version=)` and `_records.resold_from`: the
+  library's own fields of an offer (docs/availability.md), never `provider_data` keys.
 
 
 Sessions: every provider has a `session` (a `requests.Session`, None by default). While its

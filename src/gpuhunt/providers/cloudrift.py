@@ -12,7 +12,7 @@ Decisions:
   `available_nodes_per_dc`), whether or not a node is free right now: free nodes are a live
   reading the orchestrator checks at launch; a nightly catalog built from them would drop
   whatever was rented out at collection time. The reading is kept (issue 38):
-  `provider_data["available"]` is True where `available_nodes_per_dc` counts a free node in
+  `CatalogItem.available` is True where `available_nodes_per_dc` counts a free node in
   that datacenter, False where it counts none or leaves the datacenter out; a variant without
   `available_nodes_per_dc` (or a count that is not a number) gives no reading.
 - `cpu` is `cpu_count` (see `_cpu` for the evidence).
@@ -40,7 +40,7 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, json_number, need_number, offer
+from gpuhunt.providers._records import Gpu, json_number, need_number, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -170,17 +170,17 @@ def _parse_variant(
 
     disk = round(disk, 1)
     return [
-        offer(NAME, name, dc, price, int(cpu), ram, gpu, disk, provider_data=_reading(free, dc))
+        offer(NAME, name, dc, price, int(cpu), ram, gpu, disk, available=_reading(free, dc))
         for dc in datacenters
     ]
 
 
-def _reading(free: Any, dc: str) -> dict[str, Any]:
-    """`{"available": ...}` from `available_nodes_per_dc` for one datacenter, if it says."""
+def _reading(free: Any, dc: str) -> bool | None:
+    """The availability reading of `available_nodes_per_dc` for one datacenter, if it says."""
     if not isinstance(free, dict):
-        return {}
+        return None
     nodes = json_number(free.get(dc, 0))
-    return {} if nodes is None else {AVAILABLE_KEY: nodes > 0}
+    return None if nodes is None else nodes > 0
 
 
 def _gpu(

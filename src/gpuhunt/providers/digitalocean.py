@@ -8,7 +8,7 @@ Decisions:
 
 - One offer per size and region it lists (`regions`: "the region slugs where this size is
   available for Droplet creates", DigitalOcean API v2 reference), with the reading in
-  `provider_data["available"]`: False when the size says `available: false` ("whether new
+  `CatalogItem.available`: False when the size says `available: false` ("whether new
   Droplets can be created with this size"), else True (listed in `regions`). Regions the
   size does not list are not offered: the answer does not name them. A size marked
   `available: false` is kept, marked (decision, issue 38): gpuhunt 0.1.34, which dstack 0.22
@@ -38,7 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
-from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
@@ -146,9 +146,8 @@ def _size_offers(size: JSONObject, report: ParseReport) -> list[CatalogItem]:
     memory = float(size["memory"]) / 1024
     disk = _disk_size(size)
     gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
-    data: JSONObject = {AVAILABLE_KEY: available}
     return [
-        offer(NAME, slug, str(region), price, cpu, memory, gpu, disk_size=disk, provider_data=data)
+        offer(NAME, slug, str(region), price, cpu, memory, gpu, disk_size=disk, available=available)
         for region in size["regions"]
     ]
 

@@ -26,7 +26,7 @@ Decisions:
 - Names: `vm-<gpu>-<count>` ("vm-mi300x-1"), `vm-cpu-<cores>` for CPU shapes (`bm-` for bare
   metal).
 - The query filter: `spot=True` needs no API call (no spot VMs).
-- Availability (`provider_data["available"]`, issue 38): both endpoints list only what is
+- Availability (`CatalogItem.available`, issue 38): both endpoints list only what is
   available to the team now, so every offer reads True; a shape that is taken is not in the
   answer at all (the API names nothing sold out), so it has no offer, as in gpuhunt 0.1.x.
 """
@@ -42,7 +42,7 @@ from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
-from gpuhunt.providers._records import AVAILABLE_KEY, NO_GPU, Gpu, offer
+from gpuhunt.providers._records import NO_GPU, Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
@@ -143,8 +143,7 @@ def _vm_offer(vm: JSONObject, report: ParseReport, endpoint: str) -> CatalogItem
     gpus = [g for g in specs["gpus"] if int(g["count"]) > 0]
     if len(gpus) > 1:
         raise ValueError(f"VM shape with {len(gpus)} GPU models")
-    # Listed by an "available" endpoint: that is Hot Aisle's reading.
-    provider_data: JSONObject = {specs_key: copy.deepcopy(specs), AVAILABLE_KEY: True}
+    provider_data: JSONObject = {specs_key: copy.deepcopy(specs)}
     if not gpus:
         name, amd, flags = f"{kind}-cpu-{cpu}", NO_GPU, [FLAG_CPU, *flags]
     else:
@@ -168,4 +167,5 @@ def _vm_offer(vm: JSONObject, report: ParseReport, endpoint: str) -> CatalogItem
         disk_size=disk,
         flags=flags,
         provider_data=data,
+        available=True,  # listed by an "available" endpoint: that is Hot Aisle's reading
     )

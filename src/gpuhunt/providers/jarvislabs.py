@@ -21,7 +21,7 @@ Decisions:
   GPU memory: the row's `vram`, else the tables. Vendor: NVIDIA unless the tables say otherwise.
 - CPU offers: each available combination in each region marked true, named `cpu-<vcpus>x<ram>`.
 - The query filter: `spot=True` needs no API call.
-- Availability (`provider_data["available"]`, issue 38): every offer is one the answer says is
+- Availability (`CatalogItem.available`, issue 38): every offer is one the answer says is
   free now (a GPU count within the free devices, a CPU size in a region marked true), so every
   offer reads True. Sizes beyond the free devices and CPU regions marked false are not
   offered, as in gpuhunt 0.1.34, which dstack 0.22 runs against this API (decision: a 0.1.x
@@ -38,7 +38,7 @@ from gpuhunt._internal.errors import MissingCredsError
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
-from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider, get_creds_env
 
@@ -156,12 +156,12 @@ def _gpu_offers(row: JSONObject, report: ParseReport) -> list[CatalogItem]:
     else:
         gpu_name, gpu_memory, vendor = gpu.name, gpu.memory, gpu.vendor
     # n is within the free devices: the answer's reading that it can be created now
-    data: JSONObject = {"gpu_type": gpu_type, AVAILABLE_KEY: True}
+    data: JSONObject = {"gpu_type": gpu_type}
 
     def sized(n: int) -> CatalogItem:
         name, gpus = f"{gpu_name}-{n}x", Gpu(n, gpu_name, vendor, gpu_memory)
         cost, cpu, ram = round(price * n, 5), cpu_per_gpu * n, ram_per_gpu * n
-        return offer(NAME, name, region, cost, cpu, ram, gpus, provider_data=data)
+        return offer(NAME, name, region, cost, cpu, ram, gpus, provider_data=data, available=True)
 
     return [sized(n) for n in range(1, min(free, per_machine) + 1)]
 
@@ -172,9 +172,9 @@ def _cpu_offers(combo: JSONObject, report: ParseReport) -> list[CatalogItem]:
     vcpus = int(combo["vcpus"])
     ram = float(combo["ram_gb"])
     price = float(combo["price"])
-    name, data = f"cpu-{vcpus}x{ram:g}", {AVAILABLE_KEY: True}
+    name = f"cpu-{vcpus}x{ram:g}"
     return [
-        offer(NAME, name, region, price, vcpus, ram, provider_data=data)
+        offer(NAME, name, region, price, vcpus, ram, available=True)
         for region, available in (combo.get("regions") or {}).items()
         if available and _supported_region(region, report)
     ]

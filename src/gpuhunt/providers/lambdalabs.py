@@ -13,7 +13,7 @@ where the API reports capacity.** `regions_with_capacity_available` is a live st
 collection time (once a night) popular GPUs are often sold out everywhere, and a catalog built
 from it would drop H100s one night and list them the next. The catalog says what Lambda sells
 and where; whether a machine is free right now is for the orchestrator to check at launch time
-against this same endpoint. The reading itself is kept: each offer's `provider_data["available"]`
+against this same endpoint. The reading itself is kept: each offer's `available`
 is True exactly in the regions `regions_with_capacity_available` named for its type when the
 catalog was collected, False in the others (a stock reading of that moment, not a promise). A
 region that runs an
@@ -50,7 +50,7 @@ from gpuhunt._internal.models import (
     CPUArchitecture,
 )
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -223,9 +223,9 @@ def _parse_record(
     size = (round(price_cents / 100, 4), vcpus, float(memory_gib), gpu)
     disk = round(storage_gib * _GIB_IN_GB, 2)
     return [
-        offer(NAME, name, where, *size, disk, flags=list(flags), cpu_arch=arch, provider_data=data)
+        offer(NAME, name, where, *size, disk, flags=list(flags), cpu_arch=arch, available=ok)
         for where in locations
-        for data in [{AVAILABLE_KEY: where in capacity}]
+        for ok in [where in capacity]
     ]
 
 

@@ -155,7 +155,7 @@ def _addon_offer(raw: Any, report: ParseReport, rate: currency.Rate) -> CatalogI
         spot=False,
         disk_size=disk,
         gpu_vendor=vendor,
-        provider_data=currency.native_fields(round(price, 6), rate),
+        **currency.native_fields(round(price, 6), rate),
     )
 
 

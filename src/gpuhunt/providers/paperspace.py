@@ -22,7 +22,7 @@ So this provider combines:
   ("East Coast (NY2)", "West Coast (CA1)", "Europe (AMS1)").
 - one availability call per (machine type, region) pair the query filter leaves (matching is
   done on the list first, so `--gpu H100` asks once), its answer kept as the offer's
-  `provider_data["available"]`. An answer without a boolean `available` gives no reading
+  `CatalogItem.available`. An answer without a boolean `available` gives no reading
   (the offer stays, without one) and is counted as malformed.
 
 Every pair is offered, available or not (decision, issue 38): until then only the pairs
@@ -49,7 +49,7 @@ from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt._internal.query.match import matches
 from gpuhunt.providers._keyed import KeyedProvider
-from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, gpu_or_kept, offer
+from gpuhunt.providers._records import Gpu, gpu_or_kept, offer
 from gpuhunt.providers._report import ParseReport
 
 NAME = "paperspace"
@@ -120,7 +120,7 @@ class PaperspaceProvider(KeyedProvider):
                 continue
             available = is_available(self.api_key, listed.instance_name, listed.location, report)
             if available is not None:
-                listed = dataclasses.replace(listed, provider_data={AVAILABLE_KEY: available})
+                listed = dataclasses.replace(listed, available=available)
             offers.append(listed)
         return offers
 

@@ -13,13 +13,13 @@ of one upstream `provider`: `cloudId` (its plan), `gpuType` ("H100_80GB"), `sock
 
 Decisions:
 
-- One offer per item, with the item's `stockStatus` as `provider_data["available"]`:
+- One offer per item, with the item's `stockStatus` as `CatalogItem.available`:
   "Unavailable" is False; "Available" (the guide's example) and "Low" (in stock, little of it)
   True; none, or a status not named here, leaves the reading out (no guess) and is counted
   in `last_report.counts["stock_status_unknown"]`. Until issue 38 an
   "Unavailable" item was left out (no release before had Prime Intellect, so no caller depends
   on that); it is now kept, marked, and still counted as "unavailable" in `last_report`.
-  `provider_data["resold_from"]` is the upstream `provider` as a gpuhunt provider name where
+  `CatalogItem.resold_from` is the upstream `provider` as a gpuhunt provider name where
   gpuhunt has one.
 - Price: `prices.onDemand`, the offer's hourly price for all its GPUs (SkyPilot's published
   catalog has the 8-GPU Hyperstack H100 at 15.2 = 8 x the 1-GPU 1.9), else `communityPrice`;
@@ -148,10 +148,7 @@ def _item_offer(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
     for field, value in (("security", item.get("security")), ("socket", item.get("socket"))):
         if isinstance(value, str) and value:
             provider_data[field] = value
-    provider_data["resold_from"] = resold_from(upstream)
-    if available is not None:
-        provider_data["available"] = available
-    else:
+    if available is None:
         report.counts["stock_status_unknown"] += 1
     if available is False:
         report.counts["unavailable"] += 1
@@ -170,5 +167,7 @@ def _item_offer(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
             disk,
             spot=spot,
             provider_data=data,
+            available=available,
+            resold_from=resold_from(upstream),
         )
     ]

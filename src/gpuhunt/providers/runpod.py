@@ -15,7 +15,7 @@ What is asked, and how it is batched:
    answer under each alias is read together with the `PodQuery` that produced it. Hosts must run
    CUDA `RunpodProvider.MIN_CUDA_VERSION` or newer (`minCudaVersion`), which is also what an
    orchestrator must ask for when it provisions the pod. GPU pod offers carry it as
-   `provider_data["cuda_version"]`, which `min_cuda` filters read.
+   `CatalogItem.cuda_version`, which `min_cuda` filters read.
 3. CPU pods: `cpuFlavors { specifics(input: {dataCenterId}) }` per listed data center, batched
    the same way (`CpuQuery`).
 
@@ -50,7 +50,7 @@ than the nightly build keeping yesterday's catalog.
 
 `filter()` drops Argentina (`AR`), a Community Cloud location unusable for its network problems.
 
-Availability (`provider_data["available"]`, issue 38): RunPod's reading is the quote's
+Availability (`CatalogItem.available`, issue 38): RunPod's reading is the quote's
 `stockStatus` ("High", "Medium", "Low"; null when out of stock). GPU and CPU pod offers exist
 only where it is set, so they are all `available: True`; a query whose quote has no stock gives
 no offer, as in gpuhunt 0.1.34, whose published RunPod catalog dstack reads (decision: keeping
@@ -73,9 +73,8 @@ from gpuhunt._internal.form_factor import FORM_FACTOR_KEY, model_form_factor, wo
 from gpuhunt._internal.gpu_names import resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject
-from gpuhunt._internal.offer_state import CUDA_KEY
 from gpuhunt.providers import _records, _report
-from gpuhunt.providers._records import AVAILABLE_KEY, json_number
+from gpuhunt.providers._records import json_number
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -423,18 +422,22 @@ def parse_pod_offers(
         gpus = _records.Gpu(query.gpu_count, gpu.name, gpu.vendor, gpu.memory)
         where = (RunpodProvider.NAME, record["id"], query.location)
         # The hosts quoted run this CUDA or newer; `min_cuda` filters read it.
-        data: JSONObject = {
-            CUDA_KEY: RunpodProvider.MIN_CUDA_VERSION,
-            **({FORM_FACTOR_KEY: gpu.form_factor} if gpu.form_factor else {}),
-            AVAILABLE_KEY: True,  # only quotes with a stockStatus get here
-        }
+        data: JSONObject = {FORM_FACTOR_KEY: gpu.form_factor} if gpu.form_factor else {}
         for price, is_spot in ((on_demand, False), (spot, True)):
             if not price or price <= 0:
                 continue
             total = round(price * query.gpu_count, 6)
             offers.append(
                 _records.offer(
-                    *where, total, int(cpu), memory, gpus, spot=is_spot, provider_data=data
+                    *where,
+                    total,
+                    int(cpu),
+                    memory,
+                    gpus,
+                    spot=is_spot,
+                    provider_data=data,
+                    available=True,  # only quotes with a stockStatus get here
+                    cuda_version=RunpodProvider.MIN_CUDA_VERSION,
                 )
             )
     return offers
@@ -471,10 +474,7 @@ def parse_cluster_offers(
         gpus = _records.Gpu(int(gpu_count), gpu.name, gpu.vendor, gpu.memory)
         node = (round(price * gpu_count, 6), int(cpu), memory, gpus)
         for location in locations:
-            data: JSONObject = {
-                "pod_counts": list(CLUSTER_POD_COUNTS),
-                AVAILABLE_KEY: lowest.get("stockStatus") is not None,
-            }
+            data: JSONObject = {"pod_counts": list(CLUSTER_POD_COUNTS)}
             offers.append(
                 _records.offer(
                     RunpodProvider.NAME,
@@ -483,6 +483,7 @@ def parse_cluster_offers(
                     *node,
                     flags=[FLAG_CLUSTER],
                     provider_data=data,
+                    available=lowest.get("stockStatus") is not None,
                 )
             )
     return offers
@@ -529,7 +530,6 @@ def parse_cpu_offers(
             memory = int(vcpu * ram_per_vcpu)
             name, price = f"{flavor['id']}-{vcpu}-{memory}", round(base_price * vcpu / min_vcpu, 6)
             size = (vcpu, float(memory), _records.NO_GPU, float(vcpu * disk_per_vcpu))
-            data = {AVAILABLE_KEY: True}  # only flavors with a stockStatus
             offers.append(
                 _records.offer(
                     RunpodProvider.NAME,
@@ -538,7 +538,7 @@ def parse_cpu_offers(
                     price,
                     *size,
                     flags=[FLAG_CPU],
-                    provider_data=data,
+                    available=True,  # only flavors with a stockStatus
                 )
             )
 

@@ -168,7 +168,7 @@ def _product_offer(
         disk_size=disk,
         gpu_vendor=vendor,
         cpu_arch=arch,
-        provider_data=currency.native_fields(round(price, 6), rate),
+        **currency.native_fields(round(price, 6), rate),
     )
 
 

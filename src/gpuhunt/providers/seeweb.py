@@ -154,7 +154,7 @@ def _plan_offers(
                 disk_size=disk if disk > 0 else None,
                 gpu_vendor=vendor,
                 flags=list(flags),
-                provider_data=currency.native_fields(price, rate),
+                **currency.native_fields(price, rate),
             )
         )
     return offers

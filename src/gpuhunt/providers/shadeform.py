@@ -14,7 +14,7 @@ instance type of one underlying `cloud`: `shade_instance_type` (Shadeform's stan
 Decisions:
 
 - One offer per instance type and region the answer lists, with the region's reading in
-  `provider_data["available"]` (True or False, as Shadeform said). Until issue 38 only the
+  `CatalogItem.available` (True or False, as Shadeform said). Until issue 38 only the
   regions with `available` true were kept (no release before had Shadeform, so no caller
   depends on that); a sold-out region is now listed and marked, so the person choosing where
   to run sees that the type exists there and filters with `available=True` for what launches
@@ -22,8 +22,8 @@ Decisions:
   be launched somewhere (a marketplace lists many more).
 - `instance_name` is `<cloud>_<shade_instance_type>` (two clouds sell the same Shadeform type
   at different prices); `provider_data` keeps `cloud` and `cloud_instance_type`, which a
-  launch through Shadeform needs, and `resold_from`: whose machine it is, as the gpuhunt
-  provider name where gpuhunt has that provider ("datacrunch" is Verda, "lambda" and
+  launch through Shadeform needs; whose machine it is, as the gpuhunt
+  provider name where gpuhunt has that provider, as `CatalogItem.resold_from` ("datacrunch" is Verda, "lambda" and
   "lambdalabs" are Lambda), else Shadeform's own spelling of the cloud.
 - Price: `hourly_price` / 100. On-demand only (`spot=True` queries make no call).
 - GPU through `resolve_gpu(gpu_type, vram_per_gpu_in_gb)`; a model the tables do not know is
@@ -43,7 +43,6 @@ from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt.providers._keyed import KeyedProvider
 from gpuhunt.providers._records import (
-    AVAILABLE_KEY,
     BadRecord,
     Gpu,
     count,
@@ -128,12 +127,14 @@ def _type_offers(raw: Any, report: ParseReport, what: str) -> list[CatalogItem]:
     provider_data: dict[str, Any] = {"cloud": cloud}
     if isinstance(record.get("cloud_instance_type"), str):
         provider_data["cloud_instance_type"] = record["cloud_instance_type"]
-    provider_data["resold_from"] = resold_from(cloud)
+    origin = resold_from(cloud)
     name, gpu = f"{cloud}_{shade_type}", Gpu(gpu_count, gpu_name, vendor, gpu_memory)
+    size = (round(price, 5), cpu, memory, gpu, disk)
     return [
-        offer(NAME, name, region, round(price, 5), cpu, memory, gpu, disk, provider_data=data)
-        for region, available in regions
-        for data in [{**provider_data, AVAILABLE_KEY: available}]
+        offer(
+            NAME, name, region, *size, provider_data=provider_data, available=ok, resold_from=origin
+        )
+        for region, ok in regions
     ]
 
 

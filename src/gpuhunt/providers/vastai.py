@@ -32,13 +32,13 @@ Decisions (why the code looks the way it does):
 - Interruptible offers: when the host sets `min_bid`, a second offer with `spot=True` is priced at
   the minimum bid plus disk and carries `provider_data["min_bid"]` (what dstack bids).
 - The host's `cuda_max_good` (the newest CUDA its driver runs) is kept as
-  `provider_data["cuda_version"]` (e.g. "12.2") for `min_cuda` filters, and a `min_cuda` query
+  `CatalogItem.cuda_version` (e.g. "12.2") for `min_cuda` filters, and a `min_cuda` query
   sends `cuda_max_good >= min_cuda`.
 - Offers stay in the API's order (by `score` unless `order=` says otherwise); the two variants of
   one machine are ordered cheaper first.
 - Vendor: the offer's `gpu_arch` when present, else the GPU table; older offers have neither
   for unknown GPUs, and Vast is an NVIDIA marketplace, so NVIDIA is assumed.
-- Availability (`provider_data["available"]`, issue 38): a live marketplace offer is available
+- Availability (`CatalogItem.available`, issue 38): a live marketplace offer is available
   when answered; the body asks for `rentable` and not `rented` offers. An offer is read as
   available unless it says itself that it is rented or not rentable (possible only when the
   answer is parsed without the body's filters): then False, still listed.
@@ -62,9 +62,8 @@ from gpuhunt._internal.models import (
     JSONObject,
     QueryFilter,
 )
-from gpuhunt._internal.offer_state import CUDA_KEY
 from gpuhunt._internal.query.parsed import parsed
-from gpuhunt.providers._records import AVAILABLE_KEY, Gpu, offer
+from gpuhunt.providers._records import Gpu, offer
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
@@ -352,14 +351,23 @@ def _offer_variants(raw: JSONObject, q: QueryFilter, report: ParseReport) -> lis
         cost = round(price + disk_cost, 5)
         size = (cost, cpu, memory, gpus, disk_size)
 
-        return offer(NAME, name, where, *size, spot=spot, cpu_arch=arch, provider_data=data)
+        return offer(
+            NAME,
+            name,
+            where,
+            *size,
+            spot=spot,
+            cpu_arch=arch,
+            provider_data=data,
+            available=available,
+            cuda_version=cuda_version,
+        )
 
-    # The newest CUDA the host's driver runs, for `min_cuda` filters (`offer_state.CUDA_KEY`).
+    # The newest CUDA the host's driver runs, for `min_cuda` filters.
     cuda = raw.get("cuda_max_good")
-    data: JSONObject = (
-        {CUDA_KEY: f"{cuda:g}"} if isinstance(cuda, (int, float)) and cuda > 0 else {}
-    )
-    data[AVAILABLE_KEY] = raw.get("rentable") is not False and raw.get("rented") is not True
+    cuda_version = f"{cuda:g}" if isinstance(cuda, (int, float)) and cuda > 0 else None
+    available = raw.get("rentable") is not False and raw.get("rented") is not True
+    data: JSONObject = {}
     # What Vast.ai's GPU name says of the board ("H100 SXM", "H100 PCIE"), where the model
     # does not decide it (`form_factor.py`).
     said = words_form_factor(str(raw["gpu_name"])) if gpu_count else None

@@ -17,7 +17,7 @@ sold out at collection time, while the orchestrator checks capacity at launch an
 availability answers are used to (a) add a location that reports capacity but is missing from
 `/locations`, (b) count instance types that have capacity but no published price (a new type
 appears there first); see `VerdaProvider.last_report`, and (c) record the reading on each offer:
-`provider_data["available"]` is True where the answer for its kind (spot or on-demand) lists the
+`CatalogItem.available` is True where the answer for its kind (spot or on-demand) lists the
 type in its location, False where it does not. Offers built without those answers (or with
 answers not labelled spot/on-demand) carry no reading.
 
@@ -271,20 +271,20 @@ def _parse_instance_type(
     prices = [(False, price)] + ([(True, spot)] if spot and spot > 0 else [])
     gpu = Gpu(gpu_count, gpu_name, gpu_vendor, gpu_memory)
     return [
-        offer(NAME, name, where, at, int(cpu), memory, gpu, spot=is_spot, provider_data=data)
+        offer(NAME, name, where, at, int(cpu), memory, gpu, spot=is_spot, available=reading)
         for where in locations
         for is_spot, at in prices
-        for data in [_reading(readings, is_spot, where, name)]
+        for reading in [_reading(readings, is_spot, where, name)]
     ]
 
 
 def _reading(
     readings: Mapping[bool, set[tuple[str, str]]] | None, spot: bool, location: str, name: str
-) -> dict[str, Any]:
-    """`{"available": ...}` where the answer for this kind of offer was read, else nothing."""
+) -> bool | None:
+    """The availability reading where the answer for this kind of offer was read, else None."""
     if readings is None or spot not in readings:
-        return {}
-    return {"available": (location, name) in readings[spot]}
+        return None
+    return (location, name) in readings[spot]
 
 
 def _gpu(

@@ -53,7 +53,7 @@ RUNPOD = [
         gpu_name="A100",
         gpu_memory=80.0,
         location="EU-SE-1",
-        provider_data={"cuda_version": "12.8"},
+        cuda_version="12.8",
     ),
     item(
         "runpod",
@@ -62,7 +62,7 @@ RUNPOD = [
         gpu_name="A100",
         gpu_memory=80.0,
         location="US",
-        provider_data={"cuda_version": "12.4"},
+        cuda_version="12.4",
     ),
 ]
 
@@ -154,7 +154,7 @@ def test_json_carries_form_factor_and_tflops_per_dollar(capsys):
     assert rows["NVIDIA A100 80GB PCIe"]["form_factor"] == "pcie"
     assert rows["a100-80x2"]["form_factor"] is None
     assert rows["a100-80x2"]["tflops_per_dollar"] == round(2 * 312 / 4.0, 3)
-    assert list(rows["a100-40"])[-5:] == [
+    assert list(rows["a100-40"])[-10:-5] == [
         "form_factor",
         "tflops_per_dollar",
         "observed_at",
@@ -330,8 +330,8 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
 
     fields = [f.name for f in dataclasses.fields(CatalogItem)]
     data = run_json(capsys, "--provider", "gcp")
-    # provider_data as published, plus when the offer was observed (observed.py)
-    observed = data[0]["provider_data"].pop("observed_at")
+    # provider_data as published; when the offer was observed is a field of its own
+    observed = data[0]["observed_at"]
     assert observed.endswith("Z") and len(observed) == len("2026-11-29T00:00:00Z")
     assert set(fields) <= set(data[0]) and data[0]["provider_data"] == {
         "is_dws_calendar_mode": False
@@ -340,10 +340,8 @@ def test_json_and_csv_carry_every_catalog_item_field(capsys):
     assert cli.main(["query", "--provider", "gcp", "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert set(fields) <= set(rows[0])
-    assert json.loads(rows[0]["provider_data"]) == {
-        "is_dws_calendar_mode": False,
-        "observed_at": observed,
-    }
+    assert json.loads(rows[0]["provider_data"]) == {"is_dws_calendar_mode": False}
+    assert rows[0]["observed_at"] == observed
     assert list(rows[0]) == list(data[0])  # the same columns in the same order
 
 
@@ -361,6 +359,7 @@ def test_csv_without_matches_still_has_every_column(capsys):
     ]
     assert out[0].endswith(
         ",cpu_arch,provider_data,form_factor,tflops_per_dollar,observed_at,available,resold_from"
+        ",currency,price_native,fx_rate,fx_date,cuda_version"
     )
     assert "price_per_gpu" in out[0]
 
@@ -478,27 +477,27 @@ STATE = [
         price=1.15,
         instance_name="ECS1GPU3",
         location="it-fr2",
-        provider_data={
-            "currency": "EUR",
-            "price_native": 0.99,
-            "fx_rate": 1.1616,
-            "fx_date": "2026-12-01",
-            "observed_at": "2026-12-01T06:00:00Z",
-        },
+        currency="EUR",
+        price_native=0.99,
+        fx_rate=1.1616,
+        fx_date="2026-12-01",
+        observed_at="2026-12-01T06:00:00Z",
     ),
     item(
         "shadeform",
         price=2.0,
         instance_name="lambdalabs_A100",
         location="us-south-1",
-        provider_data={"resold_from": "lambdalabs", "available": True},
+        resold_from="lambdalabs",
+        available=True,
     ),
     item(
         "shadeform",
         price=2.5,
         instance_name="own_A100",
         location="us-south-1",
-        provider_data={"available": False, "observed_at": "2020-01-01T00:00:00Z"},
+        available=False,
+        observed_at="2020-01-01T00:00:00Z",
     ),
 ]
 

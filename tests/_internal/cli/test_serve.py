@@ -3,7 +3,9 @@ itself answering on loopback."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -87,3 +89,73 @@ def test_gpuhunt_serve_answers_on_loopback(published, tmp_path):
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/v1/offers" in err
+
+
+def test_a_limit_that_is_not_positive_is_a_usage_error(capsys):
+    assert cli.main(["serve", "--head-timeout", "0"]) == 2
+    assert "head_timeout" in capsys.readouterr().err
+
+
+def _start(published, tmp_path, *options: str) -> tuple[subprocess.Popen[str], int]:
+    port = _free_port()
+    env = dict(os.environ, GPUHUNT_CACHE_DIR=str(tmp_path / "cache"))
+    command = [sys.executable, "-m", "gpuhunt", "serve", "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, "--catalog", str(published), *options],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            requests.get(f"http://127.0.0.1:{port}/v1/status", timeout=5)
+            return proc, port
+        except requests.ConnectionError:
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_sigterm_finishes_the_answer_in_flight_and_exits_0(tmp_path):
+    from benchmarks.bench_catalog import generate
+
+    root = tmp_path / "big"
+    publish_archive(root, "20261129-1", generate(24_000))
+    proc, port = _start(root, tmp_path)
+    try:
+        with socket.socket() as s:
+            # A small receive window, read slowly: the server cannot send a 10,000-offer
+            # answer (megabytes) faster than this client takes it, so it is still in flight.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(60)
+            s.connect(("127.0.0.1", port))
+            s.sendall(b"GET /v1/offers?limit=10000 HTTP/1.1\r\nHost: x\r\n\r\n")
+            data = s.recv(4096)
+            assert data.startswith(b"HTTP/1.1 200")
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(1)
+            assert proc.poll() is None  # draining: waiting for this client
+            while chunk := s.recv(65536):
+                data += chunk
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+    head, _, body = data.partition(b"\r\n\r\n")
+    if b"transfer-encoding: chunked" in head.lower():
+        body = _unchunk(body)
+    answer = json.loads(body)
+    assert answer["total"] == 24_000 and len(answer["offers"]) == 10_000
+
+
+def _unchunk(body: bytes) -> bytes:
+    out = b""
+    while True:
+        size, _, body = body.partition(b"\r\n")
+        n = int(size, 16)
+        if n == 0:
+            return out
+        out, body = out + body[:n], body[n + 2 :]

@@ -103,7 +103,7 @@ def _set_column(name, value):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda h: h.update(format=2), "unknown column file format"),
+        (lambda h: h.update(format=99), "unknown column file format"),
         (lambda h: h.update(provider="gcp"), "not 'aws'"),
         (lambda h: h.update(csv_sha256="0" * 64), "another CSV"),
         (lambda h: h.update(rows=10**6), "runs past the end"),
@@ -205,3 +205,16 @@ def test_a_column_file_written_in_pieces_is_the_packed_one():
         )
         pieces = encode_pieces(table, "a" * 64)
         assert b"".join(bytes(p) for p in pieces) == bytes(encode(table, "a" * 64))
+
+
+def test_a_format_1_file_has_the_librarys_keys_moved_out_of_provider_data():
+    # Column files published before the own columns held provider_data texts that may carry the
+    # library's keys; in a format-2 file the same text is the provider's own and stays.
+    data = csv_bytes([item(provider_data={"vm_specs": {}, "available": True})])
+    sha = sha256(data)
+    packed = columns.encode(build_table(data, provider="aws"), sha)
+    (own,) = answers.items(columns.decode(packed, provider="aws", csv_sha256=sha), np.arange(1))
+    assert own.provider_data == {"vm_specs": {}, "available": True} and own.available is None
+    old = _with_header(packed, lambda h: h.update(format=1))
+    (moved,) = answers.items(columns.decode(old, provider="aws", csv_sha256=sha), np.arange(1))
+    assert moved.provider_data == {"vm_specs": {}} and moved.available is True

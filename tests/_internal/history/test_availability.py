@@ -40,15 +40,12 @@ def _had_capacity(i: CatalogItem) -> bool:
 def _hour(items: list[CatalogItem], version: str) -> list[CatalogItem]:
     out = []
     for i in items:
-        data = dict(i.provider_data)
-        if version == V3:
-            data.pop("available", None)  # the collector stopped reading it
-        else:
+        available: bool | None = None  # V3: the collector stopped reading it
+        if version != V3:
             available = _had_capacity(i)
             if version == V2 and i.instance_name == SOLD_OUT:
                 available = False
-            data["available"] = available
-        out.append(i.__class__(**{**i.__dict__, "provider_data": data}))
+        out.append(i.__class__(**{**i.__dict__, "available": available}))
     return out
 
 

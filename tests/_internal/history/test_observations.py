@@ -13,6 +13,9 @@ AT = dt.datetime(2026, 12, 2, 6, 0, tzinfo=dt.timezone.utc)
 
 
 def _item(location: str, price: float, data: dict[str, object], disk: float = 100.0):
+    # A boolean reading is the offer's `available`; anything else stays the provider's own.
+    data = dict(data)
+    available = data.pop("available") if isinstance(data.get("available"), bool) else None
     return CatalogItem(
         provider="lambdalabs",
         instance_name="gpu_1x_h100_sxm5",
@@ -27,6 +30,7 @@ def _item(location: str, price: float, data: dict[str, object], disk: float = 10
         disk_size=disk,
         gpu_vendor=AcceleratorVendor.NVIDIA,
         provider_data=data,
+        available=available,  # type: ignore[arg-type]
     )
 
 

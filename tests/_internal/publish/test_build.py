@@ -125,10 +125,10 @@ def test_manifest_to_json_only_one_provider():
 
 def test_a_converted_price_lists_records_its_exchange_rate_in_the_manifest():
     """docs/currency.md: a provider priced in EUR and converted at collection has `fx` (the rate
-    and its date, from the CSV's provider_data) in its manifest entry; a USD one has none."""
+    and its date, from the CSV's own columns) in its manifest entry; a USD one has none."""
     fx = {"currency": "EUR", "price_native": 2.73, "fx_rate": 1.1172, "fx_date": "2026-10-30"}
     csvs = {
-        "scaleway": csv_bytes([item("scaleway", price=3.049956, provider_data=fx)]),
+        "scaleway": csv_bytes([item("scaleway", price=3.049956, **fx)]),
         "aws": csv_bytes([item("aws")]),
     }
     collected = {p: Collected(d, "2026-11-29T00:00:00+00:00") for p, d in csvs.items()}

@@ -30,7 +30,7 @@ def _lambda(*readings: bool | None) -> bytes:
             item(
                 "lambdalabs",
                 location=f"us-east-{n}",
-                provider_data={} if a is None else {"available": a},
+                available=a,
             )
             for n, a in enumerate(readings, start=1)
         ]

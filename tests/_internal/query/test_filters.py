@@ -172,11 +172,11 @@ def test_query_filter_new_fields_default_to_none():
 # ------------------------------------------------------------------ min_cuda
 
 CUDA_OFFERS = [
-    item("runpod", instance_name="says-12.8", provider_data={"cuda_version": "12.8"}),
-    item("runpod", instance_name="says-12.4", provider_data={"cuda_version": 12.4}),
-    item("runpod", instance_name="says-13.0", provider_data={"cuda_version": "13.0"}),
-    item("runpod", instance_name="silent", provider_data={}),
-    item("runpod", instance_name="garbled", provider_data={"cuda_version": "new"}),
+    item("runpod", instance_name="says-12.8", cuda_version="12.8"),
+    item("runpod", instance_name="says-12.4", cuda_version="12.4"),
+    item("runpod", instance_name="says-13.0", cuda_version="13.0"),
+    item("runpod", instance_name="silent", cuda_version=None),
+    item("runpod", instance_name="garbled", cuda_version="new"),
 ]
 
 

@@ -12,9 +12,9 @@ from tests.helpers import item
 
 OBSERVED = "2026-12-02T08:00:00Z"
 OFFERS = [
-    item(instance_name="a", price=1.0, provider_data={"available": True, "observed_at": OBSERVED}),
-    item(instance_name="b", price=2.0, provider_data={"available": False}),
-    item(instance_name="c", price=3.0, provider_data={"resold_from": "lambdalabs"}),
+    item(instance_name="a", price=1.0, available=True, observed_at=OBSERVED),
+    item(instance_name="b", price=2.0, available=False),
+    item(instance_name="c", price=3.0, resold_from="lambdalabs"),
     item(instance_name="d", price=4.0),
 ]
 

@@ -15,10 +15,10 @@ def _at(days_ago: float) -> str:
     return (NOW - dt.timedelta(days=days_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-FRESH = item(provider_data={"available": True, "observed_at": _at(1)})
-OLD_SOLD_OUT = item(provider_data={"available": False, "observed_at": _at(400)})
+FRESH = item(available=True, observed_at=_at(1))
+OLD_SOLD_OUT = item(available=False, observed_at=_at(400))
 UNDATED = item()
-RESALE = item(provider="shadeform", provider_data={"resold_from": "lambdalabs"})
+RESALE = item(provider="shadeform", resold_from="lambdalabs")
 
 
 @pytest.mark.parametrize(

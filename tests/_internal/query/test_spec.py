@@ -37,7 +37,9 @@ def test_catalog_query_keywords_are_the_spec_s_in_query_filter_s_order():
 
 
 def test_every_check_kind_is_known_and_every_own_filter_has_its_predicate_and_mask():
-    assert {o.check for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS, *spec.HISTORY)} <= spec.CHECKS
+    assert {
+        o.check for o in (*spec.FILTERS, *spec.COSTS, *spec.VIEWS, *spec.HISTORY)
+    } <= spec.CHECKS
     own = {o.name for o in spec.OWN}
     assert own == set(match.PREDICATES) == set(masks.MASKS)
     # The others are read into ParsedQuery fields of their own (or as given).

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from benchmarks.bench_catalog import generate
@@ -28,18 +29,20 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class Running:
-    def __init__(self, url: str, catalog: Catalog) -> None:
+    def __init__(self, url: str, catalog: Catalog, port: int = 0) -> None:
         self.url = url
         self.catalog = catalog
+        self.port = port
 
 
-def start(catalog: Catalog) -> Iterator[Running]:
+def start(catalog: Catalog, limits: Any = None) -> Iterator[Running]:
+    """The server over `catalog` on a free port (`limits`: a `server.Limits`)."""
     from gpuhunt._internal.serve import server
     from gpuhunt._internal.serve.answers import Service
 
     service = Service(catalog)
     service.ready()
-    srv = server.build(service, "127.0.0.1", 0)
+    srv = server.build(service, "127.0.0.1", 0, limits=limits)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -48,7 +51,7 @@ def start(catalog: Catalog) -> Iterator[Running]:
         time.sleep(0.01)
     port = srv.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Running(f"http://127.0.0.1:{port}", catalog)
+        yield Running(f"http://127.0.0.1:{port}", catalog, port)
     finally:
         srv.should_exit = True
         thread.join(10)

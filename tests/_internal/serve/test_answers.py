@@ -12,6 +12,7 @@ import pytest
 
 from gpuhunt._internal.catalog import Catalog
 from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.query import top
 from gpuhunt._internal.query.table import combine
 from gpuhunt._internal.serve import parameters
 from gpuhunt._internal.serve.answers import Service, Unavailable, jsonable
@@ -33,17 +34,17 @@ def swap_in(catalog: Catalog, version: str) -> None:
 
 
 def test_an_answer_computed_across_a_reload_is_computed_again(catalog, monkeypatch):
-    real = catalog.query
+    real = top.top
     calls = []
 
-    def query(**kw):
+    def choose(*args, **kw):
         calls.append(kw)
-        answer = real(**kw)
-        if len(calls) == 1:  # a reload lands while the first answer is built
+        answer = real(*args, **kw)
+        if len(calls) == 1:  # a reload lands while the first answer is chosen
             swap_in(catalog, "20261130-1")
         return answer
 
-    monkeypatch.setattr(catalog, "query", query)
+    monkeypatch.setattr(top, "top", choose)
     service = Service(catalog)
     request = parameters.parse([("gpu", "H100")])
     reply = service.offers(request)
@@ -53,15 +54,15 @@ def test_an_answer_computed_across_a_reload_is_computed_again(catalog, monkeypat
 
 
 def test_a_catalog_that_never_holds_still_is_unavailable(catalog, monkeypatch):
-    real = catalog.query
+    real = top.top
     n = iter(range(100))
 
-    def query(**kw):
-        answer = real(**kw)
+    def choose(*args, **kw):
+        answer = real(*args, **kw)
         swap_in(catalog, f"20261130-{next(n)}")
         return answer
 
-    monkeypatch.setattr(catalog, "query", query)
+    monkeypatch.setattr(top, "top", choose)
     with pytest.raises(Unavailable):
         Service(catalog).offers(parameters.parse([]))
 

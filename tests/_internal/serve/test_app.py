@@ -36,6 +36,7 @@ OPTION_SETS = [
         ["--min-gpu-memory", "40", "--sort", "gpu-memory"],
     ),
     ([("gpu_vendor", "amd")], ["--gpu-vendor", "amd"]),
+    ([("sort", "tflops-per-dollar")], ["--sort", "tflops-per-dollar"]),
     ([("max_gpu_count", "0"), ("min_cpu", "32")], ["--max-gpu-count", "0", "--min-cpu", "32"]),
 ]
 
@@ -66,6 +67,23 @@ def test_offers_are_gpuhunt_query_json_rows(served, pairs, options):
     assert first["offers"] == expected[:100] and first["total"] == len(expected)
     if pairs == []:
         assert len(expected) > 100
+
+
+def test_a_big_answer_is_streamed_and_equal_to_the_built_one(served):
+    from gpuhunt._internal.serve.answers import Service
+    from gpuhunt._internal.serve.app import dumps
+
+    for pairs in ([("limit", "5000")], [("limit", "5000"), ("all_regions", "false")]):
+        r = get(served, "/v1/offers", pairs)
+        assert r.headers.get("transfer-encoding") == "chunked" and "content-length" not in r.headers
+        built = Service(served.catalog)._built_offers(parameters.parse(pairs))
+        assert r.content == dumps(built.body) and r.headers["ETag"] == built.etag
+        assert (
+            get(served, "/v1/offers", pairs, headers={"If-None-Match": built.etag}).status_code
+            == 304
+        )
+    small = get(served, "/v1/offers", [("limit", "100")])
+    assert small.headers["content-length"] == str(len(small.content))
 
 
 def test_all_regions_false_is_the_table_one_row_per_offer(served):
@@ -307,15 +325,15 @@ def test_clients_asking_the_same_new_query_at_once_wait_for_one_computation(
     from gpuhunt._internal.serve.answers import Service
     from tests._internal.serve.conftest import start
 
-    real = Service.offers
+    real = Service.offers_encoded
     computed = []
 
-    def slow(self, request):
+    def slow(self, request, dumps):
         computed.append(request.key)
         time.sleep(0.5)  # long enough for every client to arrive meanwhile
-        return real(self, request)
+        return real(self, request, dumps)
 
-    monkeypatch.setattr(Service, "offers", slow)
+    monkeypatch.setattr(Service, "offers_encoded", slow)
     catalog = Catalog(catalog_url=str(published), settings=Settings(cache_dir=tmp_path))
     for running in start(catalog):
         url = f"{running.url}/v1/offers?gpu=H100&max_price=30"

@@ -55,7 +55,7 @@ def offers(version: str) -> dict[str, list]:
                 cpu=26,
                 memory=200,
                 # Lambda's readings (made up): sold out in us-east-1 in V2; Asia unreported.
-                provider_data={} if a is None else {"available": a},
+                available=a,
             )
             for loc, d, a in (
                 ("us-east-1", 0.0, version == V1),

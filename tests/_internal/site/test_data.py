@@ -249,7 +249,7 @@ def _generated_catalog(seed: int, offers: int):
                 cpu=rng.choice([4, 8]),
                 memory=rng.choice([16.0, 32.5]),
                 disk_size=rng.choice([None, 100.0]),
-                provider_data=rng.choice(
+                **rng.choice(
                     [{}, {}, {"observed_at": "2026-11-30T00:00:00Z"}, {"available": True}]
                 ),
                 **kw,
@@ -379,16 +379,16 @@ def test_offer_marks_say_what_each_offer_says_about_itself():
 
     converted = {"currency": "EUR", "price_native": 0.99, "fx_rate": 1.16, "fx_date": "2026-11-28"}
     items = [
-        item("lambdalabs", location="us-east-1", provider_data={"available": True}),
-        item("lambdalabs", location="us-west-1", provider_data={"available": False}),
+        item("lambdalabs", location="us-east-1", available=True),
+        item("lambdalabs", location="us-west-1", available=False),
         item("lambdalabs", location="eu-west-1"),  # the provider does not say
-        item("seeweb", instance_name="ECS1GPU3", location="it-fr2", provider_data=converted),
+        item("seeweb", instance_name="ECS1GPU3", location="it-fr2", **converted),
         item(
             "shadeform",
             instance_name="lambdalabs_H100",
-            provider_data={"resold_from": "lambdalabs"},
+            resold_from="lambdalabs",
         ),
-        item("vastai", provider_data={"observed_at": "2026-12-02T07:59:00Z"}),
+        item("vastai", observed_at="2026-12-02T07:59:00Z"),
     ]
     manifest = {"providers": {"lambdalabs": {"collected_at": "2026-12-02T05:00:00+00:00"}}}
     rows = [

@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import enum
 import json
 import sys
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
-from gpuhunt._internal import form_factor, geography, registry
+from gpuhunt._internal import form_factor, registry, rows
 from gpuhunt._internal.cli.differs import show_what_differs
 from gpuhunt._internal.cli.footer import FILTERED_COLUMNS as FILTERED_COLUMNS
 from gpuhunt._internal.cli.footer import data_ages as data_ages
@@ -50,6 +49,7 @@ from gpuhunt._internal.cli.layout import terminal_width as terminal_width
 from gpuhunt._internal.cli.layout import wrap as wrap
 from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.rows import offer_row
 
 
 def gpu_text(i: CatalogItem) -> str:
@@ -60,41 +60,15 @@ def gpu_text(i: CatalogItem) -> str:
     return f"{i.gpu_count}x{i.gpu_name} {_num(i.gpu_memory)}GB" + (f" {form}" if form else "")
 
 
-# Derived per-offer values that `--json` and `--csv` add after the fields (None: unknown).
-DERIVED = ("form_factor", "tflops_per_dollar", "observed_at", "available", "resold_from")
-
-
 def as_dict(i: CatalogItem) -> dict[str, Any]:
-    """Every `CatalogItem` field, in field order, with `country` and `area` (from the
-    geography table; None when it does not place the location) after `location` and
-    `price_per_gpu` after `price`, then `form_factor`, `tflops_per_dollar`, `observed_at`
-    (ISO-8601 UTC, `Z`), `available` and `resold_from`; enums as their values (what `--json`
-    and `--csv` print)."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(i):
-        value = getattr(i, f.name)
-        out[f.name] = value.value if isinstance(value, enum.Enum) else value
-        if f.name == "location":
-            place = geography.locate(i.provider, i.location)
-            out["country"] = place.country if place else None
-            out["area"] = place.area if place else None
-        if f.name == "price":
-            ppg = i.price_per_gpu  # a share of a GPU counts as that share
-            out["price_per_gpu"] = None if ppg is None else round(ppg, 6)
-    out["form_factor"] = i.form_factor
-    tpd = i.tflops_per_dollar
-    out["tflops_per_dollar"] = None if tpd is None else round(tpd, 3)
-    seen = i.observed_at
-    out["observed_at"] = None if seen is None else seen.strftime("%Y-%m-%dT%H:%M:%SZ")
-    out["available"] = i.available
-    out["resold_from"] = i.resold_from
-    return out
+    """The offer's JSON row (`rows.offer_row`): what `--json` and `--csv` print."""
+    return offer_row(i)
 
 
 def converted_from(i: CatalogItem) -> str | None:
-    """The currency an offer's price was converted from (`provider_data["currency"]`, when
-    not USD), or None for a price the provider gave in dollars."""
-    currency = i.provider_data.get("currency") if isinstance(i.provider_data, dict) else None
+    """The currency an offer's price was converted from (`CatalogItem.currency`, when not
+    USD), or None for a price the provider gave in dollars."""
+    currency = i.currency
     return currency if isinstance(currency, str) and currency.upper() != "USD" else None
 
 
@@ -120,18 +94,14 @@ def footnotes(offers: Iterable[CatalogItem]) -> list[str]:
     for i in offers:
         currency = converted_from(i)
         if currency is not None:
-            date = i.provider_data.get("fx_date")
+            date = i.fx_date
             seen[(currency, date if isinstance(date, str) else "an unrecorded date")] = None
     return [f"* converted from {c} at the ECB rate of {d}" for c, d in seen]
 
 
 def csv_header() -> list[str]:
     """The columns of `--csv`: `as_dict`'s keys, also when no offer matched."""
-    out = []
-    for name in (f.name for f in dataclasses.fields(CatalogItem)):
-        out.append(name)
-        out += {"location": ["country", "area"], "price": ["price_per_gpu"]}.get(name, [])
-    return [*out, *DERIVED]
+    return rows.keys()
 
 
 def _tflops_per_dollar_text(x: float | None) -> str:

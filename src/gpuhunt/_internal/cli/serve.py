@@ -44,6 +44,28 @@ def arguments(p: argparse.ArgumentParser) -> None:
         metavar="MB",
         help="memory for answers kept encoded, by ETag (default 64; 0: compute every answer)",
     )
+    # The defaults are serve.server.Limits' (docs/serve.md, "Connections"); not imported
+    # here, so `gpuhunt --help` works without the serve extra.
+    for flag, default, unit, why in (
+        ("--head-timeout", 10.0, "S", "for a request's headers, from its first byte"),
+        ("--idle-timeout", 10.0, "S", "for a new connection's first byte"),
+        ("--keep-alive", 5.0, "S", "for an idle connection between requests"),
+        ("--grace", 30.0, "S", "for answers in flight on SIGTERM/SIGINT, then exit 0"),
+    ):
+        p.add_argument(
+            flag,
+            type=float,
+            default=default,
+            metavar=unit,
+            help=f"seconds {why} (default {default:g})",
+        )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=2048,
+        metavar="N",
+        help="connections open at once; beyond them, 503 with Retry-After (default 2048)",
+    )
 
 
 def open_catalog(where: str | None) -> Catalog:
@@ -85,6 +107,18 @@ def run(args: argparse.Namespace) -> int:
         from gpuhunt._internal.serve.answers import Service
     except ImportError as e:
         return missing_serve_extra(e)
+    limits = server.Limits(
+        head_timeout=args.head_timeout,
+        idle_timeout=args.idle_timeout,
+        keep_alive=args.keep_alive,
+        max_connections=args.max_connections,
+        grace=args.grace,
+    )
+    try:
+        limits.check()
+    except ValueError as e:
+        raise UsageError(f"gpuhunt serve: {e}") from None
+    server.allow_open_files(limits)
     with open_catalog(args.catalog) as catalog:
         service = Service(catalog)
         service.ready()
@@ -94,5 +128,5 @@ def run(args: argparse.Namespace) -> int:
             f"{sum(status.offers.values())} offers); http://{args.host}:{args.port}/v1/offers",
             file=sys.stderr,
         )
-        server.build(service, args.host, args.port, args.cache_mb << 20).run()
+        server.build(service, args.host, args.port, args.cache_mb << 20, limits).run()
     return 0

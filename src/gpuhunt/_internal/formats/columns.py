@@ -23,13 +23,18 @@ from typing import Any
 
 import numpy as np
 
+from gpuhunt._internal import offer_spec
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 from gpuhunt._internal.query.masks import ARCHS, VENDORS
 from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, Table
 from gpuhunt._internal.schema import check_json as check_json  # used by load.warm too
 
 MAGIC = b"GPUHUNT-COLUMNS\n"
-FORMAT = 1
+# 2: `provider_datas` holds offer texts (`offer_spec`). A format-1 file (catalogs published
+# before) holds provider_data texts that may carry the library's keys: they are moved out as
+# its CSV's reader moves them (`offer_spec.migrate`, once per distinct text).
+FORMAT = 2
+_READ_FORMATS = (1, 2)
 MAX_HEADER_BYTES = 64 * 1024 * 1024
 _LISTS = [name for column, name in STRING_LISTS.items() if column != "provider"]
 # Codes that may be -1 ("none"); every other code column must point into its list.
@@ -142,7 +147,7 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         raise ValueError(f"header is not JSON ({type(e).__name__})") from None
     if not isinstance(header, dict):
         raise ValueError("header is not a JSON object")
-    if header.get("format") != FORMAT:
+    if header.get("format") not in _READ_FORMATS:
         raise ValueError(f"unknown column file format {header.get('format')!r}")
     if header.get("provider") != provider:
         raise ValueError(f"it holds {header.get('provider')!r}, not {provider!r}")
@@ -181,8 +186,12 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             raise ValueError(f"string list {name} is missing or not strings")
         lists[name] = values
+    if header["format"] == 1:
+        lists["provider_datas"] = [
+            offer_spec.migrate(check_json(t)) for t in lists["provider_datas"]
+        ]
     for text in lists["provider_datas"]:
-        check_json(text)
+        check_offer_text(text)
     for column, name in STRING_LISTS.items():
         if column != "provider":
             check_codes(columns[column], len(lists[name]), column)
@@ -203,6 +212,11 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         skipped={provider: skipped} if skipped else {},
         **fields,
     )
+
+
+def check_offer_text(text: str) -> str:
+    """A column file's offer text (`offer_spec`) checked whole; raises ValueError otherwise."""
+    return offer_spec.check_text(text, check_json)
 
 
 def check_codes(codes: np.ndarray, size: int, column: str) -> None:

@@ -1,7 +1,8 @@
 """The catalog CSV, row by row (pure: text in, offers out).
 
-One file per provider, the same columns in the same order as gpuhunt 0.1.x publishes
-(`schema.FIELDS`), so catalogs are interchangeable both ways. The provider is the file's name.
+One file per provider: the 14 columns gpuhunt 0.1.x publishes, in its order, then the library's
+own (`schema.FIELDS`, from `offer_spec`), so catalogs are interchangeable both ways. The
+provider is the file's name.
 Older files without `gpu_vendor`/`cpu_arch`/`flags`/`provider_data` read as they always did (see
 `schema`). A malformed row is skipped, counted and logged; it never costs the rest of the file.
 This is the reference reader; `formats.csv_table` reads the same files into a `Table` faster.
@@ -18,7 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, TypeVar
 
-from gpuhunt._internal.models import CatalogItem, CPUArchitecture
+from gpuhunt._internal import offer_spec
+from gpuhunt._internal.models import OWN_FIELDS, CatalogItem, CPUArchitecture
 from gpuhunt._internal.schema import (
     FIELDS,
     MissingColumns,
@@ -55,6 +57,7 @@ def item_to_row(item: CatalogItem) -> list[str]:
         " ".join(item.flags),
         CPUArchitecture.cast(item.cpu_arch).value,
         json.dumps(item.provider_data, sort_keys=True),
+        *offer_spec.item_cells(item),
     ]
 
 
@@ -208,7 +211,8 @@ def iter_rows(
 def to_item(row: ParsedRow, provider: str) -> CatalogItem:
     values = dict(vars(row))  # every schema field, as CatalogItem names it
     values["flags"] = row.flags.split()
-    values["provider_data"] = json.loads(row.provider_data)
+    values["provider_data"] = json.loads(offer_spec.provider_text(row.provider_data))
+    values.update(zip(OWN_FIELDS, offer_spec.own_values(row.provider_data)))
     return CatalogItem(provider=provider, **values)
 
 

@@ -109,7 +109,7 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     # In the published column order each chunk of lines proves that no quoted field spans a
     # line while it is read (`factored`), so counting quotes is left to the first chunk that
     # cannot be read that way.
-    published_order = header == schema.FIELDS
+    published_order = header in schema.PUBLISHED_HEADERS
     body = (
         body_lines(data, check_quotes=not published_order) if strategy in (None, "lines") else None
     )
@@ -140,7 +140,7 @@ def _read_bytes(data: bytes, provider: str, stats: ReadStats) -> Table | None:
     # At most a row a line: each column is filled in place (`TableBuilder`).
     builder = TableBuilder(provider, data.count(b"\n", end + 1) + 1)
     chunks = _Chunks(builder, header, stats, quoted=b'"' in data)
-    published_order = header == schema.FIELDS
+    published_order = header in schema.PUBLISHED_HEADERS
     body = body_lines(data, check_quotes=not published_order, start=end + 1)
     if body is None:
         return None
@@ -264,7 +264,7 @@ def body_lines(data: Any, check_quotes: bool = True, start: int | None = None) -
 def read_lines(chunks: _Chunks, body: Body) -> None:
     """Strategy for text whose every line is one row: each chunk of lines is cut into fields
     with C-level splits (`csv.reader` costs ~2 us a row), or factored in the published order."""
-    published_order = chunks.header == schema.FIELDS
+    published_order = chunks.header in schema.PUBLISHED_HEADERS
     commas = operator.methodcaller("count", ",")
     checked = not (chunks.quoted and published_order)  # body_lines counted the quotes
     for index, lines in body:

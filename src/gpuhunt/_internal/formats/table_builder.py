@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuhunt._internal import schema
+from gpuhunt._internal import offer_spec, schema
 from gpuhunt._internal.query.masks import ARCHS, VENDORS
 from gpuhunt._internal.query.table import STORED_COLUMNS, Interner, Table
 
@@ -98,12 +98,33 @@ class TableBuilder:
             "flags": _by_distinct(
                 cols.get("flags") or ("",) * n, lambda t: self.flags.code(schema.flags(t)), np.int32
             ),
-            "provider_data": _by_distinct(
-                cols.get("provider_data") or ("",) * n,
-                lambda t: self.pdatas.code(schema.check_json(t)),
-                np.int32,
-            ),
+            "provider_data": self._offer_texts(cols, n),
         }
+
+    def _offer_texts(self, cols: Mapping[str, Sequence[str]], n: int) -> np.ndarray:
+        """Codes of the rows' offer texts (`offer_spec`): provider_data and the own columns'
+        cells, converted once per distinct combination."""
+        data = cols.get("provider_data") or ("",) * n
+        own = [cols.get(c) for c in offer_spec.OWN_COLUMNS]
+        if all(c is None for c in own):  # a file from before the own columns
+            return _by_distinct(
+                data,
+                lambda t: self.pdatas.code(offer_spec.migrate(schema.check_json(t))),
+                np.int32,
+            )
+        given = [c if c is not None else ("",) * n for c in own]
+        keys = list(map(offer_spec.SEP.join, zip(data, *given)))
+
+        def code(key: str) -> int:
+            cells = key.split(offer_spec.SEP)
+            if len(cells) != len(given) + 1:
+                raise ValueError("a control character in an offer's cell")
+            text = offer_spec.offer_text(
+                schema.check_json(cells[0]), dict(zip(offer_spec.OWN_COLUMNS, cells[1:])).get
+            )
+            return self.pdatas.code(text)
+
+        return _by_distinct(keys, code, np.int32)
 
     def _gpus(
         self, cols: Mapping[str, Sequence[str]], n: int, has_gpus: np.ndarray

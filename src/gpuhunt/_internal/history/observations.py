@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import observed
+from gpuhunt._internal import observed, offer_spec
 from gpuhunt._internal.formats.csv import iter_rows
 
 ROOT = "observations"
 FORMAT_VERSION = 1
-# Column -> Arrow type name, in file order (`date` and `provider` live in the path).
+# Column -> Arrow type name, in file order (`date` and `provider` live in the path); each but
+# `version` is an offer field's dataset column (`offer_spec.FIELDS`, a test checks).
 COLUMNS = {
     "observed_at": "timestamp[s, tz=UTC]",
     "version": "string",
@@ -76,13 +76,10 @@ def partition_path(provider: str, day: dt.date, version: str) -> str:
     return f"{ROOT}/date={day.isoformat()}/provider={provider}/part-{version}.parquet"
 
 
-def _available(provider_data: str) -> bool | None:
-    if '"available"' not in provider_data:  # most rows: no JSON parse
-        return None
-    try:
-        value = json.loads(provider_data).get("available")
-    except (ValueError, AttributeError):
-        return None
+def _available(offer_text: str) -> bool | None:
+    """A row's availability reading (its `available` column, or the key an older catalog
+    wrote into provider_data: the reader moved it out into the offer text)."""
+    value = offer_spec.own_value(offer_text, "available")
     return value if isinstance(value, bool) else None
 
 

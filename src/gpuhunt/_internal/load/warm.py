@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 FOLDER = "derived"
 MAGIC = b"GPUHUNT-WARM\n\0\0\0"
-FORMAT = 2  # 2: the unknown-location counts in the header
+FORMAT = 3  # 2: the unknown-location counts in the header; 3: offer texts (`offer_spec`)
 _ROW_ARRAYS = ("price", "location", "shape_of_row")
 _LISTS = list(STRING_LISTS.values())
 
@@ -276,7 +276,7 @@ def _check(
     column_files.check_codes(shape_cols["gpu_vendor"], len(VENDORS), "gpu_vendor")
     column_files.check_codes(shape_cols["cpu_arch"], len(ARCHS), "cpu_arch")
     for text in lists["provider_datas"]:
-        column_files.check_json(text)
+        column_files.check_offer_text(text)
 
 
 def _compacted(

@@ -125,7 +125,7 @@ def check_csv(data: bytes, provider: str) -> tuple[int, str | None]:
     except UnicodeDecodeError as e:
         return 0, f"not UTF-8 ({e.reason} at byte {e.start})"
     header = text.split("\n", 1)[0].strip("\r")
-    if header.split(",") != schema.FIELDS:
+    if header.split(",") not in schema.PUBLISHED_HEADERS:
         return 0, f"header is not the catalog format: {header[:120]!r}"
     stats = ReadStats()
     for _ in iter_rows(io.StringIO(text, newline=""), provider=provider, stats=stats, quiet=True):

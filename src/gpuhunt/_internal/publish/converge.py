@@ -5,7 +5,7 @@ consecutive collections agree with each other the change is published (`build`'s
 tells the whole rule). Pure: manifests and bytes in, decisions out.
 
 Only offers, regions, GPU models and prices take part (`gate.summarize`): a flip of an offer's
-availability reading (`provider_data["available"]`) changes the CSV's bytes but is never a
+availability reading (its `available` column) changes the CSV's bytes but is never a
 change for the gate, so a type selling out can never hold a provider's prices back.
 """
 

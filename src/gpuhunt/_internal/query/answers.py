@@ -5,7 +5,7 @@ Every answer is a new list of new `CatalogItem`s, so no caller sees another's ch
 has a slot per field; all but its location and price hold the values the other offers of its
 instance type hold too (one `Shape` tuple per type). What offers are built from is made once per
 table, at load (`prepare`): the shapes, each row's shape number and the locations, so that
-building an offer is an allocation and fifteen stores.
+building an offer is an allocation and a store a field.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gpuhunt._internal import offer_spec
 from gpuhunt._internal.frozen import freeze
 from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, Shape, fill_offers, new_offers
 from gpuhunt._internal.query.masks import ARCHS, VENDORS
@@ -148,8 +149,8 @@ def _shape_groups(table: Table) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _shapes(table: Table, rows: np.ndarray) -> list[Shape]:
-    """One `Shape` for each of `rows`; flags and provider_data read once per distinct text
-    and shared read-only (`freeze`)."""
+    """One `Shape` for each of `rows`; flags and the offer text (provider_data and the own
+    fields) read once per distinct text, provider_data shared read-only (`freeze`)."""
     names, gnames, providers = table.instance_names, table.gpu_names, table.providers
     flag_lists: dict[int, Any] = {}
     datas: dict[int, Any] = {}
@@ -160,10 +161,13 @@ def _shapes(table: Table, rows: np.ndarray) -> list[Shape]:
         flags = flag_lists.get(fl)
         if flags is None:
             flags = flag_lists[fl] = freeze(table.flag_sets[fl].split())
-        data = datas.get(pd)
-        if data is None:
-            text = table.provider_datas[pd]
-            data = datas[pd] = freeze({} if text == "{}" else json.loads(text))
+        said = datas.get(pd)
+        if said is None:
+            text = table.provider_datas[pd]  # the offer text (`offer_spec`)
+            own = offer_spec.own_values(text)
+            text = offer_spec.provider_text(text)
+            said = datas[pd] = (freeze({} if text == "{}" else json.loads(text)), own)
+        data, own = said
         out.append(
             (
                 providers[prov],
@@ -179,6 +183,7 @@ def _shapes(table: Table, rows: np.ndarray) -> list[Shape]:
                 ARCHS[arch],
                 data,
                 spot,
+                *own,
             )
         )
     return out

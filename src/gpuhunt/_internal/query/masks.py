@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gpuhunt._internal import geography
+from gpuhunt._internal import geography, offer_spec
 from gpuhunt._internal.accelerators import MEMORY_TOLERANCE
 from gpuhunt._internal.costs import bands
 from gpuhunt._internal.form_factor import (
@@ -29,16 +29,7 @@ from gpuhunt._internal.form_factor import (
     refine,
 )
 from gpuhunt._internal.gpu_names import tpu_generation
-from gpuhunt._internal.offer_state import (
-    AVAILABLE_KEY,
-    CUDA_KEY,
-    OBSERVED_AT_KEY,
-    RESOLD_FROM_KEY,
-    offer_available,
-    offer_cuda_version,
-    offer_observed_at,
-    offer_resold_from,
-)
+from gpuhunt._internal.offer_state import cuda_version_of
 from gpuhunt._internal.query.parsed import ParsedQuery
 from gpuhunt._internal.vocabulary import AcceleratorVendor, CPUArchitecture
 
@@ -268,22 +259,21 @@ def state_mask(states: OfferStates, p: ParsedQuery, now: dt.datetime | None = No
 
 
 def offer_states(t: Table) -> OfferStates:
-    """`OfferStates` of every row, each provider_data text decoded once (and only those that
-    carry one of the keys)."""
+    """`OfferStates` of every row, each offer text (`offer_spec`) read once, and only those
+    that carry an own field."""
     n = len(t.provider_datas)
     available = np.full(n + 1, -1, dtype=np.int8)  # the last entry answers code -1
     observed = np.full(n + 1, NO_TIME, dtype=np.int64)
     resale = np.zeros(n + 1, dtype=bool)
-    keys = (AVAILABLE_KEY, OBSERVED_AT_KEY, RESOLD_FROM_KEY)
     for k, text in enumerate(t.provider_datas):
-        if not any(key in text for key in keys):
+        if offer_spec.SEP not in text:
             continue
-        data = json.loads(text)
-        reading = offer_available(data)
+        own = dict(zip(offer_spec.OWN_NAMES, offer_spec.own_values(text)))
+        reading = own["available"]
         available[k] = -1 if reading is None else int(reading)
-        seen = offer_observed_at(data)
+        seen = own["observed_at"]
         observed[k] = NO_TIME if seen is None else _micros(seen)
-        resale[k] = offer_resold_from(data) is not None
+        resale[k] = bool(own["resold_from"])
     rows = t.provider_data
     return OfferStates(available[rows], observed[rows], resale[rows])
 
@@ -305,7 +295,7 @@ def form_factors(t: Table) -> np.ndarray:
     by_model = np.array([code(model_form_factor(g)) for g in t.gpu_names] + [NO_FORM_FACTOR])
     by_data = np.array(
         [
-            code(data_form_factor(json.loads(x)))
+            code(data_form_factor(json.loads(offer_spec.provider_text(x))))
             if (FORM_FACTOR_KEY in x or "gpu_type" in x)
             else NO_FORM_FACTOR
             for x in t.provider_datas
@@ -344,12 +334,12 @@ def form_factors(t: Table) -> np.ndarray:
 
 
 def cuda_versions(t: Table) -> np.ndarray:
-    """Each offer's CUDA version (`offer_state.offer_cuda_version`) as `version_code`,
-    `NO_CUDA` where its provider does not say."""
-    codes = [NO_CUDA] * len(t.provider_datas)  # every offer has a provider_data code
+    """Each offer's CUDA version (`offer_state.cuda_version_of` its `cuda_version`) as
+    `version_code`, `NO_CUDA` where its provider does not say."""
+    codes = [NO_CUDA] * len(t.provider_datas)  # every offer has an offer text code
     for k, text in enumerate(t.provider_datas):
-        if CUDA_KEY in text:  # most offers say nothing: skip decoding their JSON
-            v = offer_cuda_version(json.loads(text))
+        if offer_spec.SEP in text:  # most offers say nothing: skip reading their cells
+            v = cuda_version_of(offer_spec.own_value(text, "cuda_version"))
             codes[k] = NO_CUDA if v is None else version_code(v)
     found: np.ndarray = np.array(codes, dtype=np.int64)[t.provider_data]
     return found

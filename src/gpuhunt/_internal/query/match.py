@@ -16,12 +16,7 @@ from gpuhunt._internal.accelerators import get_compute_capability
 from gpuhunt._internal.form_factor import form_factor_matches
 from gpuhunt._internal.gpu_names import GpuNameSpec, memory_fits, tpu_generation
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
-from gpuhunt._internal.offer_state import (
-    offer_available,
-    offer_cuda_version,
-    offer_observed_at,
-    offer_resold_from,
-)
+from gpuhunt._internal.offer_state import cuda_version_of
 from gpuhunt._internal.query.parsed import ParsedQuery, location_pattern, parsed
 
 
@@ -57,7 +52,7 @@ def matches(i: CatalogItem, q: QueryFilter | ParsedQuery) -> bool:
         # A CUDA version asks for an NVIDIA GPU: CPU-only and other vendors' offers are out.
         if not i.gpu_count or i.gpu_vendor != AcceleratorVendor.NVIDIA:
             return False
-        cuda = offer_cuda_version(i.provider_data)
+        cuda = cuda_version_of(i.cuda_version)
         if cuda is not None and cuda < p.min_cuda:
             return False
     if p.cpu_arch is not None and p.cpu_arch != i.cpu_arch:
@@ -97,18 +92,18 @@ def matches(i: CatalogItem, q: QueryFilter | ParsedQuery) -> bool:
     # `masks.interruption_mask`): its risk is unknown, and an unknown risk is not a low one.
     if p.max_interruption is not None and i.spot:
         return False
-    return _offer_state_matches(i.provider_data, p, None)
+    return _offer_state_matches(i, p, None)
 
 
-def _offer_state_matches(data: Any, p: ParsedQuery, now: dt.datetime | None) -> bool:
-    """The filters on what an offer says about itself in `provider_data`: its availability
-    reading, its age, whether it is a resale."""
-    if p.available is not None and offer_available(data) is not p.available:
+def _offer_state_matches(i: CatalogItem, p: ParsedQuery, now: dt.datetime | None) -> bool:
+    """The filters on the library's own fields of an offer: its availability reading, its
+    age, whether it is a resale."""
+    if p.available is not None and i.available is not p.available:
         return False
-    if p.resale is not None and (offer_resold_from(data) is not None) is not p.resale:
+    if p.resale is not None and bool(i.resold_from) is not p.resale:
         return False
     if p.max_age is not None:
-        seen = offer_observed_at(data)
+        seen = i.observed_at
         if seen is None or seen < p.max_age_cutoff(now):
             return False
     return True

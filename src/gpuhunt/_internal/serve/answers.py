@@ -1,5 +1,5 @@
 """What `gpuhunt serve` and `gpuhunt mcp` answer, over one process-wide `Catalog`: the offers
-of a request (the rows `gpuhunt query --json` prints, through `render.as_dict`), its
+of a request (the rows `gpuhunt query --json` prints, through `rows.offer_row`), its
 explanation, and the catalog's status, each as a JSON-ready value with the ETag and the
 freshness that go with it. No HTTP or MCP here: both doors call `Service`.
 
@@ -17,17 +17,21 @@ import enum
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpuhunt._internal import query_checks
-from gpuhunt._internal.cli import costs, render
+import numpy as np
+
+from gpuhunt._internal import catalog_costs, query_checks, registry
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt._internal.query import spec
+from gpuhunt._internal.query import answers, spec, top
+from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.order import sort_offers
+from gpuhunt._internal.query.parsed import parsed
+from gpuhunt._internal.rows import offer_row
 from gpuhunt._internal.serve.parameters import ParameterError, Request, parameter_error
 from gpuhunt._version import __version__
 
@@ -35,15 +39,28 @@ if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog
     from gpuhunt._internal.explain import Explanation
     from gpuhunt._internal.load.loader import Loaded
+    from gpuhunt._internal.query.table import Table
 
 T = TypeVar("T")
 
 RELATIVE = {"age_seconds", "next_retry_in", "online_retry_in"}  # of status(): from now
+ROWS_AT_ONCE = 256  # offers built, turned into rows and encoded at a time
 ATTEMPTS = 5  # an answer computed across a reload is computed again, this many times at most
 
 
 class Unavailable(GPUHuntError):
     """No catalog to answer from (503): none loaded, or it kept changing under the answer."""
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """An answer already encoded: its body in `pieces` (read once), its `etag`, `max_age`
+    (as `Reply`'s) and how many offers it holds (`rows`)."""
+
+    pieces: Iterator[bytes]
+    etag: str
+    max_age: int | None
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -65,7 +82,7 @@ def jsonable(value: Any) -> Any:
     """`value` as JSON can write it: offers as `--json` rows, enums as their values, dates in
     ISO 8601, tuples as lists, dataclasses as objects, non-finite floats as null."""
     if isinstance(value, CatalogItem):
-        return jsonable(render.as_dict(value))
+        return jsonable(offer_row(value))
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, dict):
@@ -86,14 +103,16 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def row(r: CatalogItem | CollapsedOffer, priced: costs.Priced | None = None) -> dict[str, Any]:
+def row(
+    r: CatalogItem | CollapsedOffer, priced: catalog_costs.AnswerCosts | None = None
+) -> dict[str, Any]:
     """One offer of the answer: a `gpuhunt query --json` row (with its costs' keys when
-    priced); a collapsed offer (one per distinct offer, `all_regions=false`) is its cheapest
-    location's row, plus `locations`, every location selling it, cheapest first."""
-    extra = priced.values(render.row_offer(r)) if priced is not None else {}
+    priced: docs/costs.md); a collapsed offer (one per distinct offer, `all_regions=false`) is
+    its cheapest location's row, plus `locations`, every location selling it, cheapest first."""
+    extra = priced.values(r.offer if isinstance(r, CollapsedOffer) else r) if priced else {}
     if isinstance(r, CollapsedOffer):
-        return {**render.as_dict(r.offer), **extra, "locations": list(r.locations)}
-    return {**render.as_dict(r), **extra}
+        return {**offer_row(r.offer), **extra, "locations": list(r.locations)}
+    return {**offer_row(r), **extra}
 
 
 def explanation(e: Explanation) -> dict[str, Any]:
@@ -158,6 +177,90 @@ class Service:
     # -------------------------------------------------------------- the answers
 
     def offers(self, request: Request) -> Reply:
+        chosen = self._chosen(request)
+        if chosen is None:
+            return self._built_offers(request)
+        found, table, loaded = chosen
+        body = {
+            "offers": [r for batch in self._rows(found, table) for r in batch],
+            "total": found.total,
+            "catalog": {"version": loaded.version, "source": loaded.source},
+        }
+        return Reply(body, self._etag("offers", request, loaded), self.max_age(loaded))
+
+    def offers_encoded(self, request: Request, dumps: Callable[[Any], bytes]) -> Encoded:
+        """`offers(request)`'s body as `dumps` writes it, in pieces encoded a few rows at a
+        time as they are read (`top.json_chunks`): only the answer's first `limit` offers are
+        ever built, and a big answer is never held whole."""
+        chosen = self._chosen(request)
+        if chosen is None:
+            r = self._built_offers(request)
+            return Encoded(iter([dumps(r.body)]), r.etag, r.max_age, len(r.body["offers"]))
+        found, table, loaded = chosen
+        catalog = {"version": loaded.version, "source": loaded.source}
+        pieces = top.json_chunks(self._rows(found, table), found.total, catalog, dumps)
+        tag = self._etag("offers", request, loaded)
+        return Encoded(pieces, tag, self.max_age(loaded), len(found.rows))
+
+    def _chosen(self, request: Request) -> tuple[top.Top, Table, Loaded] | None:
+        """The answer's first rows, chosen on the loaded table's columns (`query.top`); None
+        where only `Catalog.query` answers as asked: a catalog with online providers added,
+        or online providers' offers in the table standing in for them."""
+        args = request.args
+        # Priced or filtered on spot bands: through `Catalog.query`, which reads the catalog's
+        # side files (docs/costs.md).
+        if self.catalog.online_providers or catalog_costs.wanted(args):
+            return None
+
+        def compute() -> tuple[top.Top, Table] | None:
+            if args.gpu_name:
+                problems = self.catalog.gpu_name_problems(args.gpu_name)
+                if problems:
+                    raise ParameterError("gpu", "gpu: " + "; ".join(problems), 422)
+            q = make_filter(**request.filters)
+            loaded = self.catalog.current()  # as a query does: may start a reload
+            if loaded is None:
+                return None
+            table = loaded.table
+            wanted = parsed(q).providers
+            asked = [p for p in table.providers if wanted is None or p in wanted]
+            offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
+            if not offline or any(registry.spec(p).online for p in asked):
+                return None
+            rows = table.select(q, None if set(table.providers) <= set(offline) else offline)
+            sort = args.sort or "price"
+            return top.top(table, rows, sort, request.limit, bool(args.all_regions)), table
+
+        found, loaded = self._consistent(compute)
+        if found is None:
+            return None
+        self._check_stand_ins(request)
+        return found[0], found[1], loaded
+
+    def _check_stand_ins(self, request: Request) -> None:
+        try:
+            query_checks.check_stand_ins(
+                request.args.provider, False, lambda: self.catalog.status().offers
+            )
+        except QueryInputError as e:
+            raise parameter_error(e) from None
+
+    def _rows(self, found: top.Top, table: Table) -> Iterator[list[dict[str, Any]]]:
+        """The `--json` rows of `found`, built and given a slice at a time."""
+        for start in range(0, len(found.rows), ROWS_AT_ONCE):
+            part = found.rows[start : start + ROWS_AT_ONCE]
+            distinct, where = np.unique(part, return_inverse=True)
+            built = answers.items(table, distinct)
+            batch = []
+            for n, i in enumerate(where.reshape(-1).tolist()):
+                out = offer_row(built[i])
+                if found.locations is not None:
+                    out["locations"] = found.locations[start + n]
+                batch.append(out)
+            yield batch
+
+    def _built_offers(self, request: Request) -> Reply:
+        """The answer from `Catalog.query`'s whole list of offers."""
         args = request.args
 
         def compute() -> list[CatalogItem]:
@@ -168,14 +271,10 @@ class Service:
             return self.catalog.query(**request.filters)
 
         offers, loaded = self._consistent(compute)
-        try:
-            query_checks.check_stand_ins(args.provider, False, lambda: self.catalog.status().offers)
-        except QueryInputError as e:
-            raise parameter_error(e) from None
+        self._check_stand_ins(request)
         sort_offers(offers, args.sort)
-        # Costs (docs/costs.md): the band key and, when asked, the usage's, term's and job's.
-        offers, priced = costs.price_answer(self.catalog, args, offers)
-        every_region = args.all_regions or costs.asked(args)
+        offers, priced = catalog_costs.price_answer(self.catalog, args, offers)
+        every_region = args.all_regions or catalog_costs.asked(args)
         rows: list[Any] = offers if every_region else collapse_regions(offers)
         body = {
             "offers": [row(r, priced) for r in rows[: request.limit]],

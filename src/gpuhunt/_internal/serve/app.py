@@ -16,25 +16,29 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+import anyio
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from gpuhunt._internal.errors import GPUHuntError, HistoryUnavailable, InputError
 from gpuhunt._internal.serve import openapi, parameters
-from gpuhunt._internal.serve.answers import Reply, Service, Unavailable, etag
+from gpuhunt._internal.serve.answers import Encoded, Reply, Service, Unavailable, etag
 from gpuhunt._internal.serve.parameters import ParameterError
 
 logger = logging.getLogger(__name__)
 
 MAX_QUERY = 16_384  # bytes of a query string
+# Answers asking for more offers than this are streamed as they are encoded, not cached.
+STREAM_ABOVE = 1000
+COMPUTING_AT_ONCE = 2  # answers being computed at a time, per endpoint
 
 
 def dumps(body: Any) -> bytes:
@@ -143,14 +147,44 @@ def _query_endpoint(
     endpoint: str,
     answer: Callable[[parameters.Request], Reply],
     cache: AnswerCache | None,
+    encoded: Callable[[parameters.Request, Callable[[Any], bytes]], Encoded] | None = None,
 ) -> Callable[[HTTPRequest], Awaitable[Response]]:
+    # Answers computed at once, each in a thread of its own (a streamed answer holds one only
+    # while it encodes a piece): more would not answer sooner on a few cores, as the
+    # interpreter lock serialises the Python parts, but each would hold its masks and rows
+    # in memory meanwhile.
+    computing = anyio.CapacityLimiter(COMPUTING_AT_ONCE)
     # ETag -> the answer being computed: a query asked by many clients at once (the moment a
     # new version is loaded, every cached answer is new) is computed once, not once each.
     flights: dict[str, _Flight] = {}
 
     def compute(q: parameters.Request) -> tuple[bytes, str, int | None]:
+        if encoded is not None:
+            e = encoded(q, dumps)
+            return b"".join(e.pieces), e.etag, e.max_age
         r = answer(q)
         return dumps(r.body), r.etag, r.max_age  # encoded off the event loop too
+
+    async def stream(request: HTTPRequest, q: parameters.Request) -> Response:
+        # A big answer is sent as it is encoded, a few rows at a time, and kept by no cache
+        # (`Service.offers_encoded`): its memory is a slice of rows, not the whole answer.
+        assert encoded is not None
+        e = await anyio.to_thread.run_sync(encoded, q, dumps, limiter=computing)
+        if _matches(request.headers.get("if-none-match"), e.etag):
+            return _not_modified(e.etag, e.max_age)
+
+        async def pieces() -> AsyncIterator[bytes]:
+            while (
+                piece := await anyio.to_thread.run_sync(next, e.pieces, None, limiter=computing)
+            ) is not None:
+                yield piece
+
+        return StreamingResponse(
+            pieces(),
+            200,
+            headers={"ETag": e.etag, "Cache-Control": _cache_control(e.max_age)},
+            media_type="application/json",
+        )
 
     async def handle(request: HTTPRequest) -> Response:
         q = read_parameters(request)
@@ -165,6 +199,8 @@ def _query_endpoint(
             cached = cache.get(tag) if cache is not None else None
             if cached is not None:
                 return _json(cached, tag, max_age)
+        if encoded is not None and q.limit > STREAM_ABOVE:
+            return await stream(request, q)
         flight = flights.get(tag) if tag is not None else None
         if flight is not None:
             await flight.done.wait()
@@ -177,7 +213,7 @@ def _query_endpoint(
             if tag is not None:
                 flights[tag] = flight
             try:
-                body, etag_, age = await run_in_threadpool(compute, q)
+                body, etag_, age = await anyio.to_thread.run_sync(compute, q, limiter=computing)
                 flight.result = (body, etag_, age)
             except Exception as e:
                 flight.error = e
@@ -261,7 +297,9 @@ def create_app(service: Service, cache_bytes: int = 64 << 20) -> Starlette:
 
     routes = [
         Route(
-            "/v1/offers", _query_endpoint(service, "offers", service.offers, cache), methods=["GET"]
+            "/v1/offers",
+            _query_endpoint(service, "offers", service.offers, cache, service.offers_encoded),
+            methods=["GET"],
         ),
         Route(
             "/v1/explain",

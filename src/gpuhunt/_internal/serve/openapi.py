@@ -1,47 +1,23 @@
 """The OpenAPI 3 document of `gpuhunt serve` (pure): its parameters come from the same table
 the server reads requests with (`parameters.table()`), and an offer's fields from the columns
-`gpuhunt query --csv` writes (`render.csv_header`), so neither can drift from the code."""
+`gpuhunt query --csv` writes (`rows.keys`), so neither can drift from the code."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.rows import JSON_TYPES
+from gpuhunt._internal.rows import keys as row_keys
 from gpuhunt._internal.serve import parameters
 from gpuhunt._version import __version__
 
-# JSON types of the offer fields (`render.as_dict`); a field not listed here is documented
-# without a type rather than with a wrong one.
-_FIELD_TYPES: dict[str, Any] = {
-    "provider": "string",
-    "instance_name": "string",
-    "location": "string",
-    "country": ["string", "null"],
-    "area": ["string", "null"],
-    "price": "number",
-    "price_per_gpu": ["number", "null"],
-    "cpu": "integer",
-    "memory": "number",
-    "gpu_count": "integer",
-    "gpu_name": ["string", "null"],
-    "gpu_memory": ["number", "null"],
-    "spot": "boolean",
-    "disk_size": ["number", "null"],
-    "gpu_vendor": ["string", "null"],
-    "flags": "array",
-    "cpu_arch": "string",
-    "provider_data": "object",
-    "form_factor": ["string", "null"],
-    "tflops_per_dollar": ["number", "null"],
-    "observed_at": ["string", "null"],
-    "available": ["boolean", "null"],
-    "resold_from": ["string", "null"],
-}
+# JSON types of the offer fields (`rows.offer_row`, from the offer spec).
+_FIELD_TYPES: dict[str, Any] = JSON_TYPES
 
 
 def _offer_schema() -> dict[str, Any]:
     props: dict[str, Any] = {}
-    for name in render.csv_header():
+    for name in row_keys():
         kind = _FIELD_TYPES.get(name)
         props[name] = {} if kind is None else {"type": kind}
     props["locations"] = {

@@ -11,6 +11,7 @@ import numpy as np
 
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.observed import collected_at as observed_at_of
+from gpuhunt._internal.offer_spec import iso_z
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
 
@@ -44,32 +45,20 @@ def offer_marks(
     available: dict[str, int] = {}
     converted: dict[str, list[Any]] = {}
     resold: dict[str, str] = {}
-    seen: dict[int, tuple[Any, Any, Any]] = {}  # id(provider_data) -> what it says, read once
     for i in items:
-        data = i.provider_data
-        said = seen.get(id(data))
-        if said is None:
-            at = data.get("observed_at") if data else None
-            cur = data.get("currency") if data else None
-            said = seen[id(data)] = (
-                at if isinstance(at, str) else None,
-                data.get("resold_from") if data else None,
-                cur if isinstance(cur, str) and cur != "USD" else None,
-            )
-        at, origin, currency = said
+        at = iso_z(i.observed_at) if i.observed_at is not None else None
         if at is not None and at != observed.get(i.provider):
             own[offer_key(i.provider, i.instance_name, i.spot)] = at
-        if isinstance(origin, str) and origin:
-            resold[offer_key(i.provider, i.instance_name, i.spot)] = origin
-        reading = data.get("available") if data else None
-        if isinstance(reading, bool):
-            available[offer_key(i.provider, i.instance_name, i.spot, i.location)] = int(reading)
-        if currency is not None:
+        if i.resold_from:
+            resold[offer_key(i.provider, i.instance_name, i.spot)] = i.resold_from
+        if isinstance(i.available, bool):
+            available[offer_key(i.provider, i.instance_name, i.spot, i.location)] = int(i.available)
+        if i.currency and i.currency != "USD":
             converted[offer_key(i.provider, i.instance_name, i.spot, i.location)] = [
-                currency,
-                data.get("price_native"),
-                data.get("fx_rate"),
-                data.get("fx_date"),
+                i.currency,
+                i.price_native,
+                i.fx_rate,
+                i.fx_date,
             ]
     return {
         "format": MARKS_FORMAT,
@@ -92,10 +81,11 @@ def offer_marks_from_table(
     shapes that have a mark to give (an availability reading, a converted price, a resale, an
     observation time of its own): at a million offers of which none say any of that, no
     object per offer."""
-    from gpuhunt._internal.models import SHAPE_FIELDS
+    from gpuhunt._internal.models import OWN_FIELDS, SHAPE_FIELDS
 
     tables = [t for t in ([tables] if isinstance(tables, Table) else tables) if len(t)]
-    at_provider, at_data = SHAPE_FIELDS.index("provider"), SHAPE_FIELDS.index("provider_data")
+    at_provider = SHAPE_FIELDS.index("provider")
+    at_own = {name: len(SHAPE_FIELDS) + k for k, name in enumerate(OWN_FIELDS)}
     observed = {p: observed_at_of(manifest, p) for p in ((manifest or {}).get("providers") or {})}
     found: list[CatalogItem] = []
     keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # price, table, row
@@ -105,14 +95,12 @@ def offer_marks_from_table(
         shapes = answers.shapes_of(table, np.arange(n_shapes, dtype=np.int64))
         marked = np.zeros(n_shapes, dtype=bool)
         for s, shape in enumerate(shapes):
-            data = shape[at_data] or {}
-            at = data.get("observed_at")
-            cur = data.get("currency")
+            at, cur = shape[at_own["observed_at"]], shape[at_own["currency"]]
             marked[s] = (
-                isinstance(data.get("available"), bool)
-                or bool(data.get("resold_from"))
-                or (isinstance(cur, str) and cur != "USD")
-                or (isinstance(at, str) and at != observed.get(shape[at_provider]))
+                isinstance(shape[at_own["available"]], bool)
+                or bool(shape[at_own["resold_from"]])
+                or (bool(cur) and cur != "USD")
+                or (at is not None and iso_z(at) != observed.get(shape[at_provider]))
             )
         rows = np.flatnonzero(marked[np.asarray(parts.shape_of_row, dtype=np.int64)])
         found += answers.items(table, rows)
