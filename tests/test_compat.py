@@ -364,3 +364,51 @@ def test_we_read_a_catalog_gpuhunt_0134_wrote_field_by_field(gpuhunt_0134, tmp_p
         # 0.1.34 knows nothing of these: they are not made up on the way in.
         assert (got.observed_at, got.available) == (None, None)
     assert read == [_ours(d) for d in provider_items]
+
+
+_LOAD_0134 = r"""
+import json, sys
+from gpuhunt._internal.catalog import Catalog
+c = Catalog(auto_reload=False)
+c.load()
+print(json.dumps([[i.provider, i.instance_name, i.location, i.price, i.spot]
+                  for i in c.query(provider=["aws"])]))
+"""
+
+
+@pytest.mark.pypi
+def test_gpuhunt_0134_loads_a_built_catalog_whose_zips_carry_side_files(gpuhunt_0134, tmp_path):
+    # The terms and spot bands (docs/costs.md) are members of the published zips of their own:
+    # 0.1.34 opens `{provider}.csv` by name in `{provider}/{version}/catalog.zip` and reads the
+    # offers it read before, never a term as an offer.
+    from gpuhunt._internal.costs.terms import Term
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from gpuhunt._internal.formats.terms import write_terms
+    from gpuhunt._internal.publish.build import Collected, build_catalog
+    from tests.helpers import item
+
+    offers = [item("aws", instance_name="g6.xlarge", price=0.8048, spot=s) for s in (False, True)]
+    term = Term("aws", "g6.xlarge", "us-east-1", "3y", "all", "standard", 0.0, 9.0, "s", None)
+    got = Collected(
+        csv_bytes(offers), "2026-12-07T00:00:00+00:00", {"aws.terms": write_terms([term])}
+    )
+    build = build_catalog("20261207-1", {"aws": got}, None, providers=["aws"])
+    root = tmp_path / "bucket"
+    for rel, data in {**build.objects, **build.pointers}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    out = subprocess.run(
+        [str(gpuhunt_0134), "-c", _LOAD_0134],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+            "GPUHUNT_CATALOG_URL": root.as_uri(),
+        },
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout) == [
+        ["aws", "g6.xlarge", "us-east-1", 0.8048, False],
+        ["aws", "g6.xlarge", "us-east-1", 0.8048, True],
+    ]

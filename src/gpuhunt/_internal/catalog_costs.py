@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.costs.priced import OfferCosts, TermCost, Usage, price
@@ -17,9 +17,6 @@ from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.sides import Sides, sides_of
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import spec
-
-if TYPE_CHECKING:
-    from gpuhunt._internal.catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -185,7 +182,7 @@ def _json_number(x: float | None) -> float | str | None:
 
 
 def price_answer(
-    catalog: Catalog, args: Any, offers: list[CatalogItem]
+    catalog: Any, args: Any, offers: list[CatalogItem]
 ) -> tuple[list[CatalogItem], AnswerCosts | None]:
     """(the offers to show, in the order to show them, and their costs). Without a usage, a
     term or a job the offers are unchanged, and priced only when some are spot (their band)."""

@@ -143,3 +143,31 @@ def test_a_converted_price_lists_records_its_exchange_rate_in_the_manifest():
         }
     ]
     assert "fx" not in providers["aws"]
+
+
+def test_side_files_of_fresh_providers_are_published_with_their_sha256(tmp_path):
+    from gpuhunt._internal.costs.terms import Term
+    from gpuhunt._internal.formats.archive import read_archive
+    from gpuhunt._internal.formats.terms import write_terms
+    from gpuhunt._internal.load import sides
+    from gpuhunt._internal.publish.files import read_input
+
+    csvs = _two_providers()
+    term = Term("aws", "x1", "us-east-1", "1y", "none", "standard", 0.5, 0.0, "s", None)
+    (tmp_path / "aws.csv").write_bytes(csvs["aws"])
+    (tmp_path / "aws.terms").write_bytes(write_terms([term]))
+    (tmp_path / "lambdalabs.csv").write_bytes(csvs["lambdalabs"])
+    collected = read_input(tmp_path, ["aws", "lambdalabs"])
+    assert list(collected["aws"].sides) == ["aws.terms"] and not collected["lambdalabs"].sides
+    b = build_catalog(V1, collected, None, providers=["aws", "lambdalabs"], built_at=BUILT)
+    whole = b.objects[f"{V1}/catalog.zip"]
+    manifest = read_archive(whole).manifest
+    assert manifest is not None
+    data = write_terms([term])
+    assert manifest["sides"] == {"aws.terms": {"sha256": sha256(data), "provider": "aws"}}
+    assert sides.Sides(sides.zip_reader(whole, manifest)).terms("aws") == [term]
+    assert list(read_archive(whole).csvs) == ["aws", "lambdalabs"]  # not a catalog member
+    own = zipfile.ZipFile(BytesIO(b.objects[f"aws/{V1}/catalog.zip"])).namelist()
+    assert "aws.terms" in own
+    other = b.objects[f"lambdalabs/{V1}/catalog.zip"]
+    assert "sides" not in json.loads(_manifest_bytes(other))

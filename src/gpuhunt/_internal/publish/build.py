@@ -90,6 +90,8 @@ class Manifest:
     built_at: str  # ISO 8601, UTC
     providers: dict[str, Entry]
     history_reset: dict[str, Any] | None = None  # why the price history starts again here
+    # The side files (terms, spot bands) by name: sha256 and provider (docs/costs.md)
+    sides: dict[str, Entry] = field(default_factory=dict)
     format_version: int = archive.FORMAT_VERSION
     gpuhunt_version: str = __version__
 
@@ -105,6 +107,9 @@ class Manifest:
         }
         if self.history_reset is not None:
             out["history_reset"] = self.history_reset
+        sides = {n: e for n, e in self.sides.items() if only is None or e["provider"] == only}
+        if sides:
+            out["sides"] = sides
         return out
 
 
@@ -225,7 +230,9 @@ def build_catalog(
         )
     if not chosen.csvs:
         raise PipelineError(f"Nothing to publish: no provider has a usable CSV for {version}")
-    manifest = Manifest(version, built_at, chosen.entries, history_reset)
+    sides = {n: {"sha256": archive.sha256(d), "provider": n.split(".")[0]}
+             for n, d in sorted(chosen.sides.items())}  # fmt: skip
+    manifest = Manifest(version, built_at, chosen.entries, history_reset, sides)
     packed = {p: column_file(p, data) for p, data in chosen.csvs.items()}
     for p, data in packed.items():
         chosen.entries[p]["columns_sha256"] = archive.sha256(data)
@@ -259,6 +266,7 @@ class _Chosen:
     entries: dict[str, Entry] = field(default_factory=dict)
     outcomes: list[Outcome] = field(default_factory=list)
     waiting: dict[str, bytes] = field(default_factory=dict)
+    sides: dict[str, bytes] = field(default_factory=dict)  # of the providers taken fresh
 
 
 def _take_fresh(
@@ -303,6 +311,7 @@ def _take_fresh(
     if reason is not None:
         return reason, pending
     chosen.csvs[p] = got.data
+    chosen.sides.update(got.sides)
     chosen.entries[p] = {
         "rows": rows,
         "sha256": archive.sha256(got.data),
@@ -365,11 +374,16 @@ def _lay_out(
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """(objects, pointers) of both published layouts (the module docstring)."""
     version, csvs = manifest.version, chosen.csvs
-    objects = {f"{version}/catalog.zip": archive.write_archive(csvs, manifest.to_json(), packed)}
+    objects = {
+        f"{version}/catalog.zip": archive.write_archive(
+            csvs, manifest.to_json(), packed, chosen.sides
+        )
+    }
     pointers: dict[str, bytes] = {}
     for p in sorted(csvs):
+        own = {n: d for n, d in chosen.sides.items() if n.split(".")[0] == p}
         objects[f"{p}/{version}/catalog.zip"] = archive.write_archive(
-            {p: csvs[p]}, manifest.to_json(only=p), {p: packed[p]}
+            {p: csvs[p]}, manifest.to_json(only=p), {p: packed[p]}, own
         )
         pointers[f"{p}/version"] = version.encode()
     # Beside the catalogs, so clients that only query never download it.

@@ -11,7 +11,7 @@ change for the gate, so a type selling out can never hold a provider's prices ba
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import registry
@@ -27,6 +27,9 @@ class Collected:
 
     data: bytes
     collected_at: str  # ISO 8601, UTC
+    # The files the collector wrote beside the CSV, by name (`aws.terms`, `aws.interruption`:
+    # docs/costs.md); published with the CSV when it is taken fresh.
+    sides: dict[str, bytes] = field(default_factory=dict)
 
 
 def collection(version: str, got: Collected, rows: int) -> dict[str, Any]:

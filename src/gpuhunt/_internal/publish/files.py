@@ -10,12 +10,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpuhunt._internal import registry
+from gpuhunt._internal.costs import interruption
 from gpuhunt._internal.errors import GPUHuntError, PipelineInputError
 from gpuhunt._internal.formats import archive
+from gpuhunt._internal.formats import terms as terms_file
 from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish.build import Build
 from gpuhunt._internal.publish.converge import CANDIDATES, Collected
+
+# The files a collection writes beside `{provider}.csv` (docs/costs.md): `formats.terms` and
+# `costs.interruption` name them.
+SIDE_SUFFIXES = (terms_file.SUFFIX, interruption.SUFFIX)
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +64,8 @@ def _started_at(path: Path, provider: str) -> str | None:
 def read_input(
     directory: str | Path, providers: Sequence[str] | None = None
 ) -> dict[str, Collected]:
-    """The `{provider}.csv` files a collection left in `directory`. `collected_at` is when the
+    """The `{provider}.csv` files a collection left in `directory`, with the `{provider}.terms`
+    and `{provider}.interruption` files written beside them (docs/costs.md). `collected_at` is when the
     collector started (`{provider}.csv.meta.json`, written by `python -m gpuhunt P --output`);
     without that file, the CSV's modification time, which after an artifact upload and
     download is the download's time (docs/pipeline.md)."""
@@ -76,7 +83,12 @@ def read_input(
         if when is None:
             mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
             when = mtime.replace(microsecond=0).isoformat()
-        out[name] = Collected(path.read_bytes(), when)
+        sides = {
+            side.name: side.read_bytes()
+            for suffix in SIDE_SUFFIXES
+            if (side := folder / f"{name}{suffix}").is_file()
+        }
+        out[name] = Collected(path.read_bytes(), when, sides)
     return out
 
 
