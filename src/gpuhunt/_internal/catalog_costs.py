@@ -185,9 +185,12 @@ def price_answer(
     catalog: Any, args: Any, offers: list[CatalogItem]
 ) -> tuple[list[CatalogItem], AnswerCosts | None]:
     """(the offers to show, in the order to show them, and their costs). Without a usage, a
-    term or a job the offers are unchanged, and priced only when some are spot (their band)."""
+    term or a job the offers are unchanged; they are priced (for their spot bands) only when
+    spot offers are asked for (`spot=True`, `max_interruption`): a plain query reads no side
+    file, so its speed and its output are what they were."""
     usage = usage_of(args)
-    if not asked(args) and not any(o.spot for o in offers):
+    spot_asked = getattr(args, "spot", None) is True or wanted(args)
+    if not asked(args) and not (spot_asked and any(o.spot for o in offers)):
         return offers, None
     found = catalog.query_costs(offers=offers, **usage)
     records = {id(p.offer): p.costs for p in found}

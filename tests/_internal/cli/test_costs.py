@@ -104,3 +104,17 @@ def test_explain_names_providers_without_terms(capsys):
     assert cli.main(["query", "--hours-per-month", "10", "--explain"]) == 0
     out = capsys.readouterr().out
     assert "No commitment terms in this catalog for: aws" in out
+
+
+def test_a_plain_query_reads_no_side_file(capsys, monkeypatch):
+    from gpuhunt._internal.load import sides
+
+    def refuse(self, name):
+        raise AssertionError(f"read {name}")
+
+    monkeypatch.setattr(sides.Sides, "terms", refuse)
+    monkeypatch.setattr(sides.Sides, "bands", refuse)
+    assert cli.main(["query"]) == 0 and cli.main(["query", "--json"]) == 0
+    assert "INTERRUPT" not in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="aws.interruption|aws"):
+        cli.main(["query", "--spot"])

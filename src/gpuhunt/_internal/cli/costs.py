@@ -1,8 +1,9 @@
 """What `gpuhunt query` shows of issue 49 (docs/costs.md): the options of the cost spec
 (`spec.COSTS`), the costs of the answer's offers (`Catalog.query_costs(offers=...)`), their
-table columns and their `--json` / `--csv` keys. The spot interruption band is a column
-whenever a shown spot offer has one, and a key when a usage, a term, a job or
-`--max-interruption` is asked; the usage, term and job columns and keys when asked."""
+table columns and their `--json` / `--csv` keys. The spot interruption band is a column when
+spot offers are asked for (`--spot`, `--max-interruption`, or a usage) and a shown one has a
+band, and a key when a usage, a term, a job or `--max-interruption` is asked; the usage, term
+and job columns and keys when asked. A plain query reads no side file."""
 
 from __future__ import annotations
 
