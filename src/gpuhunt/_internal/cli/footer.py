@@ -124,7 +124,7 @@ def origin(status: CatalogStatus, short: bool = False) -> str:
     retry = f"; next check in {_ago(math.ceil(wait))} (--refresh checks now)" if wait else ""
     if short and status.source in ("disk-cache", "bundled"):
         where = "Cached catalog" if status.source == "disk-cache" else "Bundled snapshot"
-        again = f"; next check in {_ago(math.ceil(wait))}" if wait else ""
+        again = f"; next check in {_ago(math.ceil(wait))}, --refresh now" if wait else ""
         return f"{where} {v} (catalog not loaded: {error or 'no answer'}{again})"
     if status.source == "disk-cache":
         return (
