@@ -5,10 +5,11 @@ the CSV (and keeping the result in the disk cache for the next process)."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,21 @@ class SideWork:
         self._hashes.append(digest)
         return digest
 
+    def hash_pieces(self) -> tuple[Callable[[bytes], None], Callable[[], str]]:
+        """A sha256 worked out on the side thread from pieces given one after another (its one
+        thread takes them in order): `feed` each piece, then `result()` waits for the digest."""
+        digest = hashlib.sha256()
+        last: list[Future[None]] = []
+
+        def feed(piece: bytes) -> None:
+            last[:] = [self._pool.submit(digest.update, piece)]
+
+        def result() -> str:
+            wait(last)
+            return digest.hexdigest()
+
+        return feed, result
+
     def put(self, cache: DiskCache, data: bytes | list[Any], *parts: str) -> None:
         self._writes.append(self._pool.submit(_taking, lambda d: cache.put(d, *parts), [data]))
 
@@ -91,7 +107,21 @@ def _taking(job: Callable[[Any], Any], held: list[Any]) -> Any:
 
 
 def _hash_of(raw: RawCatalog, provider: str) -> str:
-    return archive.sha256(raw.csvs[provider])
+    streamed = _stream(raw, provider)
+    if streamed is None:
+        return archive.sha256(raw.csvs[provider])
+    # Hashed as it is inflated: a CSV whose parsed table is in the disk cache is never whole
+    # in memory, and one that is not is parsed as a stream after.
+    digest = hashlib.sha256()
+    for piece in streamed[1]:
+        digest.update(piece)
+    return digest.hexdigest()
+
+
+def _fed(pieces: Iterator[bytes], feed: Callable[[bytes], None]) -> Iterator[bytes]:
+    for piece in pieces:
+        feed(piece)
+        yield piece
 
 
 def provider_table(
@@ -117,7 +147,14 @@ def provider_table(
     fresh = packed is None and not raw.sha256.get(provider)
     if fresh and cache is not None and side is not None and not _parsed_before(cache, provider):
         # No table parsed earlier to look up by the CSV's hash: it is hashed beside its parse
-        # (the hash names the parsed table kept for the next process).
+        # (the hash names the parsed table kept for the next process), a piece at a time
+        # when the CSV is parsed as it is inflated.
+        streamed = _stream(raw, provider)
+        if streamed is not None:
+            feed, digest_of = side.hash_pieces()
+            table = _parsed(raw, provider, consume, streamed, feed)
+            _keep_parsed(table, digest_of(), provider, cache, cached, side)
+            return table
         digest = side.hash_beside(raw.csvs[provider])
         table = _parsed(raw, provider, consume)
         _keep_parsed(table, digest.result(), provider, cache, cached, side)
@@ -175,10 +212,36 @@ def _parsed_before(cache: DiskCache, provider: str) -> bool:
         return False
 
 
-def _parsed(raw: RawCatalog, provider: str, consume: bool) -> Table:
+def _stream(raw: RawCatalog, provider: str) -> tuple[int, Iterator[bytes]] | None:
+    """The provider's CSV as its archive member's pieces, if it is still in its archive."""
+    csvs = raw.csvs
+    return csvs.stream(provider) if isinstance(csvs, Members) else None
+
+
+def _parsed(
+    raw: RawCatalog,
+    provider: str,
+    consume: bool,
+    streamed: tuple[int, Iterator[bytes]] | None = None,
+    feed: Callable[[bytes], None] | None = None,
+) -> Table:
     # The CSV parser is imported when a CSV is parsed: a warm start reads no CSV.
     from gpuhunt._internal.formats.csv_table import build_table
 
+    streamed = streamed if streamed is not None else _stream(raw, provider)
+    if streamed is not None:
+        # Parsed as it is inflated: neither the archive's CSV nor its text is ever whole in
+        # memory (`formats.csv_stream`); `feed` sees every piece (the hash beside the parse).
+        from gpuhunt._internal.formats.csv_stream import build_table_streamed
+
+        size, pieces = streamed
+        csvs = raw.csvs
+        return build_table_streamed(
+            pieces if feed is None else _fed(pieces, feed),
+            provider=provider,
+            size=size,
+            whole=lambda: csvs[provider],
+        )
     held = [raw.csvs[provider]]
     if consume:
         raw.csvs[provider] = b""
