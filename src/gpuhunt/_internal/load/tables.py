@@ -11,7 +11,6 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,8 @@ from gpuhunt._internal.formats.archive import Members
 from gpuhunt._internal.load import memory, threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
+from gpuhunt._internal.load.streamed import Shaped, read_in_parts, shaped
+from gpuhunt._internal.load.streamed import stream_of as _stream
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import (
     COLUMNS,
@@ -212,12 +213,6 @@ def _parsed_before(cache: DiskCache, provider: str) -> bool:
         return False
 
 
-def _stream(raw: RawCatalog, provider: str) -> tuple[int, Iterator[bytes]] | None:
-    """The provider's CSV as its archive member's pieces, if it is still in its archive."""
-    csvs = raw.csvs
-    return csvs.stream(provider) if isinstance(csvs, Members) else None
-
-
 def _parsed(
     raw: RawCatalog,
     provider: str,
@@ -303,17 +298,6 @@ def _joined(
     return out
 
 
-@dataclass
-class Shaped:
-    """A provider's offers as a compacted table keeps them (`Table.compact`): its shapes (one
-    row each, every column), and per row only the price, the location and the shape number."""
-
-    shapes: Table
-    price: np.ndarray
-    location: np.ndarray  # codes into `shapes.locations`
-    shape_of_row: np.ndarray  # rows of `shapes`
-
-
 def read_shaped(
     raw: RawCatalog, provider: str, cache: DiskCache | None, cached: set[str], side: SideWork
 ) -> Shaped:
@@ -321,6 +305,11 @@ def read_shaped(
     table stamped with its collection time (`observed`) and kept only as its shapes and three
     arrays a row (`combine_shaped`), and the provider's bytes in `raw` let go (`release`)."""
     side.settle()
+    part = read_in_parts(raw, provider)
+    if part is not None:
+        release(raw, provider)
+        memory.release_free_memory()
+        return part
     table = provider_table(raw, provider, cache, cached, side, consume=True)
     part = shaped(observed.stamp_loaded(table, raw.manifest, provider))
     release(raw, provider)  # (a column file's table is a view on its bytes: both go now)
@@ -330,19 +319,6 @@ def read_shaped(
         # it otherwise, and the next provider's read adds to it (`load.memory`).
         memory.release_free_memory()
     return part
-
-
-def shaped(table: Table) -> Shaped:
-    """`table` grouped into its shapes (`answers`' grouping, per provider: a shape never spans
-    two). The per-row arrays are copies, so nothing of `table` (a column file's whole buffer,
-    for a table read from one) stays alive through them."""
-    groups, firsts = answers._shape_groups(table)
-    shapes = Table(
-        **{k: getattr(table, k)[firsts] for k in COLUMNS},
-        **{k: getattr(table, k) for k in STRING_LISTS.values()},
-        skipped=dict(table.skipped),
-    )
-    return Shaped(shapes, np.array(table.price), np.array(table.location), groups)
 
 
 def combine_shaped(parts: list[Shaped]) -> Table:
