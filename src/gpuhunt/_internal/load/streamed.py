@@ -1,6 +1,6 @@
 """A large CSV-only provider read into its shapes a part at a time (issue 50): the table of every
 column is never made for the whole provider, only for a part of `csv_stream.PART_ROWS` rows,
-whose shapes are taken at once (`tables.shaped`); the parts' shapes are then joined into the
+whose shapes are taken at once (`shaped`); the parts' shapes are then joined into the
 provider's (`join`). At 5M offers the largest provider's table of every column (1.1M offers,
 75 MB) was held until its shapes were taken, as much as the loaded catalog by itself.
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -94,17 +95,19 @@ def join(parts: list[Shaped]) -> Shaped:
     if len(parts) == 1:
         return parts[0]
     last = parts[-1].shapes
-    lists = {name: getattr(last, name) for name in STRING_LISTS.values()}
+    lists: dict[str, Any] = {name: getattr(last, name) for name in STRING_LISTS.values()}
     skipped: dict[str, int] = {}
     for part in parts:
         for p, n in part.shapes.skipped.items():
             skipped[p] = skipped.get(p, 0) + n
-    every = Table(
-        **{k: np.concatenate([getattr(part.shapes, k) for part in parts]) for k in COLUMNS},
-        **lists,
-    )
+    joined: dict[str, Any] = {
+        k: np.concatenate([getattr(part.shapes, k) for part in parts]) for k in COLUMNS
+    }
+    every = Table(**joined, **lists)
     groups, firsts = answers._shape_groups(every)
-    shapes = Table(**{k: getattr(every, k)[firsts] for k in COLUMNS}, **lists, skipped=skipped)
+    distinct: dict[str, Any] = {k: v[firsts] for k, v in joined.items()}
+    del joined
+    shapes = Table(**distinct, **lists, skipped=skipped)
     del every
     offsets = np.cumsum([0] + [len(part.shapes) for part in parts[:-1]])
     shape_of_row = groups[
