@@ -48,7 +48,14 @@ def shaped(table: Table) -> Shaped:
         **{k: getattr(table, k) for k in STRING_LISTS.values()},
         skipped=dict(table.skipped),
     )
-    return Shaped(shapes, np.array(table.price), np.array(table.location), groups)
+    location = _small(table.location, len(table.locations))
+    return Shaped(shapes, np.array(table.price), location, _small(groups, len(shapes)))
+
+
+def _small(codes: np.ndarray, n: int) -> np.ndarray:
+    """A copy of `codes` (into a list of `n`) in two bytes a row where `n` allows: the parts'
+    row arrays are held together until they are combined (issue 50)."""
+    return codes.astype(np.uint16) if n <= 1 << 16 else np.array(codes, dtype=np.int32)
 
 
 def stream_of(raw: RawCatalog, provider: str) -> tuple[int, Iterator[bytes]] | None:
@@ -110,9 +117,9 @@ def join(parts: list[Shaped]) -> Shaped:
     shapes = Table(**distinct, **lists, skipped=skipped)
     del every
     offsets = np.cumsum([0] + [len(part.shapes) for part in parts[:-1]])
-    shape_of_row = groups[
-        np.concatenate([part.shape_of_row + offsets[k] for k, part in enumerate(parts)])
-    ]
+    rows = [part.shape_of_row.astype(np.int64) + offsets[k] for k, part in enumerate(parts)]
+    shape_of_row = _small(groups[np.concatenate(rows)], len(shapes))
+    del rows
     price = np.concatenate([part.price for part in parts])
     location = np.concatenate([part.location for part in parts])
     parts.clear()

@@ -370,7 +370,8 @@ def combine_shaped(parts: list[Shaped]) -> Table:
     kind: Any = np.uint16 if small else np.int32
     pieces = []
     for k, part in enumerate(parts):
-        pieces.append((part.shape_of_row + offsets[k]).astype(kind, copy=False))
+        # In the combined type before adding: a part's may be two bytes, the offsets are not.
+        pieces.append(part.shape_of_row.astype(kind) + kind(offsets[k]))
         part.shape_of_row = np.empty(0)
     shape_of_row = _glued(pieces, kind)[order]
     kind = np.uint16 if len(shape_cols["locations"]) <= 1 << 16 else np.int32
