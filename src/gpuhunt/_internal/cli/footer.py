@@ -154,10 +154,7 @@ def data_ages(status: CatalogStatus, providers: Container[str] | None = None) ->
         p: when for p, when in status.recorded_at.items() if providers is None or p in providers
     }
     now = dt.datetime.now(dt.timezone.utc)
-    return {
-        p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
-        for p, when in sorted(recorded.items())
-    }
+    return {p: freshness.describe_at(when, now) for p, when in sorted(recorded.items())}
 
 
 def query_footer_lines(

@@ -209,10 +209,11 @@ class Body:
         self.cut = sep.encode() if self.is_bytes else sep
         # Characters a block spans: the average line's length times a chunk of lines.
         self.block = max(64, (len(data) - start) * _CHUNK // max(1, lines))
+        self.first = 0  # the index of the body's first line (a streamed block's, `csv_stream`)
 
     def __iter__(self) -> Iterator[tuple[int, list[str]]]:
         data, cut_at, n = self.data, self.cut, len(self.data)
-        pos, index = self.start, 0
+        pos, index = self.start, self.first
         while pos < n:
             cut = data.find(cut_at, pos + self.block) if pos + self.block < n else -1
             if cut < 0:
@@ -242,7 +243,7 @@ def body_lines(data: Any, check_quotes: bool = True, start: int | None = None) -
     if isinstance(data, (bytes, bytearray)):
         lf, cr, crlf, quote = (b"\n", b"\r", b"\r\n", b'"')  # type: ignore[assignment]
     body_start = data.find(lf) + 1 if start is None else start
-    if body_start == 0:
+    if body_start == 0 and start is None:
         return None
     crs = data.count(cr, body_start)
     lfs = data.count(lf, body_start)
