@@ -19,7 +19,7 @@ def _raw(csv: bytes, manifest: dict | None = None) -> RawCatalog:
     return RawCatalog.of(read_archive(write_archive({"aws": csv}, manifest or {})), "v1", "n", "u")
 
 
-def _offers(part: tables.Shaped):
+def _offers(part: streamed.Shaped):
     table = tables.combine_shaped([part])
     return answers.items(table, table.select(QueryFilter()))
 
@@ -62,7 +62,7 @@ def test_parts_read_into_shapes_give_what_the_whole_table_gives(monkeypatch):
         taken.clear()
         part = streamed.read_in_parts(_raw(csv, manifest), "aws")
         assert part is not None and len(taken) > 5 and max(taken) < 100  # in parts indeed
-        whole = tables.shaped(build_table(csv, provider="aws"))
+        whole = streamed.shaped(build_table(csv, provider="aws"))
         if manifest:
             from gpuhunt._internal import observed
 
@@ -81,7 +81,7 @@ def test_a_file_that_needs_its_whole_text_is_read_whole_and_the_parts_dropped(mo
     csv = csv[:late] + b"\x00" + csv[late + 1 :]
     part = streamed.read_in_parts(_raw(csv), "aws")
     assert part is not None
-    assert _offers(part) == _offers(tables.shaped(build_table(csv, provider="aws")))
+    assert _offers(part) == _offers(streamed.shaped(build_table(csv, provider="aws")))
 
 
 def test_small_csvs_and_column_files_keep_the_whole_read(monkeypatch):

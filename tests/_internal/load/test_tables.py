@@ -301,7 +301,8 @@ def test_combining_shaped_tables_answers_as_the_combined_table_does():
     number instead of every column of every offer; every answer is the same, in the same
     order, as from the tables combined whole and compacted."""
     from gpuhunt import QueryFilter
-    from gpuhunt._internal.load.tables import combine_freeing, combine_shaped, shaped
+    from gpuhunt._internal.load.streamed import shaped
+    from gpuhunt._internal.load.tables import combine_freeing, combine_shaped
     from gpuhunt._internal.query import answers
 
     filters = [
@@ -324,7 +325,7 @@ def test_combining_shaped_tables_answers_as_the_combined_table_does():
 
 def test_a_shaped_table_keeps_nothing_of_a_column_files_buffer():
     from gpuhunt._internal.formats import columns
-    from gpuhunt._internal.load.tables import shaped
+    from gpuhunt._internal.load.streamed import shaped
 
     (aws, *_) = _provider_tables(1)
     packed = bytes(columns.encode(aws, "0" * 64))

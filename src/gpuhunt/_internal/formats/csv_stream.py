@@ -52,7 +52,7 @@ def build_table_streamed(
     it = iter(pieces)
     try:
         return _streamed(it, provider, size, stats, emit)
-    except (_Whole, csv_table._SpansLines, csv.Error):
+    except (_Whole, csv_table.SpansLines, csv.Error):
         stats.rows = stats.skipped = 0
         stats.errors.clear()
         if emit is not None:
@@ -109,13 +109,13 @@ class _Blocks:
         emit: Callable[[Table | None], None] | None,
     ) -> None:
         # The same header rules as `csv_table._read_bytes`, which the whole text would take.
-        skip = len(csv_table._BOM) if first.startswith(csv_table._BOM) else 0
+        skip = len(csv_table.BOM) if first.startswith(csv_table.BOM) else 0
         end = first.find(b"\n", skip)
         if end < 0:
             raise _Whole
         head = first[skip : end + 1]
         core = head[:-2] if head.endswith(b"\r\n") else head[:-1]
-        if b'"' in head or b"\r" in core or not csv_table._utf8(head):
+        if b'"' in head or b"\r" in core or not csv_table.utf8_text(head):
             raise _Whole
         header = [h.strip() for h in next(csv.reader([head.decode()]))]
         # Rows expected at most, from the first block's line length: the builder fills one
@@ -129,13 +129,13 @@ class _Blocks:
         self.part_capacity = PART_ROWS + lines * 2 + 1024
         if emit is not None:
             capacity = min(capacity, self.part_capacity)
-        self.chunks = csv_table._Chunks(TableBuilder(provider, capacity), header, stats, False)
+        self.chunks = csv_table.Chunks(TableBuilder(provider, capacity), header, stats, False)
         self.published_order = header == schema.FIELDS
         self.index = 0
         self.read(first, start=end + 1)
 
     def read(self, block: bytes, start: int = 0) -> None:
-        if b"\0" in block or not csv_table._utf8(block):
+        if b"\0" in block or not csv_table.utf8_text(block):
             raise _Whole  # the row rules see those rows, over the whole text
         # Whether a field is quoted decides the reading of each block's lines on its own.
         self.chunks.quoted = b'"' in block

@@ -42,7 +42,7 @@ def shaped(table: Table) -> Shaped:
     """`table` grouped into its shapes (`answers`' grouping, per provider: a shape never spans
     two). The per-row arrays are copies, so nothing of `table` (a column file's whole buffer,
     for a table read from one) stays alive through them."""
-    groups, firsts = answers._shape_groups(table)
+    groups, firsts = answers.shape_groups(table)
     shapes = Table(
         **{k: getattr(table, k)[firsts] for k in COLUMNS},
         **{k: getattr(table, k) for k in STRING_LISTS.values()},
@@ -111,7 +111,7 @@ def join(parts: list[Shaped]) -> Shaped:
         k: np.concatenate([getattr(part.shapes, k) for part in parts]) for k in COLUMNS
     }
     every = Table(**joined, **lists)
-    groups, firsts = answers._shape_groups(every)
+    groups, firsts = answers.shape_groups(every)
     distinct: dict[str, Any] = {k: v[firsts] for k, v in joined.items()}
     del joined
     shapes = Table(**distinct, **lists, skipped=skipped)

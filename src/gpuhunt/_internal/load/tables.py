@@ -21,9 +21,7 @@ from gpuhunt._internal.formats.archive import Members
 from gpuhunt._internal.load import memory, threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
-from gpuhunt._internal.load.streamed import Shaped as Shaped  # the loader names them here
-from gpuhunt._internal.load.streamed import read_in_parts
-from gpuhunt._internal.load.streamed import shaped as shaped
+from gpuhunt._internal.load.streamed import Shaped, read_in_parts, shaped
 from gpuhunt._internal.load.streamed import stream_of as _stream
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import (
