@@ -197,6 +197,7 @@ def test_asdict_round_trip_and_keywords_unchanged(catalog):
         "max_age",
         "resale",
         "min_memory_per_gpu",
+        "max_interruption",
     ]
     assert "_gpuhunt_checked" not in repr(q)
 

@@ -58,3 +58,10 @@ def test_no_usage_keeps_the_order_and_asks_nothing():
 def test_empty_answer():
     records, order = priced.price([], priced.Usage(hours_per_month=10), _terms, None)
     assert records == [] and order.dtype == np.int64 and len(order) == 0
+
+
+def test_a_term_alone_is_priced_over_its_own_length():
+    records, _ = priced.price([item(price=1.0)], priced.Usage(term="1y"), _terms, None)
+    assert records[0].monthly_cost == pytest.approx(5000 / 12)
+    over_one, _ = priced.price([item(price=1.0)], priced.Usage(term="1y", months=1), _terms, None)
+    assert over_one[0].monthly_cost == pytest.approx(5000.0)  # a term is paid whole

@@ -66,17 +66,28 @@ class OfferCosts:
 @dataclass(frozen=True)
 class Usage:
     hours_per_month: float | None = None
-    months: int = 1
+    months: int | None = None  # None: 1, or the term's length when a term alone is asked
     term: str | None = None
     job_hours: float | None = None
     egress_gb: float | None = None
     storage_gb: float | None = None
 
+    @property
+    def usage_months(self) -> int:
+        """The months priced: as given, else a term's own length (`term` alone: the term over
+        its whole length, not a 3-year price spread over one month), else 1."""
+        if self.months is not None:
+            return self.months
+        return TERM_MONTHS.get(self.term or "", 1)
+
     def check(self) -> None:
+        months = self.months
+        if months is not None and (
+            isinstance(months, bool) or not isinstance(months, int) or months < 1
+        ):
+            raise ValueError(f"months must be a whole number, at least 1, got {months!r}")
         if self.hours_per_month is not None:
-            usage.check_usage(self.hours_per_month, self.months)
-        elif isinstance(self.months, bool) or not isinstance(self.months, int) or self.months < 1:
-            raise ValueError(f"months must be a whole number, at least 1, got {self.months!r}")
+            usage.check_usage(self.hours_per_month, self.usage_months)
         if self.term is not None and self.term not in TERM_MONTHS:
             raise ValueError(f"term must be one of {sorted(TERM_MONTHS)}, got {self.term!r}")
         if self.job_hours is None and (self.egress_gb or self.storage_gb):
@@ -122,7 +133,7 @@ def price(
     else:
         options_od, options_sp = od, sp
     paid = usage.cheapest(
-        options_od, options_sp, hourly, upfront, length, hours_per_month=h, months=u.months
+        options_od, options_sp, hourly, upfront, length, hours_per_month=h, months=u.usage_months
     )
     with np.errstate(invalid="ignore", divide="ignore"):
         break_even = np.where(np.isnan(od)[:, None], np.nan, paid.break_even_hours)

@@ -303,7 +303,13 @@ COSTS: tuple[Option, ...] = (
         metavar="H",
         read=float,
     ),
-    Option("months", "count", "months of that usage (default 1)", metavar="M", read=int),
+    Option(
+        "months",
+        "count",
+        "months of that usage (default 1; with --term alone, the term's length)",
+        metavar="M",
+        read=int,
+    ),
     Option("term", "text", "show commitment terms of this length only", choices=("1y", "3y")),
     Option(
         "job_hours",
