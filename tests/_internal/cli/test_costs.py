@@ -118,3 +118,21 @@ def test_a_plain_query_reads_no_side_file(capsys, monkeypatch):
     assert "INTERRUPT" not in capsys.readouterr().out
     with pytest.raises(AssertionError, match="aws.interruption|aws"):
         cli.main(["query", "--spot"])
+
+
+@pytest.mark.subprocess
+def test_the_cost_options_import_no_engine_for_help_or_a_usage_error():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from gpuhunt._internal import cli\n"
+        "try:\n"
+        "    cli.main(['query', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('numpy' in sys.modules, 'gpuhunt._internal.catalog_costs' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "False False"

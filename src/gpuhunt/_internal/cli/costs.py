@@ -11,21 +11,34 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import catalog_costs
-from gpuhunt._internal.catalog_costs import AnswerCosts, best_term, usage_of
 from gpuhunt._internal.cli import render
 from gpuhunt._internal.cli.layout import Column, price
 from gpuhunt._internal.cli.render import row_offer
-from gpuhunt._internal.costs.priced import Usage
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import spec
 
+# The pricing (catalog_costs, numpy) is imported when an answer is priced: `gpuhunt --help`
+# and a usage error import no engine.
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog
+    from gpuhunt._internal.catalog_costs import AnswerCosts
+    from gpuhunt._internal.costs.priced import OfferCosts
 
 
-class Priced(AnswerCosts):
+def given(args: Any) -> dict[str, Any]:
+    """The cost options given (`catalog_costs.usage_of`, without importing it)."""
+    return {n: v for n in spec.COST_NAMES if (v := getattr(args, n, None)) is not None}
+
+
+class Priced:
     """An answer's costs (`catalog_costs.AnswerCosts`) and their table columns."""
+
+    def __init__(self, found: AnswerCosts) -> None:
+        self.found = found
+        self.usage, self.job = found.usage, found.job
+
+    def of(self, row: Any) -> OfferCosts | None:
+        return self.found.of(row)
 
     def columns(self, rows: Sequence[Any]) -> list[Column[Any]]:
         cols: list[Column[Any]] = []
@@ -64,6 +77,8 @@ class Priced(AnswerCosts):
         return "unknown" if value is None else price(value)
 
     def _break_even(self, row: Any) -> str:
+        from gpuhunt._internal.catalog_costs import best_term
+
         c = self.of(row)
         best = best_term(c) if c is not None else None
         if best is None or best.break_even_hours is None:
@@ -73,8 +88,13 @@ class Priced(AnswerCosts):
 
 def check(args: Any) -> None:
     """A ValueError in the command line's words for a usage that cannot be priced."""
+    usage = given(args)
+    if not usage:
+        return
+    from gpuhunt._internal.costs.priced import Usage
+
     try:
-        Usage(**usage_of(args)).check()
+        Usage(**usage).check()
     except ValueError as e:
         text = str(e)
         for o in spec.COSTS:
@@ -88,12 +108,15 @@ def offers_answer(
     priced: Priced | None,
     args: Any,
 ) -> render.Answer:
-    """`render.offers_answer` with the costs' keys after the offer's (the band always)."""
-    if priced is None:
-        priced = Priced({}, args)
+    """`render.offers_answer` with the costs' keys after the offer's, when asked."""
+    if priced is None and not given(args) and getattr(args, "max_interruption", None) is None:
+        return render.offers_answer(rows, table_text)
+    from gpuhunt._internal.catalog_costs import AnswerCosts
+
+    found = priced.found if priced is not None else AnswerCosts({}, args)
 
     def row(i: CatalogItem) -> dict[str, Any]:
-        return {**render.as_dict(i), **priced.values(i)}
+        return {**render.as_dict(i), **found.values(i)}
 
     def cell(v: Any) -> Any:
         return json.dumps(v) if isinstance(v, list) and v and isinstance(v[0], dict) else v
@@ -102,7 +125,7 @@ def offers_answer(
         text=table_text,
         json=lambda: [row(i) for i in rows],
         csv=lambda: (
-            [*render.csv_header(), *priced.keys()],
+            [*render.csv_header(), *found.keys()],
             ([render.csv_cell(cell(v)) for v in row(i).values()] for i in rows),
         ),
     )
@@ -113,7 +136,7 @@ def terms_note(priced: Priced | None) -> str | None:
     not carry (a usage or a term was asked)."""
     if priced is None or not priced.usage:
         return None
-    missing = sorted({o for o, c in priced.providers() if c.terms_published is False})
+    missing = sorted({o for o, c in priced.found.providers() if c.terms_published is False})
     if not missing:
         return None
     return (
@@ -127,7 +150,7 @@ def price_answer(
     catalog: Catalog, args: Any, offers: list[CatalogItem]
 ) -> tuple[list[CatalogItem], Priced | None]:
     """`catalog_costs.price_answer`, its costs with their table columns."""
+    from gpuhunt._internal import catalog_costs
+
     shown, found = catalog_costs.price_answer(catalog, args, offers)
-    if found is None:
-        return shown, None
-    return shown, Priced(found.records, args, found.provider_of)
+    return shown, None if found is None else Priced(found)

@@ -10,7 +10,7 @@ import textwrap
 from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal import catalog_costs, query_checks, registry
+from gpuhunt._internal import query_checks, registry
 from gpuhunt._internal.cli import costs, render
 from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
@@ -251,7 +251,7 @@ def _offers(
 ) -> render.Answer:
     machine = render.format_of(args) != "table"
     # Priced for a usage, each offer is a way to pay in its own region: none is collapsed.
-    every_region = args.all_regions or catalog_costs.asked(args)
+    every_region = args.all_regions or any(n != "months" for n in costs.given(args))
 
     def table() -> str:
         width = render.terminal_width()
