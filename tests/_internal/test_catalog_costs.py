@@ -75,7 +75,10 @@ def folder(tmp_path: Path) -> Path:
              gpu_count=0, cpu=4, memory=15.0),
     ]  # fmt: skip
     lambdalabs = [item("lambdalabs", instance_name="gpu_1x_a100", location="us-east-1", price=1.29)]
-    for name, offers in (("aws", aws), ("azure", azure), ("gcp", gcp), ("lambdalabs", lambdalabs)):
+    runpod = [item("runpod", instance_name="NVIDIA A100 80GB PCIe", location="EU-RO-1", price=1.64)]
+    every = (("aws", aws), ("azure", azure), ("gcp", gcp), ("lambdalabs", lambdalabs),
+             ("runpod", runpod))  # fmt: skip
+    for name, offers in every:
         (tmp_path / f"{name}.csv").write_bytes(csv_bytes(offers))
     (tmp_path / "aws.terms").write_bytes(write_terms(_aws_terms()))
     (tmp_path / "azure.terms").write_bytes(write_terms(_azure_terms()))
@@ -210,10 +213,21 @@ def test_job_total_is_compute_plus_egress_plus_storage(catalog):
             spot=False, job_hours=hours, egress_gb=egress, storage_gb=storage
         )
     ]
-    assert order[0] == "aws"
+    known = [p for p in order if answer[p].total is not None]
+    assert known == sorted(known, key=lambda p: answer[p].total)  # cheapest known first
+    assert order[: len(known)] == known and set(known) == {"aws", "runpod"}
 
 
-def test_job_total_by_hand_for_runpod_and_lambda_without_storage(catalog):
+def test_job_total_by_hand_for_runpod(catalog):
+    _loaded(catalog)
+    (rp,) = catalog.query_costs(provider="runpod", job_hours=10, egress_gb=5000, storage_gb=200)
+    # Egress documented free; a network volume below 1 TB $0.07 per GB-month, over 10 of 730 h.
+    assert (rp.costs.compute, rp.costs.egress) == (pytest.approx(16.4), 0.0)
+    assert rp.costs.storage == pytest.approx(200 * 0.07 * 10 / 730)
+    assert rp.costs.total == pytest.approx(16.4 + 200 * 0.07 * 10 / 730)
+
+
+def test_job_total_by_hand_for_lambda_without_storage(catalog):
     _loaded(catalog)
     (lam,) = catalog.query_costs(provider="lambdalabs", job_hours=3, egress_gb=2000)
     assert (lam.costs.compute, lam.costs.egress, lam.costs.storage) == (1.29 * 3, 0.0, 0.0)

@@ -65,3 +65,12 @@ def test_a_term_alone_is_priced_over_its_own_length():
     assert records[0].monthly_cost == pytest.approx(5000 / 12)
     over_one, _ = priced.price([item(price=1.0)], priced.Usage(term="1y", months=1), _terms, None)
     assert over_one[0].monthly_cost == pytest.approx(5000.0)  # a term is paid whole
+
+
+def test_a_gcp_zone_is_priced_by_its_region():
+    from gpuhunt._internal.costs import transfer
+
+    offer = item("gcp", location="us-central1-a", price=2.0)
+    (c,), _ = priced.price([offer], priced.Usage(job_hours=730, storage_gb=100), _terms, None)
+    assert c.storage == pytest.approx(100 * 0.10 / transfer.GIB)
+    assert c.total == pytest.approx(2.0 * 730 + c.storage)

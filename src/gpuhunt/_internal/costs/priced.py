@@ -139,9 +139,12 @@ def price(
         break_even = np.where(np.isnan(od)[:, None], np.nan, paid.break_even_hours)
     job = None
     if u.job_hours is not None:
+        # GCP offers are located by zone ("us-central1-a"); its prices are per region.
+        zones = (providers == "gcp") & (np.char.rfind(locations, "-") > 0)
+        regions = np.where(zones, np.char.rpartition(locations, "-")[:, 0], locations)
         job = transfer.job_costs(
             providers,
-            locations,
+            regions,
             prices,
             job_hours=u.job_hours,
             egress_gb=u.egress_gb or 0.0,
