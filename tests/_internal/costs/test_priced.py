@@ -55,8 +55,11 @@ def test_no_usage_keeps_the_order_and_asks_nothing():
     assert records[0].monthly_cost is None and records[0].total is None
 
 
-def test_empty_answer():
-    records, order = priced.price([], priced.Usage(hours_per_month=10), _terms, None)
+@pytest.mark.parametrize(
+    "u", [priced.Usage(hours_per_month=10), priced.Usage(job_hours=3, storage_gb=1)]
+)
+def test_empty_answer(u):
+    records, order = priced.price([], u, _terms, None)
     assert records == [] and order.dtype == np.int64 and len(order) == 0
 
 

@@ -107,6 +107,8 @@ def price(
     """(one record per offer, the order to show them in: row numbers)."""
     u.check()
     n = len(offers)
+    if n == 0:  # numpy's string functions refuse empty arrays
+        return [], np.empty(0, dtype=np.int64)
     providers = np.array([o.provider for o in offers], dtype=str)
     names = np.array([o.instance_name for o in offers], dtype=str)
     locations = np.array([o.location for o in offers], dtype=str)
