@@ -41,6 +41,7 @@ from gpuhunt._internal.load.fetch import fetch  # noqa: E402
 from gpuhunt._internal.models import CatalogItem  # noqa: E402
 from gpuhunt._internal.publish.build import column_file  # noqa: E402
 from gpuhunt._version import __version__  # noqa: E402
+from scripts.snapshot_sources import spot_advisor  # noqa: E402
 
 OUT = ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip"
 
@@ -581,18 +582,16 @@ def from_published(url: str) -> tuple[dict[str, bytes], dict[str, dict], str]:
     return raw.csvs, entries, raw.version
 
 
-SPOT_ADVISOR = (
-    ROOT / "scripts" / "snapshot_sources" / "data" / "spot_advisor_2025-06-28_trimmed.json"
-)
 SPOT_ADVISOR_SOURCE = {
     "kind": "stored copy of the AWS Spot Instance Advisor's spot-advisor-data.json",
-    "repository": "alexei-led/spotinfo",
-    "path": "internal/spot/data/spot-advisor-data.json",
-    "commit": "5eedf20a99614443af215f4aaf09bd10805cac72",
-    "observed_at": "2025-06-28",
+    "repository": spot_advisor.REPOSITORY,
+    "path": spot_advisor.PATH,
+    "commit": spot_advisor.COMMIT,
+    "observed_at": spot_advisor.DATE,
     "date_basis": "the commit date: the document has no date, the bands are no later",
-    "excerpt": "trimmed to 8 GPU instance families' sizes and m5.large in us-east-1 and "
-    "eu-west-1 (tests/_internal/costs/data/README.md); every other (region, type) is unknown",
+    "excerpt": "the Linux entries of every instance type of the snapshot's AWS offers, in every "
+    "region the document has (scripts/snapshot_sources/spot_advisor.py); a (region, type) "
+    "the document does not rate is unknown",
 }
 
 
@@ -605,8 +604,8 @@ def side_files() -> tuple[dict[str, bytes], dict[str, Any]]:
 
     from gpuhunt._internal.costs.interruption import parse_spot_advisor, write_bands
 
-    when = dt.datetime(2025, 6, 28, tzinfo=dt.timezone.utc)
-    advice = parse_spot_advisor(json.loads(SPOT_ADVISOR.read_text()), observed_at=when)
+    when = dt.datetime.fromisoformat(spot_advisor.DATE).replace(tzinfo=dt.timezone.utc)
+    advice = parse_spot_advisor(json.loads(spot_advisor.STORED.read_text()), observed_at=when)
     data = write_bands(advice)
     entry = {"sha256": sha256(data), "rows": len(advice), **SPOT_ADVISOR_SOURCE}
     return {"aws.interruption": data}, {"aws.interruption": entry}

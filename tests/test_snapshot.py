@@ -24,6 +24,7 @@ from scripts.snapshot_sources import (
     azure_anycloud,
     karpenter_aws_prices,
     skypilot_vms,
+    spot_advisor,
     vantage_aws_js,
     vantage_aws_spot,
 )
@@ -2005,3 +2006,78 @@ def test_the_twelve_questions_top_rows_are_rentable(tmp_path, monkeypatch):
     # Where the source has a date, the top row carries it.
     dated = {"aws", "lium", "azure", "gcp", "lambdalabs"}
     assert all(i.observed_at is not None for i in top.values() if i.provider in dated)
+
+
+def _stored_advisor() -> dict:
+    return json.loads(spot_advisor.STORED.read_text())
+
+
+def test_every_aws_spot_offer_in_the_stored_advisor_copy_has_its_band(snapshot):
+    """The snapshot's `aws.interruption` is the stored copy's Linux bands: an AWS spot offer
+    whose (region, type) the copy rates gets that band, every other one has none."""
+    from gpuhunt._internal.load import sides
+
+    doc = _stored_advisor()
+    labels = {r["index"]: r["label"] for r in doc["ranges"]}
+    rated = {(region, t): e["r"] for region, v in doc["spot_advisor"].items()
+             for t, e in v["Linux"].items()}  # fmt: skip
+    table = sides.Sides(sides.bundled_reader()).bands("aws")
+    assert table is not None
+    spot = [i for i in offers(snapshot, "aws") if i.spot]
+    banded = 0
+    for i in spot:
+        advice = table.lookup(i.location, i.instance_name)
+        if (i.location, i.instance_name) in rated:
+            assert advice is not None, (i.instance_name, i.location)
+            r = rated[(i.location, i.instance_name)]
+            assert (advice.band.index, advice.band.label) == (r, labels[r])
+            banded += 1
+        else:
+            assert advice is None, (i.instance_name, i.location)
+    # Counted against the stored copy, not a number written here.
+    expected = sum((i.location, i.instance_name) in rated for i in spot)
+    assert banded == expected and len(spot) - banded == len(spot) - expected
+    assert banded > len(spot) // 2  # the copy covers most of them, not 8 types in 2 regions
+    assert len(table.advice) == len(rated) == snapshot.manifest["sides"]["aws.interruption"]["rows"]
+
+
+def test_the_stored_advisor_copy_is_the_trim_for_the_snapshots_aws_types(snapshot):
+    """Trimming the stored copy again for the snapshot's AWS types changes nothing: it holds
+    only those types, Linux only, and its bytes are pinned (data README: made from the whole
+    document of the commit recorded in the manifest)."""
+    doc = _stored_advisor()
+    types = {i.instance_name for i in offers(snapshot, "aws")}
+    assert spot_advisor.dumps(spot_advisor.trim(doc, types)) == spot_advisor.STORED.read_text()
+    assert {t for v in doc["spot_advisor"].values() for t in v["Linux"]} <= types
+    assert all(set(v) == {"Linux"} for v in doc["spot_advisor"].values())
+    assert hashlib.sha256(spot_advisor.STORED.read_bytes()).hexdigest() == (
+        "46ba928d24f5b152263696ed7816cc80c8ba129640be2ef13d25443e54ee6b6c"
+    )
+    entry = snapshot.manifest["sides"]["aws.interruption"]
+    assert (entry["repository"], entry["path"], entry["commit"], entry["observed_at"]) == (
+        spot_advisor.REPOSITORY,
+        spot_advisor.PATH,
+        spot_advisor.COMMIT,
+        spot_advisor.DATE,
+    )
+
+
+def test_trim_keeps_the_linux_entries_of_the_given_types():
+    doc = {
+        "instance_types": {"g6.xlarge": {"cores": 4}, "x1.large": {"cores": 2}},
+        "ranges": [{"index": 0, "label": "<5%"}],
+        "global_rate": "<10%",
+        "spot_advisor": {
+            "us-east-1": {"Linux": {"g6.xlarge": {"s": 49, "r": 0}, "x1.large": {"s": 1, "r": 0}},
+                          "Windows": {"g6.xlarge": {"s": 40, "r": 0}}},
+            "eu-west-1": {"Linux": {"x1.large": {"s": 1, "r": 0}}},
+        },
+    }  # fmt: skip
+    assert spot_advisor.trim(doc, ["g6.xlarge", "p5.48xlarge"]) == {
+        "instance_types": {"g6.xlarge": {"cores": 4}},
+        "ranges": [{"index": 0, "label": "<5%"}],
+        "global_rate": "<10%",
+        "spot_advisor": {"us-east-1": {"Linux": {"g6.xlarge": {"s": 49, "r": 0}}}},
+    }
+    with pytest.raises(ValueError, match="'ranges'"):
+        spot_advisor.trim({"spot_advisor": {}}, ["g6.xlarge"])

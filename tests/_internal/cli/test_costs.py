@@ -136,3 +136,25 @@ def test_the_cost_options_import_no_engine_for_help_or_a_usage_error():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "False False"
+
+
+def test_l4_spot_of_the_bundled_snapshot_answers_calm_bands(capsys, tmp_path, monkeypatch):
+    """Over the bundled snapshot (no catalog to download), L4 spot offers of a band at most 10%
+    are answered: exactly those the stored advisor copy rates <5% or 5-10%."""
+    from scripts.snapshot_sources import spot_advisor
+
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "nothing"))
+    doc = json.loads(spot_advisor.STORED.read_text())
+    labels = {r["index"]: r["label"] for r in doc["ranges"]}
+    calm = {(t, region): labels[e["r"]] for region, v in doc["spot_advisor"].items()
+            for t, e in v["Linux"].items() if labels[e["r"]] in ("<5%", "5-10%")}  # fmt: skip
+    rows = _json(capsys, "--gpu", "L4", "--spot", "--max-interruption", "10")
+    assert rows
+    assert all(r["interruption"] in ("<5%", "5-10%") for r in rows)
+    assert all(calm[(r["instance_name"], r["location"])] == r["interruption"] for r in rows)
+    every = _json(capsys, "--gpu", "L4", "--spot", "--max-interruption", "100")
+    assert {(r["instance_name"], r["location"]) for r in rows} == {
+        (r["instance_name"], r["location"])
+        for r in every
+        if (r["instance_name"], r["location"]) in calm
+    }
