@@ -24,7 +24,8 @@ from gpuhunt._internal import catalog_query, catalog_status, forks, validate
 from gpuhunt._internal.catalog_status import CatalogStatus
 from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
-from gpuhunt._internal.load.loader import Loaded, Loader
+from gpuhunt._internal.load.loaded import Loaded
+from gpuhunt._internal.load.loader import Loader
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.models import (
     AcceleratorVendor,

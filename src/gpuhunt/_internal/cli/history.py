@@ -8,10 +8,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import layout, render
 from gpuhunt._internal.cli.commands import command
+from gpuhunt._internal.cli.layout import price as _price
 from gpuhunt._internal.cli.query import add_option
-from gpuhunt._internal.cli.render import price as _price
 from gpuhunt._internal.errors import InputError
 from gpuhunt._internal.query import spec
 from gpuhunt._internal.query_checks import check_gpu_names
@@ -43,7 +43,7 @@ def _pct(x: float | None) -> str:
 
 def _table(rows: list[list[str]], right: set[int]) -> str:
     """rows[0] as the header over the rest, aligned as `gpuhunt query` aligns."""
-    return render.render(rows[0], rows[1:], right)
+    return layout.render(rows[0], rows[1:], right)
 
 
 @command(
@@ -146,7 +146,7 @@ def _share(x: float | None) -> str:
 
 
 def _availability_text(got: AvailabilityHistory, args: argparse.Namespace) -> str:
-    from gpuhunt._internal.load import transport
+    from gpuhunt._internal.load import urls
 
     shown = got.rows if args.limit <= 0 else got.rows[: args.limit]
     if not shown:
@@ -172,14 +172,14 @@ def _availability_text(got: AvailabilityHistory, args: argparse.Namespace) -> st
     return render.lines(
         _table(rows, {5, 6}),
         f"\n{len(shown)} of {len(got.rows)} offers, {window}, {got.files} observation files "
-        f"at {transport.safe_url(got.url)}. AVAILABLE: the share of the observations that "
+        f"at {urls.safe_url(got.url)}. AVAILABLE: the share of the observations that "
         "reported it available.",
     )
 
 
 def _text(got: PriceHistory, url: str, args: argparse.Namespace) -> str:
     from gpuhunt._internal.history.daily import sparkline
-    from gpuhunt._internal.load import transport
+    from gpuhunt._internal.load import urls
 
     out = []
     shown = got.series if args.limit <= 0 else got.series[: args.limit]
@@ -222,6 +222,6 @@ def _text(got: PriceHistory, url: str, args: argparse.Namespace) -> str:
             out.append(_table(daily, set(range(1, len(daily[0])))))
         out.append(
             f"\n{len(shown)} of {len(got.series)} lines, {unit}, {got.days[0]} to {got.days[-1]}, "
-            f"from the history of catalog {got.version} at {transport.safe_url(got.url or url)}."
+            f"from the history of catalog {got.version} at {urls.safe_url(got.url or url)}."
         )
     return render.lines(*out)

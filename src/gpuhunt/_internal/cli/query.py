@@ -11,17 +11,22 @@ from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import query_checks, registry
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import footer as footers
+from gpuhunt._internal.cli import groups as grouping
+from gpuhunt._internal.cli import layout, render
 from gpuhunt._internal.cli.commands import command
 from gpuhunt._internal.collapse import collapse_regions
 from gpuhunt._internal.errors import QueryInputError, UsageError
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import spec
+from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.order import sort_offers
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog
     from gpuhunt._internal.catalog_status import CatalogStatus
+    from gpuhunt._internal.query.table import Table
+    from gpuhunt._internal.query.top import Top
 
 logger = logging.getLogger("gpuhunt")
 
@@ -172,27 +177,56 @@ def run(args: argparse.Namespace) -> int:
         if problems:
             raise UsageError("; ".join(problems))
     filters = query_filters(args)
-    offers: list[CatalogItem] = list(catalog.query(**filters))
+    fmt = render.format_of(args)
+    # --json and --csv of the catalog's offers alone are chosen on its columns, as the
+    # server's answers are (`top.choose`); the rest is built whole by `Catalog.query`.
+    chosen = (
+        _chosen(catalog, filters, args)
+        if fmt != "table" and args.group_by != "gpu" and not live
+        else None
+    )
+    offers: list[CatalogItem] = [] if chosen is not None else list(catalog.query(**filters))
     status = catalog.status()
     try:
         query_checks.check_stand_ins(args.provider, args.online, lambda: status.offers)
     except QueryInputError as e:
         raise usage_error(e) from None
-    sort_offers(offers, args.sort)
-    asked_live = {p.NAME for p in live}
-    answer = (
-        _groups(args, offers, status, asked_live)
-        if args.group_by == "gpu"
-        else _offers(args, offers, status, asked_live)
-    )
-    render.emit(answer, render.format_of(args))
+    if chosen is not None:
+        found, table = chosen
+        answer = render.offer_rows_answer(found, table)
+        matched = found.total
+    else:
+        sort_offers(offers, args.sort)
+        asked_live = {p.NAME for p in live}
+        answer = (
+            _groups(args, offers, status, asked_live)
+            if args.group_by == "gpu"
+            else _offers(args, offers, status, asked_live)
+        )
+        matched = len(offers)
+    render.emit(answer, fmt)
     # An online-only query never read the catalog: explaining the catalog would not help.
     online_only = bool(args.provider) and all(registry.spec(p).online for p in args.provider)
-    if args.explain or (not offers and not online_only):
+    if args.explain or (not matched and not online_only):
         _print_explanation(args, catalog, filters)
     for name, err in status.online_errors.items():
         print(f"gpuhunt: warning: {name} left out: {err}", file=sys.stderr)
     return 0
+
+
+def _chosen(
+    catalog: Catalog, filters: dict[str, Any], args: argparse.Namespace
+) -> tuple[Top, Table] | None:
+    """The answer's rows chosen on the loaded table's columns (`top.choose`: every region a
+    row, `--limit` of them), and that table; None where only `Catalog.query` answers."""
+    from gpuhunt._internal.query import top  # numpy: not for `gpuhunt --help` (see run)
+
+    loaded = catalog.current()
+    if loaded is None:
+        return None
+    q = make_filter(**filters)
+    found = top.choose(loaded.table, q, args.sort or "price", args.limit or None, True)
+    return None if found is None else (found, loaded.table)
 
 
 def _print_explanation(args: argparse.Namespace, catalog: Catalog, filters: dict[str, Any]) -> None:
@@ -201,7 +235,7 @@ def _print_explanation(args: argparse.Namespace, catalog: Catalog, filters: dict
     given = {k: v for k, v in filters.items() if v is not None}
     machine = bool(args.json or args.csv)
     out = sys.stderr if machine else sys.stdout
-    width = render.terminal_width(out)
+    width = layout.terminal_width(out)
     text = catalog.explain(**given).lines()
     if not machine:
         print(file=out)
@@ -242,7 +276,7 @@ def _offers(
     machine = render.format_of(args) != "table"
 
     def table() -> str:
-        width = render.terminal_width()
+        width = layout.terminal_width()
         rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
         cut = _cut(args, rows, machine=False)
         providers = {render.row_offer(r).provider for r in cut}
@@ -259,14 +293,14 @@ def _offers(
         notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
         stand_ins = tuple(render.stand_in_note(providers, asked_live, s) for s in (False, True))
         full, short = (
-            render.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
+            footers.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
             for s in (0, 1)
         )
-        footer = render.footer(full, short, width)
+        footer = footers.footer(full, short, width)
         if not cut:  # an empty answer is its footer and its explanation
             return render.lines(footer)
         per_gpu = args.sort == "price-per-gpu"
-        keep = render.filtered_columns(args)
+        keep = footers.filtered_columns(args)
         return render.lines(render.offers_table(cut, per_gpu, width, keep), "", footer)
 
     return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
@@ -278,14 +312,14 @@ def _groups(
     status: CatalogStatus,
     asked_live: Container[str] = (),
 ) -> render.Answer:
-    groups = render.group_by_gpu(offers)
+    groups = grouping.group_by_gpu(offers)
     # Every group by default, in every format: the grouped view is the menu of GPU models a
     # person picks from, in name order so a model is found where expected; cutting it at
     # DEFAULT_LIMIT in name order hid every model after "B" (H100 included). --limit N cuts it.
     shown = _cut(args, groups, machine=True)
 
     def table() -> str:
-        width = render.terminal_width()
+        width = layout.terminal_width()
         n = sum(g.offers for g in groups)
         count = (
             f"{len(shown)} of {len(groups)} GPU models and counts"
@@ -295,9 +329,9 @@ def _groups(
         online = {i.provider for i in offers if i.gpu_count}
         stand_ins = tuple(render.stand_in_note(online, asked_live, s) for s in (False, True))
         full, short = (
-            render.query_footer_lines(count, args, status, None, stand_ins, s) for s in (0, 1)
+            footers.query_footer_lines(count, args, status, None, stand_ins, s) for s in (0, 1)
         )
-        footer = render.footer(full, short, width)
-        return render.lines(render.groups_table(shown, width), "\n" + footer)
+        footer = footers.footer(full, short, width)
+        return render.lines(grouping.groups_table(shown, width), "\n" + footer)
 
     return render.groups_answer(shown, table)

@@ -27,7 +27,7 @@ from gpuhunt._internal import offer_spec
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 from gpuhunt._internal.query.masks import ARCHS, VENDORS
 from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, Table
-from gpuhunt._internal.schema import check_json as check_json  # used by load.warm too
+from gpuhunt._internal.schema import check_json
 
 MAGIC = b"GPUHUNT-COLUMNS\n"
 # 2: `provider_datas` holds offer texts (`offer_spec`). A format-1 file (catalogs published

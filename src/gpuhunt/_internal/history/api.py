@@ -12,12 +12,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, InputError, UnknownCatalogError
+from gpuhunt._internal.errors import (
+    CatalogError,
+    HistoryUnavailable,
+    InputError,
+    UnknownCatalogError,
+)
 from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.history import daily
 from gpuhunt._internal.history.diff import CatalogDiff, compare
-from gpuhunt._internal.history.remote import TIMEOUT, HistoryUnavailable, fetch_history
-from gpuhunt._internal.load import fetch, sources, transport
+from gpuhunt._internal.history.remote import TIMEOUT, fetch_history
+from gpuhunt._internal.load import fetch, sources, urls
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR
@@ -91,7 +96,7 @@ def load_side(
             retries=retries,
             **rules,
         )
-        return f"{raw.version} ({transport.safe_url(spec)})", _complete(raw, spec)
+        return f"{raw.version} ({urls.safe_url(spec)})", _complete(raw, spec)
     if spec != "latest" and not sources.is_version(spec):
         raise UnknownCatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
     base = catalog_url_of(catalog_url, settings)

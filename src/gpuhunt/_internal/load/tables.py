@@ -4,10 +4,8 @@ the CSV (and keeping the result in the disk cache for the next process)."""
 
 from __future__ import annotations
 
-import copy
 import logging
 import os
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
@@ -24,7 +22,6 @@ from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import (
     COLUMNS,
-    SHAPE_ROW_COLUMNS,
     STRING_LISTS,
     Interner,
     Table,
@@ -273,7 +270,7 @@ def shaped(table: Table) -> Shaped:
     """`table` grouped into its shapes (`answers`' grouping, per provider: a shape never spans
     two). The per-row arrays are copies, so nothing of `table` (a column file's whole buffer,
     for a table read from one) stays alive through them."""
-    groups, firsts = answers._shape_groups(table)
+    groups, firsts = answers.shape_groups(table)
     shapes = Table(
         **{k: getattr(table, k)[firsts] for k in COLUMNS},
         **{k: getattr(table, k) for k in STRING_LISTS.values()},
@@ -338,7 +335,7 @@ def combine_shaped(parts: list[Shaped]) -> Table:
         part.location = np.empty(0)
     location = _glued(pieces, kind)[order]
     del order
-    return _compacted(Table(**shape_cols), price, location, shape_of_row, skipped)
+    return answers.compacted(Table(**shape_cols), price, location, shape_of_row, skipped)
 
 
 def _glued(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
@@ -346,34 +343,3 @@ def _glued(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
     joined = np.concatenate(pieces).astype(dtype, copy=False)
     pieces.clear()
     return joined
-
-
-def _compacted(
-    by_shape: Table,
-    price: np.ndarray,
-    location: np.ndarray,
-    shape_of_row: np.ndarray,
-    skipped: dict[str, int],
-) -> Table:
-    """The table `Table.compact` leaves: a copy of the table of shapes holding per row only
-    the price, location and shape number (made right after construction, so every cache of
-    the copy is as a new table's). Each shape's tuple is made when an answer first holds one
-    of its offers (`answers`)."""
-    table = copy.copy(by_shape)
-    state = table.__dict__
-    for k in SHAPE_ROW_COLUMNS:
-        state.pop(k, None)
-    state.update(
-        price=price,
-        location=location,
-        skipped=skipped,
-        _parts_lock=threading.Lock(),
-        _shape_of_row=shape_of_row,
-        _by_shape=by_shape,
-    )
-    locations = np.empty(len(table.locations), dtype=object)
-    locations[:] = table.locations
-    shapes = np.empty(len(by_shape), dtype=object)
-    unmade = np.ones(len(by_shape), dtype=bool)
-    table._parts = answers.OfferParts(shapes, shape_of_row, locations, unmade)
-    return table

@@ -24,13 +24,11 @@ Pure parts (`encode`, `decode`) are separate from the cache I/O (`read`, `write`
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import hashlib
 import json
 import logging
 import struct
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +41,7 @@ from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.tables import SideWork
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.masks import ARCHS, VENDORS
-from gpuhunt._internal.query.table import COLUMNS, SHAPE_ROW_COLUMNS, STRING_LISTS, Table
+from gpuhunt._internal.query.table import COLUMNS, STRING_LISTS, Table
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
@@ -141,8 +139,8 @@ def _contents(
     snapshot: Snapshot, name: str
 ) -> tuple[dict[str, Any], str, dict[str, np.ndarray]] | None:
     table = snapshot.table
-    parts = table._parts
-    by_shape = table.__dict__.get("_by_shape")
+    parts = table.parts
+    by_shape = table.by_shape
     if parts is None or by_shape is None:
         return None
     arrays: dict[str, np.ndarray] = {
@@ -216,8 +214,12 @@ def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
     manifest = header.get("manifest")
     if not isinstance(version, str) or not (manifest is None or isinstance(manifest, dict)):
         raise ValueError("bad version or manifest")
-    table = _compacted(shape_cols, lists, arrays, skipped)
-    table._unknown = dict(unknown)
+    fields: dict[str, Any] = {**shape_cols, **lists}
+    by_shape = Table(**fields)
+    table = answers.compacted(
+        by_shape, arrays["price"], arrays["location"], arrays["shape_of_row"], dict(skipped)
+    )
+    table.know_unknown_locations(dict(unknown))
     return Snapshot(table, version, manifest)
 
 
@@ -277,38 +279,6 @@ def _check(
     column_files.check_codes(shape_cols["cpu_arch"], len(ARCHS), "cpu_arch")
     for text in lists["provider_datas"]:
         column_files.check_offer_text(text)
-
-
-def _compacted(
-    shape_cols: dict[str, np.ndarray],
-    lists: dict[str, list[str]],
-    arrays: dict[str, np.ndarray],
-    skipped: dict[str, int],
-) -> Table:
-    """The table `Table.compact` leaves, made without the per-row columns it drops: a table
-    of the shapes, and a copy of it holding per row only the price, location and shape number
-    (made right after construction, so every cache of the copy is as a new table's)."""
-    fields: dict[str, Any] = {**shape_cols, **lists}
-    by_shape = Table(**fields)
-    table = copy.copy(by_shape)
-    state = table.__dict__
-    for k in SHAPE_ROW_COLUMNS:
-        state.pop(k, None)
-    state.update(
-        price=arrays["price"],
-        location=arrays["location"],
-        skipped=dict(skipped),
-        _parts_lock=threading.Lock(),
-        _shape_of_row=arrays["shape_of_row"],
-        _by_shape=by_shape,
-    )
-    locations = np.empty(len(table.locations), dtype=object)
-    locations[:] = table.locations
-    # Each shape's tuple is made when an answer first holds one of its offers (`answers`).
-    shapes = np.empty(len(by_shape), dtype=object)
-    unmade = np.ones(len(by_shape), dtype=bool)
-    table._parts = answers.OfferParts(shapes, arrays["shape_of_row"], locations, unmade)
-    return table
 
 
 # ---------------------------------------------------------------------------------- the I/O

@@ -23,11 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from gpuhunt._internal import registry
 from gpuhunt._internal.form_factor import offer_form_factor
 from gpuhunt._internal.gpu_specs import dense_tflops
-from gpuhunt._internal.models import SHAPE_FIELDS
-from gpuhunt._internal.query.answers import prepare, shapes_of
+from gpuhunt._internal.models import SHAPE_FIELDS, QueryFilter
+from gpuhunt._internal.query.answers import items, prepare, shapes_of
+from gpuhunt._internal.query.parsed import parsed
 from gpuhunt._internal.query.table import Table
+from gpuhunt._internal.rows import offer_row
 
 SORTS = ("price", "price-per-gpu", "gpu-memory", "tflops-per-dollar")
 _COUNT, _GPU, _MEMORY = (SHAPE_FIELDS.index(f) for f in ("gpu_count", "gpu_name", "gpu_memory"))
@@ -63,7 +66,7 @@ def top(table: Table, rows: np.ndarray, sort: str, limit: int, all_regions: bool
 def _shape_column(table: Table, name: str, rows: np.ndarray) -> np.ndarray:
     """A per-shape column's values for `rows` (read at the shape, not spread to every row)."""
     parts = prepare(table)
-    by_shape = table._by_shape
+    by_shape = table.by_shape
     if by_shape is None:  # an empty table is never compacted
         column: np.ndarray = getattr(table, name)
         return np.asarray(column[rows])
@@ -145,7 +148,7 @@ def _groups_of_shapes(table: Table) -> np.ndarray:
     table (its shapes never change)."""
     found: np.ndarray | None = table.__dict__.get("_offer_of_shape")
     if found is None:
-        by_shape = table._by_shape
+        by_shape = table.by_shape
         assert by_shape is not None
         name = by_shape.instance_name.astype(np.int64)
         key = (name * len(table.providers) + by_shape.provider) * 2 + by_shape.spot
@@ -200,6 +203,65 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     return Top(rows[shown], locations, len(present))
 
 
+def choose(
+    table: Table, q: QueryFilter, sort: str, limit: int | None, all_regions: bool
+) -> Top | None:
+    """`top` of the answer `Catalog.query` gives `q` from `table` (every row: `limit` None);
+    None where the table alone does not give it: a query naming only online providers, or one
+    the table's online providers (the bundled snapshot's stand-ins) would answer in part.
+    A door checks itself that the catalog has no online provider added."""
+    wanted = parsed(q).providers
+    asked = [p for p in table.providers if wanted is None or p in wanted]
+    offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
+    if not offline or any(registry.spec(p).online for p in asked):
+        return None
+    rows = table.select(q, None if set(table.providers) <= set(offline) else offline)
+    return top(table, rows, sort, limit or max(len(rows), 1), all_regions)
+
+
+def row_batches(found: Top, table: Table, at_once: int = 256) -> Iterator[list[dict[str, Any]]]:
+    """The JSON rows (`rows.offer_row`) of `found`, built `at_once` offers at a time; a
+    collapsed answer's rows have their `locations` too."""
+    for start in range(0, len(found.rows), at_once):
+        part = found.rows[start : start + at_once]
+        distinct, where = np.unique(part, return_inverse=True)
+        built = items(table, distinct)
+        batch = []
+        for n, i in enumerate(where.reshape(-1).tolist()):
+            out = offer_row(built[i])
+            if found.locations is not None:
+                out["locations"] = found.locations[start + n]
+            batch.append(out)
+        yield batch
+
+
+def array_chunks(
+    batches: Iterable[list[Any]], dumps: Callable[[Any], bytes], chunk_bytes: int = 1 << 16
+) -> Iterator[bytes]:
+    """`dumps(rows)`, byte for byte, where `rows` are the `batches` one after another, in
+    pieces of about `chunk_bytes`; each batch is encoded when it is reached, by one `dumps`
+    call. `dumps` writes compact JSON (separators `,` and `:`) or indented JSON (the CLI's
+    `indent=2`): either way a list is its items between `[` and `]` with a `,` before each
+    item's leading whitespace, and the whitespace before the `]` (an indented list's newline)
+    is the last batch's own."""
+    buffer, size, tail = [b"["], 0, b""
+    first = True
+    for batch in batches:
+        if not batch:
+            continue
+        inner = dumps(batch)[1:-1]
+        encoded = inner.rstrip()
+        tail = inner[len(encoded) :]
+        buffer.append(encoded if first else b"," + encoded)
+        size += len(encoded) + 1
+        first = False
+        if size >= chunk_bytes:
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    buffer.append(tail + b"]")
+    yield b"".join(buffer)
+
+
 def json_chunks(
     batches: Iterable[list[Any]],
     total: int,
@@ -212,17 +274,6 @@ def json_chunks(
     encoded when it is reached, by one `dumps` call (`dumps` writes compact JSON, so a list is
     its items joined by `,` between `[` and `]`, and an object its members between `{` and
     `}`)."""
-    buffer = [b'{"offers":[']
-    size, first = 0, True
-    for batch in batches:
-        if not batch:
-            continue
-        encoded = dumps(batch)[1:-1]
-        buffer.append(encoded if first else b"," + encoded)
-        size += len(encoded) + 1
-        first = False
-        if size >= chunk_bytes:
-            yield b"".join(buffer)
-            buffer, size = [], 0
-    buffer.append(b'],"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + b"}")
-    yield b"".join(buffer)
+    yield b'{"offers":'
+    yield from array_chunks(batches, dumps, chunk_bytes)
+    yield b',"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + b"}"
