@@ -72,6 +72,21 @@ def _encoding(table: Table, csv_sha256: str) -> tuple[bytes, dict[str, Any], str
     return MAGIC, header, "columns", arrays
 
 
+def string_lists(header: dict[str, Any], names: list[str]) -> dict[str, list[str]]:
+    """The string lists `names` of a header (`strings`), each checked to be a list of strings:
+    a ValueError naming what is wrong otherwise (a column file's or a warm snapshot's)."""
+    strings = header.get("strings")
+    if not isinstance(strings, dict):
+        raise ValueError("header has no string lists")
+    lists: dict[str, list[str]] = {}
+    for name in names:
+        values = strings.get(name)
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ValueError(f"string list {name} is missing or not strings")
+        lists[name] = values
+    return lists
+
+
 def pack_pieces(
     magic: bytes,
     header: dict[str, Any],
@@ -177,15 +192,7 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         array = np.frombuffer(data, dtype=want, count=rows, offset=start + offset)
         array.flags.writeable = False
         columns[name] = array
-    strings = header.get("strings")
-    if not isinstance(strings, dict):
-        raise ValueError("header has no string lists")
-    lists: dict[str, list[str]] = {}
-    for name in _LISTS:
-        values = strings.get(name)
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise ValueError(f"string list {name} is missing or not strings")
-        lists[name] = values
+    lists = string_lists(header, _LISTS)
     if header["format"] == 1:
         lists["provider_datas"] = [
             offer_spec.migrate(check_json(t)) for t in lists["provider_datas"]

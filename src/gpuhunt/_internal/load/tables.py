@@ -335,7 +335,9 @@ def combine_shaped(parts: list[Shaped]) -> Table:
         part.location = np.empty(0)
     location = _glued(pieces, kind)[order]
     del order
-    return answers.compacted(Table(**shape_cols), price, location, shape_of_row, skipped)
+    return answers.with_parts(
+        Table.of_shapes(Table(**shape_cols), price, location, shape_of_row, skipped)
+    )
 
 
 def _glued(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:

@@ -143,7 +143,8 @@ class RedirectRefused(requests.RequestException):
     `hop_check` refuses."""
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """`host` is this machine: `localhost` or a loopback address."""
     if host == "localhost":
         return True
     try:
@@ -156,7 +157,11 @@ def check_hop(old: str, new: str) -> None:
     """Every hop of a redirect, not only the first URL: an https request never goes on over
     plain http, except to this machine (a local test server or proxy)."""
     before, after = urlsplit(old), urlsplit(new)
-    if before.scheme == "https" and after.scheme != "https" and not _loopback(after.hostname or ""):
+    if (
+        before.scheme == "https"
+        and after.scheme != "https"
+        and not is_loopback(after.hostname or "")
+    ):
         raise RedirectRefused(
             f"redirect from https to {after.scheme or 'no scheme'} ({safe_url(new)}) refused"
         )

@@ -183,15 +183,7 @@ def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
     if header.get("key") != name:
         raise ValueError("it was made for another catalog")
     arrays = _arrays(view, start, header.get("arrays"))
-    strings = header.get("strings")
-    if not isinstance(strings, dict):
-        raise ValueError("no string lists")
-    lists: dict[str, list[str]] = {}
-    for k in _LISTS:
-        values = strings.get(k)
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise ValueError(f"string list {k} is missing or not strings")
-        lists[k] = values
+    lists = column_files.string_lists(header, _LISTS)
     shape_cols = {k: arrays[f"shape.{k}"] for k in COLUMNS}
     n_shapes = len(shape_cols["price"])
     if any(len(c) != n_shapes for c in shape_cols.values()):
@@ -216,8 +208,10 @@ def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
         raise ValueError("bad version or manifest")
     fields: dict[str, Any] = {**shape_cols, **lists}
     by_shape = Table(**fields)
-    table = answers.compacted(
-        by_shape, arrays["price"], arrays["location"], arrays["shape_of_row"], dict(skipped)
+    table = answers.with_parts(
+        Table.of_shapes(
+            by_shape, arrays["price"], arrays["location"], arrays["shape_of_row"], dict(skipped)
+        )
     )
     table.know_unknown_locations(dict(unknown))
     return Snapshot(table, version, manifest)

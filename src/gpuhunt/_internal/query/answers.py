@@ -126,16 +126,11 @@ def _make_shapes(table: Table, parts: OfferParts, numbers: np.ndarray) -> None:
         parts.unmade[todo] = False  # after the tuples are in: a reader never sees a gap
 
 
-def compacted(
-    by_shape: Table,
-    price: np.ndarray,
-    location: np.ndarray,
-    shape_of_row: np.ndarray,
-    skipped: dict[str, int],
-) -> Table:
-    """`Table.of_shapes` ready to answer: each shape's tuple is made when an answer first
-    holds one of its offers."""
-    table = Table.of_shapes(by_shape, price, location, shape_of_row, skipped)
+def with_parts(table: Table) -> Table:
+    """`table`, made by `Table.of_shapes`, ready to answer: each shape's tuple is made when an
+    answer first holds one of its offers."""
+    by_shape, shape_of_row = table.by_shape, table.shape_of_row
+    assert by_shape is not None and shape_of_row is not None
     locations = np.empty(len(table.locations), dtype=object)
     locations[:] = table.locations
     shapes = np.empty(len(by_shape), dtype=object)
