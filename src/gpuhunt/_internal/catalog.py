@@ -422,16 +422,12 @@ class Catalog:
         # Imported here: history downloads (requests), which a query from the cache never needs.
         from gpuhunt._internal.history import api
 
+        given = locals()
         return api.catalog_history(
             self.catalog_url,
+            {o.name: given[o.name] for o in spec.HISTORY[: spec.HISTORY_LEAD]},
             context=self._context,
             load_timeout=self._loader.load_timeout,
-            gpu_name=gpu_name,
-            provider=provider,
-            location=location,
-            spot=spot,
-            since=since,
-            by=by,
             version=version,
             timeout=self._timeout,
             retries=self._retries,

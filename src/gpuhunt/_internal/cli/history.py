@@ -72,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
         return _availability(args, url, endpoint, not signed)
     got = catalog_history(
         url,
+        spec.history_filters(args),
         context=Context(settings=settings),
         load_timeout=settings.load_timeout,
         version=args.version,
-        **spec.history_filters(args),
     )
     if args.plot:
         from gpuhunt._internal.history import plot
@@ -118,13 +118,10 @@ def _availability(
 
     if args.version or args.plot or args.daily:
         raise InputError("--availability reads every observation: no --version, --plot, --daily")
+    filters = {k: v for k, v in spec.history_filters(args).items() if k != "by"}
     got = availability_history(
         url,
-        gpu_name=args.gpu_name,
-        provider=args.provider,
-        location=args.location,
-        spot=args.spot,
-        since=args.since,
+        filters,
         s3_endpoint=s3_endpoint,
         anonymous=anonymous,
     )

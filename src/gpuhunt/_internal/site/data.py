@@ -426,8 +426,8 @@ def table_document(
         for name, c in part.per_provider().items():
             counts[name] = counts.get(name, 0) + c
     offers = {"loc": loc_of_row[order], "price": _joined(rounded, np.float64)[order]}
-    made = provenance(manifest, counts, now)
-    return _document(shapes, locs, first.tolist(), n.tolist(), offers, made, version, now, history)
+    prov = provenance(manifest, counts, now)
+    return _document(shapes, locs, first.tolist(), n.tolist(), offers, prov, version, now, history)
 
 
 def _joined(columns: list[np.ndarray], dtype: Any = np.int64) -> np.ndarray:
