@@ -584,6 +584,8 @@ GENERATED_OPTIONS = [
     ["--sort", "tflops-per-dollar", "--limit", "7"],
     ["--provider", "aws", "--provider", "gcp", "--min-gpu-count", "2"],
     ["--max-price", "0.0001"],
+    ["--all-regions", "--gpu", "A100", "--sort", "gpu-memory"],
+    ["--limit", "0", "--sort", "price-per-gpu"],
 ]
 
 
@@ -596,13 +598,13 @@ def generated(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("fmt", ["--json", "--csv"])
+@pytest.mark.parametrize("fmt", ["--json", "--csv", "--limit=5", "--sort=price"])
 @pytest.mark.parametrize("options", GENERATED_OPTIONS)
-def test_json_and_csv_chosen_on_the_columns_are_the_built_answer(
+def test_answers_chosen_on_the_columns_are_the_built_answer(
     generated, capsys, monkeypatch, fmt, options
 ):
-    """--json and --csv of an offline catalog are chosen on its columns (`top.choose`, the
-    server's path), byte for byte what the whole built answer prints."""
+    """--json, --csv and the table of an offline catalog are chosen on its columns
+    (`top.choose`, the server's path), byte for byte what the whole built answer prints."""
     from gpuhunt._internal.query import top
 
     argv = ["query", "--catalog-url", str(generated), fmt, *options]

@@ -7,7 +7,7 @@ import argparse
 import logging
 import sys
 import textwrap
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import query_checks, registry
@@ -15,7 +15,7 @@ from gpuhunt._internal.cli import footer as footers
 from gpuhunt._internal.cli import groups as grouping
 from gpuhunt._internal.cli import layout, render
 from gpuhunt._internal.cli.commands import command
-from gpuhunt._internal.collapse import collapse_regions
+from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import QueryInputError, UsageError
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import spec
@@ -178,13 +178,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("; ".join(problems))
     filters = query_filters(args)
     fmt = render.format_of(args)
-    # --json and --csv of the catalog's offers alone are chosen on its columns, as the
-    # server's answers are (`top.choose`); the rest is built whole by `Catalog.query`.
-    chosen = (
-        _chosen(catalog, filters, args)
-        if fmt != "table" and args.group_by != "gpu" and not live
-        else None
-    )
+    # An answer of the catalog's offers alone is chosen on its columns, as the server's
+    # answers are (`top.choose`); the rest (online providers, --group-by) is built whole by
+    # `Catalog.query`.
+    chosen = _chosen(catalog, filters, args) if args.group_by != "gpu" and not live else None
     offers: list[CatalogItem] = [] if chosen is not None else list(catalog.query(**filters))
     status = catalog.status()
     try:
@@ -193,8 +190,12 @@ def run(args: argparse.Namespace) -> int:
         raise usage_error(e) from None
     if chosen is not None:
         found, table = chosen
-        answer = render.offer_rows_answer(found, table)
-        matched = found.total
+        answer = (
+            render.offer_rows_answer(found, table)
+            if fmt != "table"
+            else render.Answer(text=lambda: _chosen_table(args, found, table, status))
+        )
+        matched = found.matched
     else:
         sort_offers(offers, args.sort)
         asked_live = {p.NAME for p in live}
@@ -217,16 +218,26 @@ def run(args: argparse.Namespace) -> int:
 def _chosen(
     catalog: Catalog, filters: dict[str, Any], args: argparse.Namespace
 ) -> tuple[Top, Table] | None:
-    """The answer's rows chosen on the loaded table's columns (`top.choose`: every region a
-    row, `--limit` of them), and that table; None where only `Catalog.query` answers."""
+    """The answer's rows chosen on the loaded table's columns (`top.choose`: the rows
+    printed, every region a row for --json and --csv), and that table; None where only
+    `Catalog.query` answers."""
     from gpuhunt._internal.query import top  # numpy: not for `gpuhunt --help` (see run)
 
     loaded = catalog.current()
     if loaded is None:
         return None
+    machine = render.format_of(args) != "table"
+    limit = args.limit if args.limit is not None else (0 if machine else DEFAULT_LIMIT)
     q = make_filter(**filters)
-    found = top.choose(loaded.table, q, args.sort or "price", args.limit or None, True)
+    sort = args.sort or "price"
+    found = top.choose(loaded.table, q, sort, limit or None, machine or bool(args.all_regions))
     return None if found is None else (found, loaded.table)
+
+
+def _chosen_table(args: argparse.Namespace, found: Top, table: Table, status: CatalogStatus) -> str:
+    from gpuhunt._internal.query import top
+
+    return _table_text(args, top.offers_of(found, table), found.total, found.matched, status, ())
 
 
 def _print_explanation(args: argparse.Namespace, catalog: Catalog, filters: dict[str, Any]) -> None:
@@ -276,34 +287,44 @@ def _offers(
     machine = render.format_of(args) != "table"
 
     def table() -> str:
-        width = layout.terminal_width()
         rows: list[Any] = offers if args.all_regions else collapse_regions(offers)
         cut = _cut(args, rows, machine=False)
-        providers = {render.row_offer(r).provider for r in cut}
-        # The bundled snapshot's online providers (standing in for a live answer) have a
-        # source too.
-        offline = providers & (set(registry.OFFLINE_PROVIDERS) | set(status.sources or {}))
-        count = f"{len(cut)} of {len(rows)} offers{_cut_note(args, len(cut), len(rows))}"
-        if len(rows) < len(offers):
-            count += (
-                f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
-            )
-        count += "."
-        shown = [render.row_offer(r) for r in cut]
-        notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
-        stand_ins = tuple(render.stand_in_note(providers, asked_live, s) for s in (False, True))
-        full, short = (
-            footers.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
-            for s in (0, 1)
-        )
-        footer = footers.footer(full, short, width)
-        if not cut:  # an empty answer is its footer and its explanation
-            return render.lines(footer)
-        per_gpu = args.sort == "price-per-gpu"
-        keep = footers.filtered_columns(args)
-        return render.lines(render.offers_table(cut, per_gpu, width, keep), "", footer)
+        return _table_text(args, cut, len(rows), len(offers), status, asked_live)
 
     return render.offers_answer(_cut(args, offers, machine=True) if machine else [], table)
+
+
+def _table_text(
+    args: argparse.Namespace,
+    cut: Sequence[CatalogItem | CollapsedOffer],
+    n_rows: int,
+    n_offers: int,
+    status: CatalogStatus,
+    asked_live: Container[str],
+) -> str:
+    """The offers table of `cut`, the rows shown of `n_rows` (distinct offers, or every
+    region's with --all-regions) of the `n_offers` matched, and its footer."""
+    width = layout.terminal_width()
+    providers = {render.row_offer(r).provider for r in cut}
+    # The bundled snapshot's online providers (standing in for a live answer) have a source too.
+    offline = providers & (set(registry.OFFLINE_PROVIDERS) | set(status.sources or {}))
+    count = f"{len(cut)} of {n_rows} offers{_cut_note(args, len(cut), n_rows)}"
+    if n_rows < n_offers:
+        count += f", each at its cheapest region ({n_offers} with every region: --all-regions)"
+    count += "."
+    shown = [render.row_offer(r) for r in cut]
+    notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
+    stand_ins = tuple(render.stand_in_note(providers, asked_live, s) for s in (False, True))
+    full, short = (
+        footers.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
+        for s in (0, 1)
+    )
+    footer = footers.footer(full, short, width)
+    if not cut:  # an empty answer is its footer and its explanation
+        return render.lines(footer)
+    per_gpu = args.sort == "price-per-gpu"
+    keep = footers.filtered_columns(args)
+    return render.lines(render.offers_table(cut, per_gpu, width, keep), "", footer)
 
 
 def _groups(

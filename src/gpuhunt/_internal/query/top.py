@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from gpuhunt._internal import registry
+from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.form_factor import offer_form_factor
 from gpuhunt._internal.gpu_specs import dense_tflops
-from gpuhunt._internal.models import SHAPE_FIELDS, QueryFilter
+from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, QueryFilter
 from gpuhunt._internal.query.answers import items, prepare, shapes_of
 from gpuhunt._internal.query.parsed import parsed
 from gpuhunt._internal.query.table import Table
@@ -44,11 +45,14 @@ class Top:
     """The first offers of an answer: `rows`, table row numbers in the answer's order (for a
     collapsed answer, each distinct offer's cheapest location); `locations`, for a collapsed
     answer, each one's locations, cheapest first (None when every region is a row); `total`,
-    the offers (or distinct offers) matched."""
+    the offers (or distinct offers) matched; `matched`, the offers matched with every region
+    a row; `dearest`, for a collapsed answer, each one's dearest location's price."""
 
     rows: np.ndarray
     locations: list[list[str]] | None
     total: int
+    matched: int
+    dearest: list[float] | None = None
 
 
 def top(table: Table, rows: np.ndarray, sort: str, limit: int, all_regions: bool) -> Top:
@@ -59,7 +63,7 @@ def top(table: Table, rows: np.ndarray, sort: str, limit: int, all_regions: bool
         raise ValueError(f"limit must be at least 1, not {limit}")
     key = sort_key(table, rows, sort)
     if all_regions:
-        return Top(rows[_first(key, len(rows), limit)], None, len(rows))
+        return Top(rows[_first(key, len(rows), limit)], None, len(rows), len(rows))
     return _collapsed(table, rows, key, limit)
 
 
@@ -161,7 +165,7 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     """`collapse_regions` of the sorted answer, first `limit` distinct offers."""
     n = len(rows)
     if n == 0:
-        return Top(rows[:0], [], 0)
+        return Top(rows[:0], [], 0, 0, [])
     parts = prepare(table)
     position = np.arange(n, dtype=np.int64)
     k = np.zeros(n) if key is None else key
@@ -184,6 +188,8 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     np.minimum.at(cheapest, g, p)
     at_cheapest = p == cheapest[g]
     shown = _first_of(g[at_cheapest], len(chosen), sk[at_cheapest], sub[at_cheapest])
+    dearest = np.full(len(chosen), -np.inf)
+    np.maximum.at(dearest, g, p)
     # Locations: each once at its lowest price, cheapest first, ties in order of first
     # appearance in the answer.
     location = table.location[rows[sub]].astype(np.int64)
@@ -200,7 +206,7 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     locations: list[list[str]] = [[] for _ in range(len(chosen))]
     for gi, li in zip(pair_group[order].tolist(), (pairs[order] % max(len(names), 1)).tolist()):
         locations[gi].append(names[li])
-    return Top(rows[shown], locations, len(present))
+    return Top(rows[shown], locations, len(present), n, dearest.tolist())
 
 
 def choose(
@@ -223,16 +229,32 @@ def row_batches(found: Top, table: Table, at_once: int = 256) -> Iterator[list[d
     """The JSON rows (`rows.offer_row`) of `found`, built `at_once` offers at a time; a
     collapsed answer's rows have their `locations` too."""
     for start in range(0, len(found.rows), at_once):
-        part = found.rows[start : start + at_once]
-        distinct, where = np.unique(part, return_inverse=True)
-        built = items(table, distinct)
         batch = []
-        for n, i in enumerate(where.reshape(-1).tolist()):
-            out = offer_row(built[i])
+        for n, item in enumerate(_built(table, found.rows[start : start + at_once])):
+            out = offer_row(item)
             if found.locations is not None:
                 out["locations"] = found.locations[start + n]
             batch.append(out)
         yield batch
+
+
+def _built(table: Table, rows: np.ndarray) -> list[CatalogItem]:
+    """The offers of `rows`, in their order (`items` takes sorted distinct rows)."""
+    distinct, where = np.unique(rows, return_inverse=True)
+    made = items(table, distinct)
+    return [made[i] for i in where.reshape(-1).tolist()]
+
+
+def offers_of(found: Top, table: Table) -> list[CatalogItem] | list[CollapsedOffer]:
+    """The offers of `found`, built: each a `CatalogItem`, or for a collapsed answer a
+    `CollapsedOffer` (what `collapse_regions` gives) of its cheapest location."""
+    built = _built(table, found.rows)
+    if found.locations is None or found.dearest is None:
+        return built
+    return [
+        CollapsedOffer(i, locations, dearest)
+        for i, locations, dearest in zip(built, found.locations, found.dearest)
+    ]
 
 
 def array_chunks(
