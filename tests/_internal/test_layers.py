@@ -46,6 +46,7 @@ LAYERS = [
         "history.daily",
         "history.diff",
         "site.arrays",
+        "site.controls",
         "site.data",
         "site.marks",
     },

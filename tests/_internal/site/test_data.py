@@ -429,23 +429,3 @@ def test_a_share_of_a_gpu_is_written_as_its_share():
     assert shapes["share"][sixth] == pytest.approx(1 / 6, abs=1e-6) and shapes["share"][whole] == 1
     assert shapes["tflops"][sixth] == pytest.approx(shapes["tflops"][whole] / 6, abs=1e-3)
     assert shapes["tflops"][sixth] / 0.454 == pytest.approx(offers[0].tflops_per_dollar, rel=1e-4)
-
-
-def test_the_filter_controls_are_the_query_specs_by_their_wire_names():
-    from gpuhunt._internal.query import spec
-
-    got = {f["name"]: f for f in data.page_filters()}
-    wire = {o.wire for o in spec.FILTERS}
-    assert set(got) <= wire and {"gpu", "max_price", "spot", "min_memory_per_gpu"} <= set(got)
-    # A range filter with a quantity is read from a shape column of its own, no page code.
-    per_gpu = got["min_memory_per_gpu"]
-    assert (per_gpu["reads"], per_gpu["bound"]) == ("q_min_memory_per_gpu", "min")
-    assert got["spot"]["values"] == [["true", "spot"], ["false", "on-demand"]]
-    items = [
-        item(instance_name="a", gpu_count=4, memory=512.0, gpu_name="H100"),
-        item(instance_name="b", gpu_count=0, memory=64.0, gpu_name=None),
-    ]
-    doc = data.build(items, facts(), version="v", now=NOW)
-    assert doc["filters"] == data.page_filters()
-    by_name = dict(zip(doc["shapes"]["instance"], doc["shapes"]["q_min_memory_per_gpu"]))
-    assert by_name == {"a": 128, "b": None}

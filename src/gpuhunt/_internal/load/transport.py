@@ -157,11 +157,8 @@ def check_hop(old: str, new: str) -> None:
     """Every hop of a redirect, not only the first URL: an https request never goes on over
     plain http, except to this machine (a local test server or proxy)."""
     before, after = urlsplit(old), urlsplit(new)
-    if (
-        before.scheme == "https"
-        and after.scheme != "https"
-        and not is_loopback(after.hostname or "")
-    ):
+    local = is_loopback(after.hostname or "")
+    if before.scheme == "https" and after.scheme != "https" and not local:
         raise RedirectRefused(
             f"redirect from https to {after.scheme or 'no scheme'} ({safe_url(new)}) refused"
         )

@@ -111,7 +111,7 @@ def _memory_per_gpu(i: CatalogItem) -> float | None:
 
 # The quantities of the spec's `own` range filters, by name: `min_X` keeps an offer whose
 # quantity is at least the value, `max_X` at most; None never matches. Its predicate is made of
-# it, and the page filters on it too (`site.data.page_filters`).
+# it, and the page filters on it too (`site.controls.page_filters`).
 QUANTITIES: dict[str, Callable[[CatalogItem], float | None]] = {
     "min_memory_per_gpu": _memory_per_gpu,
 }

@@ -40,10 +40,9 @@ from gpuhunt._internal.gpu_names import (
     memory_fits,
 )
 from gpuhunt._internal.models import CatalogItem, fill_offers, new_offers
-from gpuhunt._internal.query import answers, spec
-from gpuhunt._internal.query.match import QUANTITIES
+from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
-from gpuhunt._internal.site import arrays
+from gpuhunt._internal.site import arrays, controls
 
 FORMAT = 1
 
@@ -203,7 +202,7 @@ class _Shapes:
             _num(facts.tflops(item)) if g >= 0 else None,
             item.cpu_arch.value if item.cpu_arch else None,
             _gpu_share(item),
-            *_quantities(item),
+            *(_num(q) for q in controls.quantities(item)),
         )
         s = self.index.get(key)
         if s is None:
@@ -231,59 +230,8 @@ _SHAPE_COLUMNS = (
     "tflops",
     "arch",
     "share",  # the share of one GPU the offer's GPU is (1/6 for NV6ads_A10_v5), else 1
-    *("q_" + o.name for o in spec.FILTERS if o.name in QUANTITIES),  # `page_filters`
+    *controls.QUANTITY_COLUMNS,  # `controls.page_filters`
 )
-
-
-# The query spec's filters the page has a control for, in the spec's order, by how the page
-# reads them: a number compared with a per-shape column (`count`, `memory`, `gpu_memory`; a
-# range filter of `match.QUANTITIES`, with no entry here, with the column of its quantity), the
-# offer's price, or the page's own ways (GPU spellings, places, spot, availability readings).
-PAGE_READS = {
-    "provider": "provider",
-    "gpu_name": "gpu",
-    "country": "country",
-    "area": "area",
-    "min_memory": "memory",
-    "min_gpu_count": "count",
-    "max_gpu_count": "count",
-    "min_gpu_memory": "gpu_memory",
-    "max_price": "price",
-    "spot": "spot",
-    "available": "available",
-}
-
-
-def page_filters() -> list[dict[str, Any]]:
-    """The page's filter controls, from the query spec: each filter's wire name (the page's
-    URL uses the HTTP API's parameter names), its label and documentation, what the page
-    compares it with (`PAGE_READS`) and, for a number, whether it is a minimum or a maximum;
-    for on/off switches, their values and labels. The page builds its form from these."""
-    out = []
-    for option in spec.FILTERS:
-        reads = PAGE_READS.get(option.name) or (
-            "q_" + option.name if option.name in QUANTITIES else None
-        )
-        if reads is None:
-            continue
-        doc = option.doc or option.name.replace("_", " ")
-        entry: dict[str, Any] = {
-            "name": option.wire,
-            "label": re.split(r":|,| \(", doc)[0],
-            "doc": doc,
-            "reads": reads,
-        }
-        if option.read in (int, float):
-            entry["bound"] = "min" if option.name.startswith("min_") else "max"
-        if option.switches:
-            entry["values"] = [[str(s.value).lower(), s.flag.lstrip("-")] for s in option.switches]
-        out.append(entry)
-    return out
-
-
-def _quantities(item: CatalogItem) -> tuple[float | None, ...]:
-    """The offer's value of each range filter of `match.QUANTITIES`, in the spec's order."""
-    return tuple(_num(QUANTITIES[o.name](item)) for o in spec.FILTERS if o.name in QUANTITIES)
 
 
 def _gpu_share(item: CatalogItem) -> float:
@@ -465,5 +413,5 @@ def _document(
         "shapes": shapes.columns(first, n),
         "offers": offers,
         "history": dict(history) if history else None,
-        "filters": page_filters(),
+        "filters": controls.page_filters(),
     }
