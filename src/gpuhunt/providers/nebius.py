@@ -159,11 +159,47 @@ class NebiusCredentials:
 class NebiusClient(Protocol):
     """The RPCs gpuhunt makes, answered as dicts with the API's (snake_case) field names."""
 
-    def list_tenants(self, page_token: str) -> dict[str, Any]: ...
+    def _page(
+        self, what: str, client: Any, request: Any, item: Callable[[Any], Any]
+    ) -> dict[str, Any]:
+        """One page of a listing: `client`'s `list(request)`, each item as `item` makes it."""
+        response = self._wait(what, client(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT))
+        return {
+            "items": [item(i) for i in response.items],
+            "next_page_token": response.next_page_token or "",
+        }
 
-    def list_projects(self, tenant_id: str, page_token: str) -> dict[str, Any]: ...
+    def list_tenants(self, page_token: str) -> dict[str, Any]:
+        from nebius.api.nebius.iam.v1 import ListTenantsRequest, TenantServiceClient
 
-    def list_platforms(self, project_id: str, page_token: str) -> dict[str, Any]: ...
+        request = ListTenantsRequest(page_size=PAGE_SIZE, page_token=page_token)
+        return self._page(
+            "list tenants",
+            TenantServiceClient,
+            request,
+            lambda t: {"metadata": _metadata(t.metadata)},
+        )
+
+    def list_projects(self, tenant_id: str, page_token: str) -> dict[str, Any]:
+        from nebius.api.nebius.iam.v1 import ListProjectsRequest, ProjectServiceClient
+
+        request = ListProjectsRequest(
+            parent_id=tenant_id, page_size=PAGE_SIZE, page_token=page_token
+        )
+        return self._page(
+            "list projects",
+            ProjectServiceClient,
+            request,
+            lambda p: {"metadata": _metadata(p.metadata), "status": {"region": p.status.region}},
+        )
+
+    def list_platforms(self, project_id: str, page_token: str) -> dict[str, Any]:
+        from nebius.api.nebius.compute.v1 import ListPlatformsRequest, PlatformServiceClient
+
+        request = ListPlatformsRequest(
+            parent_id=project_id, page_size=PAGE_SIZE, page_token=page_token
+        )
+        return self._page("list platforms", PlatformServiceClient, request, platform_to_dict)
 
     def estimate(
         self, project_id: str, platform: str, preset: str, preemptible: bool
