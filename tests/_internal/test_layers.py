@@ -534,8 +534,6 @@ def test_the_library_imports_no_door():
     assert not wrong
 
 
-# Private names that may be read on another object: Python's own API (namedtuple's, the
-# interpreter's).
 # Private names of the standard library itself (not of another gpuhunt module) a module may
 # use: namedtuple's methods, `os._exit`, `sys._getframe`, and `atexit._run_exitfuncs`, which
 # `cli.run` calls before `os._exit` (Python has no public way to run the exit hooks and then
@@ -601,19 +599,8 @@ def test_no_private_attribute_of_another_module_is_read():
 
 
 # `import X as X` re-exports kept where callers find the names: 0.1.x's homes (`models`, the
-# `constraints` shim) and, still to move, modules other work is rewriting (the loader's, the
-# CSV schema's, the renderer's); internal code imports a name from where it is defined.
-RE_EXPORTERS = {
-    "models.py",
-    "constraints.py",
-    "history/remote.py",
-    "load/transport.py",
-    "load/loader.py",
-    "load/sources.py",
-    "schema.py",
-    "formats/columns.py",
-    "cli/render.py",
-}
+# `constraints` shim); internal code imports a name from where it is defined.
+RE_EXPORTERS = {"models.py", "constraints.py"}
 
 
 def test_no_re_export_serves_internal_imports_only():

@@ -159,6 +159,37 @@ class NebiusCredentials:
 class NebiusClient(Protocol):
     """The RPCs gpuhunt makes, answered as dicts with the API's (snake_case) field names."""
 
+    def list_tenants(self, page_token: str) -> dict[str, Any]: ...
+
+    def list_projects(self, tenant_id: str, page_token: str) -> dict[str, Any]: ...
+
+    def list_platforms(self, project_id: str, page_token: str) -> dict[str, Any]: ...
+
+    def estimate(
+        self, project_id: str, platform: str, preset: str, preemptible: bool
+    ) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class SDKClient:
+    """`NebiusClient` over the `nebius` SDK (gRPC). Construct it only to collect."""
+
+    def __init__(self, credentials: NebiusCredentials) -> None:
+        with sdk_imports(NebiusProvider.NAME):
+            from nebius.sdk import SDK
+        kwargs: dict[str, Any] = {"user_agent_prefix": f"gpuhunt/{__version__}"}
+        if credentials.access_token:
+            kwargs["credentials"] = credentials.access_token
+        else:
+            kwargs["service_account_id"] = credentials.service_account_id
+            kwargs["service_account_public_key_id"] = credentials.public_key_id
+            kwargs["service_account_private_key_file_name"] = credentials.private_key_file
+        self._sdk = _call_sdk("connect", lambda: SDK(**kwargs))
+
+    def _wait(self, what: str, request: Any) -> Any:
+        return _call_sdk(what, request.wait)
+
     def _page(
         self, what: str, client: Any, request: Any, item: Callable[[Any], Any]
     ) -> dict[str, Any]:
@@ -200,77 +231,6 @@ class NebiusClient(Protocol):
             parent_id=project_id, page_size=PAGE_SIZE, page_token=page_token
         )
         return self._page("list platforms", PlatformServiceClient, request, platform_to_dict)
-
-    def estimate(
-        self, project_id: str, platform: str, preset: str, preemptible: bool
-    ) -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
-
-
-class SDKClient:
-    """`NebiusClient` over the `nebius` SDK (gRPC). Construct it only to collect."""
-
-    def __init__(self, credentials: NebiusCredentials) -> None:
-        with sdk_imports(NebiusProvider.NAME):
-            from nebius.sdk import SDK
-        kwargs: dict[str, Any] = {"user_agent_prefix": f"gpuhunt/{__version__}"}
-        if credentials.access_token:
-            kwargs["credentials"] = credentials.access_token
-        else:
-            kwargs["service_account_id"] = credentials.service_account_id
-            kwargs["service_account_public_key_id"] = credentials.public_key_id
-            kwargs["service_account_private_key_file_name"] = credentials.private_key_file
-        self._sdk = _call_sdk("connect", lambda: SDK(**kwargs))
-
-    def _wait(self, what: str, request: Any) -> Any:
-        return _call_sdk(what, request.wait)
-
-    def list_tenants(self, page_token: str) -> dict[str, Any]:
-        from nebius.api.nebius.iam.v1 import ListTenantsRequest, TenantServiceClient
-
-        request = ListTenantsRequest(page_size=PAGE_SIZE, page_token=page_token)
-        response = self._wait(
-            "list tenants",
-            TenantServiceClient(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT),
-        )
-        return {
-            "items": [{"metadata": _metadata(t.metadata)} for t in response.items],
-            "next_page_token": response.next_page_token or "",
-        }
-
-    def list_projects(self, tenant_id: str, page_token: str) -> dict[str, Any]:
-        from nebius.api.nebius.iam.v1 import ListProjectsRequest, ProjectServiceClient
-
-        request = ListProjectsRequest(
-            parent_id=tenant_id, page_size=PAGE_SIZE, page_token=page_token
-        )
-        response = self._wait(
-            "list projects",
-            ProjectServiceClient(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT),
-        )
-        return {
-            "items": [
-                {"metadata": _metadata(p.metadata), "status": {"region": p.status.region}}
-                for p in response.items
-            ],
-            "next_page_token": response.next_page_token or "",
-        }
-
-    def list_platforms(self, project_id: str, page_token: str) -> dict[str, Any]:
-        from nebius.api.nebius.compute.v1 import ListPlatformsRequest, PlatformServiceClient
-
-        request = ListPlatformsRequest(
-            parent_id=project_id, page_size=PAGE_SIZE, page_token=page_token
-        )
-        response = self._wait(
-            "list platforms",
-            PlatformServiceClient(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT),
-        )
-        return {
-            "items": [platform_to_dict(p) for p in response.items],
-            "next_page_token": response.next_page_token or "",
-        }
 
     def estimate(
         self, project_id: str, platform: str, preset: str, preemptible: bool
