@@ -124,7 +124,7 @@ def folder_transport(root: Path, prefix: str = "/v3") -> Any:
     """A `MockTransport` serving the files under `root` at any host, below `prefix` (404 for
     what is not there): a published catalog without a server. Its `.paths` lists what was
     asked, in order."""
-    from gpuhunt._internal.load.transport import MockTransport, make_response
+    from gpuhunt._internal.load.mock import MockTransport, make_response
 
     paths: list[str] = []
 

@@ -113,8 +113,8 @@ def test_all_is_the_public_surface():
 
 def test_documented_types_are_exported():
     from gpuhunt._internal.catalog import CatalogStatus
+    from gpuhunt._internal.errors import HistoryUnavailable
     from gpuhunt._internal.history.daily import PriceHistory
-    from gpuhunt._internal.history.remote import HistoryUnavailable
 
     assert gpuhunt.CatalogStatus is CatalogStatus
     assert gpuhunt.PriceHistory is PriceHistory

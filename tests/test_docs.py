@@ -19,7 +19,7 @@ import requests
 
 from gpuhunt._internal import cli, default, registry
 from gpuhunt._internal.catalog import Catalog
-from gpuhunt._internal.load.transport import MockTransport
+from gpuhunt._internal.load.mock import MockTransport
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -131,10 +131,10 @@ if TYPE_CHECKING:
     from gpuhunt._internal.default import default_catalog as default_catalog
     from gpuhunt._internal.default import explain as explain
     from gpuhunt._internal.default import query as query
+    from gpuhunt._internal.errors import HistoryUnavailable as HistoryUnavailable
     from gpuhunt._internal.explain import Explanation as Explanation
     from gpuhunt._internal.history.api import diff as diff
     from gpuhunt._internal.history.daily import PriceHistory as PriceHistory
-    from gpuhunt._internal.history.remote import HistoryUnavailable as HistoryUnavailable
 
 # The catalog pulls in numpy and the HTTP stack; importing them only when used keeps
 # `import gpuhunt` (and every provider collector) light.
@@ -147,7 +147,7 @@ _LAZY = {
     "Explanation": "gpuhunt._internal.explain",
     "diff": "gpuhunt._internal.history.api",
     "PriceHistory": "gpuhunt._internal.history.daily",
-    "HistoryUnavailable": "gpuhunt._internal.history.remote",
+    "HistoryUnavailable": "gpuhunt._internal.errors",
 }
 
 # What `from gpuhunt import *` gives and what tools (type checkers, IDEs, docs) take as the

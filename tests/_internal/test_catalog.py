@@ -21,7 +21,7 @@ from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.load import unreachable
 from gpuhunt._internal.load.cache import DiskCache
-from gpuhunt._internal.load.transport import MockTransport, make_response
+from gpuhunt._internal.load.mock import MockTransport, make_response
 from gpuhunt._internal.publish.build import Collected, build_catalog
 from gpuhunt._internal.publish.files import write_build
 from tests.helpers import (

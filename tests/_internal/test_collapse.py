@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import gpuhunt
-from gpuhunt._internal.cli import layout, render
-from gpuhunt._internal.cli.render import Column, fit, table
+from gpuhunt._internal.cli import layout
+from gpuhunt._internal.cli.layout import Column, fit, table
 from tests.helpers import item
 
 
@@ -85,8 +85,8 @@ def test_table_cuts_cells_with_an_ellipsis_and_keeps_the_region_count():
 
 def test_wrap_only_with_a_width():
     text = "word " * 40
-    assert render.wrap(text, None) == text
-    assert max(map(len, render.wrap(text, 30).splitlines())) <= 30
+    assert layout.wrap(text, None) == text
+    assert max(map(len, layout.wrap(text, 30).splitlines())) <= 30
 
 
 @pytest.mark.parametrize("columns, tty, expected", [("72", False, 72), ("", False, None)])
@@ -96,7 +96,7 @@ def test_terminal_width(monkeypatch, columns, tty, expected):
             return tty
 
     monkeypatch.setenv("COLUMNS", columns)
-    assert render.terminal_width(Stream()) == expected
+    assert layout.terminal_width(Stream()) == expected
 
 
 def test_terminal_width_of_a_terminal(monkeypatch):
@@ -108,4 +108,4 @@ def test_terminal_width_of_a_terminal(monkeypatch):
     monkeypatch.setattr(
         layout.shutil, "get_terminal_size", lambda: type("S", (), {"columns": 93})()
     )
-    assert render.terminal_width(Tty()) == 93
+    assert layout.terminal_width(Tty()) == 93

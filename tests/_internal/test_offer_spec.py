@@ -39,8 +39,10 @@ def test_csv_columns_json_keys_and_dataset_columns_come_from_the_spec():
     assert set(rows.keys()) >= {f.json for f in offer_spec.FIELDS}
     assert set(rows.keys()) == set(rows.JSON_TYPES)
     assert set(rows.offer_row(item())) == set(rows.keys())
-    dataset = {f.dataset for f in offer_spec.FIELDS if f.dataset}
-    assert set(observations.COLUMNS) - {"version"} <= dataset
+    dataset = {f.name: f.dataset.arrow for f in offer_spec.FIELDS if f.dataset}
+    assert {k: v for k, v in observations.COLUMNS.items() if k != "version"} == dataset
+    places = sorted(f.dataset.at for f in offer_spec.FIELDS if f.dataset)
+    assert sorted([*places, observations.VERSION_COLUMN.at]) == list(range(len(dataset) + 1))
 
 
 def test_a_shape_fills_every_field():

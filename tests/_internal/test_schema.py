@@ -7,7 +7,7 @@ import io
 import pytest
 
 from gpuhunt import AcceleratorVendor, CatalogItem, CPUArchitecture, QueryFilter
-from gpuhunt._internal import schema
+from gpuhunt._internal import errors, schema
 from gpuhunt._internal.formats.csv import ReadStats, item_to_row, load
 from gpuhunt._internal.formats.csv_table import build_table
 from gpuhunt._internal.query import answers
@@ -106,13 +106,13 @@ def test_impossible_values_are_skipped_and_counted_in_published_rows_as_online(f
 
 def test_a_renamed_gpu_name_column_refuses_the_file_naming_it():
     header = ",".join("gpu_model" if f == "gpu_name" else f for f in schema.FIELDS)
-    with pytest.raises(schema.MissingColumns, match="gpu_name.*'gpu_model'"):
+    with pytest.raises(errors.MissingColumns, match="gpu_name.*'gpu_model'"):
         build_table(header + "\n", provider="aws")
 
 
 def test_a_duplicated_column_refuses_the_file_naming_it():
     header = ",".join([*schema.FIELDS, "price"])
-    with pytest.raises(schema.MissingColumns, match="'price' twice"):
+    with pytest.raises(errors.MissingColumns, match="'price' twice"):
         build_table(header + "\n", provider="aws")
-    with pytest.raises(schema.MissingColumns, match="'price' twice"):
+    with pytest.raises(errors.MissingColumns, match="'price' twice"):
         list(load(io.StringIO(header + "\n"), provider="aws"))

@@ -11,8 +11,8 @@ import pytest
 
 from gpuhunt import Catalog
 from gpuhunt._internal.load import transport
+from gpuhunt._internal.load.mock import MockTransport, make_response
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.transport import MockTransport, make_response
 from tests.faults.common import archive, cli, publish
 from tests.faults.server import FaultServer, Reply
 

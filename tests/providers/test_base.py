@@ -14,8 +14,8 @@ import responses
 
 from gpuhunt import Catalog
 from gpuhunt._internal.load import transport
+from gpuhunt._internal.load.mock import MockTransport, make_response
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.transport import MockTransport, make_response
 from gpuhunt.providers.base import OnlineProvider
 from gpuhunt.providers.vultr import VultrProvider
 

@@ -24,7 +24,8 @@ from gpuhunt._internal import catalog_costs, catalog_query, catalog_status, fork
 from gpuhunt._internal.catalog_status import CatalogStatus
 from gpuhunt._internal.load import livecache, threads, unreachable
 from gpuhunt._internal.load.context import Context
-from gpuhunt._internal.load.loader import Loaded, Loader
+from gpuhunt._internal.load.loaded import Loaded
+from gpuhunt._internal.load.loader import Loader
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.models import (
     AcceleratorVendor,
@@ -432,16 +433,12 @@ class Catalog:
         # Imported here: history downloads (requests), which a query from the cache never needs.
         from gpuhunt._internal.history import api
 
+        given = locals()
         return api.catalog_history(
             self.catalog_url,
+            {o.name: given[o.name] for o in spec.HISTORY[: spec.HISTORY_LEAD]},
             context=self._context,
             load_timeout=self._loader.load_timeout,
-            gpu_name=gpu_name,
-            provider=provider,
-            location=location,
-            spot=spot,
-            since=since,
-            by=by,
             version=version,
             timeout=self._timeout,
             retries=self._retries,

@@ -35,6 +35,16 @@ SEP = "\x1f"
 
 
 @dataclass(frozen=True)
+class DatasetColumn:
+    """A field's column in the observations dataset (`history.observations`): its place in
+    the files (published files keep their order: readers such as DuckDB match columns of
+    several files by position) and its Arrow type, as pyarrow names it."""
+
+    at: int
+    arrow: str
+
+
+@dataclass(frozen=True)
 class OfferField:
     """One field of an offer and its name in each format (None: not in that format)."""
 
@@ -44,33 +54,40 @@ class OfferField:
     csv: str | None  # the CSV column (the provider is the file's name)
     columns: str  # how a column file holds it
     json: str  # the key in the JSON row (`rows.offer_row`)
-    dataset: str | None  # the observations dataset's column (`history.observations`)
+    dataset: DatasetColumn | None  # its column in the observations dataset, named as the field
     page: str | None  # the page's field (`site/marks.py`)
     own: bool = False  # the library's own (False: the contract's, as the provider gave it)
 
 
-def _contract(name: str, type_: str, default: Any, columns: str, page: str | None) -> OfferField:
+def _contract(
+    name: str,
+    type_: str,
+    default: Any,
+    columns: str,
+    page: str | None,
+    dataset: DatasetColumn | None = None,
+) -> OfferField:
     csv = None if name == "provider" else name
-    dataset = name if name not in ("flags", "provider_data") else None
     return OfferField(name, type_, default, csv, columns, name, dataset, page)
 
 
-def _own(name: str, type_: str, dataset: str | None, page: str | None) -> OfferField:
+def _own(name: str, type_: str, dataset: DatasetColumn | None, page: str | None) -> OfferField:
     return OfferField(name, type_, None, name, "offer text cell", name, dataset, page, own=True)
 
 
 _NONE = None
+_D = DatasetColumn
 FIELDS: tuple[OfferField, ...] = (
     _contract("provider", "str", _NONE, "provider code", "provider"),
-    _contract("instance_name", "str", _NONE, "string code", "instance_name"),
-    _contract("location", "str", _NONE, "string code", "location"),
-    _contract("price", "float", _NONE, "float64", "price"),
+    _contract("instance_name", "str", _NONE, "string code", "instance_name", _D(2, "string")),
+    _contract("location", "str", _NONE, "string code", "location", _D(3, "string")),
+    _contract("price", "float", _NONE, "float64", "price", _D(7, "double")),
     _contract("cpu", "int", _NONE, "int64", "cpu"),
     _contract("memory", "float", _NONE, "float64", "memory"),
-    _contract("gpu_count", "int", _NONE, "int32", "gpu_count"),
-    _contract("gpu_name", "str | None", _NONE, "string code, -1 none", "gpu_name"),
+    _contract("gpu_count", "int", _NONE, "int32", "gpu_count", _D(6, "int16")),
+    _contract("gpu_name", "str | None", _NONE, "string code, -1 none", "gpu_name", _D(5, "string")),
     _contract("gpu_memory", "float | None", _NONE, "float64, NaN none", "gpu_memory"),
-    _contract("spot", "bool", _NONE, "bool", "spot"),
+    _contract("spot", "bool", _NONE, "bool", "spot", _D(4, "bool")),
     _contract("disk_size", "float | None", _NONE, "float64, NaN none", "disk_size"),
     _contract("gpu_vendor", "AcceleratorVendor | None", None, "vendor index", "gpu_vendor"),
     _contract("flags", "list[str]", [], "string code", None),
@@ -78,8 +95,8 @@ FIELDS: tuple[OfferField, ...] = (
     _contract("provider_data", "JSONObject", {}, "offer text", None),
     # The library's own. observed_at is a timezone-aware UTC datetime on the offer and ISO 8601
     # text with `Z` in every format (`iso_z`).
-    _own("observed_at", "datetime | None", "observed_at", "observed_own"),
-    _own("available", "bool | None", "available", "available"),
+    _own("observed_at", "datetime | None", _D(0, "timestamp[s, tz=UTC]"), "observed_own"),
+    _own("available", "bool | None", _D(8, "bool"), "available"),
     _own("resold_from", "str | None", None, "resold"),
     _own("currency", "str | None", None, "converted"),
     _own("price_native", "float | None", None, "converted"),

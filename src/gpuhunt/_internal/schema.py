@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuhunt._internal import offer_spec
-from gpuhunt._internal.errors import MissingColumns as MissingColumns  # importable from here
+from gpuhunt._internal.errors import MissingColumns
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 
 # The contract's 14 columns first and in gpuhunt 0.1.x's order, then the library's own

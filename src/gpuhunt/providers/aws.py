@@ -76,7 +76,7 @@ from gpuhunt._internal.costs.terms import AWSReservedTap, Term
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.formats import terms as terms_file
 from gpuhunt._internal.gpu_names import resolve_gpu
-from gpuhunt._internal.load import transport
+from gpuhunt._internal.load import transport, urls
 from gpuhunt._internal.models import (
     AcceleratorVendor,
     CatalogItem,
@@ -611,7 +611,7 @@ def _chunks(response: requests.Response, url: str) -> Iterator[bytes]:
             yield chunk
     except requests.RequestException as e:
         raise _BrokenStream(
-            f"{NAME}: GET {transport.safe_url(url)} broke off after {received} bytes "
+            f"{NAME}: GET {urls.safe_url(url)} broke off after {received} bytes "
             f"({type(e).__name__})"
         ) from None
 
@@ -845,11 +845,11 @@ def fetch_spot_advisor(url: str = SPOT_ADVISOR_URL) -> list[interruption.Advice]
     fetched_at = datetime.now(timezone.utc)
     doc = transport.request_json("GET", url, provider=NAME)
     if not isinstance(doc, dict):
-        raise ProviderError(f"{NAME}: {transport.safe_url(url)} is not a JSON object")
+        raise ProviderError(f"{NAME}: {urls.safe_url(url)} is not a JSON object")
     try:
         return interruption.parse_spot_advisor(doc, observed_at=fetched_at)
     except ValueError as e:
-        raise ProviderError(f"{NAME}: {transport.safe_url(url)}: {e}") from None
+        raise ProviderError(f"{NAME}: {urls.safe_url(url)}: {e}") from None
 
 
 class AWSProvider(Collects[ParseReport], OfflineProvider):

@@ -49,7 +49,6 @@ gpuhunt 0.1.34, checked offer by offer against 0.1.34's own output in the tests)
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import math
 import os
@@ -63,7 +62,7 @@ from typing_extensions import Self
 
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
-from gpuhunt._internal.load import livecache
+from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt._internal.query.match import matches
 from gpuhunt.providers import _report
@@ -219,21 +218,12 @@ def checked_api_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return url
-    if parts.scheme == "http" and _is_loopback(parts.hostname or ""):
+    if parts.scheme == "http" and transport.is_loopback(parts.hostname or ""):
         return url
     raise ProviderError(
         f"{NAME}: {URL_ENV} must be an https:// URL (or http:// to a loopback address), "
         f"got {parts.scheme or 'no'} scheme"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ from gpuhunt._internal.costs.terms import Term
 from gpuhunt._internal.errors import MissingCredsError, ProviderError
 from gpuhunt._internal.formats import terms as terms_file
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
-from gpuhunt._internal.load import transport
+from gpuhunt._internal.load import transport, urls
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
 from gpuhunt._internal.registry import sdk_imports
 from gpuhunt.providers import _report
@@ -976,15 +976,15 @@ def _tpu_list(url: str, key: str, headers: Mapping[str, str]) -> list[Any]:
             params={"pageToken": token} if token else None,
         )
         if not isinstance(data, dict):
-            raise ProviderError(f"gcp: {transport.safe_url(url)}: expected an object")
+            raise ProviderError(f"gcp: {urls.safe_url(url)}: expected an object")
         page = data.get(key, [])
         if not isinstance(page, list):
-            raise ProviderError(f"gcp: {transport.safe_url(url)}: field {key!r} is not a list")
+            raise ProviderError(f"gcp: {urls.safe_url(url)}: field {key!r} is not a list")
         items.extend(page)
         token = data.get("nextPageToken") or ""
         if not token:
             return items
-    raise ProviderError(f"gcp: {transport.safe_url(url)} did not end after {MAX_PAGES} pages")
+    raise ProviderError(f"gcp: {urls.safe_url(url)} did not end after {MAX_PAGES} pages")
 
 
 _ZONE = re.compile(r"[a-z]+-[a-z]+\d+-[a-z]")

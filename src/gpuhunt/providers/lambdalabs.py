@@ -108,22 +108,16 @@ def _auth(token: str) -> dict[str, str]:
 
 
 def fetch_instance_types(token: str) -> Any:
-    return transport.request_json(
-        "GET",
-        INSTANCE_TYPES_URL,
-        provider=LambdaLabsProvider.NAME,
-        credential=TOKEN_ENV,
-        headers=_auth(token),
-    )
+    return _get(INSTANCE_TYPES_URL, token)
 
 
 def fetch_images(token: str) -> Any:
+    return _get(IMAGES_URL, token)
+
+
+def _get(url: str, token: str) -> Any:
     return transport.request_json(
-        "GET",
-        IMAGES_URL,
-        provider=LambdaLabsProvider.NAME,
-        credential=TOKEN_ENV,
-        headers=_auth(token),
+        "GET", url, provider=LambdaLabsProvider.NAME, credential=TOKEN_ENV, headers=_auth(token)
     )
 
 

@@ -190,18 +190,26 @@ class SDKClient:
     def _wait(self, what: str, request: Any) -> Any:
         return _call_sdk(what, request.wait)
 
+    def _page(
+        self, what: str, client: Any, request: Any, item: Callable[[Any], Any]
+    ) -> dict[str, Any]:
+        """One page of a listing: `client`'s `list(request)`, each item as `item` makes it."""
+        response = self._wait(what, client(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT))
+        return {
+            "items": [item(i) for i in response.items],
+            "next_page_token": response.next_page_token or "",
+        }
+
     def list_tenants(self, page_token: str) -> dict[str, Any]:
         from nebius.api.nebius.iam.v1 import ListTenantsRequest, TenantServiceClient
 
         request = ListTenantsRequest(page_size=PAGE_SIZE, page_token=page_token)
-        response = self._wait(
+        return self._page(
             "list tenants",
-            TenantServiceClient(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT),
+            TenantServiceClient,
+            request,
+            lambda t: {"metadata": _metadata(t.metadata)},
         )
-        return {
-            "items": [{"metadata": _metadata(t.metadata)} for t in response.items],
-            "next_page_token": response.next_page_token or "",
-        }
 
     def list_projects(self, tenant_id: str, page_token: str) -> dict[str, Any]:
         from nebius.api.nebius.iam.v1 import ListProjectsRequest, ProjectServiceClient
@@ -209,17 +217,12 @@ class SDKClient:
         request = ListProjectsRequest(
             parent_id=tenant_id, page_size=PAGE_SIZE, page_token=page_token
         )
-        response = self._wait(
+        return self._page(
             "list projects",
-            ProjectServiceClient(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT),
+            ProjectServiceClient,
+            request,
+            lambda p: {"metadata": _metadata(p.metadata), "status": {"region": p.status.region}},
         )
-        return {
-            "items": [
-                {"metadata": _metadata(p.metadata), "status": {"region": p.status.region}}
-                for p in response.items
-            ],
-            "next_page_token": response.next_page_token or "",
-        }
 
     def list_platforms(self, project_id: str, page_token: str) -> dict[str, Any]:
         from nebius.api.nebius.compute.v1 import ListPlatformsRequest, PlatformServiceClient
@@ -227,14 +230,7 @@ class SDKClient:
         request = ListPlatformsRequest(
             parent_id=project_id, page_size=PAGE_SIZE, page_token=page_token
         )
-        response = self._wait(
-            "list platforms",
-            PlatformServiceClient(self._sdk).list(request, per_retry_timeout=RPC_TIMEOUT),
-        )
-        return {
-            "items": [platform_to_dict(p) for p in response.items],
-            "next_page_token": response.next_page_token or "",
-        }
+        return self._page("list platforms", PlatformServiceClient, request, platform_to_dict)
 
     def estimate(
         self, project_id: str, platform: str, preset: str, preemptible: bool

@@ -43,7 +43,7 @@ from gpuhunt._internal import currency
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
-from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj
+from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, read_each
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
@@ -86,22 +86,17 @@ def parse_catalog(
         raise ProviderError(f"{NAME}: catalog prices are in {currency_code!r}, expected EUR")
     # One rate for the whole catalog (default: today's ECB EUR rate).
     rate = rate if rate is not None else currency.reference_rate(currency_code)
-    offers: list[CatalogItem] = []
-    for index, addon in enumerate(catalog["addons"]):
-        plan = addon.get("planCode") if isinstance(addon, dict) else None
-        what = f"plan {plan!r}" if isinstance(plan, str) else f"addon #{index}"
-        # Any other exception of one record skips it too, counted (ParseReport.record).
-        offer = None
-        with report.record(what):
-            try:
-                offer = _addon_offer(addon, report, rate)
-            except BadRecord as e:
-                report.counts["malformed"] += 1
-                report.skip(what, str(e))
-                continue
-        if offer is not None:
-            offers.append(offer)
-    return offers
+
+    def parse(addon: Any, report: ParseReport, what: str) -> list[CatalogItem]:
+        offer = _addon_offer(addon, report, rate)
+        return [] if offer is None else [offer]
+
+    return read_each(catalog["addons"], report, _what, parse)
+
+
+def _what(addon: Any, index: int) -> str:
+    plan = addon.get("planCode") if isinstance(addon, dict) else None
+    return f"plan {plan!r}" if isinstance(plan, str) else f"addon #{index}"
 
 
 def _addon_offer(raw: Any, report: ParseReport, rate: currency.Rate) -> CatalogItem | None:

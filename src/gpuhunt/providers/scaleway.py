@@ -48,7 +48,15 @@ from gpuhunt._internal import currency
 from gpuhunt._internal.gpu_names import gpu_memory_from_name
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture
-from gpuhunt.providers._records import BadRecord, count, gpu_or_kept, number, obj, text
+from gpuhunt.providers._records import (
+    BadRecord,
+    count,
+    gpu_or_kept,
+    number,
+    obj,
+    read_each,
+    text,
+)
 from gpuhunt.providers._report import ParseReport
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
@@ -96,22 +104,17 @@ def parse_products(
     # One rate for the whole list (default: today's ECB EUR rate); failing it fails the list.
     rate = rate if rate is not None else currency.reference_rate("EUR")
     report = report if report is not None else ParseReport(provider=NAME)
-    offers: list[CatalogItem] = []
-    for index, product in enumerate(products):
-        sku = product.get("sku") if isinstance(product, dict) else None
-        what = f"product {sku!r}" if isinstance(sku, str) else f"product #{index}"
-        # Any other exception of one record skips it too, counted (ParseReport.record).
-        offer = None
-        with report.record(what):
-            try:
-                offer = _product_offer(product, report, what, rate)
-            except BadRecord as e:
-                report.counts["malformed"] += 1
-                report.skip(what, str(e))
-                continue
-        if offer is not None:
-            offers.append(offer)
-    return offers
+
+    def parse(product: Any, report: ParseReport, what: str) -> list[CatalogItem]:
+        offer = _product_offer(product, report, what, rate)
+        return [] if offer is None else [offer]
+
+    return read_each(products, report, _what, parse)
+
+
+def _what(product: Any, index: int) -> str:
+    sku = product.get("sku") if isinstance(product, dict) else None
+    return f"product {sku!r}" if isinstance(sku, str) else f"product #{index}"
 
 
 def _product_offer(

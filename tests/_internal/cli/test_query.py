@@ -12,7 +12,7 @@ import pytest
 
 from gpuhunt import AcceleratorVendor
 from gpuhunt._internal import cli
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import layout
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.registry import ALL_PROVIDERS
 from gpuhunt._version import __version__
@@ -313,7 +313,7 @@ def test_no_per_gpu_column_without_gpus_unless_sorted_by_it(capsys):
 
 
 def test_price_format():
-    assert [render.price(x) for x in (1.7, 64, 0.7345, 2.49, 0.123456, None)] == [
+    assert [layout.price(x) for x in (1.7, 64, 0.7345, 2.49, 0.123456, None)] == [
         "$1.70",
         "$64.00",
         "$0.7345",
@@ -574,3 +574,54 @@ def test_offline_vastai_is_asked_live_or_refused(capsys, tmp_path, monkeypatch):
 def test_an_unknown_provider_gets_did_you_mean(capsys):
     assert cli.main(["query", "--provider", "lambda"]) == 2
     assert "did you mean 'lambdalabs'?" in capsys.readouterr().err
+
+
+GENERATED_OPTIONS = [
+    [],
+    ["--gpu", "H100"],
+    ["--sort", "price-per-gpu", "--limit", "30"],
+    ["--sort", "gpu-memory", "--spot"],
+    ["--sort", "tflops-per-dollar", "--limit", "7"],
+    ["--provider", "aws", "--provider", "gcp", "--min-gpu-count", "2"],
+    ["--max-price", "0.0001"],
+    ["--all-regions", "--gpu", "A100", "--sort", "gpu-memory"],
+    ["--limit", "0", "--sort", "price-per-gpu"],
+]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    from benchmarks.bench_catalog import generate
+
+    root = tmp_path_factory.mktemp("generated")
+    publish_archive(root, "20261129-1", generate(2000))
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["--json", "--csv", "--limit=5", "--sort=price"])
+@pytest.mark.parametrize("options", GENERATED_OPTIONS)
+def test_answers_chosen_on_the_columns_are_the_built_answer(
+    generated, capsys, monkeypatch, fmt, options
+):
+    """--json, --csv and the table of an offline catalog are chosen on its columns
+    (`top.choose`, the server's path), byte for byte what the whole built answer prints."""
+    from gpuhunt._internal.query import top
+
+    argv = ["query", "--catalog-url", str(generated), fmt, *options]
+    chosen = []
+    choose = top.choose
+
+    def spy(*a, **kw):
+        found = choose(*a, **kw)
+        chosen.append(found is not None)
+        return found
+
+    monkeypatch.setattr(top, "choose", spy)
+    assert cli.main(argv) == 0
+    streamed = capsys.readouterr()
+    assert chosen == [True]
+    monkeypatch.setattr(top, "choose", lambda *a, **kw: None)
+    assert cli.main(argv) == 0
+    built = capsys.readouterr()
+    assert streamed.out == built.out and len(built.out) > 2
+    assert streamed.err == built.err

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from gpuhunt import Catalog, CatalogError, CatalogIntegrityError
+from gpuhunt._internal import errors
 from gpuhunt._internal.formats import archive
 from gpuhunt._internal.formats.csv import csv_bytes, write_csv_file
 from gpuhunt._internal.history import api
@@ -250,7 +251,7 @@ def test_missing_history_is_a_clear_message(tmp_path, replayed, capsys, monkeypa
         f"gpuhunt: error: Catalog 20250101 at {legacy} has no price history (it was built "
         "before `gpuhunt catalog build` kept one, or by gpuhunt 0.1.x)"
     ]
-    with pytest.raises(tracking.HistoryUnavailable):
+    with pytest.raises(errors.HistoryUnavailable):
         Catalog(catalog_url=str(legacy)).history()
     # A path the user gave that is not there is theirs to fix (issue 40): 2.
     assert gpuhunt("history", "--catalog-url", tmp_path / "nothing") == 2
@@ -440,7 +441,7 @@ def test_history_follows_the_catalogs_settings_not_the_environment(tmp_path, rep
     its transport, `allow_http` and the size cap."""
     out = _lambda_build(tmp_path, replayed, V1, None, "out")
     monkeypatch.setenv("GPUHUNT_CATALOG_DIR", str(tmp_path))
-    with pytest.raises(tracking.HistoryUnavailable, match="plain CSVs"):
+    with pytest.raises(errors.HistoryUnavailable, match="plain CSVs"):
         Catalog().history()  # the environment, read by the catalog it made
     settings = Settings(allow_http=True, cache_dir=tmp_path / "cache")
     mock = folder_transport(out)

@@ -9,8 +9,8 @@ import requests
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.load.context import Context
+from gpuhunt._internal.load.mock import MockTransport, make_response
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.transport import MockTransport, make_response
 
 
 def test_sessions_use_the_settings_timeouts_and_the_transport():

@@ -8,12 +8,16 @@ import time
 
 import pytest
 
-from gpuhunt._internal.errors import CatalogDownloadError, CatalogIntegrityError
+from gpuhunt._internal.errors import (
+    CatalogDownloadError,
+    CatalogIntegrityError,
+    NotFound,
+    Unchanged,
+)
 from gpuhunt._internal.formats.archive import sha256, write_archive
 from gpuhunt._internal.formats.csv import csv_bytes
 from gpuhunt._internal.load import fetch
 from gpuhunt._internal.load.cache import DiskCache
-from gpuhunt._internal.load.sources import NotFound, Unchanged
 from tests.faults.server import FaultServer, Reply
 from tests.helpers import item, publish_archive, publish_per_provider
 

@@ -1,5 +1,4 @@
-"""`Loaded`: what a catalog serves, swapped in whole (frozen), importable from `load.loader`
-where callers have always imported it."""
+"""`Loaded`: what a catalog serves, swapped in whole (frozen)."""
 
 from __future__ import annotations
 
@@ -8,13 +7,11 @@ import datetime as dt
 
 import pytest
 
-from gpuhunt._internal.load import loader
 from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.query.table import combine
 
 
-def test_loaded_is_frozen_and_importable_from_the_loader():
-    assert loader.Loaded is Loaded
+def test_loaded_is_frozen():
     now = dt.datetime.now(dt.timezone.utc)
     loaded = Loaded(combine([]), "v", "network", "u", 0.0, now, None, degraded=False)
     assert loaded.cache_key is None and loaded.unchecked is False

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.load import transport
+from gpuhunt._internal.load import transport, urls
 from tests.faults.server import FaultServer, Reply
 
 
@@ -95,7 +95,7 @@ def test_every_request_says_who_asks(http):
     ],
 )
 def test_safe_url(url, safe):
-    assert transport.safe_url(url) == safe
+    assert urls.safe_url(url) == safe
 
 
 def test_require_fields_names_the_first_bad_field():

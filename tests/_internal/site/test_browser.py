@@ -217,11 +217,11 @@ CASES = [
     ({"kind": "cpu"}, {"max_gpu_count": 0}),
     ({"gpu": "H100"}, {"gpu_name": "H100"}),
     ({"gpu": "NVIDIA A100 80GB"}, {"gpu_name": "A100 80GB"}),
-    ({"gpu": "a100", "spot": "on-demand"}, {"gpu_name": "A100", "spot": False}),
-    ({"min_count": "8", "max_price": "30"}, {"min_gpu_count": 8, "max_price": 30.0}),
+    ({"gpu": "a100", "spot": "false"}, {"gpu_name": "A100", "spot": False}),
+    ({"min_gpu_count": "8", "max_price": "30"}, {"min_gpu_count": 8, "max_price": 30.0}),
     ({"provider": "aws", "min_memory": "16"}, {"provider": ["aws"], "min_memory": 16}),
-    ({"spot": "spot"}, {"spot": True}),
-    ({"max_count": "0", "kind": "all"}, {"max_gpu_count": 0}),
+    ({"spot": "true"}, {"spot": True}),
+    ({"max_gpu_count": "0", "kind": "all"}, {"max_gpu_count": 0}),
     ({"max_price": "2.45"}, {"max_price": 2.45}),  # leaves one of the H100's three regions
     # The library's geography: the cheapest region and the count among European ones only.
     ({"area": "europe"}, {"area": "europe"}),
@@ -230,6 +230,11 @@ CASES = [
     # A form factor as gpu_name="H100 SXM" asks for it: that one, or unknown.
     ({"gpu": "H100", "ff": "sxm"}, {"gpu_name": "H100 SXM"}),
     ({"gpu": "H100", "ff": "pcie"}, {"gpu_name": "H100 PCIe"}),
+    # A filter of the query spec the page reads with no code of its own (`page_filters`).
+    ({"min_memory_per_gpu": "100", "kind": "all"}, {"min_memory_per_gpu": 100}),
+    ({"min_gpu_memory": "60", "min_memory": "100"}, {"min_gpu_memory": 60, "min_memory": 100}),
+    # Links made with the page's names before it took the API's.
+    ({"min_count": "8", "spot": "on-demand"}, {"min_gpu_count": 8, "spot": False}),
 ]
 
 
@@ -291,7 +296,7 @@ def test_sorting_and_the_url_state_round_trip(site, browser):
     browser.find_element(By.ID, "f-max-price").send_keys("100\t")
     browser.execute_script("return new Promise(r => setTimeout(r, 200))")
     hash_ = browser.execute_script("return location.hash")
-    assert hash_ == "#gpu=H100&spot=on-demand&max_price=100&sort=-count"
+    assert hash_ == "#gpu=H100&max_price=100&spot=false&sort=-count"
     shown = page_rows(browser)
     assert [r[1] for r in shown] == ["p5.48xlarge", "gpu_1x_h100_pcie"]
     # The same URL in a new page gives the same view, inputs filled in.
@@ -299,7 +304,7 @@ def test_sorting_and_the_url_state_round_trip(site, browser):
     browser.get(url + hash_)
     assert page_rows(browser) == shown
     assert browser.find_element(By.ID, "f-gpu").get_attribute("value") == "H100"
-    assert browser.find_element(By.ID, "f-spot").get_attribute("value") == "on-demand"
+    assert browser.find_element(By.ID, "f-spot").get_attribute("value") == "false"
     assert errors(browser) == []
 
 

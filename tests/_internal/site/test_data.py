@@ -201,7 +201,7 @@ def test_provenance_marks_stale_and_undated_data():
 
 
 def test_the_page_from_columns_is_the_page_from_offers():
-    # `build_from_table` (what `catalog site` runs: no object per offer) writes the document
+    # `table_document` (what `catalog site` runs: no object per offer) writes the document
     # `build` writes from the same catalog's offers, over the bundled snapshot's 14 providers.
     from gpuhunt._internal.load import sources
     from gpuhunt._internal.site import build as site_build
@@ -210,9 +210,12 @@ def test_the_page_from_columns_is_the_page_from_offers():
     raw = sources.bundled()
     kw = {"version": raw.version, "manifest": raw.manifest, "now": NOW}
     by_offer = data.build(site_build.offers_of(raw), library_facts(), **kw)
-    by_column = data.build_from_table(site_build.table_of(raw), library_facts(), **kw)
+    by_column = data.as_built(data.table_document(site_build.table_of(raw), library_facts(), **kw))
     assert by_column == by_offer
-    assert data.build_from_table(site_build.tables_of(raw), library_facts(), **kw) == by_offer
+    assert (
+        data.as_built(data.table_document(site_build.tables_of(raw), library_facts(), **kw))
+        == by_offer
+    )
     assert len(by_column["providers"]) == len(raw.csvs) == 14  # Vast.ai is not in the snapshot
     assert sum(by_column["shapes"]["n"]) == len(by_column["offers"]["price"]) > 1000
 
@@ -262,7 +265,7 @@ def _generated_catalog(seed: int, offers: int):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_page_from_columns_is_the_page_from_offers_on_generated_catalogs(seed):
     # The reference computation (`build`: a dict per offer) and the column one
-    # (`build_from_table`: integer codes and numpy), on catalogs made to meet their edge cases.
+    # (`table_document`: integer codes and numpy), on catalogs made to meet their edge cases.
     from gpuhunt._internal.site import build as site_build
     from gpuhunt._internal.site.facts import library_facts
 
@@ -270,11 +273,11 @@ def test_the_page_from_columns_is_the_page_from_offers_on_generated_catalogs(see
     kw = {"version": "v", "manifest": None, "now": NOW}
     offers = site_build.offers_of(raw)
     by_offer = data.build(offers, library_facts(), **kw)
-    by_column = data.build_from_table(site_build.table_of(raw), library_facts(), **kw)
+    by_column = data.as_built(data.table_document(site_build.table_of(raw), library_facts(), **kw))
     assert by_column == by_offer
     # What `catalog site` does: the providers' tables, not joined.
     tables = site_build.tables_of(raw)
-    assert data.build_from_table(tables, library_facts(), **kw) == by_offer
+    assert data.as_built(data.table_document(tables, library_facts(), **kw)) == by_offer
     expected = marks.offer_marks(offers)
     assert len(expected["available"]) > 100 and len(expected["observed_own"]) > 100
     got = marks.offer_marks_from_table(tables)
@@ -299,7 +302,7 @@ def test_a_provider_without_offers_and_a_catalog_without_any():
         raw = RawCatalog(csvs, "v", "x", "u")
         expected = data.build(site_build.offers_of(raw), library_facts(), **kw)
         tables = site_build.tables_of(raw)
-        assert data.build_from_table(tables, library_facts(), **kw) == expected
+        assert data.as_built(data.table_document(tables, library_facts(), **kw)) == expected
         assert marks.offer_marks_from_table(tables) == marks.offer_marks([])
     assert expected["offers"] == {"loc": [], "price": []} and expected["shapes"]["n"] == []
 
@@ -328,7 +331,7 @@ def test_one_providers_offers_in_two_tables_are_ranked_together():
     joined = combine(tables())
     kw = {"version": "v", "now": NOW}
     expected = data.build(answers.items(joined, np.arange(len(joined))), library_facts(), **kw)
-    got = data.build_from_table(tables(), library_facts(), **kw)
+    got = data.as_built(data.table_document(tables(), library_facts(), **kw))
     assert got == expected
     assert got["offers"]["price"] == [2.0, 3.0, 5.0, 5.0, 5.0]
     names = got["locations"]["name"]
@@ -355,11 +358,13 @@ def test_the_page_from_a_table_read_back_from_the_disk_cache_is_the_same(tmp_pat
 
     raw = RawCatalog({"aws": csv_bytes(offers[:3]), "gcp": csv_bytes(offers[3:])}, "v", "x", "u")
     table = combine([provider_table(raw, p, None, set()) for p in ("aws", "gcp")])
-    expected = data.build_from_table(table, library_facts(), version="v", now=NOW)
+    expected = data.as_built(data.table_document(table, library_facts(), version="v", now=NOW))
     packed = warm.encode(warm.Snapshot(table, "v", None), "k")
     assert packed is not None
     again = warm.decode(packed, "k").table
-    assert data.build_from_table(again, library_facts(), version="v", now=NOW) == expected
+    assert (
+        data.as_built(data.table_document(again, library_facts(), version="v", now=NOW)) == expected
+    )
     assert expected["offers"]["price"] == [0.2, 54.0, 54.0, 55.04]
 
 

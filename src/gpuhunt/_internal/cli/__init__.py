@@ -89,13 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("urllib3").setLevel(logging.ERROR)  # gpuhunt reports failures itself
     # Online failures are printed from the catalog's status, once, after the answer. Restored
     # after, for callers running the CLI in their own process (tests).
-    online_log = logging.getLogger("gpuhunt._internal.query.online")
-    previous = online_log.level
-    online_log.setLevel(logging.ERROR)
-    try:
+    with commands.logger_level(logging.getLogger("gpuhunt._internal.query.online"), logging.ERROR):
         return _main(argv)
-    finally:
-        online_log.setLevel(previous)
 
 
 def _main(argv: list[str]) -> int:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import layout, render
 from gpuhunt._internal.cli.commands import command
-from gpuhunt._internal.cli.render import price as _price
+from gpuhunt._internal.cli.layout import price as _price
 
 if TYPE_CHECKING:
     from gpuhunt._internal.history.diff import CatalogDiff, Listed
@@ -27,7 +27,7 @@ def _pct(x: float | None) -> str:
 
 
 # (priority, min_width, required) of the diff tables' columns, by header: on a narrow terminal
-# the least important (highest) go first, as in `gpuhunt query` (render.fit).
+# the least important (highest) go first, as in `gpuhunt query` (layout.fit).
 _DIFF_SPECS: dict[str, tuple[int, int | None, bool]] = {
     "PROVIDER": (1, 8, True),
     "INSTANCE": (4, 14, True),
@@ -49,7 +49,7 @@ _DIFF_SPECS: dict[str, tuple[int, int | None, bool]] = {
 
 def _fitted_table(rows: list[list[str]], right: set[int]) -> str:
     specs = [_DIFF_SPECS.get(h, (0, None, True)) for h in rows[0]]
-    return render.fitted(rows[0], rows[1:], right, specs, render.terminal_width())
+    return layout.fitted(rows[0], rows[1:], right, specs, layout.terminal_width())
 
 
 def _offer_cells(o: Listed) -> list[str]:

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import footer, render
 from gpuhunt._internal.cli.commands import command
 
 if TYPE_CHECKING:
@@ -30,11 +30,11 @@ def run(args: argparse.Namespace) -> int:
     info: dict[str, Any] = {
         "version": s.version,
         "source": s.source,
-        "why": render.origin(s),
+        "why": footer.origin(s),
         "url": s.url,
         "loaded_at": s.loaded_at.isoformat() if s.loaded_at else None,
         "data_age_days": s.data_age_days,
-        "data_age": render.data_ages(s) or None,
+        "data_age": footer.data_ages(s) or None,
         "recorded_at": {p: w.isoformat() if w else None for p, w in s.recorded_at.items()} or None,
         "sources": s.sources or None,
         "offers": s.offers,
@@ -55,7 +55,7 @@ def _table(s: CatalogStatus, info: dict[str, Any]) -> str:
     for k, v in info.items():
         if k not in per_provider:
             out.append(f"{k:13} {v}")
-    ages = render.data_ages(s)
+    ages = footer.data_ages(s)
     names = sorted(set(s.offers) | set(s.recorded_at))
     # Where each provider's data came from and how its date is known, when the manifest says.
     described = [p for p in names if s.sources.get(p, {}).get("name")]

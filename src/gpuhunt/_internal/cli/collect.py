@@ -10,7 +10,7 @@ import logging
 import os
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.cli.commands import Parser
+from gpuhunt._internal.cli.commands import Parser, logger_level
 
 logger = logging.getLogger("gpuhunt")
 
@@ -27,12 +27,8 @@ def run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     # The collector's progress is gpuhunt's own INFO lines; the root logger (and with it every
     # other library's INFO chatter) is left as the caller set it, and ours restored after.
-    previous = logger.level
-    logger.setLevel(logging.INFO)
-    try:
+    with logger_level(logger, logging.INFO):
         return _collect(args)
-    finally:
-        logger.setLevel(previous)
 
 
 def _collect(args: argparse.Namespace) -> int:

@@ -14,8 +14,10 @@ A new command is a module here with a `command(...)` call, its name in `MODULES`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -125,3 +127,15 @@ def in_order(table: dict[tuple[str, ...], Command]) -> list[Command]:
     a test or a caller importing one command module first would change)."""
     order = {name: n for n, name in enumerate(MODULES)}
     return sorted(table.values(), key=lambda c: order[c.run.__module__.rpartition(".")[2]])
+
+
+@contextlib.contextmanager
+def logger_level(logger: logging.Logger, level: int) -> Iterator[None]:
+    """`logger` at `level` for the block, then as the caller had it: a command run in the
+    caller's own process (tests, `main()`) leaves logging as it found it."""
+    previous = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)

@@ -8,10 +8,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from gpuhunt._internal.cli import render
+from gpuhunt._internal.cli import layout, render
 from gpuhunt._internal.cli.commands import command
+from gpuhunt._internal.cli.layout import price as _price
 from gpuhunt._internal.cli.query import add_option
-from gpuhunt._internal.cli.render import price as _price
 from gpuhunt._internal.errors import InputError
 from gpuhunt._internal.query import spec
 from gpuhunt._internal.query_checks import check_gpu_names
@@ -43,7 +43,7 @@ def _pct(x: float | None) -> str:
 
 def _table(rows: list[list[str]], right: set[int]) -> str:
     """rows[0] as the header over the rest, aligned as `gpuhunt query` aligns."""
-    return render.render(rows[0], rows[1:], right)
+    return layout.render(rows[0], rows[1:], right)
 
 
 @command(
@@ -72,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
         return _availability(args, url, endpoint, not signed)
     got = catalog_history(
         url,
+        spec.history_filters(args),
         context=Context(settings=settings),
         load_timeout=settings.load_timeout,
         version=args.version,
-        **spec.history_filters(args),
     )
     if args.plot:
         from gpuhunt._internal.history import plot
@@ -118,13 +118,10 @@ def _availability(
 
     if args.version or args.plot or args.daily:
         raise InputError("--availability reads every observation: no --version, --plot, --daily")
+    filters = {k: v for k, v in spec.history_filters(args).items() if k != "by"}
     got = availability_history(
         url,
-        gpu_name=args.gpu_name,
-        provider=args.provider,
-        location=args.location,
-        spot=args.spot,
-        since=args.since,
+        filters,
         s3_endpoint=s3_endpoint,
         anonymous=anonymous,
     )
@@ -146,7 +143,7 @@ def _share(x: float | None) -> str:
 
 
 def _availability_text(got: AvailabilityHistory, args: argparse.Namespace) -> str:
-    from gpuhunt._internal.load import transport
+    from gpuhunt._internal.load import urls
 
     shown = got.rows if args.limit <= 0 else got.rows[: args.limit]
     if not shown:
@@ -172,14 +169,14 @@ def _availability_text(got: AvailabilityHistory, args: argparse.Namespace) -> st
     return render.lines(
         _table(rows, {5, 6}),
         f"\n{len(shown)} of {len(got.rows)} offers, {window}, {got.files} observation files "
-        f"at {transport.safe_url(got.url)}. AVAILABLE: the share of the observations that "
+        f"at {urls.safe_url(got.url)}. AVAILABLE: the share of the observations that "
         "reported it available.",
     )
 
 
 def _text(got: PriceHistory, url: str, args: argparse.Namespace) -> str:
     from gpuhunt._internal.history.daily import sparkline
-    from gpuhunt._internal.load import transport
+    from gpuhunt._internal.load import urls
 
     out = []
     shown = got.series if args.limit <= 0 else got.series[: args.limit]
@@ -222,6 +219,6 @@ def _text(got: PriceHistory, url: str, args: argparse.Namespace) -> str:
             out.append(_table(daily, set(range(1, len(daily[0])))))
         out.append(
             f"\n{len(shown)} of {len(got.series)} lines, {unit}, {got.days[0]} to {got.days[-1]}, "
-            f"from the history of catalog {got.version} at {transport.safe_url(got.url or url)}."
+            f"from the history of catalog {got.version} at {urls.safe_url(got.url or url)}."
         )
     return render.lines(*out)

@@ -7,21 +7,26 @@ import argparse
 import logging
 import sys
 import textwrap
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import query_checks, registry
-from gpuhunt._internal.cli import costs, render
+from gpuhunt._internal.cli import costs, layout, render
+from gpuhunt._internal.cli import footer as footers
+from gpuhunt._internal.cli import groups as grouping
 from gpuhunt._internal.cli.commands import command
-from gpuhunt._internal.collapse import collapse_regions
+from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import QueryInputError, UsageError
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import spec
+from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.order import sort_offers
 
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog
     from gpuhunt._internal.catalog_status import CatalogStatus
+    from gpuhunt._internal.query.table import Table
+    from gpuhunt._internal.query.top import Top
 
 logger = logging.getLogger("gpuhunt")
 
@@ -176,30 +181,74 @@ def run(args: argparse.Namespace) -> int:
         if problems:
             raise UsageError("; ".join(problems))
     filters = query_filters(args)
-    offers: list[CatalogItem] = list(catalog.query(**filters))
+    fmt = render.format_of(args)
+    # An answer of the catalog's offers alone is chosen on its columns, as the server's
+    # answers are (`top.choose`); the rest (online providers, --group-by) is built whole by
+    # `Catalog.query`.
+    # A priced answer (a usage, a term, a job; spot offers with their interruption bands) is
+    # built from `Catalog.query`'s offers: its order is what one would pay.
+    priced_view = bool(costs.given(args)) or args.spot is True or args.max_interruption is not None
+    plain = args.group_by != "gpu" and not live and not priced_view
+    chosen = _chosen(catalog, filters, args) if plain else None
+    offers: list[CatalogItem] = [] if chosen is not None else list(catalog.query(**filters))
     status = catalog.status()
     try:
         query_checks.check_stand_ins(args.provider, args.online, lambda: status.offers)
     except QueryInputError as e:
         raise usage_error(e) from None
-    sort_offers(offers, args.sort)
-    asked_live = {p.NAME for p in live}
     priced = None
-    if args.group_by != "gpu":  # a usage orders the offers by what one would pay
-        offers, priced = costs.price_answer(catalog, args, offers)
-    answer = (
-        _groups(args, offers, status, asked_live)
-        if args.group_by == "gpu"
-        else _offers(args, offers, status, asked_live, priced)
-    )
-    render.emit(answer, render.format_of(args))
+    if chosen is not None:
+        found, table = chosen
+        answer = (
+            render.offer_rows_answer(found, table)
+            if fmt != "table"
+            else render.Answer(text=lambda: _chosen_table(args, found, table, status))
+        )
+        matched = found.matched
+    else:
+        sort_offers(offers, args.sort)
+        asked_live = {p.NAME for p in live}
+        if args.group_by != "gpu":  # a usage orders the offers by what one would pay
+            offers, priced = costs.price_answer(catalog, args, offers)
+        answer = (
+            _groups(args, offers, status, asked_live)
+            if args.group_by == "gpu"
+            else _offers(args, offers, status, asked_live, priced)
+        )
+        matched = len(offers)
+    render.emit(answer, fmt)
     # An online-only query never read the catalog: explaining the catalog would not help.
     online_only = bool(args.provider) and all(registry.spec(p).online for p in args.provider)
-    if args.explain or (not offers and not online_only):
+    if args.explain or (not matched and not online_only):
         _print_explanation(args, catalog, filters, costs.terms_note(priced))
     for name, err in status.online_errors.items():
         print(f"gpuhunt: warning: {name} left out: {err}", file=sys.stderr)
     return 0
+
+
+def _chosen(
+    catalog: Catalog, filters: dict[str, Any], args: argparse.Namespace
+) -> tuple[Top, Table] | None:
+    """The answer's rows chosen on the loaded table's columns (`top.choose`: the rows
+    printed, every region a row for --json and --csv), and that table; None where only
+    `Catalog.query` answers."""
+    from gpuhunt._internal.query import top  # numpy: not for `gpuhunt --help` (see run)
+
+    loaded = catalog.current()
+    if loaded is None:
+        return None
+    machine = render.format_of(args) != "table"
+    limit = args.limit if args.limit is not None else (0 if machine else DEFAULT_LIMIT)
+    q = make_filter(**filters)
+    sort = args.sort or "price"
+    found = top.choose(loaded.table, q, sort, limit or None, machine or bool(args.all_regions))
+    return None if found is None else (found, loaded.table)
+
+
+def _chosen_table(args: argparse.Namespace, found: Top, table: Table, status: CatalogStatus) -> str:
+    from gpuhunt._internal.query import top
+
+    return _table_text(args, top.offers_of(found, table), found.total, found.matched, status, ())
 
 
 def _print_explanation(
@@ -210,7 +259,7 @@ def _print_explanation(
     given = {k: v for k, v in filters.items() if v is not None}
     machine = bool(args.json or args.csv)
     out = sys.stderr if machine else sys.stdout
-    width = render.terminal_width(out)
+    width = layout.terminal_width(out)
     text = catalog.explain(**given).lines() + ([note] if note else [])
     if not machine:
         print(file=out)
@@ -254,36 +303,48 @@ def _offers(
     every_region = args.all_regions or any(n != "months" for n in costs.given(args))
 
     def table() -> str:
-        width = render.terminal_width()
         rows: list[Any] = offers if every_region else collapse_regions(offers)
         cut = _cut(args, rows, machine=False)
-        providers = {render.row_offer(r).provider for r in cut}
-        # The bundled snapshot's online providers (standing in for a live answer) have a
-        # source too.
-        offline = providers & (set(registry.OFFLINE_PROVIDERS) | set(status.sources or {}))
-        count = f"{len(cut)} of {len(rows)} offers{_cut_note(args, len(cut), len(rows))}"
-        if len(rows) < len(offers):
-            count += (
-                f", each at its cheapest region ({len(offers)} with every region: --all-regions)"
-            )
-        count += "."
-        shown = [render.row_offer(r) for r in cut]
-        notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
-        stand_ins = tuple(render.stand_in_note(providers, asked_live, s) for s in (False, True))
-        full, short = (
-            render.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
-            for s in (0, 1)
-        )
-        footer = render.footer(full, short, width)
-        if not cut:  # an empty answer is its footer and its explanation
-            return render.lines(footer)
-        per_gpu = args.sort == "price-per-gpu"
-        keep = render.filtered_columns(args)
-        extra = priced.columns(cut) if priced is not None else []
-        return render.lines(render.offers_table(cut, per_gpu, width, keep, extra), "", footer)
+        extra = priced.columns(cut) if priced is not None and cut else []
+        return _table_text(args, cut, len(rows), len(offers), status, asked_live, extra)
 
     rows = _cut(args, offers, machine=True) if machine else []
     return costs.offers_answer(rows, table, priced, args)
+
+
+def _table_text(
+    args: argparse.Namespace,
+    cut: Sequence[CatalogItem | CollapsedOffer],
+    n_rows: int,
+    n_offers: int,
+    status: CatalogStatus,
+    asked_live: Container[str],
+    extra: Sequence[Any] = (),
+) -> str:
+    """The offers table of `cut`, the rows shown of `n_rows` (distinct offers, or every
+    region's with --all-regions) of the `n_offers` matched, and its footer; `extra`: the
+    columns of a priced answer after the offer's own."""
+    width = layout.terminal_width()
+    providers = {render.row_offer(r).provider for r in cut}
+    # The bundled snapshot's online providers (standing in for a live answer) have a source too.
+    offline = providers & (set(registry.OFFLINE_PROVIDERS) | set(status.sources or {}))
+    count = f"{len(cut)} of {n_rows} offers{_cut_note(args, len(cut), n_rows)}"
+    if n_rows < n_offers:
+        count += f", each at its cheapest region ({n_offers} with every region: --all-regions)"
+    count += "."
+    shown = [render.row_offer(r) for r in cut]
+    notes = "".join(" " + n for n in render.answer_notes(shown, args.sort, args.online))
+    stand_ins = tuple(render.stand_in_note(providers, asked_live, s) for s in (False, True))
+    full, short = (
+        footers.query_footer_lines(count + notes, args, status, offline, stand_ins, s)
+        for s in (0, 1)
+    )
+    footer = footers.footer(full, short, width)
+    if not cut:  # an empty answer is its footer and its explanation
+        return render.lines(footer)
+    per_gpu = args.sort == "price-per-gpu"
+    keep = footers.filtered_columns(args)
+    return render.lines(render.offers_table(cut, per_gpu, width, keep, list(extra)), "", footer)
 
 
 def _groups(
@@ -292,14 +353,14 @@ def _groups(
     status: CatalogStatus,
     asked_live: Container[str] = (),
 ) -> render.Answer:
-    groups = render.group_by_gpu(offers)
+    groups = grouping.group_by_gpu(offers)
     # Every group by default, in every format: the grouped view is the menu of GPU models a
     # person picks from, in name order so a model is found where expected; cutting it at
     # DEFAULT_LIMIT in name order hid every model after "B" (H100 included). --limit N cuts it.
     shown = _cut(args, groups, machine=True)
 
     def table() -> str:
-        width = render.terminal_width()
+        width = layout.terminal_width()
         n = sum(g.offers for g in groups)
         count = (
             f"{len(shown)} of {len(groups)} GPU models and counts"
@@ -309,9 +370,9 @@ def _groups(
         online = {i.provider for i in offers if i.gpu_count}
         stand_ins = tuple(render.stand_in_note(online, asked_live, s) for s in (False, True))
         full, short = (
-            render.query_footer_lines(count, args, status, None, stand_ins, s) for s in (0, 1)
+            footers.query_footer_lines(count, args, status, None, stand_ins, s) for s in (0, 1)
         )
-        footer = render.footer(full, short, width)
-        return render.lines(render.groups_table(shown, width), "\n" + footer)
+        footer = footers.footer(full, short, width)
+        return render.lines(grouping.groups_table(shown, width), "\n" + footer)
 
     return render.groups_answer(shown, table)

@@ -15,41 +15,21 @@ import csv
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from gpuhunt._internal import form_factor, registry, rows
 from gpuhunt._internal.cli.differs import show_what_differs
-from gpuhunt._internal.cli.footer import FILTERED_COLUMNS as FILTERED_COLUMNS
-from gpuhunt._internal.cli.footer import data_ages as data_ages
-from gpuhunt._internal.cli.footer import describe_source as describe_source
-from gpuhunt._internal.cli.footer import filtered_columns as filtered_columns
-from gpuhunt._internal.cli.footer import footer as footer
-from gpuhunt._internal.cli.footer import origin as origin
-from gpuhunt._internal.cli.footer import query_footer_lines as query_footer_lines
-from gpuhunt._internal.cli.footer import source_labels as source_labels
-
-# The table layout and the grouped view live in modules of their own; their names stay
-# importable from here, where every command found them.
-from gpuhunt._internal.cli.groups import GROUP_COLUMNS as GROUP_COLUMNS
-from gpuhunt._internal.cli.groups import GROUP_CSV_FIELDS as GROUP_CSV_FIELDS
-from gpuhunt._internal.cli.groups import GpuGroup as GpuGroup
-from gpuhunt._internal.cli.groups import group_by_gpu as group_by_gpu
-from gpuhunt._internal.cli.groups import groups_table as groups_table
-from gpuhunt._internal.cli.layout import ELLIPSIS as ELLIPSIS
-from gpuhunt._internal.cli.layout import Column as Column
-from gpuhunt._internal.cli.layout import _num
-from gpuhunt._internal.cli.layout import fit as fit
-from gpuhunt._internal.cli.layout import fitted as fitted
-from gpuhunt._internal.cli.layout import price as price
-from gpuhunt._internal.cli.layout import render as render
-from gpuhunt._internal.cli.layout import table as table
-from gpuhunt._internal.cli.layout import terminal_width as terminal_width
-from gpuhunt._internal.cli.layout import wrap as wrap
+from gpuhunt._internal.cli.groups import GROUP_CSV_FIELDS, GpuGroup
+from gpuhunt._internal.cli.layout import Column, _num, price, table
 from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.rows import offer_row
+
+if TYPE_CHECKING:
+    from gpuhunt._internal.query.table import Table
+    from gpuhunt._internal.query.top import Top
 
 
 def gpu_text(i: CatalogItem) -> str:
@@ -231,9 +211,6 @@ def offers_table(
     return "\n".join([text, *notes])
 
 
-# ------------------------------------------------------------------ --group-by gpu
-
-
 # ------------------------------------------------------------------ the renderer table
 
 Format = Literal["table", "json", "csv"]
@@ -242,13 +219,15 @@ Format = Literal["table", "json", "csv"]
 @dataclass(frozen=True)
 class Answer:
     """What a command prints, in each format it has: `text` the table (or plain lines) exactly
-    as written, newlines included; `json` the JSON-ready value; `csv` the header and the rows.
+    as written, newlines included; `json` the JSON-ready value, or `json_pieces` its text
+    (indented as `json.dump(value, indent=2)` writes it) in pieces; `csv` the header and the rows.
     Each is called only when its format is asked for (building every offer's dict for a table
     would be wasted). `csv_line_end`: `gpuhunt query` writes the csv module's default `\\r\\n`
     (RFC 4180), `gpuhunt history` `\\n`; both are what scripts already read."""
 
     text: Callable[[], str] | None = None
     json: Callable[[], Any] | None = None
+    json_pieces: Callable[[], Iterable[str]] | None = None
     csv: Callable[[], tuple[Sequence[str], Iterable[Sequence[Any]]]] | None = None
     csv_line_end: str = "\r\n"
 
@@ -259,8 +238,11 @@ def _write_text(answer: Answer, out: TextIO) -> None:
 
 
 def _write_json(answer: Answer, out: TextIO) -> None:
-    assert answer.json is not None
-    json.dump(answer.json(), out, indent=2)
+    if answer.json_pieces is not None:
+        out.writelines(answer.json_pieces())
+    else:
+        assert answer.json is not None
+        json.dump(answer.json(), out, indent=2)
     out.write("\n")
 
 
@@ -310,6 +292,28 @@ def offers_answer(rows: Sequence[CatalogItem], table_text: Callable[[], str]) ->
         text=table_text,
         json=lambda: [as_dict(i) for i in rows],
         csv=lambda: (csv_header(), ([csv_cell(v) for v in as_dict(i).values()] for i in rows)),
+    )
+
+
+def _indented(value: Any) -> bytes:
+    return json.dumps(value, indent=2).encode()
+
+
+def offer_rows_answer(found: Top, table: Table) -> Answer:
+    """The offers `found` on `table`'s columns, as `offers_answer` writes them as JSON and CSV:
+    their JSON rows built a few at a time (`top.row_batches`) and each batch written as it is
+    reached (`top.array_chunks`, the server's encoder), never every row at once."""
+    from gpuhunt._internal.query import top  # numpy: loaded only by a query that has a table
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        return top.row_batches(found, table)
+
+    return Answer(
+        json_pieces=lambda: (p.decode() for p in top.array_chunks(batches(), _indented)),
+        csv=lambda: (
+            csv_header(),
+            ([csv_cell(v) for v in row.values()] for batch in batches() for row in batch),
+        ),
     )
 
 

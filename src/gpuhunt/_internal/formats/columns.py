@@ -27,7 +27,7 @@ from gpuhunt._internal import offer_spec
 from gpuhunt._internal.models import AcceleratorVendor, CPUArchitecture
 from gpuhunt._internal.query.masks import ARCHS, VENDORS
 from gpuhunt._internal.query.table import STORED_COLUMNS, STRING_LISTS, Table
-from gpuhunt._internal.schema import check_json as check_json  # used by load.warm too
+from gpuhunt._internal.schema import check_json
 
 MAGIC = b"GPUHUNT-COLUMNS\n"
 # 2: `provider_datas` holds offer texts (`offer_spec`). A format-1 file (catalogs published
@@ -70,6 +70,21 @@ def _encoding(table: Table, csv_sha256: str) -> tuple[bytes, dict[str, Any], str
         for name, dtype in STORED_COLUMNS.items()
     }
     return MAGIC, header, "columns", arrays
+
+
+def string_lists(header: dict[str, Any], names: list[str]) -> dict[str, list[str]]:
+    """The string lists `names` of a header (`strings`), each checked to be a list of strings:
+    a ValueError naming what is wrong otherwise (a column file's or a warm snapshot's)."""
+    strings = header.get("strings")
+    if not isinstance(strings, dict):
+        raise ValueError("header has no string lists")
+    lists: dict[str, list[str]] = {}
+    for name in names:
+        values = strings.get(name)
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ValueError(f"string list {name} is missing or not strings")
+        lists[name] = values
+    return lists
 
 
 def pack_pieces(
@@ -177,15 +192,7 @@ def decode(data: bytes, *, provider: str, csv_sha256: str) -> Table:
         array = np.frombuffer(data, dtype=want, count=rows, offset=start + offset)
         array.flags.writeable = False
         columns[name] = array
-    strings = header.get("strings")
-    if not isinstance(strings, dict):
-        raise ValueError("header has no string lists")
-    lists: dict[str, list[str]] = {}
-    for name in _LISTS:
-        values = strings.get(name)
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise ValueError(f"string list {name} is missing or not strings")
-        lists[name] = values
+    lists = string_lists(header, _LISTS)
     if header["format"] == 1:
         lists["provider_datas"] = [
             offer_spec.migrate(check_json(t)) for t in lists["provider_datas"]

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import IO, Any, TypeVar
 
 from gpuhunt._internal import offer_spec
+from gpuhunt._internal.errors import MissingColumns
 from gpuhunt._internal.models import OWN_FIELDS, CatalogItem, CPUArchitecture
 from gpuhunt._internal.schema import (
     FIELDS,
-    MissingColumns,
     ParsedRow,
     check_fields,
     check_header,

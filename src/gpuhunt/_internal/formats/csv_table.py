@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from gpuhunt._internal import schema
+from gpuhunt._internal import errors, schema
 from gpuhunt._internal.formats.csv import ReadStats, careful_rows, physical_lines
 from gpuhunt._internal.formats.table_builder import TableBuilder, distinct
 from gpuhunt._internal.query.table import Table
@@ -97,9 +97,9 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
-        raise schema.MissingColumns(f"the {provider} catalog is empty (no header)") from None
+        raise errors.MissingColumns(f"the {provider} catalog is empty (no header)") from None
     except csv.Error as e:
-        raise schema.MissingColumns(
+        raise errors.MissingColumns(
             f"the {provider} catalog's header is unreadable ({e})"
         ) from None
     builder = TableBuilder(provider, data.count("\n") if strategy in (None, "lines") else 0)

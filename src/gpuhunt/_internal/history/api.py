@@ -8,16 +8,22 @@ nightly build shares and which has no notion of what a user may type.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, InputError, UnknownCatalogError
+from gpuhunt._internal.errors import (
+    CatalogError,
+    HistoryUnavailable,
+    InputError,
+    UnknownCatalogError,
+)
 from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.history import daily
 from gpuhunt._internal.history.diff import CatalogDiff, compare
-from gpuhunt._internal.history.remote import TIMEOUT, HistoryUnavailable, fetch_history
-from gpuhunt._internal.load import fetch, sources, transport
+from gpuhunt._internal.history.remote import TIMEOUT, fetch_history
+from gpuhunt._internal.load import fetch, sources, urls
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR
@@ -91,7 +97,7 @@ def load_side(
             retries=retries,
             **rules,
         )
-        return f"{raw.version} ({transport.safe_url(spec)})", _complete(raw, spec)
+        return f"{raw.version} ({urls.safe_url(spec)})", _complete(raw, spec)
     if spec != "latest" and not sources.is_version(spec):
         raise UnknownCatalogError(f"{spec!r} is not a folder, zip file, URL or catalog version")
     base = catalog_url_of(catalog_url, settings)
@@ -137,6 +143,17 @@ def parse_day(text: str | dt.date | None) -> dt.date | None:
         raise InputError(f"Not a date: {text[:20]!r} (use YYYY-MM-DD)") from None
 
 
+def _filters(filters: Mapping[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
+    """(gpu_name, provider, location, spot, since) of `filters`; a name no history filter has
+    is refused."""
+    unknown = set(filters) - {"gpu_name", "provider", "location", "spot", "since", "by"}
+    if unknown:
+        raise InputError(f"not a history filter: {', '.join(sorted(unknown))}")
+    names = ("gpu_name", "provider", "location", "spot", "since")
+    gpu_name, provider, location, spot, since = (filters.get(n) for n in names)
+    return gpu_name, provider, location, spot, since
+
+
 def _as_list(value: str | list[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -145,13 +162,8 @@ def _as_list(value: str | list[str] | None) -> list[str] | None:
 
 def catalog_history(
     url: str,
+    filters: Mapping[str, Any],
     *,
-    gpu_name: str | list[str] | None = None,
-    provider: str | list[str] | None = None,
-    location: str | list[str] | None = None,
-    spot: bool | None = None,
-    since: str | dt.date | None = None,
-    by: str = "gpu",
     version: str | None = None,
     timeout: tuple[float, float] = TIMEOUT,
     retries: int = 1,
@@ -159,9 +171,13 @@ def catalog_history(
     load_timeout: float = 0.0,
     availability: bool = False,
 ) -> daily.PriceHistory:
-    """`Catalog.history`: by the catalog's rules (`context`: its settings, transport and clock);
-    the whole download within `load_timeout` times `BACKGROUND_FACTOR` seconds, as a pinned
-    load gets (a history has no fallback to go to), 0 for no limit."""
+    """`Catalog.history` of `filters` (its keywords that filter, named as `spec.HISTORY` names
+    them: `gpu_name`, `provider`, `location`, `spot`, `since`, `by`; None or absent: not
+    given), by the catalog's rules (`context`: its settings, transport and clock); the whole
+    download within `load_timeout` times `BACKGROUND_FACTOR` seconds, as a pinned load gets (a
+    history has no fallback to go to), 0 for no limit."""
+    gpu_name, provider, location, spot, since = _filters(filters)
+    by = filters.get("by", "gpu")
     context = context if context is not None else Context()
     settings = context.settings
     if settings.catalog_dir:
@@ -203,25 +219,24 @@ def catalog_history(
     result.version, result.url, result.missing = got.version, got.url, got.missing
     if availability:
         result.availability = availability_history(
-            url, gpu_name=gpu_name, provider=providers, location=location, spot=spot, since=start
+            url, {**filters, "provider": providers, "since": start}
         )
     return result
 
 
 def availability_history(
     url: str,
+    filters: Mapping[str, Any],
     *,
-    gpu_name: str | list[str] | None = None,
-    provider: str | list[str] | None = None,
-    location: str | list[str] | None = None,
-    spot: bool | None = None,
-    since: str | dt.date | None = None,
     s3_endpoint: str | None = None,
     anonymous: bool = True,
 ) -> AvailabilityHistory:
     """Per offer and location: the observations and the share available over the window, from
-    the observations dataset published under `url` (DuckDB; the `dataset` extra)."""
+    the observations dataset published under `url` (DuckDB; the `dataset` extra), of
+    `filters` as `catalog_history` takes them (`by` is not one here)."""
     from gpuhunt._internal.history import availability
+
+    gpu_name, provider, location, spot, since = _filters(filters)
 
     providers = _as_list(provider)
     if providers is not None:

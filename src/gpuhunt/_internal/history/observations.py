@@ -28,21 +28,27 @@ from gpuhunt._internal.formats.csv import iter_rows
 
 ROOT = "observations"
 FORMAT_VERSION = 1
-# Column -> Arrow type name, in file order (`date` and `provider` live in the path); each but
-# `version` is an offer field's dataset column (`offer_spec.FIELDS`, a test checks).
+VERSION_COLUMN = offer_spec.DatasetColumn(1, "string")  # the catalog version: no offer field
+# Column -> Arrow type name, in file order: the offer fields the offer spec puts in the dataset
+# (`OfferField.dataset`), and the version (`date` and `provider` live in the path).
 COLUMNS = {
-    "observed_at": "timestamp[s, tz=UTC]",
-    "version": "string",
-    "instance_name": "string",
-    "location": "string",
-    "spot": "bool",
-    "gpu_name": "string",
-    "gpu_count": "int16",
-    "price": "double",
-    "available": "bool",
+    name: column.arrow
+    for name, column in sorted(
+        [
+            ("version", VERSION_COLUMN),
+            *((f.name, f.dataset) for f in offer_spec.FIELDS if f.dataset is not None),
+        ],
+        key=lambda entry: entry[1].at,
+    )
 }
 
 Key = tuple[str, str, bool]
+KEY = ("instance_name", "location", "spot")  # what one observation is of
+# The provider's fields in the dataset besides the key: read from the key's cheapest row. (The
+# library's own fields there, `observed_at` and `available`, are each read in their own way.)
+FROM_CHEAPEST = tuple(
+    f.name for f in offer_spec.FIELDS if f.dataset is not None and not f.own and f.name not in KEY
+)
 
 
 @dataclass
@@ -84,37 +90,36 @@ def _available(offer_text: str) -> bool | None:
 
 
 def readings(csv_data: bytes, provider: str, version: str, observed_at: dt.datetime) -> Readings:
-    """A collection's observations: one per offer key (instance, location, spot), at the key's
-    cheapest price; available when any of its rows was (a CSV may list a key more than once,
-    e.g. with different disks), unavailable when all that say are not, else unknown. Malformed
-    rows are skipped (the build's format check has refused any CSV that has them)."""
-    by_key: dict[Key, list[Any]] = {}
+    """A collection's observations: one per offer key (instance, location, spot), with the
+    fields of the key's cheapest row (`FROM_CHEAPEST`); available when any of its rows was (a
+    CSV may list a key more than once, e.g. with different disks), unavailable when all that
+    say are not, else unknown. Malformed rows are skipped (the build's format check has
+    refused any CSV that has them)."""
+    by_key: dict[Key, list[Any]] = {}  # key -> [its cheapest row, its reading]
     text = csv_data.decode("utf-8", "replace")
     for row in iter_rows(io.StringIO(text, newline=""), provider=provider, quiet=True):
         key = (row.instance_name, row.location, row.spot)
         reading = _available(row.provider_data)
         seen = by_key.get(key)
         if seen is None:
-            by_key[key] = [row.gpu_name, row.gpu_count, row.price, reading]
+            by_key[key] = [row, reading]
             continue
-        if row.price < seen[2]:
-            seen[0], seen[1], seen[2] = row.gpu_name, row.gpu_count, row.price
-        if reading is True or (reading is False and seen[3] is None):
-            seen[3] = reading
+        if row.price < seen[0].price:
+            seen[0] = row
+        if reading is True or (reading is False and seen[1] is None):
+            seen[1] = reading
     keys = sorted(by_key)
     when = observed_at.astimezone(dt.timezone.utc).replace(microsecond=0)
     cols: dict[str, list[Any]] = {
         "observed_at": [when] * len(keys),
         "version": [version] * len(keys),
-        "instance_name": [k[0] for k in keys],
-        "location": [k[1] for k in keys],
-        "spot": [k[2] for k in keys],
-        "gpu_name": [by_key[k][0] for k in keys],
-        "gpu_count": [by_key[k][1] for k in keys],
-        "price": [by_key[k][2] for k in keys],
-        "available": [by_key[k][3] for k in keys],
+        "available": [by_key[k][1] for k in keys],
     }
-    return Readings(provider, version, when, cols)
+    for i, name in enumerate(KEY):
+        cols[name] = [k[i] for k in keys]
+    for name in FROM_CHEAPEST:
+        cols[name] = [getattr(by_key[k][0], name) for k in keys]
+    return Readings(provider, version, when, {name: cols[name] for name in COLUMNS})
 
 
 def arrow_schema() -> Any:

@@ -21,12 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuhunt._internal import registry
-from gpuhunt._internal.errors import CatalogError, CatalogIntegrityError, UnknownCatalogError
-from gpuhunt._internal.errors import HistoryUnavailable as HistoryUnavailable
-from gpuhunt._internal.errors import HistoryUnreadable as HistoryUnreadable  # as before
+from gpuhunt._internal.errors import (
+    CatalogError,
+    CatalogIntegrityError,
+    HistoryUnavailable,
+    HistoryUnreadable,
+    UnknownCatalogError,
+)
 from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.history import table as history
-from gpuhunt._internal.load import fetch, sources, transport
+from gpuhunt._internal.load import fetch, sources, urls
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 
@@ -55,7 +59,7 @@ class HistorySet:
                 out[p] = history.loads(table)
             except ValueError as e:
                 raise CatalogIntegrityError(
-                    f"{transport.safe_url(self.url)}: the {p} history of {self.version}: {e}"
+                    f"{urls.safe_url(self.url)}: the {p} history of {self.version}: {e}"
                 ) from None
         return out
 
@@ -83,7 +87,7 @@ def _history_object(
     cache_parts: tuple[str, ...],
     entries: dict[str, dict[str, Any]],
 ) -> dict[str, bytes]:
-    where = f"{transport.safe_url(fetcher.base) if fetcher else 'cached'}/{rel}"
+    where = f"{urls.safe_url(fetcher.base) if fetcher else 'cached'}/{rel}"
     cached = cache.get(*cache_parts) if cache else None
     if cached is not None:
         try:
@@ -101,7 +105,7 @@ def _history_object(
 
 def _no_history(url: str, version: str) -> HistoryUnavailable:
     return HistoryUnavailable(
-        f"Catalog {version} at {transport.safe_url(url)} has no price history (it was built "
+        f"Catalog {version} at {urls.safe_url(url)} has no price history (it was built "
         "before `gpuhunt catalog build` kept one, or by gpuhunt 0.1.x)"
     )
 
@@ -244,7 +248,7 @@ def verify_history(
     if not kept:
         return HistoryCheck(0, 0)
     fetcher = fetch.Fetcher(base, TIMEOUT, 2)
-    where = f"{transport.safe_url(base)}/{version}/{history.OBJECT}"
+    where = f"{urls.safe_url(base)}/{version}/{history.OBJECT}"
     tables = _read_tables(fetcher.get(f"{version}/{history.OBJECT}"), kept, where)
     rows = 0
     for p, entry in kept.items():
@@ -264,7 +268,7 @@ def verify_history(
             raise CatalogIntegrityError(f"{where}: {p}.csv: {problem}")
         rows += len(spans)
         rel = f"{p}/{version}/{history.OBJECT}"
-        copy = _read_tables(fetcher.get(rel), {p: entry}, f"{transport.safe_url(base)}/{rel}")
+        copy = _read_tables(fetcher.get(rel), {p: entry}, f"{urls.safe_url(base)}/{rel}")
         if copy[p] != table:
-            raise CatalogIntegrityError(f"{transport.safe_url(base)}/{rel}: differs from {where}")
+            raise CatalogIntegrityError(f"{urls.safe_url(base)}/{rel}: differs from {where}")
     return HistoryCheck(len(kept), rows)

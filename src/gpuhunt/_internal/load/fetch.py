@@ -28,20 +28,15 @@ from gpuhunt._internal.errors import (
     CatalogError,
     CatalogIntegrityError,
     DownloadStopped,
+    NotFound,
+    Unchanged,
     UnknownCatalogError,
 )
 from gpuhunt._internal.formats.archive import Archive, Members, read_archive
-from gpuhunt._internal.load import threads, transport
+from gpuhunt._internal.load import threads, transport, urls
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
-from gpuhunt._internal.load.sources import (
-    NotFound,
-    RawCatalog,
-    Unchanged,
-    check_url_allowed,
-    is_version,
-    local_path,
-)
+from gpuhunt._internal.load.sources import RawCatalog, check_url_allowed, is_version, local_path
 
 # The records keep the logger name they had before the download code left `sources`, so that
 # logging set up for them still applies.
@@ -111,7 +106,7 @@ class Fetcher:
         return left
 
     def get(self, path: str, *, max_bytes: int | None = None) -> bytes:
-        where = f"{transport.safe_url(self.base)}/{path}"
+        where = f"{urls.safe_url(self.base)}/{path}"
         limit = self.max_bytes if max_bytes is None else max_bytes
         if self.local is not None:
             try:
@@ -271,7 +266,7 @@ def fetch(
     try:
         v = version or _check_version(
             fetcher.get("version", max_bytes=MAX_SMALL_OBJECT).decode("utf-8", "replace"),
-            f"{transport.safe_url(base)}/version",
+            f"{urls.safe_url(base)}/version",
         )
     except NotFound:
         v = None
@@ -299,7 +294,7 @@ def fetch(
                 raise
             data = None  # a pinned version may exist only in the per-provider layout
         if data is not None:
-            where = f"{transport.safe_url(base)}/{v}/catalog.zip"
+            where = f"{urls.safe_url(base)}/{v}/catalog.zip"
             archive = _same_version(read_archive(data, source=where), v, where)
             # The pointer names only what is on the disk: if the archive could not be
             # written (a full disk), it keeps naming the previous, intact version. A pinned
@@ -377,7 +372,7 @@ def fetch_per_provider(
                 raise CatalogDownloadError(
                     f"Catalog version {version} is not published for {p}"
                 ) from e
-            logger.debug("No %s catalog under %s", p, transport.safe_url(fetcher.base))
+            logger.debug("No %s catalog under %s", p, urls.safe_url(fetcher.base))
         except DownloadStopped:
             raise  # `Catalog.close()` stopped the whole load, not one provider's download
         except CatalogError as e:
@@ -398,9 +393,7 @@ def fetch_per_provider(
             raw.failed.append(p)
             first_error = first_error or e
     if not raw.csvs:
-        raise first_error or NotFound(
-            f"No catalog published under {transport.safe_url(fetcher.base)}"
-        )
+        raise first_error or NotFound(f"No catalog published under {urls.safe_url(fetcher.base)}")
     if cache and version is None:
         # Name only archives on the disk; a provider whose new one could not be written keeps
         # the version the pointer named before, if that one is still there.

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gpuhunt._internal import backoff, registry
+from gpuhunt._internal import backoff, errors, registry
 from gpuhunt._internal.errors import (
     CatalogDownloadError,
     CatalogError,
@@ -24,7 +24,7 @@ from gpuhunt._internal.load import disk, memory, sources, streamed, tables, unre
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
-from gpuhunt._internal.load.loaded import Loaded as Loaded  # importable from here, as before
+from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.settings import Settings
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
@@ -143,7 +143,7 @@ class Loader:
                 raw = self._fetch(version, self._clock() + limit)
             else:
                 raw = self._fetch(version)
-        except sources.Unchanged:
+        except errors.Unchanged:
             self._unchanged()
             return
         except Exception as e:  # anything from untrusted bytes is a refusal
@@ -258,7 +258,7 @@ class Loader:
             with self._lock:
                 if self.download.current is not job:  # a newer download started: it decides
                     return
-                if isinstance(job.error, sources.Unchanged):
+                if isinstance(job.error, errors.Unchanged):
                     self._unchanged()
                 elif job.raw is not None:
                     self._succeeded(job.raw)

@@ -21,8 +21,6 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from gpuhunt._internal.errors import CatalogError, GPUHuntError
-from gpuhunt._internal.errors import NotFound as NotFound  # importable from here, as before
-from gpuhunt._internal.errors import Unchanged as Unchanged
 from gpuhunt._internal.formats.archive import Archive, Members, read_archive
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.urls import safe_url

@@ -4,11 +4,9 @@ the CSV (and keeping the result in the disk cache for the next process)."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from typing import Any
@@ -26,7 +24,6 @@ from gpuhunt._internal.load.streamed import stream_of as _stream
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import (
     COLUMNS,
-    SHAPE_ROW_COLUMNS,
     STRING_LISTS,
     Interner,
     Table,
@@ -379,7 +376,9 @@ def combine_shaped(parts: list[Shaped]) -> Table:
         part.location = np.empty(0)
     location = _glued(pieces, kind)[order]
     del order
-    return _compacted(Table(**shape_cols), price, location, shape_of_row, skipped)
+    return answers.with_parts(
+        Table.of_shapes(Table(**shape_cols), price, location, shape_of_row, skipped)
+    )
 
 
 def _glued(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
@@ -387,34 +386,3 @@ def _glued(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
     joined = np.concatenate(pieces).astype(dtype, copy=False)
     pieces.clear()
     return joined
-
-
-def _compacted(
-    by_shape: Table,
-    price: np.ndarray,
-    location: np.ndarray,
-    shape_of_row: np.ndarray,
-    skipped: dict[str, int],
-) -> Table:
-    """The table `Table.compact` leaves: a copy of the table of shapes holding per row only
-    the price, location and shape number (made right after construction, so every cache of
-    the copy is as a new table's). Each shape's tuple is made when an answer first holds one
-    of its offers (`answers`)."""
-    table = copy.copy(by_shape)
-    state = table.__dict__
-    for k in SHAPE_ROW_COLUMNS:
-        state.pop(k, None)
-    state.update(
-        price=price,
-        location=location,
-        skipped=skipped,
-        _parts_lock=threading.Lock(),
-        _shape_of_row=shape_of_row,
-        _by_shape=by_shape,
-    )
-    locations = np.empty(len(table.locations), dtype=object)
-    locations[:] = table.locations
-    shapes = np.empty(len(by_shape), dtype=object)
-    unmade = np.ones(len(by_shape), dtype=bool)
-    table._parts = answers.OfferParts(shapes, shape_of_row, locations, unmade)
-    return table

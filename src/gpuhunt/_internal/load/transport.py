@@ -19,16 +19,16 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import MaxRetryError, NameResolutionError
+from urllib3.exceptions import HTTPError, MaxRetryError, NameResolutionError
 from urllib3.util.retry import Retry
 
 from gpuhunt._internal import forks
 from gpuhunt._internal.errors import ProviderError, redact
-from gpuhunt._internal.load.mock import MockTransport as MockTransport  # tests' transport
-from gpuhunt._internal.load.mock import make_response as make_response
 from gpuhunt._internal.load.settings import Settings
-from gpuhunt._internal.load.urls import _host
-from gpuhunt._internal.load.urls import safe_url as safe_url  # moved there; importable here
+from gpuhunt._internal.load.urls import (
+    _host,
+    safe_url,
+)
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
@@ -143,7 +143,8 @@ class RedirectRefused(requests.RequestException):
     `hop_check` refuses."""
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """`host` is this machine: `localhost` or a loopback address."""
     if host == "localhost":
         return True
     try:
@@ -156,7 +157,8 @@ def check_hop(old: str, new: str) -> None:
     """Every hop of a redirect, not only the first URL: an https request never goes on over
     plain http, except to this machine (a local test server or proxy)."""
     before, after = urlsplit(old), urlsplit(new)
-    if before.scheme == "https" and after.scheme != "https" and not _loopback(after.hostname or ""):
+    local = is_loopback(after.hostname or "")
+    if before.scheme == "https" and after.scheme != "https" and not local:
         raise RedirectRefused(
             f"redirect from https to {after.scheme or 'no scheme'} ({safe_url(new)}) refused"
         )
@@ -355,6 +357,26 @@ def request(
     return response
 
 
+class _Capped:
+    """`raw` (urllib3's response) read decoded, refusing more than `cap` bytes in all. Given
+    to requests as the response's `raw` while `Response.content` reads it: requests reads a
+    `raw` without urllib3's `stream` by `read(n)` until it is empty, and keeps what it read
+    as the body (its own cache, set only by its public `content`)."""
+
+    def __init__(self, raw: Any, cap: int, where: str) -> None:
+        self.raw, self.cap, self.where, self.size = raw, cap, where, 0
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            chunk: bytes = self.raw.read(n, decode_content=True)
+        except (HTTPError, OSError) as e:
+            raise ProviderError(f"{self.where} broke off: {type(e).__name__}") from None
+        self.size += len(chunk)
+        if self.size > self.cap:
+            raise ProviderError(f"{self.where} sent more than the {self.cap}-byte cap")
+        return chunk
+
+
 def _read_capped(response: requests.Response, where: str) -> None:
     """Read the body into `response` (so `.content`, `.json()` work as usual), refusing one
     over `MAX_RESPONSE_BYTES` from its Content-Length or as soon as that much arrived."""
@@ -362,18 +384,14 @@ def _read_capped(response: requests.Response, where: str) -> None:
     declared = response.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > cap:
         raise ProviderError(f"{where} announced {int(declared)} bytes, over the {cap}-byte cap")
-    chunks: list[bytes] = []
-    size = 0
+    raw = response.raw
+    response.raw = _Capped(raw, cap, where)
     try:
-        for chunk in response.iter_content(64 * 1024):
-            size += len(chunk)
-            if size > cap:
-                raise ProviderError(f"{where} sent more than the {cap}-byte cap")
-            chunks.append(chunk)
+        response.content  # noqa: B018 - read now, through the cap, and kept by requests
     except requests.RequestException as e:
         raise ProviderError(f"{where} broke off: {type(e).__name__}") from None
-    response._content = b"".join(chunks)
-    response._content_consumed = True  # type: ignore[attr-defined]
+    finally:
+        response.raw = raw  # what `close` gives back to the connection pool
     response.close()
 
 

@@ -24,13 +24,11 @@ Pure parts (`encode`, `decode`) are separate from the cache I/O (`read`, `write`
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import hashlib
 import json
 import logging
 import struct
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +41,7 @@ from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.tables import SideWork
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.masks import ARCHS, VENDORS
-from gpuhunt._internal.query.table import COLUMNS, SHAPE_ROW_COLUMNS, STRING_LISTS, Table
+from gpuhunt._internal.query.table import COLUMNS, STRING_LISTS, Table
 from gpuhunt._version import __version__
 
 logger = logging.getLogger(__name__)
@@ -137,8 +135,8 @@ def _contents(
     snapshot: Snapshot, name: str
 ) -> tuple[dict[str, Any], str, dict[str, np.ndarray]] | None:
     table = snapshot.table
-    parts = table._parts
-    by_shape = table.__dict__.get("_by_shape")
+    parts = table.parts
+    by_shape = table.by_shape
     if parts is None or by_shape is None:
         return None
     arrays: dict[str, np.ndarray] = {
@@ -181,15 +179,7 @@ def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
     if header.get("key") != name:
         raise ValueError("it was made for another catalog")
     arrays = _arrays(view, start, header.get("arrays"))
-    strings = header.get("strings")
-    if not isinstance(strings, dict):
-        raise ValueError("no string lists")
-    lists: dict[str, list[str]] = {}
-    for k in _LISTS:
-        values = strings.get(k)
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise ValueError(f"string list {k} is missing or not strings")
-        lists[k] = values
+    lists = column_files.string_lists(header, _LISTS)
     shape_cols = {k: arrays[f"shape.{k}"] for k in COLUMNS}
     n_shapes = len(shape_cols["price"])
     if any(len(c) != n_shapes for c in shape_cols.values()):
@@ -212,8 +202,14 @@ def decode(data: bytes | bytearray | memoryview, name: str) -> Snapshot:
     manifest = header.get("manifest")
     if not isinstance(version, str) or not (manifest is None or isinstance(manifest, dict)):
         raise ValueError("bad version or manifest")
-    table = _compacted(shape_cols, lists, arrays, skipped)
-    table._unknown = dict(unknown)
+    fields: dict[str, Any] = {**shape_cols, **lists}
+    by_shape = Table(**fields)
+    table = answers.with_parts(
+        Table.of_shapes(
+            by_shape, arrays["price"], arrays["location"], arrays["shape_of_row"], dict(skipped)
+        )
+    )
+    table.know_unknown_locations(dict(unknown))
     return Snapshot(table, version, manifest)
 
 
@@ -273,38 +269,6 @@ def _check(
     column_files.check_codes(shape_cols["cpu_arch"], len(ARCHS), "cpu_arch")
     for text in lists["provider_datas"]:
         column_files.check_offer_text(text)
-
-
-def _compacted(
-    shape_cols: dict[str, np.ndarray],
-    lists: dict[str, list[str]],
-    arrays: dict[str, np.ndarray],
-    skipped: dict[str, int],
-) -> Table:
-    """The table `Table.compact` leaves, made without the per-row columns it drops: a table
-    of the shapes, and a copy of it holding per row only the price, location and shape number
-    (made right after construction, so every cache of the copy is as a new table's)."""
-    fields: dict[str, Any] = {**shape_cols, **lists}
-    by_shape = Table(**fields)
-    table = copy.copy(by_shape)
-    state = table.__dict__
-    for k in SHAPE_ROW_COLUMNS:
-        state.pop(k, None)
-    state.update(
-        price=arrays["price"],
-        location=arrays["location"],
-        skipped=dict(skipped),
-        _parts_lock=threading.Lock(),
-        _shape_of_row=arrays["shape_of_row"],
-        _by_shape=by_shape,
-    )
-    locations = np.empty(len(table.locations), dtype=object)
-    locations[:] = table.locations
-    # Each shape's tuple is made when an answer first holds one of its offers (`answers`).
-    shapes = np.empty(len(by_shape), dtype=object)
-    unmade = np.ones(len(by_shape), dtype=bool)
-    table._parts = answers.OfferParts(shapes, arrays["shape_of_row"], locations, unmade)
-    return table
 
 
 # ---------------------------------------------------------------------------------- the I/O

@@ -40,7 +40,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuhunt._internal import currency, registry, schema
+from gpuhunt._internal import currency, errors, registry, schema
 from gpuhunt._internal.errors import PipelineError, PipelineInputError
 from gpuhunt._internal.formats import archive, columns
 from gpuhunt._internal.formats.csv import ReadStats, iter_rows
@@ -150,7 +150,7 @@ def count_rows(data: bytes, provider: str) -> int:
             io.StringIO(text, newline=""), provider=provider, stats=stats, quiet=True
         ):
             pass
-    except schema.MissingColumns:
+    except errors.MissingColumns:
         return 0
     return stats.rows
 

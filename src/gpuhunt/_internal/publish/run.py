@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from gpuhunt._internal import freshness, registry
+from gpuhunt._internal import errors, freshness, registry
 from gpuhunt._internal.errors import PipelineInputError
 from gpuhunt._internal.load.sources import RawCatalog
 from gpuhunt._internal.publish import accept as accept_file
@@ -42,7 +42,7 @@ def _previous_history(
         return {}, {"reason": "--reset-history", "previous_version": previous.version}, {}
     try:
         return remote.previous_history(url, previous, DOWNLOAD_TIMEOUT), None, {}
-    except remote.HistoryUnreadable as e:
+    except errors.HistoryUnreadable as e:
         logger.warning("%s; the history starts again with %s", e, version)
         reason = str(e)
     kept: dict[str, bytes] = {}

@@ -126,6 +126,19 @@ def _make_shapes(table: Table, parts: OfferParts, numbers: np.ndarray) -> None:
         parts.unmade[todo] = False  # after the tuples are in: a reader never sees a gap
 
 
+def with_parts(table: Table) -> Table:
+    """`table`, made by `Table.of_shapes`, ready to answer: each shape's tuple is made when an
+    answer first holds one of its offers."""
+    by_shape, shape_of_row = table.by_shape, table.shape_of_row
+    assert by_shape is not None and shape_of_row is not None
+    locations = np.empty(len(table.locations), dtype=object)
+    locations[:] = table.locations
+    shapes = np.empty(len(by_shape), dtype=object)
+    unmade = np.ones(len(by_shape), dtype=bool)
+    table.parts = OfferParts(shapes, shape_of_row, locations, unmade)
+    return table
+
+
 def shape_groups(table: Table) -> tuple[np.ndarray, np.ndarray]:
     """Each row's shape number and a row of each shape. Offers of one provider, instance
     type and spot-ness nearly always agree on every other shape field: group by those

@@ -109,13 +109,31 @@ def _offer_state_matches(i: CatalogItem, p: ParsedQuery, now: dt.datetime | None
     return True
 
 
-def _min_memory_per_gpu(i: CatalogItem, low: float) -> bool:
-    return i.gpu_count > 0 and i.memory / i.gpu_count >= low
+def _memory_per_gpu(i: CatalogItem) -> float | None:
+    return i.memory / i.gpu_count if i.gpu_count > 0 else None
+
+
+# The quantities of the spec's `own` range filters, by name: `min_X` keeps an offer whose
+# quantity is at least the value, `max_X` at most; None never matches. Its predicate is made of
+# it, and the page filters on it too (`site.controls.page_filters`).
+QUANTITIES: dict[str, Callable[[CatalogItem], float | None]] = {
+    "min_memory_per_gpu": _memory_per_gpu,
+}
+
+
+def _bounded(name: str) -> Callable[[CatalogItem, Any], bool]:
+    quantity, at_least = QUANTITIES[name], name.startswith("min_")
+
+    def predicate(i: CatalogItem, bound: Any) -> bool:
+        q = quantity(i)
+        return q is not None and (q >= bound if at_least else q <= bound)
+
+    return predicate
 
 
 # The predicates of the spec's `own` filters (`spec.OWN`), by name: `matches` asks each set one.
 PREDICATES: dict[str, Callable[[CatalogItem, Any], bool]] = {
-    "min_memory_per_gpu": _min_memory_per_gpu,
+    **{name: _bounded(name) for name in QUANTITIES},
 }
 
 

@@ -17,6 +17,7 @@ filters.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -120,6 +121,33 @@ class Table:
             self.__dict__.pop(k, None)
         self._cuda = self._form_factors = self._states = None
 
+    @classmethod
+    def of_shapes(
+        cls,
+        by_shape: Table,
+        price: np.ndarray,
+        location: np.ndarray,
+        shape_of_row: np.ndarray,
+        skipped: dict[str, int],
+    ) -> Table:
+        """The table `compact` leaves, made without the per-row columns it drops (a loader
+        reads the shapes ready-made): a copy of `by_shape`, the table of shapes, holding per
+        row only `price`, `location` and `shape_of_row`; made right after construction, so
+        every cache of the copy is as a new table's."""
+        table = copy.copy(by_shape)
+        state = table.__dict__
+        for k in SHAPE_ROW_COLUMNS:
+            state.pop(k, None)
+        state.update(
+            price=price,
+            location=location,
+            skipped=skipped,
+            _parts_lock=threading.Lock(),
+            _shape_of_row=shape_of_row,
+            _by_shape=by_shape,
+        )
+        return table
+
     @property
     def parts(self) -> Any:
         """What offers are built from (`answers.OfferParts`): None until `answers.prepare`
@@ -212,6 +240,11 @@ class Table:
                     counts[provider] += int(per_pair[k])
             found = self._unknown = {p: c for p, c in counts.items() if c}
         return dict(found)
+
+    def know_unknown_locations(self, counts: dict[str, int]) -> None:
+        """Take `counts` as `unknown_locations()`' answer: worked out by the table this one
+        was saved from (the loader's warm start reads both back)."""
+        self._unknown = counts
 
     def form_factors(self) -> np.ndarray:
         """Each offer's form factor as an index into `FORM_FACTORS` (-1: unknown), worked out

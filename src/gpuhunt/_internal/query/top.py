@@ -23,11 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from gpuhunt._internal import registry
+from gpuhunt._internal.collapse import CollapsedOffer
 from gpuhunt._internal.form_factor import offer_form_factor
 from gpuhunt._internal.gpu_specs import dense_tflops
-from gpuhunt._internal.models import SHAPE_FIELDS
-from gpuhunt._internal.query.answers import prepare, shapes_of
+from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, QueryFilter
+from gpuhunt._internal.query.answers import items, prepare, shapes_of
+from gpuhunt._internal.query.parsed import parsed
 from gpuhunt._internal.query.table import Table
+from gpuhunt._internal.rows import offer_row
 
 SORTS = ("price", "price-per-gpu", "gpu-memory", "tflops-per-dollar")
 _COUNT, _GPU, _MEMORY = (SHAPE_FIELDS.index(f) for f in ("gpu_count", "gpu_name", "gpu_memory"))
@@ -41,11 +45,14 @@ class Top:
     """The first offers of an answer: `rows`, table row numbers in the answer's order (for a
     collapsed answer, each distinct offer's cheapest location); `locations`, for a collapsed
     answer, each one's locations, cheapest first (None when every region is a row); `total`,
-    the offers (or distinct offers) matched."""
+    the offers (or distinct offers) matched; `matched`, the offers matched with every region
+    a row; `dearest`, for a collapsed answer, each one's dearest location's price."""
 
     rows: np.ndarray
     locations: list[list[str]] | None
     total: int
+    matched: int
+    dearest: list[float] | None = None
 
 
 def top(table: Table, rows: np.ndarray, sort: str, limit: int, all_regions: bool) -> Top:
@@ -56,7 +63,7 @@ def top(table: Table, rows: np.ndarray, sort: str, limit: int, all_regions: bool
         raise ValueError(f"limit must be at least 1, not {limit}")
     key = sort_key(table, rows, sort)
     if all_regions:
-        return Top(rows[_first(key, len(rows), limit)], None, len(rows))
+        return Top(rows[_first(key, len(rows), limit)], None, len(rows), len(rows))
     return _collapsed(table, rows, key, limit)
 
 
@@ -158,7 +165,7 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     """`collapse_regions` of the sorted answer, first `limit` distinct offers."""
     n = len(rows)
     if n == 0:
-        return Top(rows[:0], [], 0)
+        return Top(rows[:0], [], 0, 0, [])
     parts = prepare(table)
     position = np.arange(n, dtype=np.int64)
     k = np.zeros(n) if key is None else key
@@ -181,6 +188,8 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     np.minimum.at(cheapest, g, p)
     at_cheapest = p == cheapest[g]
     shown = _first_of(g[at_cheapest], len(chosen), sk[at_cheapest], sub[at_cheapest])
+    dearest = np.full(len(chosen), -np.inf)
+    np.maximum.at(dearest, g, p)
     # Locations: each once at its lowest price, cheapest first, ties in order of first
     # appearance in the answer.
     location = table.location[rows[sub]].astype(np.int64)
@@ -197,7 +206,82 @@ def _collapsed(table: Table, rows: np.ndarray, key: np.ndarray | None, limit: in
     locations: list[list[str]] = [[] for _ in range(len(chosen))]
     for gi, li in zip(pair_group[order].tolist(), (pairs[order] % max(len(names), 1)).tolist()):
         locations[gi].append(names[li])
-    return Top(rows[shown], locations, len(present))
+    return Top(rows[shown], locations, len(present), n, dearest.tolist())
+
+
+def choose(
+    table: Table, q: QueryFilter, sort: str, limit: int | None, all_regions: bool
+) -> Top | None:
+    """`top` of the answer `Catalog.query` gives `q` from `table` (every row: `limit` None);
+    None where the table alone does not give it: a query naming only online providers, or one
+    the table's online providers (the bundled snapshot's stand-ins) would answer in part.
+    A door checks itself that the catalog has no online provider added."""
+    wanted = parsed(q).providers
+    asked = [p for p in table.providers if wanted is None or p in wanted]
+    offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
+    if not offline or any(registry.spec(p).online for p in asked):
+        return None
+    rows = table.select(q, None if set(table.providers) <= set(offline) else offline)
+    return top(table, rows, sort, limit or max(len(rows), 1), all_regions)
+
+
+def row_batches(found: Top, table: Table, at_once: int = 256) -> Iterator[list[dict[str, Any]]]:
+    """The JSON rows (`rows.offer_row`) of `found`, built `at_once` offers at a time; a
+    collapsed answer's rows have their `locations` too."""
+    for start in range(0, len(found.rows), at_once):
+        batch = []
+        for n, item in enumerate(_built(table, found.rows[start : start + at_once])):
+            out = offer_row(item)
+            if found.locations is not None:
+                out["locations"] = found.locations[start + n]
+            batch.append(out)
+        yield batch
+
+
+def _built(table: Table, rows: np.ndarray) -> list[CatalogItem]:
+    """The offers of `rows`, in their order (`items` takes sorted distinct rows)."""
+    distinct, where = np.unique(rows, return_inverse=True)
+    made = items(table, distinct)
+    return [made[i] for i in where.reshape(-1).tolist()]
+
+
+def offers_of(found: Top, table: Table) -> list[CatalogItem] | list[CollapsedOffer]:
+    """The offers of `found`, built: each a `CatalogItem`, or for a collapsed answer a
+    `CollapsedOffer` (what `collapse_regions` gives) of its cheapest location."""
+    built = _built(table, found.rows)
+    if found.locations is None or found.dearest is None:
+        return built
+    return [
+        CollapsedOffer(i, locations, dearest)
+        for i, locations, dearest in zip(built, found.locations, found.dearest)
+    ]
+
+
+def array_chunks(
+    batches: Iterable[list[Any]], dumps: Callable[[Any], bytes], chunk_bytes: int = 1 << 16
+) -> Iterator[bytes]:
+    """`dumps(rows)`, byte for byte, where `rows` are the `batches` one after another, in
+    pieces of about `chunk_bytes`; each batch is encoded when it is reached, by one `dumps`
+    call. `dumps` writes compact JSON (separators `,` and `:`) or indented JSON (the CLI's
+    `indent=2`): either way a list is its items between `[` and `]` with a `,` before each
+    item's leading whitespace, and the whitespace before the `]` (an indented list's newline)
+    is the last batch's own."""
+    buffer, size, tail = [b"["], 0, b""
+    first = True
+    for batch in batches:
+        if not batch:
+            continue
+        inner = dumps(batch)[1:-1]
+        encoded = inner.rstrip()
+        tail = inner[len(encoded) :]
+        buffer.append(encoded if first else b"," + encoded)
+        size += len(encoded) + 1
+        first = False
+        if size >= chunk_bytes:
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    buffer.append(tail + b"]")
+    yield b"".join(buffer)
 
 
 def json_chunks(
@@ -212,17 +296,6 @@ def json_chunks(
     encoded when it is reached, by one `dumps` call (`dumps` writes compact JSON, so a list is
     its items joined by `,` between `[` and `]`, and an object its members between `{` and
     `}`)."""
-    buffer = [b'{"offers":[']
-    size, first = 0, True
-    for batch in batches:
-        if not batch:
-            continue
-        encoded = dumps(batch)[1:-1]
-        buffer.append(encoded if first else b"," + encoded)
-        size += len(encoded) + 1
-        first = False
-        if size >= chunk_bytes:
-            yield b"".join(buffer)
-            buffer, size = [], 0
-    buffer.append(b'],"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + b"}")
-    yield b"".join(buffer)
+    yield b'{"offers":'
+    yield from array_chunks(batches, dumps, chunk_bytes)
+    yield b',"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + b"}"

@@ -21,16 +21,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
-from gpuhunt._internal import catalog_costs, query_checks, registry
+from gpuhunt._internal import catalog_costs, query_checks
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt._internal.query import answers, spec, top
+from gpuhunt._internal.query import spec, top
 from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.order import sort_offers
-from gpuhunt._internal.query.parsed import parsed
 from gpuhunt._internal.rows import offer_row
 from gpuhunt._internal.serve.parameters import ParameterError, Request, parameter_error
 from gpuhunt._version import __version__
@@ -38,7 +35,7 @@ from gpuhunt._version import __version__
 if TYPE_CHECKING:
     from gpuhunt._internal.catalog import Catalog
     from gpuhunt._internal.explain import Explanation
-    from gpuhunt._internal.load.loader import Loaded
+    from gpuhunt._internal.load.loaded import Loaded
     from gpuhunt._internal.query.table import Table
 
 T = TypeVar("T")
@@ -182,7 +179,7 @@ class Service:
             return self._built_offers(request)
         found, table, loaded = chosen
         body = {
-            "offers": [r for batch in self._rows(found, table) for r in batch],
+            "offers": [r for batch in top.row_batches(found, table, ROWS_AT_ONCE) for r in batch],
             "total": found.total,
             "catalog": {"version": loaded.version, "source": loaded.source},
         }
@@ -198,7 +195,9 @@ class Service:
             return Encoded(iter([dumps(r.body)]), r.etag, r.max_age, len(r.body["offers"]))
         found, table, loaded = chosen
         catalog = {"version": loaded.version, "source": loaded.source}
-        pieces = top.json_chunks(self._rows(found, table), found.total, catalog, dumps)
+        pieces = top.json_chunks(
+            top.row_batches(found, table, ROWS_AT_ONCE), found.total, catalog, dumps
+        )
         tag = self._etag("offers", request, loaded)
         return Encoded(pieces, tag, self.max_age(loaded), len(found.rows))
 
@@ -209,7 +208,8 @@ class Service:
         args = request.args
         # Priced or filtered on spot bands: through `Catalog.query`, which reads the catalog's
         # side files (docs/costs.md).
-        if self.catalog.online_providers or catalog_costs.wanted(args):
+        # Spot offers asked for carry their interruption band: priced too, as the CLI's are.
+        if self.catalog.online_providers or catalog_costs.wanted(args) or args.spot is True:
             return None
 
         def compute() -> tuple[top.Top, Table] | None:
@@ -222,14 +222,10 @@ class Service:
             if loaded is None:
                 return None
             table = loaded.table
-            wanted = parsed(q).providers
-            asked = [p for p in table.providers if wanted is None or p in wanted]
-            offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
-            if not offline or any(registry.spec(p).online for p in asked):
-                return None
-            rows = table.select(q, None if set(table.providers) <= set(offline) else offline)
-            sort = args.sort or "price"
-            return top.top(table, rows, sort, request.limit, bool(args.all_regions)), table
+            found = top.choose(
+                table, q, args.sort or "price", request.limit, bool(args.all_regions)
+            )
+            return None if found is None else (found, table)
 
         found, loaded = self._consistent(compute)
         if found is None:
@@ -244,20 +240,6 @@ class Service:
             )
         except QueryInputError as e:
             raise parameter_error(e) from None
-
-    def _rows(self, found: top.Top, table: Table) -> Iterator[list[dict[str, Any]]]:
-        """The `--json` rows of `found`, built and given a slice at a time."""
-        for start in range(0, len(found.rows), ROWS_AT_ONCE):
-            part = found.rows[start : start + ROWS_AT_ONCE]
-            distinct, where = np.unique(part, return_inverse=True)
-            built = answers.items(table, distinct)
-            batch = []
-            for n, i in enumerate(where.reshape(-1).tolist()):
-                out = offer_row(built[i])
-                if found.locations is not None:
-                    out["locations"] = found.locations[start + n]
-                batch.append(out)
-            yield batch
 
     def _built_offers(self, request: Request) -> Reply:
         """The answer from `Catalog.query`'s whole list of offers."""

@@ -42,7 +42,7 @@ from gpuhunt._internal.gpu_names import (
 from gpuhunt._internal.models import CatalogItem, fill_offers, new_offers
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
-from gpuhunt._internal.site import arrays
+from gpuhunt._internal.site import arrays, controls
 
 FORMAT = 1
 
@@ -202,6 +202,7 @@ class _Shapes:
             _num(facts.tflops(item)) if g >= 0 else None,
             item.cpu_arch.value if item.cpu_arch else None,
             _gpu_share(item),
+            *(_num(q) for q in controls.quantities(item)),
         )
         s = self.index.get(key)
         if s is None:
@@ -229,6 +230,7 @@ _SHAPE_COLUMNS = (
     "tflops",
     "arch",
     "share",  # the share of one GPU the offer's GPU is (1/6 for NV6ads_A10_v5), else 1
+    *controls.QUANTITY_COLUMNS,  # `controls.page_filters`
 )
 
 
@@ -312,32 +314,14 @@ def build(
         for price, loc in sorted(prices, key=lambda x: (x[0], names[x[1]])):
             offer_loc.append(loc)
             offer_price.append(price)
+    offers = {"loc": offer_loc, "price": offer_price}
     return _document(
-        version=version,
-        now=now,
-        providers=shapes.providers,
-        provenance=provenance(manifest, counts, now),
-        locations=locs.cols,
-        gpus=shapes.gpus,
-        gpu_vendor=shapes.gpu_vendor,
-        shapes=shapes.columns(first, n),
-        offers={"loc": offer_loc, "price": offer_price},
-        history=history,
+        shapes, locs, first, n, offers, provenance(manifest, counts, now), version, now, history
     )
 
 
-def build_from_table(
-    table: Table | Sequence[Table],
-    facts: Facts,
-    *,
-    version: str | None,
-    manifest: Mapping[str, Any] | None = None,
-    history: Mapping[str, Any] | None = None,
-    now: dt.datetime | None = None,
-) -> dict[str, Any]:
-    """The document `build` makes of every offer of `table` (a catalog as it is loaded, or its
-    providers' tables), from its columns (`table_document`), its regional offers as lists."""
-    doc = table_document(table, facts, version=version, manifest=manifest, history=history, now=now)
+def as_built(doc: dict[str, Any]) -> dict[str, Any]:
+    """A document of `table_document` as `build` makes it: its regional offers as lists."""
     doc["offers"] = {k: v.tolist() for k, v in doc["offers"].items()}
     return doc
 
@@ -351,8 +335,9 @@ def table_document(
     history: Mapping[str, Any] | None = None,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """`build_from_table` with the regional offers left as numpy columns (`offers`: "loc"
-    int64, "price" float64), as `catalog site` writes them. `tables`: a catalog's table, or
+    """The document `build` makes of every offer of `tables`, from their columns, with the
+    regional offers left as numpy columns (`offers`: "loc" int64, "price" float64), as
+    `catalog site` writes them (`as_built`: as lists). `tables`: a catalog's table, or
     its providers' tables in the catalog's order, which give the page of the table `combine`
     would join of them without joining a million rows. The facts are asked once per shape of
     offers (a few thousand); grouping, counting and ordering the offers is a few passes of
@@ -388,18 +373,9 @@ def table_document(
     for part in parts:
         for name, c in part.per_provider().items():
             counts[name] = counts.get(name, 0) + c
-    return _document(
-        version=version,
-        now=now,
-        providers=shapes.providers,
-        provenance=provenance(manifest, counts, now),
-        locations=locs.cols,
-        gpus=shapes.gpus,
-        gpu_vendor=shapes.gpu_vendor,
-        shapes=shapes.columns(first.tolist(), n.tolist()),
-        offers={"loc": loc_of_row[order], "price": _joined(rounded, np.float64)[order]},
-        history=history,
-    )
+    offers = {"loc": loc_of_row[order], "price": _joined(rounded, np.float64)[order]}
+    prov = provenance(manifest, counts, now)
+    return _document(shapes, locs, first.tolist(), n.tolist(), offers, prov, version, now, history)
 
 
 def _joined(columns: list[np.ndarray], dtype: Any = np.int64) -> np.ndarray:
@@ -407,34 +383,35 @@ def _joined(columns: list[np.ndarray], dtype: Any = np.int64) -> np.ndarray:
 
 
 def _document(
-    *,
+    shapes: _Shapes,
+    locs: _Locations,
+    first: list[int],
+    n: list[int],
+    offers: dict[str, Any],
+    made: list[dict[str, Any]],
     version: str | None,
     now: dt.datetime,
-    providers: list[str],
-    provenance: list[dict[str, Any]],
-    locations: dict[str, list[Any]],
-    gpus: list[tuple[str, float]],
-    gpu_vendor: list[str | None],
-    shapes: dict[str, list[Any]],
-    offers: dict[str, list[Any]],
     history: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """The page's document, however its parts were worked out (`build`, `build_from_table`)."""
+    """The page's document, however its parts were worked out (`build`, `table_document`):
+    `first`/`n` each shape's offers, `made` the providers' provenance."""
+    gpus = shapes.gpus
     return {
         "format": FORMAT,
         "version": version,
         "generated_at": now.replace(microsecond=0).isoformat(),
-        "providers": providers,
-        "provenance": provenance,
-        "locations": locations,
+        "providers": shapes.providers,
+        "provenance": made,
+        "locations": locs.cols,
         "gpus": {
-            "name": [n for n, _ in gpus],
+            "name": [name for name, _ in gpus],
             "memory": [_num(m) for _, m in gpus],
-            "label": [gpu_label(n, m) for n, m in gpus],
-            "vendor": gpu_vendor,
+            "label": [gpu_label(name, m) for name, m in gpus],
+            "vendor": shapes.gpu_vendor,
         },
         "spellings": spellings(gpus),
-        "shapes": shapes,
+        "shapes": shapes.columns(first, n),
         "offers": offers,
         "history": dict(history) if history else None,
+        "filters": controls.page_filters(),
     }
