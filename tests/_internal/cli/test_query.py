@@ -580,7 +580,7 @@ GENERATED_OPTIONS = [
     [],
     ["--gpu", "H100"],
     ["--sort", "price-per-gpu", "--limit", "30"],
-    ["--sort", "gpu-memory", "--spot"],
+    ["--sort", "gpu-memory", "--on-demand"],
     ["--sort", "tflops-per-dollar", "--limit", "7"],
     ["--provider", "aws", "--provider", "gcp", "--min-gpu-count", "2"],
     ["--max-price", "0.0001"],
@@ -625,3 +625,17 @@ def test_answers_chosen_on_the_columns_are_the_built_answer(
     built = capsys.readouterr()
     assert streamed.out == built.out and len(built.out) > 2
     assert streamed.err == built.err
+
+
+def test_spot_answers_are_built_with_their_bands(generated, capsys, monkeypatch):
+    """--spot answers carry their interruption bands where the catalog has them
+    (docs/costs.md): they are priced from `Catalog.query`'s offers, never chosen on the
+    columns without them (this generated catalog has no band file: the path is what counts)."""
+    from gpuhunt._internal.query import top
+
+    calls = []
+    monkeypatch.setattr(top, "choose", lambda *a, **kw: calls.append(1))
+    argv = ["query", "--catalog-url", str(generated), "--json", "--spot", "--limit", "3"]
+    assert cli.main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert calls == [] and rows and all(r["spot"] for r in rows)
