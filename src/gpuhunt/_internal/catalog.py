@@ -35,7 +35,7 @@ from gpuhunt._internal.models import (
 )
 from gpuhunt._internal.online_pool import OnlinePool
 from gpuhunt._internal.query import online, spec
-from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.query.filters import make_filter, with_enumerated
 from gpuhunt._internal.query.names import gpu_name_problems
 
 if TYPE_CHECKING:
@@ -328,6 +328,7 @@ class Catalog:
         max_age: dt.timedelta | None = None,
         resale: bool | None = None,
         min_memory_per_gpu: float | None = None,
+        include: str | list[str] | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
@@ -341,7 +342,10 @@ class Catalog:
         given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
         prices in USD/hour. `available`, `max_age` and `resale` read what each offer says about
         itself (`CatalogItem.available`, `.observed_at`, `.resold_from`; see `QueryFilter`).
-        `min_memory_per_gpu` (GB of RAM per GPU) keeps offers with GPUs only.
+        `min_memory_per_gpu` (GB of RAM per GPU) keeps offers with GPUs only. `include`
+        (None: every offer, as 0.1.x) leaves out what a person cannot simply rent as listed
+        except the kinds it names (see `QueryFilter`); `include=[]` is what `gpuhunt query`
+        answers.
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -358,7 +362,9 @@ class Catalog:
         # Every keyword is a filter of the query spec, in its order (tests/test_api.py).
         given = locals()
         q = make_filter(**{name: given[name] for name in spec.NAMES})
-        return self._query(q, gpu_name)
+        found = self._query(q, gpu_name)
+        wider = None if found else with_enumerated(q)
+        return found if wider is None else self._query(wider, gpu_name)
 
     def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
         return catalog_query.answer(self._asking(), q, gpu_name)

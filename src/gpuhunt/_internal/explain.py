@@ -25,7 +25,7 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.query.spec import GPU_FILTERS
+from gpuhunt._internal.query.spec import GPU_FILTERS, INCLUDE_KINDS, include_hidden
 from gpuhunt._internal.query.table import Table
 
 NEAR_MISSES = 3  # cheapest offers failing each filter alone, by default
@@ -73,6 +73,9 @@ class Explanation:
     gpu_sources: dict[str, list[GpuSource]] = field(default_factory=dict)
     # Providers asked for that have no offer in the catalog -> whether they are online ones
     providers_without_offers: dict[str, bool] = field(default_factory=dict)
+    # Per kind `include` leaves out (`query.spec.INCLUDE_KINDS`): how many offers passing every
+    # other filter it removed (one offer may be of two kinds, and counts in each).
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def left(self) -> int:
@@ -86,6 +89,12 @@ class Explanation:
             out.append(f"  {_given(s.filter, s.value).ljust(width)}  {s.left} left")
         if self.emptied_by is not None:
             out.append(f"{_given(self.emptied_by.filter, self.emptied_by.value)} removed the last.")
+        removed = {k: n for k, n in self.left_out.items() if n}
+        if removed:
+            counts = ", ".join(f"{k} {n}" for k, n in removed.items())
+            out.append(
+                f"Left out as not rentable as listed: {counts} (--include KIND answers them)."
+            )
         for p, online in self.providers_without_offers.items():
             if online:
                 out.append(f"{p} is an online provider: its offers are asked live (--online).")
@@ -134,6 +143,8 @@ def _why(m: NearMiss) -> str:
 def _given(name: str, value: Any) -> str:
     if isinstance(value, dt.timedelta):  # as --max-age takes it: 30d, 12h, 90m, 45s
         return f"{name}={_age_text(value)}"
+    if name == "include" and not value:  # the doors' default: rentable offers only
+        return "include=(rentable only)"
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         value = value[0] if len(value) == 1 else ",".join(value)
     return f"{name}={value!r}"
@@ -208,7 +219,21 @@ def explain(table: Table | None, given: dict[str, Any], limit: int = NEAR_MISSES
     for name in _as_list(given.get("gpu_name")):
         if len(table.select(make_filter(gpu_name=name))) == 0:
             found.gpu_sources[name] = gpu_sources(table, name)
+    if "include" in given:
+        found.left_out = _left_out(table, given)
     return found
+
+
+def _left_out(table: Table, given: dict[str, Any]) -> dict[str, int]:
+    """Per kind `include` leaves out, the offers passing every other filter that it alone
+    would remove (an answer that has only enumerated locations keeps them: 0)."""
+    others = {k: v for k, v in given.items() if k != "include"}
+    passing = len(table.select(make_filter(**others)))
+    out = {}
+    for kind in sorted(include_hidden(given["include"]), key=INCLUDE_KINDS.index):
+        rest = [k for k in INCLUDE_KINDS if k != kind]
+        out[kind] = passing - len(table.select(make_filter(**others, include=rest)))
+    return out
 
 
 def _cheapest(table: Table, rows: list[int], name: str, value: Any, limit: int) -> list[NearMiss]:

@@ -107,6 +107,7 @@ FILTER_VALUES: dict[str, list] = {
     "resale": [True, False],
     "max_age": [datetime.timedelta(days=30), datetime.timedelta(days=36500)],
     "min_memory_per_gpu": [0, 8.0, 16, 1000],
+    "include": [[], ["restricted", "enumerated"], "fractional,stale-listings", "all"],
 }
 
 

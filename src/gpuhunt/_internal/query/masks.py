@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gpuhunt._internal import geography, offer_spec
+from gpuhunt._internal import geography, offer_spec, rentable
 from gpuhunt._internal.accelerators import MEMORY_TOLERANCE
 from gpuhunt._internal.form_factor import (
     FORM_FACTOR_KEY,
@@ -29,6 +29,7 @@ from gpuhunt._internal.form_factor import (
 )
 from gpuhunt._internal.gpu_names import tpu_generation
 from gpuhunt._internal.offer_state import cuda_version_of
+from gpuhunt._internal.query import spec as query_spec
 from gpuhunt._internal.query.parsed import ParsedQuery
 from gpuhunt._internal.vocabulary import AcceleratorVendor, CPUArchitecture
 
@@ -174,9 +175,52 @@ def _min_memory_per_gpu(t: Table, low: float) -> np.ndarray:
     return found
 
 
+def _include(t: Table, value: Any, now: dt.datetime | None = None) -> np.ndarray:
+    """The rows `rentable.hidden_kind` keeps, each offer text and flag set read once."""
+    hidden = query_spec.include_hidden(value)
+    m = np.ones(len(t), dtype=bool)
+    if not hidden:
+        return m
+    if "restricted" in hidden:
+        ok = np.array([not rentable.is_restricted(s.split()) for s in t.flag_sets], dtype=bool)
+        m &= ok[t.flags]
+    if hidden & {"fractional", "stale-listings", "enumerated"}:
+        now = now or dt.datetime.now(dt.timezone.utc)
+        n = len(t.provider_datas)
+        keep = np.ones(n + 1, dtype=bool)  # the last entry answers code -1
+        fraction = np.zeros(n + 1, dtype=bool)
+        momentary = np.zeros(n + 1, dtype=bool)
+        for k, text in enumerate(t.provider_datas):
+            if offer_spec.SEP not in text:
+                continue
+            own = dict(zip(offer_spec.OWN_NAMES, offer_spec.own_values(text)))
+            fraction[k] = own["gpu_fraction"] is not None
+            momentary[k] = bool(own["momentary"])
+            if "enumerated" in hidden and own["location_source"] == "enumerated":
+                keep[k] = False
+        m &= keep[t.provider_data]
+        if "fractional" in hidden:
+            flagged = np.array(
+                [rentable.FRACTIONAL_GPU_FLAG in s.split() for s in t.flag_sets], dtype=bool
+            )
+            m &= ~(fraction[t.provider_data] | flagged[t.flags])
+        if "stale-listings" in hidden and momentary.any():
+            # A momentary listing is kept while younger than its provider's cadence.
+            cadence = [rentable.listing_cadence(x) for x in t.providers]
+            oldest = np.array(
+                [NO_TIME if c is None else _micros(now - c) for c in cadence], dtype=np.int64
+            )
+            seen = t.offer_states().observed_at
+            limit = oldest[t.provider]
+            aged = (limit != NO_TIME) & ((seen == NO_TIME) | (seen < limit))
+            m &= ~(momentary[t.provider_data] & aged)
+    return m
+
+
 # The masks of the spec's `own` filters (`spec.OWN`), by name: `shape_mask` applies each set one.
 MASKS: dict[str, Callable[[Table, Any], np.ndarray]] = {
     "min_memory_per_gpu": _min_memory_per_gpu,
+    "include": _include,
 }
 
 

@@ -28,7 +28,7 @@ from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import answers, spec, top
-from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.query.filters import make_filter, with_enumerated
 from gpuhunt._internal.query.order import sort_offers
 from gpuhunt._internal.query.parsed import parsed
 from gpuhunt._internal.rows import offer_row
@@ -222,7 +222,11 @@ class Service:
             offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
             if not offline or any(registry.spec(p).online for p in asked):
                 return None
-            rows = table.select(q, None if set(table.providers) <= set(offline) else offline)
+            among = None if set(table.providers) <= set(offline) else offline
+            rows = table.select(q, among)
+            wider = None if len(rows) else with_enumerated(q)
+            if wider is not None:  # as `Catalog.query`: no listed offer, the enumerated ones
+                rows = table.select(wider, among)
             sort = args.sort or "price"
             return top.top(table, rows, sort, request.limit, bool(args.all_regions)), table
 
