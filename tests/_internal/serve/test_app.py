@@ -111,7 +111,7 @@ def test_explain_status_and_the_openapi_document(served):
     assert r.status_code == 200
     e = r.json()["explanation"]
     assert e["offers"] == 4000
-    assert [s["filter"] for s in e["steps"]] == ["gpu_name", "max_price"]
+    assert [s["filter"] for s in e["steps"]] == ["gpu_name", "max_price", "include"]
     assert e["emptied_by"]["filter"] == "max_price" and e["left"] == 0
     assert e["near_misses"] and set(e["near_misses"][0]["offer"]) >= {"provider", "price"}
     with served.catalog as c:

@@ -206,8 +206,10 @@ def json_chunks(
     catalog: Any,
     dumps: Callable[[Any], bytes],
     chunk_bytes: int = 1 << 16,
+    providers: Any = None,
 ) -> Iterator[bytes]:
-    """`dumps({"offers": rows, "total": total, "catalog": catalog})`, byte for byte, where
+    """`dumps({"offers": rows, "total": total, "catalog": catalog})`, byte for byte (with
+    `"providers": providers` last when given), where
     `rows` are the `batches` one after another, in pieces of about `chunk_bytes`; each batch is
     encoded when it is reached, by one `dumps` call (`dumps` writes compact JSON, so a list is
     its items joined by `,` between `[` and `]`, and an object its members between `{` and
@@ -224,5 +226,8 @@ def json_chunks(
         if size >= chunk_bytes:
             yield b"".join(buffer)
             buffer, size = [], 0
-    buffer.append(b'],"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + b"}")
+    tail = b""
+    if providers is not None:
+        tail = b',"providers":' + dumps(providers)
+    buffer.append(b'],"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + tail + b"}")
     yield b"".join(buffer)
