@@ -161,6 +161,18 @@ def hidden_kind(item: Any, hidden: Iterable[str], now: dt.datetime | None = None
     return None
 
 
+def is_restricted_location(provider: str, location: str) -> bool:
+    """Whether `location` of `provider` is one its provider restricts (Azure's list)."""
+    return provider == "azure" and location in AZURE_RESTRICTED_REGIONS
+
+
+def shape_kind(item: Any, now: dt.datetime) -> str:
+    """The page's `hidden` of an offer's shape: the kind of `query.spec.INCLUDE_KINDS` it is
+    but for its region ("fractional", "stale-listings", "enumerated"), or "" (restricted
+    regions are the page's locations' own column, `is_restricted_location`)."""
+    return hidden_kind(item, ("fractional", "stale-listings", "enumerated"), now) or ""
+
+
 def offer_flags(provider: str, instance_name: str, location: str) -> list[str]:
     """The flags this module adds to an offer, for collectors and the snapshot build."""
     flags = []
