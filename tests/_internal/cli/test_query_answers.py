@@ -53,7 +53,9 @@ def test_the_table_shows_each_offer_once_at_its_cheapest_region(h100):
     # by default, issue 48): AWS's p5.4xlarge sells in several regions.
     several = next(c for c in collapsed if c.offer.instance_name == "p5.4xlarge")
     line = next(r for r in rows if "p5.4xlarge" in r.split())
-    assert several.other_locations and f"{several.offer.location} +{several.other_locations}" in line
+    assert (
+        several.other_locations and f"{several.offer.location} +{several.other_locations}" in line
+    )
     footer = " ".join(out[out.index("") + 1 :])
     assert footer.startswith(
         f"{len(collapsed)} of {len(collapsed)} offers, each at its cheapest region "
