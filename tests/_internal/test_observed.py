@@ -144,8 +144,12 @@ def test_provider_ages_never_call_a_future_collection_fresh():
     }
     assert ages["lium"]["age_seconds"] is None  # in the future: unknown, never 0
     assert ages["lium"]["source"] == "recorded"
-    assert ages["seeweb"] == ages["mine"] == {
-        "collected_at": None,
-        "age_seconds": None,
-        "source": None,
-    }
+    assert (
+        ages["seeweb"]
+        == ages["mine"]
+        == {
+            "collected_at": None,
+            "age_seconds": None,
+            "source": None,
+        }
+    )

@@ -4,8 +4,8 @@ from fractions import Fraction
 import pytest
 
 from gpuhunt._internal import registry, rentable
-from gpuhunt._internal.query import spec
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
+from gpuhunt._internal.query import spec
 
 
 def item(name, location, price, *, spot=False, provider="azure", gpu=("A10", 1, 24.0)):

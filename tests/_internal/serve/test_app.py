@@ -13,8 +13,7 @@ from urllib.parse import urlencode
 import pytest
 import requests
 
-from gpuhunt._internal import cli
-from gpuhunt._internal import observed
+from gpuhunt._internal import cli, observed
 from gpuhunt._internal.serve import parameters
 
 # (query string pairs, the same options on gpuhunt query's command line)
