@@ -63,7 +63,7 @@ def top(table: Table, rows: np.ndarray, sort: str, limit: int, all_regions: bool
 def _shape_column(table: Table, name: str, rows: np.ndarray) -> np.ndarray:
     """A per-shape column's values for `rows` (read at the shape, not spread to every row)."""
     parts = prepare(table)
-    by_shape = table._by_shape
+    by_shape = table.by_shape
     if by_shape is None:  # an empty table is never compacted
         column: np.ndarray = getattr(table, name)
         return np.asarray(column[rows])
@@ -145,7 +145,7 @@ def _groups_of_shapes(table: Table) -> np.ndarray:
     table (its shapes never change)."""
     found: np.ndarray | None = table.__dict__.get("_offer_of_shape")
     if found is None:
-        by_shape = table._by_shape
+        by_shape = table.by_shape
         assert by_shape is not None
         name = by_shape.instance_name.astype(np.int64)
         key = (name * len(table.providers) + by_shape.provider) * 2 + by_shape.spot
