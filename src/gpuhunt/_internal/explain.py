@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gpuhunt._internal import registry
+from gpuhunt._internal import registry, rentable
 from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import answers
@@ -137,6 +137,9 @@ def _why(m: NearMiss) -> str:
         return f"its provider does not report availability ({_given(m.filter, m.value)})"
     if m.filter == "max_age" and m.offer.observed_at is None:
         return f"its price has no date ({_given(m.filter, m.value)})"
+    if m.filter == "include":  # which kind it is: what `--include KIND` asks for
+        kind = rentable.hidden_kind(m.offer, include_hidden(m.value))
+        return f"{kind or 'not rentable as listed'} (--include {kind or 'all'})"
     return f"fails {_given(m.filter, m.value)}"
 
 
