@@ -91,9 +91,11 @@ FIELDS: tuple[OfferField, ...] = (
     # it there; "enumerated": a third-party catalog lists every type in every region it knows;
     # None: not said); whether it is a marketplace listing of another person's host, meaningful
     # for its provider's listing cadence only (`registry.ProviderSpec.listing_cadence_hours`).
-    _own("gpu_fraction", "float | None", "gpu_fraction", "share"),
-    _own("location_source", "str | None", "location_source", None),
-    _own("momentary", "bool | None", "momentary", None),
+    # Not in the observations dataset (what it records is price and availability over time);
+    # on the page as the shapes' `share` and `hidden` columns (`site/data.py`).
+    _own("gpu_fraction", "float | None", None, "share"),
+    _own("location_source", "str | None", None, "hidden"),
+    _own("momentary", "bool | None", None, "hidden"),
 )
 OWN: tuple[OfferField, ...] = tuple(f for f in FIELDS if f.own)
 OWN_NAMES: tuple[str, ...] = tuple(f.name for f in OWN)
