@@ -154,8 +154,10 @@ def data_ages(status: CatalogStatus, providers: Container[str] | None = None) ->
         p: when for p, when in status.recorded_at.items() if providers is None or p in providers
     }
     now = dt.datetime.now(dt.timezone.utc)
+    # A recording time in the future (a skewed clock, a mistyped manifest) is no age at all:
+    # "unknown", never "0m", which would say the data is fresh.
     return {
-        p: freshness.describe(None if when is None else max(now - when, dt.timedelta(0)))
+        p: freshness.describe(None if when is None or when > now else now - when)
         for p, when in sorted(recorded.items())
     }
 
