@@ -186,19 +186,9 @@ def _include(t: Table, value: Any, now: dt.datetime | None = None) -> np.ndarray
         m &= ok[t.flags]
     if hidden & {"fractional", "stale-listings", "enumerated"}:
         now = now or dt.datetime.now(dt.timezone.utc)
-        n = len(t.provider_datas)
-        keep = np.ones(n + 1, dtype=bool)  # the last entry answers code -1
-        fraction = np.zeros(n + 1, dtype=bool)
-        momentary = np.zeros(n + 1, dtype=bool)
-        for k, text in enumerate(t.provider_datas):
-            if offer_spec.SEP not in text:
-                continue
-            own = dict(zip(offer_spec.OWN_NAMES, offer_spec.own_values(text)))
-            fraction[k] = own["gpu_fraction"] is not None
-            momentary[k] = bool(own["momentary"])
-            if "enumerated" in hidden and own["location_source"] == "enumerated":
-                keep[k] = False
-        m &= keep[t.provider_data]
+        fraction, momentary, enumerated = _kinds_of_texts(t)
+        if "enumerated" in hidden:
+            m &= ~enumerated[t.provider_data]
         if "fractional" in hidden:
             flagged = np.array(
                 [rentable.FRACTIONAL_GPU_FLAG in s.split() for s in t.flag_sets], dtype=bool
@@ -215,6 +205,29 @@ def _include(t: Table, value: Any, now: dt.datetime | None = None) -> np.ndarray
             aged = (limit != NO_TIME) & ((seen == NO_TIME) | (seen < limit))
             m &= ~(momentary[t.provider_data] & aged)
     return m
+
+
+def _kinds_of_texts(t: Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per offer text (`offer_spec`), whether it says a share of a GPU, a momentary listing and
+    an enumerated location; read once per list of texts and kept on the table (a stamp
+    replaces the list: `observed.stamp_table`)."""
+    kept: dict[str, Any] = vars(t)
+    texts = t.provider_datas
+    cached = kept.get("_kinds_of_texts")
+    found = cached[1] if cached is not None and cached[0] is texts else None
+    if found is None:
+        n = len(t.provider_datas)
+        found = tuple(np.zeros(n + 1, dtype=bool) for _ in range(3))  # [-1]: code -1
+        fraction, momentary, enumerated = found
+        for k, text in enumerate(t.provider_datas):
+            if offer_spec.SEP not in text:
+                continue
+            own = dict(zip(offer_spec.OWN_NAMES, offer_spec.own_values(text)))
+            fraction[k] = own["gpu_fraction"] is not None
+            momentary[k] = bool(own["momentary"])
+            enumerated[k] = own["location_source"] == "enumerated"
+        kept["_kinds_of_texts"] = (texts, found)
+    return found
 
 
 # The masks of the spec's `own` filters (`spec.OWN`), by name: `shape_mask` applies each set one.
