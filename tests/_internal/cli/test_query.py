@@ -215,6 +215,7 @@ def test_compute_capability_as_written(capsys, cc):
         (["--sort", "cost"], "argument --sort: invalid choice"),
         (["--provider", "hotaisle"], "hotaisle is an online provider, queried live: add --online"),
         (["--provider", "hotaisle", "--provider", "primeintellect"], "are online providers"),
+        (["--include", "cheap"], "--include: unknown kind 'cheap' (known: restricted,"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, args, message):
