@@ -108,7 +108,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], list[str]]] = {
         [
             "items",
             "prepare",
-            "_shape_groups",
+            "shape_groups",
             "_shapes",
             "_distinct_rows",
             "_as_bits",

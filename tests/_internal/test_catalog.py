@@ -323,6 +323,15 @@ def test_a_parsed_csv_is_cached_as_a_column_file_for_the_next_process(tmp_path, 
         return real(text, provider=provider, **kw)
 
     monkeypatch.setattr(csv_table, "build_table", counting)
+    from gpuhunt._internal.formats import csv_stream
+
+    streamed = csv_stream.build_table_streamed
+
+    def counting_streamed(pieces, *, provider, **kw):  # parsed as inflated (issue 50)
+        parsed.append(provider)
+        return streamed(pieces, provider=provider, **kw)
+
+    monkeypatch.setattr(csv_stream, "build_table_streamed", counting_streamed)
     with serve_directory(root) as (url, _):
         first = Catalog(catalog_url=url)
         first.load()

@@ -51,7 +51,7 @@ def test_ages_and_how_they_read():
         "aws": "24h",
         "gcp": "313d",
         "oci": "unknown",
-        "future": "0m",
+        "future": "unknown",  # issue 50: never `0m`
     }
     assert freshness.describe(dt.timedelta(minutes=37)) == "37m"
     assert freshness.describe(dt.timedelta(hours=47, minutes=59)) == "47h"
@@ -339,9 +339,42 @@ def test_data_recorded_in_the_future_is_due_clamped_and_reported():
             "aws": {"collected_at": "2029-01-01T00:00:00Z", "status": "carried", "rows": 1}
         }
     }
-    assert freshness.ages(manifest, now)["aws"] == dt.timedelta(0)  # clamped
+    assert freshness.ages(manifest, now)["aws"] is None  # unknown, never zero (issue 50)
     assert "aws" in freshness.due(manifest, now, ["aws"])  # never "fresh for years"
     built = report.build_report(manifest, now)
     assert [p.provider for p in built.stale] == ["aws"]
     assert any("in the future" in p for p in built.problems)
-    assert sources.snapshot_age_days(manifest, now) == 0  # never negative days
+    assert sources.snapshot_age_days(manifest, now) is None  # never negative, nor 0 days
+
+
+def test_a_time_in_the_future_by_any_amount_is_an_unknown_age_flagged_never_0m():
+    """Issue 50: within `FUTURE_SKEW` a time ahead of the clock was clamped to age 0 and read
+    `0m`; the CLI's footer did so for any time ahead. No age can be told from it."""
+    import datetime as dt
+
+    from gpuhunt._internal import freshness
+    from gpuhunt._internal.catalog_status import CatalogStatus
+    from gpuhunt._internal.cli.render import data_ages
+    from gpuhunt._internal.publish import report
+    from gpuhunt._internal.site.data import provenance
+
+    now = dt.datetime(2026, 12, 2, 8, 0, tzinfo=dt.timezone.utc)
+    for ahead in (dt.timedelta(seconds=30), dt.timedelta(minutes=3), dt.timedelta(days=400)):
+        when = now + ahead
+        assert freshness.in_future(when, now) and freshness.age_at(when, now) is None
+        assert freshness.describe_at(when, now) == freshness.FUTURE
+        assert freshness.FUTURE.startswith("unknown")
+        manifest = {"providers": {"aws": {"collected_at": when.isoformat(), "status": "fresh"}}}
+        assert freshness.ages(manifest, now) == {"aws": None}
+        built = report.build_report(manifest, now)
+        assert built.providers[0].future and built.providers[0].age_hours is None
+        text = report.markdown(built)
+        assert "recorded in the future" in text and "0m" not in text
+        assert any("aws was recorded at" in p for p in built.problems)
+        assert provenance(manifest, {"aws": 1}, now)[0]["age"] == freshness.FUTURE
+    assert freshness.describe_at(now, now) == "0m"  # the present is still an age
+    assert freshness.describe_at(now - dt.timedelta(hours=3), now) == "3h"
+    # The CLI's footer and `catalog status`, on the reader's clock.
+    ahead = dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=2)
+    status = CatalogStatus(None, None, None, None, None, recorded_at={"aws": ahead})
+    assert data_ages(status) == {"aws": freshness.FUTURE}

@@ -9,7 +9,12 @@ from gpuhunt import (
     matches,
 )
 from gpuhunt._internal.formats.csv import csv_bytes
-from gpuhunt._internal.gpu_names import MEMORY_TOLERANCE, resolve_gpu, tpu_generation
+from gpuhunt._internal.gpu_names import (
+    MEMORY_TOLERANCE,
+    closest_gpu_names,
+    resolve_gpu,
+    tpu_generation,
+)
 from gpuhunt._internal.models import AcceleratorVendor
 from tests.helpers import item, publish_archive
 
@@ -157,3 +162,30 @@ def test_a_tpu_generation_finds_its_slices(tmp_path):
             "No offer in this catalog is a 'TPU v5p' (v5p). Listed by: gcp (in this catalog, "
             "without such an offer now)."
         ]
+
+
+def test_refusing_many_unknown_names_compares_each_to_a_bounded_shortlist(monkeypatch):
+    """Issue 50: each unknown name was compared (difflib) to every known name and every name in
+    the catalog, whose keys were recomputed for every name: 10,000 names took seconds. The index
+    is built once per catalog, and each name meets at most `SHORTLIST` candidates."""
+    from gpuhunt._internal import gpu_names
+    from gpuhunt._internal.query.names import gpu_name_problems
+
+    compared: list[int] = []
+    real = gpu_names._close_matches
+
+    def counting(key: str, candidates: list[str], n: int) -> list[str]:
+        compared.append(len(candidates))
+        return real(key, candidates, n)
+
+    monkeypatch.setattr(gpu_names, "_close_matches", counting)
+    gpu_names._name_index.cache_clear()
+    in_catalog = [f"Board {i} X{i % 7}" for i in range(500)] + ["H100"]
+    names = [f"QZ{i}W{i * 7919 % 1000}" for i in range(2000)]
+    problems = gpu_name_problems(names, in_catalog, set())
+    assert len(problems) == len(names)
+    assert len(compared) == len(names) and max(compared) <= gpu_names.SHORTLIST
+    assert gpu_names._name_index.cache_info().misses == 1
+    # The shortlist still finds the near misses the full comparison found.
+    assert gpu_name_problems(["H1OO"], in_catalog)[0].endswith("did you mean H100?")
+    assert closest_gpu_names("Board 12 X5", in_catalog)[0] == "Board 12 X5"

@@ -542,7 +542,7 @@ PYTHON_PRIVATE = {"_replace", "_asdict", "_fields", "_make", "_exit", "_getframe
 # piece), the interpreter's exit hooks.
 KNOWN_PRIVATE_READS = {
     ("load/tables.py", "_parts"),
-    ("load/tables.py", "_shape_groups"),
+    ("load/tables.py", "shape_groups"),
     ("load/warm.py", "_parts"),
     ("load/warm.py", "_unknown"),
     ("load/transport.py", "_content"),

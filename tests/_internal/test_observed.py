@@ -38,9 +38,9 @@ def _item(**kw: object) -> CatalogItem:
 
 def test_iso_z_and_parse_round_trip():
     when = dt.datetime(2026, 12, 2, 8, 0, 0, 123, tzinfo=dt.timezone.utc)
-    assert observed.iso_z(when) == "2026-12-02T08:00:00Z"
+    assert offer_spec.iso_z(when) == "2026-12-02T08:00:00Z"
     aware = dt.datetime(2026, 12, 2, 9, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))
-    assert observed.iso_z(aware) == "2026-12-02T08:00:00Z"
+    assert offer_spec.iso_z(aware) == "2026-12-02T08:00:00Z"
     assert observed.parse("2026-12-02T08:00:00Z") == when.replace(microsecond=0)
     assert observed.parse("2026-12-02T08:00:00+00:00") == when.replace(microsecond=0)
     assert observed.parse("yesterday") is None and observed.parse(None) is None

@@ -218,3 +218,76 @@ def test_a_pointer_published_before_its_archive_keeps_the_providers_offers(tmp_p
         c.load()
         assert {o.provider for o in c.query()} == {"aws", "lambdalabs"}
         assert "lambdalabs/version names 20261201-1" in (c.status().last_error or "")
+
+
+# ------------------------------------------- the cache: a link to a FIFO in an archive's place
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", ["single", "per-provider"])
+def test_a_cached_archive_replaced_by_a_link_to_a_fifo_is_skipped_not_opened(layout, tmp_path):
+    """Issue 50: a new process on a warm cache whose archive is now a symbolic link to a FIFO
+    outside the cache read the archive's seal with a plain open(), which waits for a writer
+    forever. It is a damaged entry: skipped with a warning, and the catalog still answers."""
+    import os
+
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from tests.helpers import item, publish_per_provider, serve_directory
+
+    root = tmp_path / "bucket"
+    if layout == "single":
+        (root / "v1").mkdir(parents=True)
+        (root / "v1" / "catalog.zip").write_bytes(ARCHIVE)
+        (root / "version").write_text("v1")
+    else:
+        publish_per_provider(root, "20261130-1", {"aws": csv_bytes([item(price=1.0)])})
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with serve_directory(root) as (base, _):
+        env = {"GPUHUNT_CATALOG_URL": base, "GPUHUNT_CACHE_DIR": str(tmp_path / "c")}
+        assert cli(["query", "--json"], env).returncode == 0
+        cached = list((tmp_path / "c").rglob("catalog.zip"))
+        assert cached
+        for path in cached:
+            path.unlink()
+            path.symlink_to(fifo)
+        # A timeout well under the suite's: a regression fails here rather than hanging it.
+        done = cli(["query", "--json"], env, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert '"provider": "aws"' in done.stdout
+    assert "not a regular file" in done.stderr
+
+
+def test_a_new_process_keeps_a_providers_cached_version_while_its_pointer_is_ahead(tmp_path):
+    """Issue 50: the running process kept the provider's offers (above); a new one on the same
+    warm disk cache served none of them. It serves the cached version the cache's pointer named,
+    and says why in `status()`."""
+    from gpuhunt._internal.formats.csv import csv_bytes
+    from tests.helpers import item, publish_per_provider, serve_directory
+
+    root = tmp_path / "bucket"
+    publish_per_provider(root, "20261130-1", {"aws": csv_bytes([item(price=1.0)])})
+    publish_per_provider(
+        root, "20261130-1", {"lambdalabs": csv_bytes([item("lambdalabs", price=2.0)])}
+    )
+    # A zero window: `load()` asks the network, as a process does once the last check is old.
+    settings = Settings(cache_dir=tmp_path / "c", load_checked_within=0)
+    with serve_directory(root) as (base, _):
+        with Catalog(catalog_url=base, settings=settings) as c:
+            c.load()
+            assert {o.provider for o in c.query()} == {"aws", "lambdalabs"}
+        (root / "aws" / "version").write_text("20261201-1")
+        for _ in range(2):  # and the process after it, which finds the same pointers
+            with Catalog(catalog_url=base, settings=settings) as c:
+                c.load()
+                assert sorted(o.provider for o in c.query()) == ["aws", "lambdalabs"]
+                status = c.status()
+            assert "aws/version names 20261201-1" in (status.last_error or "")
+            assert "serving its cached version 20261130-1" in (status.last_error or "")
+        # Once the archive is published, the new version is served.
+        publish_per_provider(root, "20261201-1", {"aws": csv_bytes([item(price=3.0)])})
+        with Catalog(catalog_url=base, settings=settings) as c:
+            c.load()
+            assert sorted(o.price for o in c.query()) == [2.0, 3.0]
+            assert c.status().last_error is None

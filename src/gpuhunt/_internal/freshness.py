@@ -18,15 +18,34 @@ from gpuhunt._internal import registry
 # run (daily), not one run later each time. Half the run interval absorbs that drift.
 TOLERANCE = dt.timedelta(minutes=30)
 # A recording time further ahead of the reader's clock than this is a skewed clock (the build
-# machine's or ours), not news: its age is shown as zero ("clamped") and said to be in the
-# future, the scheduler collects it again as if its age were unknown, and the staleness report
-# counts it as of unknown age - never "fresh for years".
+# machine's or ours), not news: the scheduler collects it again as if its age were unknown -
+# never "fresh for years".
 FUTURE_SKEW = dt.timedelta(minutes=5)
+# What an age reads as when its recording time is after the reader's clock, by any amount: no
+# age can be told from it (issue 50: it read `0m`, as fresh as data can be). The build report
+# names every such provider.
+FUTURE = "unknown (recorded in the future)"
 
 
 def from_future(when: dt.datetime | None, now: dt.datetime) -> bool:
     """Whether a recording time is in the future of `now`, beyond `FUTURE_SKEW`."""
     return when is not None and when > now + FUTURE_SKEW
+
+
+def in_future(when: dt.datetime | None, now: dt.datetime) -> bool:
+    """Whether a recording time is after `now` at all: its age is unknown, never zero."""
+    return when is not None and when > now
+
+
+def age_at(when: dt.datetime | None, now: dt.datetime) -> dt.timedelta | None:
+    """The age at `now` of data recorded `when`; None when not recorded or recorded after `now`
+    (`in_future`)."""
+    return None if when is None or in_future(when, now) else now - when
+
+
+def describe_at(when: dt.datetime | None, now: dt.datetime) -> str:
+    """`describe` of the age at `now`, flagged `FUTURE` for a time after `now`."""
+    return FUTURE if in_future(when, now) else describe(age_at(when, now))
 
 
 def recorded_at(entry: dict[str, Any] | None) -> dt.datetime | None:
@@ -49,13 +68,11 @@ def entries(manifest: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 def ages(manifest: dict[str, Any] | None, now: dt.datetime) -> dict[str, dt.timedelta | None]:
-    """Each provider's data age at `now` (None: the manifest does not say when it was recorded).
-    A recording time in the future (a skewed clock) counts as age zero."""
-    out: dict[str, dt.timedelta | None] = {}
-    for name, entry in sorted(entries(manifest).items()):
-        when = recorded_at(entry)
-        out[name] = None if when is None else max(now - when, dt.timedelta(0))
-    return out
+    """Each provider's data age at `now` (None: the manifest does not say when it was recorded,
+    or says a time after `now`: a skewed clock, `in_future`)."""
+    return {
+        name: age_at(recorded_at(entry), now) for name, entry in sorted(entries(manifest).items())
+    }
 
 
 def describe(age: dt.timedelta | None) -> str:

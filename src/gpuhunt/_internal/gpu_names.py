@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
@@ -312,11 +313,56 @@ def memory_fits(actual: float | None, wanted: float) -> bool:
 def closest_gpu_names(name: str, also: Iterable[str] = (), n: int = 3) -> list[str]:
     """Known GPU names (and `also`, e.g. names only a catalog uses) that look most like `name`,
     best first, for "did you mean" hints."""
-    by_key: dict[str, str] = {_key(a.name): a.name for a in KNOWN_ACCELERATORS}
-    for other in also:
-        by_key.setdefault(_key(other), other)
-    found = difflib.get_close_matches(_key(name), list(by_key), n=n, cutoff=0.5)
-    return [by_key[k] for k in found]
+    index = _name_index(tuple(also))
+    return [index.by_key[k] for k in index.closest(_key(name), n)]
+
+
+# How many candidates, those sharing the most letter pairs with a name, difflib compares it to:
+# comparing every known name (hundreds with a catalog's) cost ~0.5 ms a name, so refusing
+# 10,000 unknown names took seconds (issue 50).
+SHORTLIST = 12
+
+
+def _pairs(key: str) -> set[str]:
+    padded = f" {key} "  # a one-letter key still has pairs; a name's ends weigh as letters do
+    return {padded[i : i + 2] for i in range(len(padded) - 1)}
+
+
+class _NameIndex:
+    """The keys of the names hints may offer, with each letter pair's keys: a name is compared
+    (by difflib) only to the `SHORTLIST` keys sharing the most pairs with it."""
+
+    def __init__(self, also: tuple[str, ...]) -> None:
+        self.by_key: dict[str, str] = dict(_KNOWN_BY_KEY)
+        for other in also:
+            self.by_key.setdefault(_key(other), other)
+        self.keys = list(self.by_key)
+        self.postings: dict[str, list[int]] = {}
+        for i, key in enumerate(self.keys):
+            for pair in _pairs(key):
+                self.postings.setdefault(pair, []).append(i)
+
+    def closest(self, key: str, n: int) -> list[str]:
+        shared: Counter[int] = Counter()
+        for pair in _pairs(key):
+            shared.update(self.postings.get(pair, ()))
+        # Ties in shared pairs keep the keys' order, as difflib's full scan would meet them.
+        best = sorted(shared, key=lambda i: (-shared[i], i))[:SHORTLIST]
+        return _close_matches(key, [self.keys[i] for i in sorted(best)], n)
+
+
+def _close_matches(key: str, candidates: list[str], n: int) -> list[str]:
+    return difflib.get_close_matches(key, candidates, n=n, cutoff=0.5)
+
+
+_KNOWN_BY_KEY: dict[str, str] = {_key(a.name): a.name for a in KNOWN_ACCELERATORS}
+
+
+@lru_cache(maxsize=8)
+def _name_index(also: tuple[str, ...]) -> _NameIndex:
+    """The index for hints offering `also` too; a catalog's names are the same from one query
+    to the next, so it is built once per catalog, not once per name."""
+    return _NameIndex(also)
 
 
 def aliases_of(name: str) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuhunt._internal import offer_spec
 from gpuhunt._internal.models import CatalogItem
-from gpuhunt._internal.offer_spec import iso_z as iso_z  # the contract's form, importable here
+from gpuhunt._internal.offer_spec import iso_z
 
 KEY = "observed_at"
 

@@ -102,7 +102,7 @@ def test_a_recording_time_in_the_future_is_an_unknown_age_not_a_fresh_one():
         age_seconds=None,
         recorded_at={"aws": now + dt.timedelta(days=30), "gcp": now - dt.timedelta(days=3)},
     )
-    assert footer.data_ages(status) == {"aws": "unknown", "gcp": "3d"}
+    assert footer.data_ages(status) == {"aws": "unknown (recorded in the future)", "gcp": "3d"}
 
 
 def test_enumerated_locations_and_momentary_listings_are_named_in_the_notes():

@@ -121,3 +121,24 @@ def test_a_file_is_written_with_its_seal_without_a_second_copy_of_it(tmp_path):
     assert peak < len(data) // 2
     assert cache.get("parsed", "big.columns") == data
     assert (tmp_path / cache.dir.name / "parsed" / "big.columns").read_bytes() == seal(data)
+
+
+def test_tail_reads_a_files_last_bytes_and_never_a_fifo_link_or_device(tmp_path, monkeypatch):
+    """Issue 50: the warm start reads each archive's seal from its last bytes; that read has
+    the cache's checks too. Without O_NOFOLLOW/O_NONBLOCK the type is still checked first."""
+    cache = DiskCache("u", tmp_path / "cache")
+    assert cache.put(b"sealed", "archive", "v1", "catalog.zip")
+    assert cache.tail(8, "archive", "v1", "catalog.zip") == seal(b"sealed")[-8:]
+    assert cache.tail(1 << 20, "archive", "v1", "catalog.zip") == seal(b"sealed")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (cache.dir / "archive" / "v2").mkdir()
+    (cache.dir / "archive" / "v2" / "catalog.zip").symlink_to(fifo)
+    os.mkfifo(cache.dir / "archive" / "v1" / "fifo.zip")
+    (cache.dir / "archive" / "v1" / "null.zip").symlink_to("/dev/null")
+    monkeypatch.setattr(cache_module, "_NOFOLLOW", 0)
+    monkeypatch.setattr(cache_module, "_NONBLOCK", 0)
+    for name in (("v2", "catalog.zip"), ("v1", "fifo.zip"), ("v1", "null.zip")):
+        assert cache.tail(8, "archive", *name) is None
+        assert cache.get("archive", *name) is None
+    assert cache.tail(8, "archive", "v3", "catalog.zip") is None

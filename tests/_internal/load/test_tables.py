@@ -216,6 +216,13 @@ def _count_inflates(monkeypatch) -> list[str]:
         return real(z, info, source)
 
     monkeypatch.setattr(archive, "_inflate", counting)
+    streamed = archive._pieces
+
+    def counting_pieces(item):  # inflated as a stream (issue 50): read all the same
+        seen.append(item.info.filename)
+        return streamed(item)
+
+    monkeypatch.setattr(archive, "_pieces", counting_pieces)
     return seen
 
 
@@ -294,7 +301,8 @@ def test_combining_shaped_tables_answers_as_the_combined_table_does():
     number instead of every column of every offer; every answer is the same, in the same
     order, as from the tables combined whole and compacted."""
     from gpuhunt import QueryFilter
-    from gpuhunt._internal.load.tables import combine_freeing, combine_shaped, shaped
+    from gpuhunt._internal.load.streamed import shaped
+    from gpuhunt._internal.load.tables import combine_freeing, combine_shaped
     from gpuhunt._internal.query import answers
 
     filters = [
@@ -317,7 +325,7 @@ def test_combining_shaped_tables_answers_as_the_combined_table_does():
 
 def test_a_shaped_table_keeps_nothing_of_a_column_files_buffer():
     from gpuhunt._internal.formats import columns
-    from gpuhunt._internal.load.tables import shaped
+    from gpuhunt._internal.load.streamed import shaped
 
     (aws, *_) = _provider_tables(1)
     packed = bytes(columns.encode(aws, "0" * 64))
@@ -366,3 +374,29 @@ def test_the_side_thread_keeps_no_csv_nor_table_once_its_job_is_done(tmp_path):
     side.settle()
     assert sys.getrefcount(piece) == before
     side.finish()
+
+
+def test_a_csv_only_archive_is_parsed_as_it_is_inflated(tmp_path, monkeypatch):
+    """Issue 50: a cold load of a CSV-only archive (0.1.x's layout) held the provider's whole
+    CSV beside the table being built; it is read a piece at a time, hashed beside, and the
+    table kept in the disk cache is the one a whole read gives."""
+    from gpuhunt._internal.formats import archive, csv_stream
+    from gpuhunt._internal.formats.archive import read_archive, write_archive
+
+    monkeypatch.setattr(csv_stream, "BLOCK", 256)  # many blocks
+    aws = csv_bytes([item("aws", price=float(p), instance_name=f"i{p}") for p in range(1, 300)])
+    whole: list[str] = []
+    real = archive._inflate
+    monkeypatch.setattr(
+        archive,
+        "_inflate",
+        lambda z, info, source: whole.append(info.filename) or real(z, info, source),
+    )
+    for _ in range(2):  # cold, then with the table parsed before in the disk cache
+        raw = RawCatalog.of(read_archive(write_archive({"aws": aws}, {})), "v1", "network", "u")
+        loader = _loader(tmp_path)
+        loader._install(raw)
+        assert loader.loaded is not None and loader.loaded.table.counts() == {"aws": 299}
+        assert sorted(loader.loaded.table.price.tolist()) == [float(p) for p in range(1, 300)]
+    assert "aws.csv" not in whole
+    assert list((tmp_path / "cache").rglob(f"aws-{sha256(aws)[:32]}.columns"))

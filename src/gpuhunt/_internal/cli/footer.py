@@ -124,7 +124,7 @@ def origin(status: CatalogStatus, short: bool = False) -> str:
     retry = f"; next check in {_ago(math.ceil(wait))} (--refresh checks now)" if wait else ""
     if short and status.source in ("disk-cache", "bundled"):
         where = "Cached catalog" if status.source == "disk-cache" else "Bundled snapshot"
-        again = f"; next check in {_ago(math.ceil(wait))}" if wait else ""
+        again = f"; next check in {_ago(math.ceil(wait))}, --refresh now" if wait else ""
         return f"{where} {v} (catalog not loaded: {error or 'no answer'}{again})"
     if status.source == "disk-cache":
         return (
@@ -154,12 +154,7 @@ def data_ages(status: CatalogStatus, providers: Container[str] | None = None) ->
         p: when for p, when in status.recorded_at.items() if providers is None or p in providers
     }
     now = dt.datetime.now(dt.timezone.utc)
-    # A recording time in the future (a skewed clock, a mistyped manifest) is no age at all:
-    # "unknown", never "0m", which would say the data is fresh.
-    return {
-        p: freshness.describe(None if when is None or when > now else now - when)
-        for p, when in sorted(recorded.items())
-    }
+    return {p: freshness.describe_at(when, now) for p, when in sorted(recorded.items())}
 
 
 def query_footer_lines(

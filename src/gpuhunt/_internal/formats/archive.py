@@ -96,6 +96,16 @@ class Members(MutableMapping[str, bytes]):
     def inflated(self, key: str) -> bool:
         return not isinstance(self._items[key], _Later)
 
+    def stream(self, key: str) -> tuple[int, Iterator[bytes]] | None:
+        """For an entry not inflated yet: its declared size and its bytes inflated a piece at
+        a time, held to its manifest sha256 when the last piece is read (the generator raises
+        `CatalogIntegrityError` then, or on a corrupt member); nothing is kept here. None for
+        an entry already in memory."""
+        item = self._items[key]
+        if not isinstance(item, _Later):
+            return None
+        return item.info.file_size, _pieces(item)
+
     def __getitem__(self, key: str) -> bytes:
         item = self._items[key]
         if not isinstance(item, _Later):
@@ -155,6 +165,37 @@ def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
     if size != info.file_size:
         raise CatalogIntegrityError(f"{source}: member {info.filename} has the wrong size")
     return content  # type: ignore[return-value]
+
+
+def _pieces(item: _Later) -> Iterator[bytes]:
+    """`item`'s bytes a piece at a time, never past its (capped) declared size, checked against
+    its sha256 (if known) at the end: a caller parsing as it reads drops what it built if the
+    last piece raises."""
+    import zipfile  # here: a warm start reads no zip
+
+    info, source = item.info, item.source
+    digest = hashlib.sha256() if item.sha256 is not None else None
+    size = 0
+    try:
+        with item.zip.open(info) as member:
+            while True:
+                piece = member.read(min(_PIECE, info.file_size + 1 - size))
+                if not piece:
+                    break
+                size += len(piece)
+                if size > info.file_size:
+                    break
+                if digest is not None:
+                    digest.update(piece)
+                yield piece
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
+        raise CatalogIntegrityError(f"{source}: member {info.filename} is corrupt ({e})") from None
+    if size != info.file_size:
+        raise CatalogIntegrityError(f"{source}: member {info.filename} has the wrong size")
+    if digest is not None and digest.hexdigest() != item.sha256:
+        raise CatalogIntegrityError(
+            f"{source}: {info.filename} does not match the sha256 in its manifest"
+        )
 
 
 def _digest(z: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> str:

@@ -52,7 +52,7 @@ def build_table(
     if isinstance(text, (bytes, bytearray)):
         try:
             table = _read_bytes(text, provider, stats)
-        except (_SpansLines, csv.Error):
+        except (SpansLines, csv.Error):
             table = None
         if table is not None:
             return _reported(table, provider, stats)
@@ -65,7 +65,7 @@ def build_table(
     try:
         try:
             table = read(data, provider, stats)
-        except _SpansLines:
+        except SpansLines:
             again()
             table = read(data, provider, stats, strategy="chunks")
             if stats.skipped:
@@ -103,7 +103,7 @@ def read(data: str, provider: str, stats: ReadStats, strategy: str | None = None
             f"the {provider} catalog's header is unreadable ({e})"
         ) from None
     builder = TableBuilder(provider, data.count("\n") if strategy in (None, "lines") else 0)
-    chunks = _Chunks(builder, header, stats, quoted='"' in data)
+    chunks = Chunks(builder, header, stats, quoted='"' in data)
     # NUL bytes or bytes that were not UTF-8 somewhere: every row goes through the row rules.
     chunks.careful = schema.suspect(data)
     # In the published column order each chunk of lines proves that no quoted field spans a
@@ -128,18 +128,18 @@ def _read_bytes(data: bytes, provider: str, stats: ReadStats) -> Table | None:
     (`Body`): the text of the whole file is never made. None (nothing read) when the file
     needs a reading of its whole text: a header with quotes or a lone CR, NUL bytes or bytes
     that are not UTF-8 (the row rules see those rows), lines that are not rows."""
-    skip = len(_BOM) if data.startswith(_BOM) else 0
+    skip = len(BOM) if data.startswith(BOM) else 0
     end = data.find(b"\n", skip)
     if end < 0:
         return None
     head = data[skip : end + 1]
     core = head[:-2] if head.endswith(b"\r\n") else head[:-1]
-    if b'"' in head or b"\r" in core or b"\0" in data or not _utf8(data):
+    if b'"' in head or b"\r" in core or b"\0" in data or not utf8_text(data):
         return None
     header = [h.strip() for h in next(csv.reader([head.decode()]))]
     # At most a row a line: each column is filled in place (`TableBuilder`).
     builder = TableBuilder(provider, data.count(b"\n", end + 1) + 1)
-    chunks = _Chunks(builder, header, stats, quoted=b'"' in data)
+    chunks = Chunks(builder, header, stats, quoted=b'"' in data)
     published_order = header in schema.PUBLISHED_HEADERS
     body = body_lines(data, check_quotes=not published_order, start=end + 1)
     if body is None:
@@ -149,10 +149,10 @@ def _read_bytes(data: bytes, provider: str, stats: ReadStats) -> Table | None:
     return chunks.builder.build()
 
 
-_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark, as spreadsheet programs write
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark, as spreadsheet programs write
 
 
-def _utf8(data: bytes) -> bool:
+def utf8_text(data: bytes) -> bool:
     """Whether `data` is UTF-8, checked a piece at a time (no text of the whole is made)."""
     if data.isascii():
         return True
@@ -178,7 +178,7 @@ def _lines(data: str) -> Iterator[str]:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
-class _SpansLines(Exception):
+class SpansLines(Exception):
     """A quoted field runs over a line break: the text cannot be cut into rows at line breaks."""
 
 
@@ -209,10 +209,11 @@ class Body:
         self.cut = sep.encode() if self.is_bytes else sep
         # Characters a block spans: the average line's length times a chunk of lines.
         self.block = max(64, (len(data) - start) * _CHUNK // max(1, lines))
+        self.first = 0  # the index of the body's first line (a streamed block's, `csv_stream`)
 
     def __iter__(self) -> Iterator[tuple[int, list[str]]]:
         data, cut_at, n = self.data, self.cut, len(self.data)
-        pos, index = self.start, 0
+        pos, index = self.start, self.first
         while pos < n:
             cut = data.find(cut_at, pos + self.block) if pos + self.block < n else -1
             if cut < 0:
@@ -242,7 +243,7 @@ def body_lines(data: Any, check_quotes: bool = True, start: int | None = None) -
     if isinstance(data, (bytes, bytearray)):
         lf, cr, crlf, quote = (b"\n", b"\r", b"\r\n", b'"')  # type: ignore[assignment]
     body_start = data.find(lf) + 1 if start is None else start
-    if body_start == 0:
+    if body_start == 0 and start is None:
         return None
     crs = data.count(cr, body_start)
     lfs = data.count(lf, body_start)
@@ -261,7 +262,7 @@ def body_lines(data: Any, check_quotes: bool = True, start: int | None = None) -
     return body
 
 
-def read_lines(chunks: _Chunks, body: Body) -> None:
+def read_lines(chunks: Chunks, body: Body) -> None:
     """Strategy for text whose every line is one row: each chunk of lines is cut into fields
     with C-level splits (`csv.reader` costs ~2 us a row), or factored in the published order."""
     published_order = chunks.header in schema.PUBLISHED_HEADERS
@@ -280,7 +281,7 @@ def read_lines(chunks: _Chunks, body: Body) -> None:
                 continue
             if not checked:
                 if body.odd_quotes():
-                    raise _SpansLines
+                    raise SpansLines
                 checked = True
             if not chunks.quoted and set(map(commas, part)) == {chunks.width - 1}:
                 chunks.flush([], start + 2, ",".join(part).split(","))
@@ -288,7 +289,7 @@ def read_lines(chunks: _Chunks, body: Body) -> None:
                 chunks.flush(list(csv.reader(part)), start + 2)
 
 
-def read_chunks(chunks: _Chunks, reader: Any) -> None:
+def read_chunks(chunks: Chunks, reader: Any) -> None:
     """Strategy for any text `csv` can read: `csv.reader`'s rows, a chunk at a time."""
     while True:
         first_line = reader.line_num + 1
@@ -298,7 +299,7 @@ def read_chunks(chunks: _Chunks, reader: Any) -> None:
         chunks.flush(chunk, first_line)
 
 
-def read_careful(chunks: _Chunks, lines: list[str], first_line: int) -> None:
+def read_careful(chunks: Chunks, lines: list[str], first_line: int) -> None:
     """Strategy for text with rows `csv` cannot read (an over-long field, a NUL, a stray
     quote): row by row from its physical lines, each bad row skipped and counted, and a bad
     row that ran over several lines costs only its first line (`careful_rows`)."""
@@ -321,7 +322,7 @@ def read_careful(chunks: _Chunks, lines: list[str], first_line: int) -> None:
         chunks.flush(chunk, first_line)
 
 
-class _Chunks:
+class Chunks:
     """Chunks of rows of one file into its `TableBuilder`: vectorised when every row of a chunk
     is good, else row by row so that only the bad rows are skipped."""
 

@@ -187,6 +187,15 @@ class TableBuilder:
                 self.parts[k].append(v.astype(STORED_COLUMNS[k], copy=False))
         self.rows += n
 
+    def take(self, capacity: int) -> Table:
+        """The rows so far as a table (`build`), the builder then empty for more rows of the same
+        file, filling arrays of `capacity` rows: its string lists go on growing, so the codes of
+        every part index the last part's lists (`load.tables` joins the parts' shapes)."""
+        table = self.build()
+        self.rows = 0
+        self.filled = {k: np.empty(capacity, dtype=t) for k, t in STORED_COLUMNS.items()}
+        return table
+
     def build(self) -> Table:
         """The table, sorted by price. Made a column at a time, each column's chunks let go
         once it is joined and sorted: the chunks, the joined and the sorted copies of every

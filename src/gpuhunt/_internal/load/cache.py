@@ -123,25 +123,61 @@ class DiskCache:
                 return False
         return True
 
-    def _read(self, path: Path) -> bytes | None:
-        """The bytes of `path` if it is a regular file (not a link, FIFO or device) of at most
-        `MAX_FILE_BYTES`; else None."""
+    def _open(self, path: Path) -> int | None:
+        """A read-only descriptor of `path` if it is a regular file (not a link, FIFO or
+        device) of at most `MAX_FILE_BYTES`, else None (with a warning for anything there
+        that is not such a file: the caller treats it as a damaged entry, a miss)."""
         if not self._inside(path.parent):
             return None
         try:
-            # O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: not a link.
+            # Its type first: where O_NOFOLLOW or O_NONBLOCK is missing, the open below must
+            # still never reach a FIFO (it would wait for a writer forever) or a device.
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                logger.warning("Ignoring %s in the gpuhunt cache: not a regular file", path)
+                return None
+            # The name may have been replaced since: O_NOFOLLOW refuses a link, O_NONBLOCK
+            # makes a FIFO put there in between open at once, and fstat says what was opened.
             fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
         except OSError:
             return None
+        try:
+            info = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            os.close(fd)
+            logger.warning(
+                "Ignoring %s in the gpuhunt cache: not a regular file of a sane size", path
+            )
+            return None
+        return fd
+
+    def _read(self, path: Path) -> bytes | None:
+        """The bytes of `path` if `_open` accepts it; else None."""
+        fd = self._open(path)
+        if fd is None:
+            return None
         with os.fdopen(fd, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-                logger.warning(
-                    "Ignoring %s in the gpuhunt cache: not a regular file of a sane size", path
-                )
-                return None
             data = f.read(MAX_FILE_BYTES + 1)
         return data if len(data) <= MAX_FILE_BYTES else None
+
+    def tail(self, size: int, *parts: str) -> bytes | None:
+        """The last `size` bytes of a cache file (all of it if shorter), read with `_read`'s
+        checks; None if it is absent or not a regular file."""
+        try:
+            fd = self._open(self._path(*parts))
+        except (OSError, ValueError):
+            return None
+        if fd is None:
+            return None
+        try:
+            with os.fdopen(fd, "rb") as f:
+                end = f.seek(0, os.SEEK_END)
+                f.seek(max(0, end - size))
+                return f.read(size)
+        except OSError:
+            return None
 
     def get(self, *parts: str) -> bytes | None:
         try:

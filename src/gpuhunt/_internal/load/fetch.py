@@ -383,6 +383,16 @@ def fetch_per_provider(
         except CatalogError as e:
             if version is not None:
                 raise
+            kept = _previous(cache, p)
+            if kept is not None:
+                # A new process has no loaded table to keep serving as a running one does:
+                # the version the cache served before stands in, and the reason is reported.
+                raw.versions[p] = kept[0]
+                raw.take(p, kept[1])
+                reason = f"{e}; serving its cached version {kept[0]}"
+                raw.problems.append(f"{p}: {reason}")
+                logger.warning("Could not load the %s catalog: %s", p, reason)
+                continue
             logger.warning("Could not load the %s catalog: %s", p, e)
             raw.problems.append(f"{p}: {e}")
             raw.failed.append(p)
@@ -404,12 +414,30 @@ def fetch_per_provider(
         versions.update(
             {p: v for p, v in raw.versions.items() if cache.exists(p, v, "catalog.zip")}
         )
-        if versions == raw.versions:
+        if versions == raw.versions and not raw.problems:
             _checked(cache, {"layout": "per-provider", "versions": versions})
         elif versions:  # on disk, but not what the network named: no fresh check to record
             cache.put_json({"layout": "per-provider", "versions": versions}, "latest.json")
     raw.version = version or max(raw.versions.values())
     return raw
+
+
+def _previous(cache: DiskCache | None, provider: str) -> tuple[str, Archive] | None:
+    """The version of `provider` the disk cache's latest pointer names and its archive, if that
+    archive is there, intact and holds the provider's CSV; else None."""
+    latest = cache.get_json("latest.json") if cache is not None else None
+    named = latest.get("versions") if isinstance(latest, dict) else None
+    v = named.get(provider) if isinstance(named, dict) else None
+    if cache is None or not isinstance(v, str) or not is_version(v):
+        return None
+    data = cache.get(provider, v, "catalog.zip")
+    if data is None:
+        return None
+    try:
+        archive = read_archive(data, source=f"cached {provider}/{v}")
+    except CatalogIntegrityError:
+        return None
+    return (v, archive) if provider in archive.csvs else None
 
 
 def _checked(cache: DiskCache, latest: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from gpuhunt._internal.errors import (
     DownloadStopped,
     GPUHuntError,
 )
-from gpuhunt._internal.load import disk, memory, sources, tables, unreachable, warm
+from gpuhunt._internal.load import disk, memory, sources, streamed, tables, unreachable, warm
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.context import Context
 from gpuhunt._internal.load.download import BACKGROUND_FACTOR, Download, Downloads
@@ -342,7 +342,7 @@ class Loader:
     def _install(
         self, raw: sources.RawCatalog, degraded: bool = False, loaded_at: float | None = None
     ) -> None:
-        parts: list[tables.Shaped] = []
+        parts: list[streamed.Shaped] = []
         previous = self.loaded.table if self.loaded is not None else None
         # Tables parsed from CSVs are kept on disk, so the next process reading the same CSV
         # (a restart, every CLI run) loads them as column files instead of parsing again.
@@ -372,7 +372,7 @@ class Loader:
                     # Its new object is broken: keep serving what we had rather than lose it.
                     kept = previous.part(provider)
                     if kept is not None:
-                        parts.append(tables.shaped(kept))
+                        parts.append(streamed.shaped(kept))
             if cache is not None:
                 cache.prune(tables.PARSED, cached)
             # Built off to the side, then one assignment: queries see the old catalog or the new

@@ -232,7 +232,8 @@ def bundled_providers() -> set[str]:
 def snapshot_age_days(
     manifest: dict[str, Any] | None, now: dt.datetime | None = None
 ) -> int | None:
-    """Age of the oldest recording a snapshot's providers came from."""
+    """Age of the oldest recording a snapshot's providers came from; None when not recorded, or
+    recorded after today (a skewed clock: never 0 days)."""
     dates = []
     for entry in ((manifest or {}).get("providers") or {}).values():
         text = str((entry or {}).get("collected_at") or "")[:10]
@@ -247,9 +248,9 @@ def snapshot_age_days(
     if days < 0:  # recorded "in the future": a skewed clock, here or where it was built
         logger.warning(
             "The catalog says its data was recorded on %s, after today (%s): a skewed clock; "
-            "its age is shown as 0 days",
+            "its age is unknown",
             min(dates),
             today,
         )
-        return 0
+        return None
     return days

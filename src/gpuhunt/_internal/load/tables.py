@@ -5,12 +5,12 @@ the CSV (and keeping the result in the disk cache for the next process)."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,8 @@ from gpuhunt._internal.formats.archive import Members
 from gpuhunt._internal.load import memory, threads
 from gpuhunt._internal.load.cache import DiskCache
 from gpuhunt._internal.load.sources import RawCatalog
+from gpuhunt._internal.load.streamed import Shaped, read_in_parts, shaped
+from gpuhunt._internal.load.streamed import stream_of as _stream
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import (
     COLUMNS,
@@ -62,6 +64,21 @@ class SideWork:
         self._hashes.append(digest)
         return digest
 
+    def hash_pieces(self) -> tuple[Callable[[bytes], None], Callable[[], str]]:
+        """A sha256 worked out on the side thread from pieces given one after another (its one
+        thread takes them in order): `feed` each piece, then `result()` waits for the digest."""
+        digest = hashlib.sha256()
+        last: list[Future[None]] = []
+
+        def feed(piece: bytes) -> None:
+            last[:] = [self._pool.submit(digest.update, piece)]
+
+        def result() -> str:
+            wait(last)
+            return digest.hexdigest()
+
+        return feed, result
+
     def put(self, cache: DiskCache, data: bytes | list[Any], *parts: str) -> None:
         self._writes.append(self._pool.submit(_taking, lambda d: cache.put(d, *parts), [data]))
 
@@ -91,7 +108,21 @@ def _taking(job: Callable[[Any], Any], held: list[Any]) -> Any:
 
 
 def _hash_of(raw: RawCatalog, provider: str) -> str:
-    return archive.sha256(raw.csvs[provider])
+    streamed = _stream(raw, provider)
+    if streamed is None:
+        return archive.sha256(raw.csvs[provider])
+    # Hashed as it is inflated: a CSV whose parsed table is in the disk cache is never whole
+    # in memory, and one that is not is parsed as a stream after.
+    digest = hashlib.sha256()
+    for piece in streamed[1]:
+        digest.update(piece)
+    return digest.hexdigest()
+
+
+def _fed(pieces: Iterator[bytes], feed: Callable[[bytes], None]) -> Iterator[bytes]:
+    for piece in pieces:
+        feed(piece)
+        yield piece
 
 
 def provider_table(
@@ -117,7 +148,14 @@ def provider_table(
     fresh = packed is None and not raw.sha256.get(provider)
     if fresh and cache is not None and side is not None and not _parsed_before(cache, provider):
         # No table parsed earlier to look up by the CSV's hash: it is hashed beside its parse
-        # (the hash names the parsed table kept for the next process).
+        # (the hash names the parsed table kept for the next process), a piece at a time
+        # when the CSV is parsed as it is inflated.
+        streamed = _stream(raw, provider)
+        if streamed is not None:
+            feed, digest_of = side.hash_pieces()
+            table = _parsed(raw, provider, consume, streamed, feed)
+            _keep_parsed(table, digest_of(), provider, cache, cached, side)
+            return table
         digest = side.hash_beside(raw.csvs[provider])
         table = _parsed(raw, provider, consume)
         _keep_parsed(table, digest.result(), provider, cache, cached, side)
@@ -175,10 +213,30 @@ def _parsed_before(cache: DiskCache, provider: str) -> bool:
         return False
 
 
-def _parsed(raw: RawCatalog, provider: str, consume: bool) -> Table:
+def _parsed(
+    raw: RawCatalog,
+    provider: str,
+    consume: bool,
+    streamed: tuple[int, Iterator[bytes]] | None = None,
+    feed: Callable[[bytes], None] | None = None,
+) -> Table:
     # The CSV parser is imported when a CSV is parsed: a warm start reads no CSV.
     from gpuhunt._internal.formats.csv_table import build_table
 
+    streamed = streamed if streamed is not None else _stream(raw, provider)
+    if streamed is not None:
+        # Parsed as it is inflated: neither the archive's CSV nor its text is ever whole in
+        # memory (`formats.csv_stream`); `feed` sees every piece (the hash beside the parse).
+        from gpuhunt._internal.formats.csv_stream import build_table_streamed
+
+        size, pieces = streamed
+        csvs = raw.csvs
+        return build_table_streamed(
+            pieces if feed is None else _fed(pieces, feed),
+            provider=provider,
+            size=size,
+            whole=lambda: csvs[provider],
+        )
     held = [raw.csvs[provider]]
     if consume:
         raw.csvs[provider] = b""
@@ -240,17 +298,6 @@ def _joined(
     return out
 
 
-@dataclass
-class Shaped:
-    """A provider's offers as a compacted table keeps them (`Table.compact`): its shapes (one
-    row each, every column), and per row only the price, the location and the shape number."""
-
-    shapes: Table
-    price: np.ndarray
-    location: np.ndarray  # codes into `shapes.locations`
-    shape_of_row: np.ndarray  # rows of `shapes`
-
-
 def read_shaped(
     raw: RawCatalog, provider: str, cache: DiskCache | None, cached: set[str], side: SideWork
 ) -> Shaped:
@@ -258,6 +305,11 @@ def read_shaped(
     table stamped with its collection time (`observed`) and kept only as its shapes and three
     arrays a row (`combine_shaped`), and the provider's bytes in `raw` let go (`release`)."""
     side.settle()
+    part = read_in_parts(raw, provider)
+    if part is not None:
+        release(raw, provider)
+        memory.release_free_memory()
+        return part
     table = provider_table(raw, provider, cache, cached, side, consume=True)
     part = shaped(observed.stamp_loaded(table, raw.manifest, provider))
     release(raw, provider)  # (a column file's table is a view on its bytes: both go now)
@@ -267,19 +319,6 @@ def read_shaped(
         # it otherwise, and the next provider's read adds to it (`load.memory`).
         memory.release_free_memory()
     return part
-
-
-def shaped(table: Table) -> Shaped:
-    """`table` grouped into its shapes (`answers`' grouping, per provider: a shape never spans
-    two). The per-row arrays are copies, so nothing of `table` (a column file's whole buffer,
-    for a table read from one) stays alive through them."""
-    groups, firsts = answers._shape_groups(table)
-    shapes = Table(
-        **{k: getattr(table, k)[firsts] for k in COLUMNS},
-        **{k: getattr(table, k) for k in STRING_LISTS.values()},
-        skipped=dict(table.skipped),
-    )
-    return Shaped(shapes, np.array(table.price), np.array(table.location), groups)
 
 
 def combine_shaped(parts: list[Shaped]) -> Table:
@@ -321,14 +360,16 @@ def combine_shaped(parts: list[Shaped]) -> Table:
     price = _glued([part.price for part in parts], np.float64)
     for part in parts:
         part.price = np.empty(0)
-    order = np.argsort(price, kind="stable")
+    # Half the int64 argsort gives: held beside the parts while every row array is reordered.
+    order = np.argsort(price, kind="stable").astype(np.int32 if len(price) < 1 << 31 else np.int64)
     price = price[order]
     offsets = np.cumsum([0] + [len(part.shapes) for part in parts]).tolist()
     small = n_shapes <= 1 << 16  # two bytes a row where the shapes allow, as `prepare` does
     kind: Any = np.uint16 if small else np.int32
     pieces = []
     for k, part in enumerate(parts):
-        pieces.append((part.shape_of_row + offsets[k]).astype(kind, copy=False))
+        # In the combined type before adding: a part's may be two bytes, the offsets are not.
+        pieces.append(part.shape_of_row.astype(kind) + kind(offsets[k]))
         part.shape_of_row = np.empty(0)
     shape_of_row = _glued(pieces, kind)[order]
     kind = np.uint16 if len(shape_cols["locations"]) <= 1 << 16 else np.int32

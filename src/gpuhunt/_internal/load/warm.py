@@ -105,14 +105,10 @@ def key(cache: DiskCache, cache_key: str, parts: list[tuple[str, str, str]]) -> 
 def _seal_of(cache: DiskCache, part: tuple[str, ...]) -> str | None:
     """The sha256 a sealed cache file ends with, read from its last bytes (not recomputed)."""
     tail = len(SEAL) + 64
-    try:
-        with cache.dir.joinpath(*part).open("rb") as f:
-            f.seek(0, 2)
-            if f.tell() < tail:
-                return None
-            f.seek(-tail, 2)
-            end = f.read(tail)
-    except (OSError, ValueError):
+    # Through the cache's own checks: a cached archive replaced by a link to a FIFO would
+    # hang a plain open() here.
+    end = cache.tail(tail, *part)
+    if end is None or len(end) < tail:
         return None
     if not end.startswith(SEAL):
         return None

@@ -41,6 +41,7 @@ class ProviderLine:
     pending: str | None = None  # "2 of 3": an unconfirmed change
     accepted: str | None = None  # fresh despite the gate: by whom, over what
     availability: str | None = None  # it stopped reporting availability (`publish.dataset`)
+    future: bool = False  # recorded after the report's time: its age is unknown (a skewed clock)
 
 
 @dataclass
@@ -74,7 +75,8 @@ def build_report(manifest: dict[str, Any], now: dt.datetime) -> Report:
     problems: list[str] = []
     for name, entry in sorted(freshness.entries(manifest).items()):
         when = freshness.recorded_at(entry)
-        if freshness.from_future(when, now):
+        future = freshness.in_future(when, now)
+        if future:
             problems.append(
                 f"{name} was recorded at {entry.get('collected_at')}, in the future of this "
                 "report (a skewed clock); its age counts as unknown"
@@ -107,6 +109,7 @@ def build_report(manifest: dict[str, Any], now: dt.datetime) -> Report:
                 else None
             ),
             entry.get("availability_lost"),
+            future,
         )
         lines.append(line)
         if stale:
@@ -162,10 +165,14 @@ def markdown(report: Report) -> str:
             notes.append(f"accepted by {p.accepted}")
         if p.availability:
             notes.append(p.availability)
+        if p.future:
+            notes.append(
+                f"recorded in the future of this report ({p.collected_at}): a skewed clock"
+            )
         note = "; ".join(notes).replace("|", "\\|").replace("\n", " ")
         out.append(
             f"| {p.provider} | {status} | {p.rows} | {p.collected_at or 'unknown'} | "
-            f"{_hours(p.age_hours)} | {p.limit_hours}h | {note} |"
+            f"{freshness.FUTURE if p.future else _hours(p.age_hours)} | {p.limit_hours}h | {note} |"
         )
     if report.history_reset:
         out += ["", f"**History:** {report.history_reset}"]

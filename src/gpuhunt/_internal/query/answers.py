@@ -89,7 +89,7 @@ def prepare(table: Table) -> OfferParts:
         with table.parts_lock:
             parts = table.parts
             if parts is None:
-                shape_of_row, firsts = _shape_groups(table)
+                shape_of_row, firsts = shape_groups(table)
                 if len(firsts) <= 1 << 16:  # two bytes a row where the shapes allow
                     shape_of_row = shape_of_row.astype(np.uint16)
                 shapes = np.empty(len(firsts), dtype=object)
@@ -126,7 +126,7 @@ def _make_shapes(table: Table, parts: OfferParts, numbers: np.ndarray) -> None:
         parts.unmade[todo] = False  # after the tuples are in: a reader never sees a gap
 
 
-def _shape_groups(table: Table) -> tuple[np.ndarray, np.ndarray]:
+def shape_groups(table: Table) -> tuple[np.ndarray, np.ndarray]:
     """Each row's shape number and a row of each shape. Offers of one provider, instance
     type and spot-ness nearly always agree on every other shape field: group by those
     three (counting, no sort), check the rest, and group exactly only if that fails."""

@@ -138,7 +138,7 @@ def provenance(
     for name in sorted(set(counts) | set(entries)):
         entry = entries.get(name) or {}
         when = freshness.recorded_at(entry)
-        age = (now - when) if when else None
+        age = freshness.age_at(when, now)
         try:
             cadence = dt.timedelta(hours=registry.spec(name).cadence_hours)
         except Exception:  # noqa: BLE001 - a provider this version does not know
@@ -151,7 +151,7 @@ def provenance(
                 "name": name,
                 "offers": int(counts.get(name, 0)),
                 "recorded_at": when.isoformat() if when else None,
-                "age": freshness.describe(age) if when else "unknown",
+                "age": freshness.describe_at(when, now),
                 "stale": bool(age is None or age > STALE_CADENCES * cadence),
                 "status": entry.get("status"),
                 "source": str(source) if source else None,
