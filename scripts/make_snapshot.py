@@ -524,6 +524,33 @@ def snapshot_version(entries: dict[str, dict[str, Any]]) -> str:
     return f"snapshot-{min(dates).replace('-', '')[:8] if dates else 'undated'}"
 
 
+# How each part's locations are known (`CatalogItem.location_source`, docs/decisions.md):
+# "listed" where the provider's own price list or API sells the type there (AWS's price list,
+# Azure's retail prices, GCP's prices kept where gcloud's lists sell the type); "enumerated"
+# where a third-party catalog lists every type in every region it knows (SkyPilot's Lambda, OCI
+# and RunPod catalogs: their manifest notes say "AN ENUMERATION, NOT AVAILABILITY"). No stored
+# source lists these types' regions per type with a date, so no row is kept or dropped by one.
+# The other parts do not say (None).
+LOCATION_SOURCES = {
+    "aws": "listed",
+    "azure": "listed",
+    "gcp": "listed",
+    "lambdalabs": "enumerated",
+    "oci": "enumerated",
+    "runpod": "enumerated",
+}
+
+
+def _what_kind_of_fact(provider: str, item: CatalogItem) -> CatalogItem:
+    """`item` with the fields saying what kind of fact it is: how its location is known, its
+    share of a GPU and whether it is a marketplace host's momentary listing (`rentable`)."""
+    return dataclasses.replace(
+        item,
+        location_source=LOCATION_SOURCES.get(provider),
+        **rentable.offer_facts(provider, item.instance_name),
+    )
+
+
 def from_sources(
     names: list[str] | None = None,
 ) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
@@ -541,6 +568,7 @@ def from_sources(
         # As the collectors do: spot prices a region's price list holds as placeholders are
         # not offers (`rentable.drop_placeholder_spot`); the manifest counts them.
         items, placeholder = rentable.drop_placeholder_spot(name, src.collect())
+        items = [_what_kind_of_fact(name, i) for i in items]
         items = sorted(items, key=lambda i: (i.price, i.instance_name, i.location))
         data = csv_bytes(items)
         csvs[name] = data

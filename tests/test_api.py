@@ -74,6 +74,9 @@ def test_catalog_item_fields_and_validation():
         "fx_rate",
         "fx_date",
         "cuda_version",
+        "gpu_fraction",
+        "location_source",
+        "momentary",
     ]
     with pytest.raises(ValueError):
         gpuhunt.CatalogItem(

@@ -269,7 +269,9 @@ def test_no_price_without_a_real_source(snapshot):
     from scripts.snapshot_sources import skypilot_gcp
 
     from_skypilot = [i for i in gcp if skypilot_gcp.is_from_here(i)]
-    assert sorted(from_skypilot, key=repr) == sorted(skypilot_gcp.collect(), key=repr)
+    # As the build writes them: with what kind of fact each offer is (`_what_kind_of_fact`).
+    collected = [script._what_kind_of_fact("gcp", i) for i in skypilot_gcp.collect()]
+    assert sorted(from_skypilot, key=repr) == sorted(collected, key=repr)
 
 
 @pytest.mark.parametrize("name", sorted(SERVED_LENGTH))
@@ -500,9 +502,9 @@ def test_oci_cpu_offers_are_the_recorded_fixed_shape_as_the_collector_prices_it(
     from scripts.snapshot_sources import oci_cost_estimator
 
     cpu = [i for i in offers(snapshot, "oci") if not i.gpu_count]
-    assert sorted(cpu, key=lambda i: i.location) == sorted(
-        oci_cost_estimator.collect(), key=lambda i: i.location
-    )
+    collected = [make_snapshot()._what_kind_of_fact("oci", i) for i in oci_cost_estimator.collect()]
+    assert sorted(cpu, key=lambda i: i.location) == sorted(collected, key=lambda i: i.location)
+    assert {i.location_source for i in cpu} == {"enumerated"}
     assert {i.location for i in cpu} == set(oci_cost_estimator.regions())
     assert len(cpu) == 44 and not [i for i in cpu if i.spot]  # allowPreemptible: false
     for i in cpu:
@@ -2081,3 +2083,58 @@ def test_trim_keeps_the_linux_entries_of_the_given_types():
     }
     with pytest.raises(ValueError, match="'ranges'"):
         spot_advisor.trim({"spot_advisor": {}}, ["g6.xlarge"])
+
+
+def _as_options(q: dict) -> list[str]:
+    out = []
+    for name, value in q.items():
+        if name == "spot":
+            out.append("--spot" if value else "--on-demand")
+        else:
+            out += [{"gpu_name": "--gpu"}.get(name, "--" + name.replace("_", "-")), str(value)]
+    return out
+
+
+def test_the_twelve_questions_through_the_cli_defaults_answer_rentable_offers(
+    tmp_path, monkeypatch, capsys
+):
+    # As a person asks: `gpuhunt query`, offline, on the bundled snapshot, with its defaults.
+    from gpuhunt._internal.cli import main
+
+    monkeypatch.setenv("GPUHUNT_CATALOG_URL", str(tmp_path / "nothing"))
+    monkeypatch.setenv("GPUHUNT_CACHE_DIR", str(tmp_path / "cache"))
+    now = dt.datetime.now(dt.timezone.utc)
+    dated = {"aws", "lium", "azure", "gcp", "lambdalabs"}
+    tops = {}
+    for question, q in TWELVE.items():
+        capsys.readouterr()
+        assert main(["query", *_as_options(q), "--json"]) == 0, question
+        rows = json.loads(capsys.readouterr().out)
+        assert rows, question
+        top = tops[question] = rows[0]
+        assert rentable.AZURE_RESTRICTED_FLAG not in top["flags"], question
+        assert not (top["spot"] and top["location"] == "australiacentral2"), question
+        assert top["gpu_fraction"] is None, question
+        if top["momentary"]:  # a marketplace host's listing: only one younger than its cadence
+            cadence = rentable.listing_cadence(top["provider"])
+            assert cadence is not None and top["observed_at"] is not None, question
+            assert now - dt.datetime.fromisoformat(top["observed_at"][:-1] + "+00:00") <= cadence
+        # An enumerated location only where no listed offer answers at all.
+        if top["location_source"] == "enumerated":
+            assert all(r["location_source"] == "enumerated" for r in rows), question
+        if top["provider"] in dated:
+            assert top["observed_at"] is not None, question
+    # No top row is a year-old Lium node any more; RunPod's 1x MI300X is answered, marked.
+    assert not any(t["provider"] == "lium" for t in tops.values())
+    mi300x = tops["1x MI300X"]
+    assert (mi300x["provider"], mi300x["price"], mi300x["location_source"]) == (
+        "runpod",
+        2.39,
+        "enumerated",
+    )
+    assert tops["T4 spot"]["instance_name"] == "g4dn.xlarge"
+    # The defaults left something out for these questions, and asking brings it back.
+    capsys.readouterr()
+    assert main(["query", "--gpu", "RTX4090", "--json", "--include", "all"]) == 0
+    every = json.loads(capsys.readouterr().out)
+    assert every[0]["provider"] == "lium" and every[0]["momentary"] is True

@@ -23,6 +23,7 @@ from gpuhunt._internal import geography
 from gpuhunt._internal.constraints import get_compute_capability
 from gpuhunt._internal.form_factor import form_factor_words
 from gpuhunt._internal.offer_state import cuda_version_of
+from gpuhunt._internal.query import spec
 from tests.helpers import possible_ranges
 
 NV, AMD, GOOGLE, INTEL = (
@@ -52,7 +53,16 @@ GPUS: list[tuple[str, AcceleratorVendor, float | None]] = [
     ("v5litepod", GOOGLE, None),
     ("Gaudi2", INTEL, 96.0),
 ]
-FLAG_SETS: list[list[str]] = [[], [], [], ["oci-spot"], ["runpod-cluster"], ["gcp-a4", "gcp-g4"]]
+FLAG_SETS: list[list[str]] = [
+    [],
+    [],
+    [],
+    ["oci-spot"],
+    ["runpod-cluster"],
+    ["gcp-a4", "gcp-g4"],
+    ["azure-restricted-region"],
+    ["fractional-gpu"],
+]
 # Where each is depends on the provider (geography.csv): "eu-west-1" is Ireland for aws and
 # unknown to gcp; "mars-1" is nowhere, so `country`/`area` filters drop it.
 REGIONS = [
@@ -105,6 +115,12 @@ def random_offer_fields(rnd: random.Random) -> dict[str, Any]:
         own["observed_at"] = rnd.choice(OBSERVED)
     if rnd.random() < 0.15:
         own["resold_from"] = rnd.choice(["lambdalabs", "scaleway"])
+    if rnd.random() < 0.1:
+        own["gpu_fraction"] = rnd.choice([1 / 6, 0.5])
+    if rnd.random() < 0.3:
+        own["location_source"] = rnd.choice(["listed", "enumerated"])
+    if rnd.random() < 0.3:
+        own["momentary"] = rnd.choice([True, None])
     return {"provider_data": data, **own}
 
 
@@ -414,6 +430,14 @@ def _draw_memory_per_gpu(
     return {"min_memory_per_gpu": rnd.choice([0, 0.5, 8, 16.0, 64, 1e6])}
 
 
+def _draw_include(rnd: random.Random, ref: CatalogItem, offers: Sequence[CatalogItem]) -> dict:
+    """Rentable only ([]), every offer ("all"), or some kinds, as a list or joined by commas."""
+    kinds = rnd.sample(list(spec.INCLUDE_KINDS), rnd.choice([0, 0, 1, 2, 3]))
+    if rnd.random() < 0.1:
+        return {"include": "all"}
+    return {"include": ",".join(kinds) if kinds and rnd.random() < 0.3 else kinds}
+
+
 _names_gpu = names_field("gpu_name", lambda o: o.gpu_name, unknown="NewGPU9")
 
 FIELDS: list[Field] = [
@@ -448,6 +472,7 @@ FIELDS: list[Field] = [
     Field("min_memory_per_gpu", _draw_memory_per_gpu),
     # No bands beside generated offers: every spot offer is of unknown band, so left out.
     equals_field("max_interruption", lambda o: None, [5.0, 10.0, 100.0]),
+    Field("include", _draw_include),
 ]
 GPU_FIELDS = {
     "gpu_count",

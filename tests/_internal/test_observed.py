@@ -120,3 +120,36 @@ def test_online_offers_get_the_answer_time():
     assert stamped is not None and before <= stamped <= after
     assert good[1].provider_data is shared and shared == {"min_bid": 0.45}  # untouched
     assert QueryFilter() is not None
+
+
+def test_provider_ages_never_call_a_future_collection_fresh():
+    import datetime as dt
+
+    from gpuhunt._internal.observed import provider_ages
+
+    now = dt.datetime(2026, 12, 7, 12, tzinfo=dt.timezone.utc)
+    manifest = {
+        "providers": {
+            "aws": {"collected_at": "2026-12-06T12:00:00Z", "source": {"kind": "price list"}},
+            "lium": {"collected_at": "2027-01-01T00:00:00Z", "source": "recorded"},
+            "seeweb": {"collected_at": None},
+        }
+    }
+    ages = provider_ages(manifest, ["lium", "aws", "seeweb", "mine", "aws"], now)
+    assert list(ages) == ["aws", "lium", "mine", "seeweb"]
+    assert ages["aws"] == {
+        "collected_at": "2026-12-06T12:00:00Z",
+        "age_seconds": 86400,
+        "source": "price list",
+    }
+    assert ages["lium"]["age_seconds"] is None  # in the future: unknown, never 0
+    assert ages["lium"]["source"] == "recorded"
+    assert (
+        ages["seeweb"]
+        == ages["mine"]
+        == {
+            "collected_at": None,
+            "age_seconds": None,
+            "source": None,
+        }
+    )

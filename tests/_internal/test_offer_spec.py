@@ -110,3 +110,33 @@ def test_csv_round_trip_keeps_provider_data_exactly():
     assert back.provider_data == {"k": 1}
     assert back.observed_at == dt.datetime(2026, 12, 2, 8, tzinfo=UTC)
     assert back == offer
+
+
+def test_what_kind_of_fact_an_offer_is_round_trips_through_the_csv():
+    offer = item(gpu_fraction=1 / 6, location_source="enumerated", momentary=True)
+    (back,) = load(io.StringIO(csv_bytes([offer]).decode()), provider="aws")
+    assert (back.gpu_fraction, back.location_source, back.momentary) == (1 / 6, "enumerated", True)
+    assert back == offer and back.provider_data == {}
+
+
+def test_the_new_cells_are_checked_and_never_taken_from_provider_data():
+    with pytest.raises(ValueError, match="gpu_fraction"):
+        offer_spec.check_cell("gpu_fraction", "1.5")  # more than one GPU is no share of one
+    with pytest.raises(ValueError, match="location_source"):
+        offer_spec.check_cell("location_source", "guessed")
+    with pytest.raises(ValueError, match="momentary"):
+        offer_spec.check_cell("momentary", "often")
+    # A provider's own key of a later field's name is the provider's: never moved out.
+    own = json.dumps({"momentary": True, "location_source": "x"}, sort_keys=True)
+    assert offer_spec.migrate(own) == own
+
+
+def test_an_offer_text_of_an_older_version_has_the_later_cells_empty():
+    # A column file written when the offer had eight own fields.
+    cells = ["2026-12-02T08:00:00Z", "true"] + [""] * 6
+    text = offer_spec.SEP.join(['{"k": 1}', *cells])
+    assert offer_spec.check_text(text, lambda t: t) == text
+    values = dict(zip(offer_spec.OWN_NAMES, offer_spec.own_values(text)))
+    assert values["available"] is True and values["momentary"] is None
+    assert len(offer_spec.own_values(text)) == len(offer_spec.OWN)
+    assert offer_spec.own_value(offer_spec.with_cell(text, "momentary", "true"), "momentary")

@@ -1,9 +1,11 @@
+import datetime as dt
 from fractions import Fraction
 
 import pytest
 
-from gpuhunt._internal import rentable
+from gpuhunt._internal import registry, rentable
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
+from gpuhunt._internal.query import spec
 
 
 def item(name, location, price, *, spot=False, provider="azure", gpu=("A10", 1, 24.0)):
@@ -128,3 +130,65 @@ def test_a_share_counts_as_its_share_in_price_per_gpu_and_tflops_per_dollar():
     per_gpu = whole.tflops_per_dollar * whole.price
     assert sixth.tflops_per_dollar == pytest.approx(per_gpu / 6 / 0.454)
     assert sixth.tflops_per_dollar < 100  # 1490 when counted as a whole A10
+
+
+NOW = dt.datetime(2026, 12, 7, 12, tzinfo=dt.timezone.utc)
+
+
+def test_marketplaces_of_hosts_are_momentary_with_a_cadence():
+    assert rentable.momentary_field("lium") is True and rentable.momentary_field("vastai") is True
+    assert rentable.momentary_field("aws") is None and rentable.momentary_field("mine") is None
+    assert rentable.listing_cadence("lium") == dt.timedelta(hours=registry.LISTING_HOURS)
+    assert rentable.listing_cadence("runpod") is None
+    assert rentable.offer_facts("azure", "Standard_NV6ads_A10_v5") == {
+        "gpu_fraction": 1 / 6,
+        "momentary": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("age_hours", "momentary", "stale"),
+    [
+        (1, True, False),
+        (5.9, True, False),
+        (6.1, True, True),
+        (None, True, True),
+        (99, None, False),
+    ],
+)
+def test_a_momentary_listing_is_stale_past_its_cadence(age_hours, momentary, stale):
+    seen = None if age_hours is None else NOW - dt.timedelta(hours=age_hours)
+    assert rentable.is_stale("lium", momentary, seen, NOW) is stale
+    # A provider with no cadence never ages out this way (max_age does that).
+    assert rentable.is_stale("aws", momentary, seen, NOW) is False
+
+
+def test_hidden_kind_names_the_first_kind_asked_for():
+    restricted = item("Standard_NC4as_T4_v3", "koreasouth", 1.0)
+    restricted.flags = [rentable.AZURE_RESTRICTED_FLAG]
+    share = item("Standard_NV6ads_A10_v5", "eastus", 0.5)
+    share.gpu_fraction = 1 / 6
+    listing = item("node", "us", 0.3, provider="lium")
+    listing.momentary, listing.observed_at = True, NOW - dt.timedelta(days=100)
+    enumerated = item("1x_MI300X_SECURE", "AP-IN-1", 2.39, provider="runpod")
+    enumerated.location_source = "enumerated"
+    every = set(spec.INCLUDE_KINDS)
+    assert rentable.hidden_kind(restricted, every, NOW) == "restricted"
+    assert rentable.hidden_kind(share, every, NOW) == "fractional"
+    assert rentable.hidden_kind(listing, every, NOW) == "stale-listings"
+    assert rentable.hidden_kind(enumerated, every, NOW) == "enumerated"
+    for one in (restricted, share, listing, enumerated):
+        assert rentable.hidden_kind(one, (), NOW) is None
+    plain = item("Standard_NC4as_T4_v3", "eastus", 0.5)
+    assert rentable.hidden_kind(plain, every, NOW) is None
+    assert rentable.shape_kind(enumerated, NOW) == "enumerated"
+    assert rentable.is_restricted_location("azure", "koreasouth")
+    assert not rentable.is_restricted_location("aws", "koreasouth")
+
+
+def test_include_values_read_as_the_kinds_left_out():
+    assert spec.include_hidden([]) == set(spec.INCLUDE_KINDS)
+    assert spec.include_hidden("restricted,fractional") == {"stale-listings", "enumerated"}
+    assert spec.include_hidden(["ENUMERATED", "all"]) == set()
+    with pytest.raises(ValueError, match="include: unknown kind 'spot'"):
+        spec.include_hidden(["spot"])

@@ -14,7 +14,16 @@ def test_existing_keys_keep_their_order_and_new_ones_follow():
         "tflops_per_dollar", "observed_at", "available", "resold_from",
     ]  # fmt: skip
     assert keys[: len(before)] == before
-    assert keys[len(before) :] == ["currency", "price_native", "fx_rate", "fx_date", "cuda_version"]
+    assert keys[len(before) :] == [
+        "currency",
+        "price_native",
+        "fx_rate",
+        "fx_date",
+        "cuda_version",
+        "gpu_fraction",
+        "location_source",
+        "momentary",
+    ]
     assert row["observed_at"] == "2026-12-02T08:00:00Z" and row["available"] is True
     assert row["provider_data"] == {} and row["gpu_vendor"] == "nvidia"
     assert rows.keys() == keys

@@ -175,6 +175,7 @@ def test_offer_fills_what_every_provider_wrote_out() -> None:
         gpu_vendor=AcceleratorVendor.NVIDIA,
         provider_data={"k": 1},
         available=True,
+        location_source="listed",  # the provider's own answer sells it there
     )
     assert (second.gpu_count, second.gpu_vendor, second.disk_size, second.flags) == (
         0,
@@ -182,6 +183,11 @@ def test_offer_fills_what_every_provider_wrote_out() -> None:
         None,
         [],
     )
+    # What kind of fact: a marketplace of hosts' offers are momentary, a share says its share.
+    node = offer("lium", "node", "us", 0.3, 8, 32.0, h100)
+    assert (node.momentary, node.location_source, node.gpu_fraction) == (True, "listed", None)
+    share = offer("azure", "Standard_NV6ads_A10_v5", "eastus", 0.45, 6, 55.0)
+    assert share.gpu_fraction == 1 / 6 and share.momentary is None
     # Each offer has its own provider_data, even when built from one dict.
     assert first.provider_data is not data and second.provider_data == {}
 

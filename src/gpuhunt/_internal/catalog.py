@@ -36,7 +36,7 @@ from gpuhunt._internal.models import (
 )
 from gpuhunt._internal.online_pool import OnlinePool
 from gpuhunt._internal.query import online, spec
-from gpuhunt._internal.query.filters import make_filter
+from gpuhunt._internal.query.filters import make_filter, with_enumerated
 from gpuhunt._internal.query.names import gpu_name_problems
 
 if TYPE_CHECKING:
@@ -330,20 +330,22 @@ class Catalog:
         resale: bool | None = None,
         min_memory_per_gpu: float | None = None,
         max_interruption: float | None = None,
+        include: str | list[str] | None = None,
     ) -> list[CatalogItem]:
         """Offers matching every filter given, cheapest first (see `QueryFilter` for the meaning
         of each). GPU names may be spelled as clouds and people do ("RTX 4090", "H100 NVL"), and
         may give the memory ("A100 80GB"), the form factor ("H100 SXM": offers of unknown form
         factor are kept) and a count ("A100:8": exactly 8); a name no offer has is logged once
-        with the closest known names. `min_cuda` asks for an NVIDIA GPU. `location` takes names and shell-style patterns (`"us-east-1"`,
-        `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
+        with the closest known names. `min_cuda` asks for an NVIDIA GPU. `location` takes
+        names and shell-style patterns (`"us-east-1"`, `["europe-*", "us-central1-?"]`); versions (`min_cuda`, compute capability) are written
         `"12.8"`, `9`, `9.0` or `(9, 0)`. `country` takes ISO 3166 alpha-2 codes (`"DE"`,
         `["us", "ca"]`), `area` areas (`"europe"`; see `QueryFilter`), both case-insensitive;
         offers whose location the geography table does not know are left out when either is
         given (`status().unknown_locations` counts them). Memory is in GB, GPU memory in GiB,
         prices in USD/hour. `available`, `max_age` and `resale` read what each offer says about
         itself (`CatalogItem.available`, `.observed_at`, `.resold_from`; see `QueryFilter`).
-        `min_memory_per_gpu` (GB RAM per GPU): offers with GPUs only; `max_interruption`: costs.md.
+        `min_memory_per_gpu` keeps offers with GPUs only; `max_interruption`: docs/costs.md;
+        `include` (None: all, as 0.1.x; `[]`: as `gpuhunt query`): see `QueryFilter`.
 
         Returns a new `list` of new `CatalogItem`s on every call, so a caller may sort, extend
         or change its answer without affecting anyone else's. Offers from the catalog share
@@ -360,7 +362,9 @@ class Catalog:
         # Every keyword is a filter of the query spec, in its order (tests/test_api.py).
         given = locals()
         q = make_filter(**{name: given[name] for name in spec.NAMES})
-        return self._query(q, gpu_name)
+        found = self._query(q, gpu_name)
+        wider = None if found else with_enumerated(q)
+        return found if wider is None else self._query(wider, gpu_name)
 
     def _query(self, q: QueryFilter, gpu_name: str | list[str] | None) -> list[CatalogItem]:
         if q.max_interruption is not None:  # the bands its mask reads (docs/costs.md)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gpuhunt._internal import registry
+from gpuhunt._internal import registry, rentable
 from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import CatalogItem
 from gpuhunt._internal.query import answers, masks
 from gpuhunt._internal.query.filters import make_filter
-from gpuhunt._internal.query.spec import GPU_FILTERS
+from gpuhunt._internal.query.spec import GPU_FILTERS, INCLUDE_KINDS, include_hidden
 from gpuhunt._internal.query.table import Table
 
 NEAR_MISSES = 3  # cheapest offers failing each filter alone, by default
@@ -76,6 +76,9 @@ class Explanation:
     # `max_interruption`: spot offers it removed (passing every other filter), as (of unknown
     # band, of a band above the bound); None when it is not given.
     interruption_removed: tuple[int, int] | None = None
+    # Per kind `include` leaves out (`query.spec.INCLUDE_KINDS`): how many offers passing every
+    # other filter it removed (one offer may be of two kinds, and counts in each).
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def left(self) -> int:
@@ -94,6 +97,12 @@ class Explanation:
             out.append(
                 f"max_interruption removed {unknown + above} spot offers: {above} of a band "
                 f"above it, {unknown} of unknown band (AWS Spot Advisor bands only)."
+            )
+        removed = {k: n for k, n in self.left_out.items() if n}
+        if removed:
+            counts = ", ".join(f"{k} {n}" for k, n in removed.items())
+            out.append(
+                f"Left out as not rentable as listed: {counts} (--include KIND answers them)."
             )
         for p, online in self.providers_without_offers.items():
             if online:
@@ -137,12 +146,17 @@ def _why(m: NearMiss) -> str:
         return f"its provider does not report availability ({_given(m.filter, m.value)})"
     if m.filter == "max_age" and m.offer.observed_at is None:
         return f"its price has no date ({_given(m.filter, m.value)})"
+    if m.filter == "include":  # which kind it is: what `--include KIND` asks for
+        kind = rentable.hidden_kind(m.offer, include_hidden(m.value))
+        return f"{kind or 'not rentable as listed'} (--include {kind or 'all'})"
     return f"fails {_given(m.filter, m.value)}"
 
 
 def _given(name: str, value: Any) -> str:
     if isinstance(value, dt.timedelta):  # as --max-age takes it: 30d, 12h, 90m, 45s
         return f"{name}={_age_text(value)}"
+    if name == "include" and not value:  # the doors' default: rentable offers only
+        return "include=(rentable only)"
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         value = value[0] if len(value) == 1 else ",".join(value)
     return f"{name}={value!r}"
@@ -226,7 +240,21 @@ def explain(table: Table | None, given: dict[str, Any], limit: int = NEAR_MISSES
     for name in _as_list(given.get("gpu_name")):
         if len(table.select(make_filter(gpu_name=name))) == 0:
             found.gpu_sources[name] = gpu_sources(table, name)
+    if "include" in given:
+        found.left_out = _left_out(table, given)
     return found
+
+
+def _left_out(table: Table, given: dict[str, Any]) -> dict[str, int]:
+    """Per kind `include` leaves out, the offers passing every other filter that it alone
+    would remove (an answer that has only enumerated locations keeps them: 0)."""
+    others = {k: v for k, v in given.items() if k != "include"}
+    passing = len(table.select(make_filter(**others)))
+    out = {}
+    for kind in sorted(include_hidden(given["include"]), key=INCLUDE_KINDS.index):
+        rest = [k for k in INCLUDE_KINDS if k != kind]
+        out[kind] = passing - len(table.select(make_filter(**others, include=rest)))
+    return out
 
 
 def _cheapest(table: Table, rows: list[int], name: str, value: Any, limit: int) -> list[NearMiss]:

@@ -74,6 +74,9 @@ OWN_FIELDS = (
     "fx_rate",
     "fx_date",
     "cuda_version",
+    "gpu_fraction",
+    "location_source",
+    "momentary",
 )
 
 # An instance type's shared values in the order of SHAPE_FIELDS then OWN_FIELDS (one tuple for
@@ -128,6 +131,9 @@ class CatalogItem:
     fx_rate: float | None = None
     fx_date: str | None = None
     cuda_version: str | None = None
+    gpu_fraction: float | None = None
+    location_source: str | None = None
+    momentary: bool | None = None
 
     def __post_init__(self) -> None:
         if self.gpu_count and self.gpu_vendor is None:
@@ -157,7 +163,7 @@ class CatalogItem:
         $2.724 per GPU."""
         if not self.gpu_count:
             return None
-        fraction = gpu_fraction(self.provider, self.instance_name)
+        fraction = self.gpu_fraction or gpu_fraction(self.provider, self.instance_name)
         return self.price / (self.gpu_count * float(fraction) if fraction else self.gpu_count)
 
     @property
@@ -246,6 +252,9 @@ def fill_offers(
             item.fx_rate,
             item.fx_date,
             item.cuda_version,
+            item.gpu_fraction,
+            item.location_source,
+            item.momentary,
         ) = shape
         item.location = location
         item.price = price
@@ -277,6 +286,12 @@ class QueryFilter:
     RAM per GPU) keeps offers with GPUs whose RAM divided by their GPU count is at least that.
     `max_interruption` (percent) keeps spot offers whose interruption band's upper bound is at
     most that (docs/costs.md); spot offers of unknown band are left out, on-demand ones kept.
+    `include` (None: leave nothing out, as 0.1.x) leaves out offers a person cannot simply rent
+    as listed, except the kinds it names: "restricted" (a region that needs the provider's
+    approval), "fractional" (a share of a GPU), "stale-listings" (a marketplace host's listing
+    older than its provider's cadence, or undated), "enumerated" (a location a third-party
+    catalog enumerates; an answer with no other offer keeps them), or "all"; `[]` leaves out
+    all four, as `gpuhunt query` does.
 
     Each field is an entry of the query spec (`gpuhunt._internal.query.spec`), which says how
     it is checked, read from text and offered on every door.
@@ -313,6 +328,7 @@ class QueryFilter:
     resale: bool | None = None
     min_memory_per_gpu: float | None = None
     max_interruption: float | None = None
+    include: str | list[str] | None = None
 
     # Arguments are checked where they enter (`gpuhunt._internal.validate`): each field on every
     # assignment, the ranges across fields when the filter is made and, for a filter changed

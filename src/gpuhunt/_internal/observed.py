@@ -46,6 +46,32 @@ def collected_at(manifest: Mapping[str, Any] | None, provider: str) -> str | Non
     return iso_z(when) if when is not None else None
 
 
+def provider_ages(
+    manifest: Mapping[str, Any] | None, providers: Iterable[str], now: dt.datetime
+) -> dict[str, dict[str, Any]]:
+    """Per provider, how old its data is, as the servers' answers carry it beside `catalog`:
+    `collected_at` (the manifest's, None when it does not say), `age_seconds` at `now` (None
+    when unknown, and for a collection time in the future: never 0 for a clock that is
+    behind) and `source` (what kind of source the manifest names: a price list, recorded
+    answers, a third-party catalog, the published catalog; None when it does not say)."""
+    entries = (manifest or {}).get("providers") or {}
+    out: dict[str, dict[str, Any]] = {}
+    for p in sorted(set(providers)):
+        entry = entries.get(p)
+        at = collected_at(manifest, p)
+        when = parse(at)
+        age = None if when is None or when > now else int((now - when).total_seconds())
+        source = entry.get("source") if isinstance(entry, Mapping) else None
+        if isinstance(source, Mapping):
+            source = source.get("kind") or source.get("name")
+        out[p] = {
+            "collected_at": at,
+            "age_seconds": age,
+            "source": source if isinstance(source, str) else None,
+        }
+    return out
+
+
 def stamp_text(text: str, observed_at: str) -> str:
     """One offer text with `observed_at` set (kept if it already has one)."""
     return offer_spec.with_cell(text, KEY, observed_at)

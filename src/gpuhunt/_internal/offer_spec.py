@@ -103,6 +103,16 @@ FIELDS: tuple[OfferField, ...] = (
     _own("fx_rate", "float | None", None, "converted"),
     _own("fx_date", "str | None", None, "converted"),
     _own("cuda_version", "str | None", None, None),
+    # What kind of fact the offer is (issue 48, `rentable.py`): the share of one GPU it sells
+    # (None: whole GPUs); how its location is known ("listed": the provider's own listing sells
+    # it there; "enumerated": a third-party catalog lists every type in every region it knows;
+    # None: not said); whether it is a marketplace listing of another person's host, meaningful
+    # for its provider's listing cadence only (`registry.ProviderSpec.listing_cadence_hours`).
+    # Not in the observations dataset (what it records is price and availability over time);
+    # on the page as the shapes' `share` and `hidden` columns (`site/data.py`).
+    _own("gpu_fraction", "float | None", None, "share"),
+    _own("location_source", "str | None", None, "hidden"),
+    _own("momentary", "bool | None", None, "hidden"),
 )
 OWN: tuple[OfferField, ...] = tuple(f for f in FIELDS if f.own)
 OWN_NAMES: tuple[str, ...] = tuple(f.name for f in OWN)
@@ -163,8 +173,27 @@ def _text(text: str) -> str:
     return text
 
 
+def _share(text: str) -> float:
+    x = _float(text)
+    if x > 1:
+        raise ValueError(f"not a share of one GPU (0 < x <= 1): {text[:40]!r}")
+    return x
+
+
+LOCATION_SOURCES = ("listed", "enumerated")
+
+
+def _location_source(text: str) -> str:
+    if text not in LOCATION_SOURCES:
+        raise ValueError(f"not one of {', '.join(LOCATION_SOURCES)}: {text[:40]!r}")
+    return text
+
+
 _READ: dict[str, Callable[[str], Any]] = {
     "available": _bool,
+    "momentary": _bool,
+    "gpu_fraction": _share,
+    "location_source": _location_source,
     "observed_at": _time,
     "price_native": _float,
     "fx_rate": _float,
@@ -223,8 +252,14 @@ def own_values(text: str) -> tuple[Any, ...]:
     """The own fields' values of an offer text, in `OWN` order."""
     if SEP not in text:
         return NO_OWN
+    return tuple(read_cell(f.name, c) for f, c in zip(OWN, _cells(text)))
+
+
+def _cells(text: str) -> list[str]:
+    """The own cells of an offer text holding some, as many as `OWN`: a text written before a
+    later field existed (a column file of an older version) has fewer, the rest empty."""
     cells = text.split(SEP)[1:]
-    return tuple(read_cell(f.name, c) for f, c in zip(OWN, cells))
+    return cells + [""] * (len(OWN) - len(cells))
 
 
 def own_value(text: str, name: str) -> Any:
@@ -236,7 +271,7 @@ def own_value(text: str, name: str) -> Any:
 
 def with_cell(text: str, name: str, cell: str, keep: bool = True) -> str:
     """An offer text with one own field's cell set (`keep`: not when it already has one)."""
-    cells = text.split(SEP)[1:] if SEP in text else [""] * len(OWN)
+    cells = _cells(text) if SEP in text else [""] * len(OWN)
     k = OWN_NAMES.index(name)
     if keep and cells[k]:
         return text
@@ -249,7 +284,7 @@ def check_text(text: str, check_json: Callable[[str], str]) -> str:
     if SEP not in text:
         return check_json(text)
     parts = text.split(SEP)
-    if len(parts) != len(OWN) + 1:
+    if len(parts) > len(OWN) + 1:
         raise ValueError("an offer text with the wrong number of cells")
     check_json(parts[0])
     for f, cell in zip(OWN, parts[1:]):
@@ -267,6 +302,18 @@ def offer_text(provider_json: str, get: Callable[[str], str | None]) -> str:
     return join(provider_json, [check_cell(f.name, c or "") for f, c in zip(OWN, cells)])
 
 
+# The keys catalogs written before the own columns carried inside provider_data: only these
+# move out (a later field never was there, and a provider's own key of that name is its own).
+MIGRATED = (
+    "observed_at",
+    "available",
+    "resold_from",
+    "currency",
+    "price_native",
+    "fx_rate",
+    "fx_date",
+    "cuda_version",
+)
 _migrated: dict[str, str] = {}  # a memo: catalogs repeat a few provider_data texts many times
 
 
@@ -274,7 +321,7 @@ def migrate(provider_json: str) -> str:
     """The offer text of an old catalog's provider_data text: the library's keys it carried
     (`available`, `observed_at`, ...) moved out into their cells, the rest written again as
     the writers wrote it (sorted keys, default separators). A value of the wrong type stays."""
-    if not any(f'"{name}"' in provider_json for name in OWN_NAMES):
+    if not any(f'"{name}"' in provider_json for name in MIGRATED):
         return provider_json
     found = _migrated.get(provider_json)
     if found is not None:
@@ -282,7 +329,7 @@ def migrate(provider_json: str) -> str:
     data = json.loads(provider_json)
     cells = [""] * len(OWN)
     for k, f in enumerate(OWN):
-        if f.name not in data:
+        if f.name not in data or f.name not in MIGRATED:
             continue
         value = data[f.name]
         if f.name == "observed_at":

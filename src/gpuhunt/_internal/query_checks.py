@@ -31,7 +31,7 @@ logger = logging.getLogger("gpuhunt")
 
 # The filters an error message of the library names by keyword (`Invalid min_cuda '1.x'`).
 _NAMED = re.compile(
-    r"\b((?:min|max)_[a-z_]+|gpu_name|gpu_vendor|cpu_arch|location|provider|spot)\b"
+    r"\b((?:min|max)_[a-z_]+|gpu_name|gpu_vendor|cpu_arch|location|provider|spot|include)\b"
 )
 STAND_IN_NOTE = "(the bundled snapshot answers for it only while the catalog cannot be loaded)"
 

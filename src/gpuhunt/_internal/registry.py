@@ -47,6 +47,16 @@ class ProviderSpec:
     # Carried over for longer than this (hours; default 3x the cadence), the provider is stale
     # and the workflow fails after publishing (docs/pipeline.md, `catalog report`).
     stale_after_hours: int | None = None
+    # Set for a provider whose offers are listings of other people's hosts (a marketplace of
+    # hosts: Lium, Vast.ai): each is one host free at the moment it was read, a momentary
+    # listing (`CatalogItem.momentary`), not a standing offer. How many hours such a listing
+    # stays meaningful; older ones are not answered by default (`include`, docs/decisions.md).
+    listing_cadence_hours: float | None = None
+
+    @property
+    def momentary(self) -> bool:
+        """Whether its offers are momentary listings of other people's hosts."""
+        return self.listing_cadence_hours is not None
 
     @property
     def module(self) -> str:
@@ -71,6 +81,12 @@ MARKETPLACE: dict[str, Any] = dict(
     # Hourly, so 3x the cadence would alert on any three-hour API outage.
     stale_after_hours=12,
 )
+
+# How long a marketplace host's listing stays meaningful: a judgement, not a measurement. A
+# free host is rented by someone else within hours; these providers' live answers are reused
+# for minutes (GPUHUNT_LIVE_CACHE_TTL) and a nightly copy is a day old, so six hours keeps a
+# same-morning reading and drops yesterday's (docs/decisions.md "Momentary listings").
+LISTING_HOURS = 6.0
 
 PROVIDERS: tuple[ProviderSpec, ...] = (
     # Offline: collected nightly into the published catalog.
@@ -133,7 +149,9 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec("scaleway", "ScalewayProvider", online=False, cadence_hours=24),
     ProviderSpec("ovhcloud", "OVHcloudProvider", online=False, cadence_hours=24),
     # Online: queried live at query time.
-    ProviderSpec("vastai", "VastAIProvider", online=True),
+    # Marketplaces of other people's hosts: a listing is one host free when it was read
+    # (`listing_cadence_hours`, docs/decisions.md "Momentary listings").
+    ProviderSpec("vastai", "VastAIProvider", online=True, listing_cadence_hours=LISTING_HOURS),
     ProviderSpec("vultr", "VultrProvider", online=True),
     ProviderSpec(
         "hotaisle",
@@ -152,9 +170,11 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
         env=("CRUSOE_ACCESS_KEY", "CRUSOE_SECRET_KEY", "CRUSOE_PROJECT_ID"),
     ),
     ProviderSpec("seeweb", "SeewebProvider", online=True, env=("SEEWEB_API_TOKEN",)),
-    ProviderSpec("tensordock", "TensorDockProvider", online=True),
+    ProviderSpec(
+        "tensordock", "TensorDockProvider", online=True, listing_cadence_hours=LISTING_HOURS
+    ),
     ProviderSpec("cudo", "CudoProvider", online=True),
-    ProviderSpec("lium", "LiumProvider", online=True),
+    ProviderSpec("lium", "LiumProvider", online=True, listing_cadence_hours=LISTING_HOURS),
     # Both optional: the key adds the organization's GPU capacity; the URL is for other installs.
     ProviderSpec(
         "daytona", "DaytonaProvider", online=True, env=("DAYTONA_API_KEY", "DAYTONA_API_URL")
@@ -165,7 +185,13 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
     ProviderSpec("fluidstack", "FluidstackProvider", online=True, env=("FLUIDSTACK_API_KEY",)),
     ProviderSpec("shadeform", "ShadeformProvider", online=True, env=("SHADEFORM_API_KEY",)),
     # The marketplace listing is public; the key, when set, is sent along.
-    ProviderSpec("hyperbolic", "HyperbolicProvider", online=True, env=("HYPERBOLIC_API_KEY",)),
+    ProviderSpec(
+        "hyperbolic",
+        "HyperbolicProvider",
+        online=True,
+        env=("HYPERBOLIC_API_KEY",),
+        listing_cadence_hours=LISTING_HOURS,
+    ),
     ProviderSpec("primeintellect", "PrimeIntellectProvider", online=True, env=("PRIME_API_KEY",)),
     # A kept price list checked against live availability (the API lists no prices).
     ProviderSpec("paperspace", "PaperspaceProvider", online=True, env=("PAPERSPACE_API_KEY",)),

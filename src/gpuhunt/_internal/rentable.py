@@ -1,22 +1,30 @@
 """Offers a person cannot simply rent at the listed price: access-restricted regions, fractions
-of a GPU, and spot prices that are a price list's placeholder rather than a market price.
+of a GPU, momentary marketplace listings, locations a third-party catalog enumerates, and spot
+prices that are a price list's placeholder rather than a market price.
 
-Until the offer has fields for these (issue 48), the first two are `flags`: a consumer that
-passes `allowed_flags` (dstack does) skips them unless it lists the flag, as with every flag;
-the CLI allows all flags and shows them. Placeholder spot prices are not offers at all: the
-collector and the snapshot build leave them out and count them (`placeholder_spot`).
+Restricted regions and fractions are `flags` (a consumer that passes `allowed_flags`, as
+dstack does, skips them unless it lists the flag); a fraction's share, how a location is
+known and whether an offer is a momentary listing are fields of the offer (`gpu_fraction`,
+`location_source`, `momentary`). The query option `include` (`hidden_kind`) leaves out each
+kind not asked for; `Catalog.query` without it leaves out nothing (0.1.x), the doors people
+use (CLI, HTTP, MCP, the page) give it as "rentable only". Placeholder spot prices are not
+offers at all: the collector and the snapshot build leave them out and count them
+(`placeholder_spot`).
 
 Pure: no I/O, no imports from above the first layer.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+
+from gpuhunt._internal import registry
 
 # Azure regions Microsoft marks "access restricted to support specific customer scenarios, such
 # as in-country disaster recovery": a subscription has to ask for access before it can deploy.
@@ -73,6 +81,96 @@ def gpu_fraction(provider: str, instance_name: str) -> Fraction | None:
 def offer_gpu_fraction(item: Any) -> Fraction | None:
     """`gpu_fraction` of a CatalogItem-like object (`provider`, `instance_name`)."""
     return gpu_fraction(getattr(item, "provider", "") or "", item.instance_name)
+
+
+def fraction_field(provider: str, instance_name: str) -> float | None:
+    """`CatalogItem.gpu_fraction` of an instance: its share of one GPU as a float, or None."""
+    share = gpu_fraction(provider, instance_name)
+    return None if share is None else float(share)
+
+
+def momentary_field(provider: str) -> bool | None:
+    """`CatalogItem.momentary` of a provider's offers: True for a marketplace of other people's
+    hosts (`registry.ProviderSpec.listing_cadence_hours`), else None (not said)."""
+    try:
+        return True if registry.spec(provider).momentary else None
+    except ValueError:  # a provider the registry does not know (a caller's own)
+        return None
+
+
+def offer_facts(provider: str, instance_name: str) -> dict[str, Any]:
+    """The fields this module gives an offer, as `CatalogItem` keywords (for collectors and
+    the snapshot build): `gpu_fraction` and `momentary`."""
+    return {
+        "gpu_fraction": fraction_field(provider, instance_name),
+        "momentary": momentary_field(provider),
+    }
+
+
+def listing_cadence(provider: str) -> dt.timedelta | None:
+    """How long a momentary listing of `provider` stays meaningful (None: not a marketplace of
+    hosts, or a provider the registry does not know: its listings never age out)."""
+    try:
+        hours = registry.spec(provider).listing_cadence_hours
+    except ValueError:
+        return None
+    return None if hours is None else dt.timedelta(hours=hours)
+
+
+# The kinds `include` names (`query.spec.INCLUDE_KINDS`), each a test of one offer's fields.
+RESTRICTED_FLAGS = frozenset({AZURE_RESTRICTED_FLAG})
+
+
+def is_restricted(flags: Iterable[str]) -> bool:
+    return any(f in RESTRICTED_FLAGS for f in flags)
+
+
+def is_fractional(gpu_fraction_value: float | None, flags: Iterable[str]) -> bool:
+    # The flag too: a catalog written before the field carries only the flag.
+    return gpu_fraction_value is not None or FRACTIONAL_GPU_FLAG in flags
+
+
+def is_stale(
+    provider: str, momentary: bool | None, observed_at: dt.datetime | None, now: dt.datetime
+) -> bool:
+    """A momentary listing older than its provider's cadence, or of unknown age."""
+    if not momentary:
+        return False
+    cadence = listing_cadence(provider)
+    if cadence is None:
+        return False
+    return observed_at is None or observed_at < now - cadence
+
+
+def hidden_kind(item: Any, hidden: Iterable[str], now: dt.datetime | None = None) -> str | None:
+    """The first kind of `hidden` (`query.spec.INCLUDE_KINDS`) that `item` is, or None."""
+    for kind in hidden:
+        if kind == "restricted" and is_restricted(item.flags):
+            return kind
+        if kind == "fractional" and is_fractional(item.gpu_fraction, item.flags):
+            return kind
+        if kind == "stale-listings" and is_stale(
+            item.provider,
+            item.momentary,
+            item.observed_at,
+            now or dt.datetime.now(dt.timezone.utc),
+        ):
+            return kind
+        if kind == "enumerated" and item.location_source == "enumerated":
+            return kind
+    return None
+
+
+def is_restricted_location(provider: str, location: str) -> bool:
+    """Whether `location` of `provider` is one its provider restricts (Azure's list)."""
+    return provider == "azure" and location in AZURE_RESTRICTED_REGIONS
+
+
+def shape_kind(item: Any, now: dt.datetime) -> str:
+    """The page's `hidden` of an offer's shape: the kind of `query.spec.INCLUDE_KINDS` it is
+    but for its region ("fractional", "stale-listings", "enumerated"), or "" (restricted
+    regions are the page's locations' own column, `is_restricted_location`)."""
+    return hidden_kind(item, ("fractional", "stale-listings", "enumerated"), now) or ""
 
 
 def offer_flags(provider: str, instance_name: str, location: str) -> list[str]:

@@ -21,6 +21,8 @@ Which rule a filter follows is its `check` in the query spec (`query/spec.py`). 
   test substrings;
 - `cpu_arch`, `gpu_vendor`: the enum or a name `cast` knows; versions (`min/max_compute_capability`,
   `min_cuda`) as `parse_version` reads them;
+- `include`: a string or a list of strings, each a kind of `spec.INCLUDE_KINDS`, `all`, or
+  several joined by commas;
 - every minimum at most its maximum.
 
 A wrong type is a `TypeError`, an impossible value a `ValueError`; each names the argument and
@@ -56,6 +58,7 @@ RANGES = spec.RANGES
 _AGES = spec.names_of("age")
 _FLAG_SETS = spec.names_of("flag_set")
 _ENUMS = spec.names_of("enum")
+_KINDS = spec.names_of("kinds")
 
 
 def _shown(value: Any) -> str:
@@ -135,6 +138,13 @@ def check_field(name: str, value: Any) -> None:
         except ValueError:
             known = ", ".join(v.value for v in enum)
             raise ValueError(f"{name} must be one of {known}, got {value!r}") from None
+    elif name in _KINDS:
+        if not isinstance(value, str) and (
+            not isinstance(value, (list, tuple, set, frozenset))
+            or not all(isinstance(v, str) for v in value)
+        ):
+            raise TypeError(f"{name} must be a string or a list of strings, got {_shown(value)}")
+        spec.include_hidden(value)
     elif name in VERSIONS:
         # A pair of ints is compared as it is, (major, minor), never misread.
         if isinstance(value, tuple) and len(value) == 2 and all(is_int(v) for v in value):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuhunt._internal import rentable
 from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, CPUArchitecture, JSONObject
 from gpuhunt.providers._report import ParseReport
@@ -85,7 +86,10 @@ def offer(
 ) -> CatalogItem:
     """The `CatalogItem` every provider builds from what it read: on-demand and of unknown disk
     unless said, the GPUs as one `Gpu`; `available` is the provider's availability reading
-    (None: it does not say, docs/availability.md)."""
+    (None: it does not say, docs/availability.md). A share of a GPU (`gpu_fraction`) and a
+    marketplace host's momentary listing (`momentary`) are set from `rentable.offer_facts`.
+    How the location is known (`location_source`) is "listed": the provider's own answer
+    sells it there."""
     return CatalogItem(
         provider=provider,
         instance_name=name,
@@ -106,6 +110,8 @@ def offer(
         available=available,
         resold_from=resold_from,
         cuda_version=cuda_version,
+        location_source="listed",
+        **rentable.offer_facts(provider, name),
     )
 
 

@@ -86,3 +86,32 @@ def test_the_cli_keeps_memory_when_min_memory_is_given(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "MEMORY" in out.splitlines()[0]
     assert len(out.rpartition("\n\n")[2].splitlines()) <= 3
+
+
+def test_a_recording_time_in_the_future_is_an_unknown_age_not_a_fresh_one():
+    import datetime as dt
+
+    from gpuhunt._internal.catalog_status import CatalogStatus
+
+    now = dt.datetime.now(dt.timezone.utc)
+    status = CatalogStatus(
+        version="v",
+        source="bundled",
+        url=None,
+        loaded_at=None,
+        age_seconds=None,
+        recorded_at={"aws": now + dt.timedelta(days=30), "gcp": now - dt.timedelta(days=3)},
+    )
+    assert footer.data_ages(status) == {"aws": "unknown (recorded in the future)", "gcp": "3d"}
+
+
+def test_enumerated_locations_and_momentary_listings_are_named_in_the_notes():
+    shown = [
+        item("runpod", location_source="enumerated"),
+        item("lium", momentary=True),
+        item("aws", location_source="listed"),
+    ]
+    notes = " ".join(render.answer_notes(shown, "price", False))
+    assert "Locations of runpod: a third-party catalog's enumeration" in notes
+    assert "Momentary marketplace listings of a host: 1 of these rows" in notes
+    assert render.answer_notes([item("aws")], "price", False) == []

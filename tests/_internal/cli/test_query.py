@@ -154,7 +154,7 @@ def test_json_carries_form_factor_and_tflops_per_dollar(capsys):
     assert rows["NVIDIA A100 80GB PCIe"]["form_factor"] == "pcie"
     assert rows["a100-80x2"]["form_factor"] is None
     assert rows["a100-80x2"]["tflops_per_dollar"] == round(2 * 312 / 4.0, 3)
-    assert list(rows["a100-40"])[-10:-5] == [
+    assert list(rows["a100-40"])[-13:-8] == [
         "form_factor",
         "tflops_per_dollar",
         "observed_at",
@@ -215,6 +215,7 @@ def test_compute_capability_as_written(capsys, cc):
         (["--sort", "cost"], "argument --sort: invalid choice"),
         (["--provider", "hotaisle"], "hotaisle is an online provider, queried live: add --online"),
         (["--provider", "hotaisle", "--provider", "primeintellect"], "are online providers"),
+        (["--include", "cheap"], "--include: unknown kind 'cheap' (known: restricted,"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, args, message):
@@ -359,7 +360,7 @@ def test_csv_without_matches_still_has_every_column(capsys):
     ]
     assert out[0].endswith(
         ",cpu_arch,provider_data,form_factor,tflops_per_dollar,observed_at,available,resold_from"
-        ",currency,price_native,fx_rate,fx_date,cuda_version"
+        ",currency,price_native,fx_rate,fx_date,cuda_version,gpu_fraction,location_source,momentary"
     )
     assert "price_per_gpu" in out[0]
 

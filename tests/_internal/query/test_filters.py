@@ -4,6 +4,7 @@ versions, locations and a minimum CUDA version, in `matches`, the fast path and 
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 
 import pytest
@@ -224,3 +225,84 @@ def test_asdict_round_trip_through_query(catalog):
 
     q = make_filter(gpu_name="A100 80GB", location="us-*", min_cuda=(12, 8))
     assert names(catalog.query(**dataclasses.asdict(q))) == ["a100-79", "a100-80"]
+
+
+# Issue 48: what a person cannot simply rent, left out when `include` says so (never by default).
+OLD = "2020-01-01T00:00:00Z"
+KINDS = [
+    item(instance_name="listed-h100", gpu_name="H100", price=3.0, location_source="listed"),
+    item(instance_name="enum-h100", gpu_name="H100", price=2.0, location_source="enumerated"),
+    item(instance_name="enum-mi300x", gpu_name="MI300X", price=2.4, location_source="enumerated"),
+    item(instance_name="share-a10", gpu_name="A10", price=0.5, gpu_fraction=1 / 6),
+    item(instance_name="korea", gpu_name="T4", price=0.1, flags=["azure-restricted-region"]),
+    item(instance_name="t4", gpu_name="T4", price=0.2),
+]
+LIUM = [
+    item("lium", instance_name="node-old", gpu_name="RTX4090", momentary=True, observed_at=OLD),
+    item("lium", instance_name="node-undated", gpu_name="RTX4090", momentary=True),
+]
+
+
+@pytest.fixture
+def kinds(tmp_path):
+    csvs = {"aws": csv_bytes(KINDS), "lium": csv_bytes(LIUM)}
+    publish_archive(tmp_path / "k", "v1", csvs)
+    c = Catalog(catalog_url=str(tmp_path / "k"))
+    yield c
+    c.close()
+
+
+def test_without_include_nothing_is_left_out_as_0_1_x_answers(kinds):
+    assert len(kinds.query()) == len(KINDS) + len(LIUM)
+    assert len(kinds.query(allowed_flags=[])) == len(KINDS) + len(LIUM) - 1  # the flag only
+
+
+def test_include_leaves_out_each_kind_not_named_on_both_paths(kinds):
+    rentable_only = names(kinds.query(include=[]))
+    assert rentable_only == ["listed-h100", "t4"]
+    assert names(kinds.query(include="all")) == names(kinds.query())
+    with_shares = names(kinds.query(include=["fractional"]))
+    assert with_shares == ["listed-h100", "share-a10", "t4"]
+    assert "korea" in names(kinds.query(include="restricted,stale-listings"))
+    assert {"node-old", "node-undated"} <= set(names(kinds.query(include="stale-listings")))
+    # One offer at a time, as the table's masks answer.
+    everyone = kinds.query()
+    for given in ([], ["enumerated"], "fractional,restricted", ["stale-listings"]):
+        q = make_filter(include=given)
+        one_by_one = names(i for i in everyone if matches(i, q))
+        assert one_by_one == names(kinds.query(include=given)), given
+
+
+def test_a_fresh_listing_is_answered(kinds, tmp_path):
+    fresh = item("lium", instance_name="node-now", gpu_name="RTX4090", momentary=True)
+    fresh.observed_at = dt.datetime.now(dt.timezone.utc)
+    assert matches(fresh, make_filter(include=[]))
+    assert not matches(LIUM[0], make_filter(include=[]))
+
+
+def test_enumerated_locations_answer_only_where_nothing_listed_matches(kinds):
+    # An H100 is listed: the cheaper enumerated one is left out.
+    assert names(kinds.query(gpu_name="H100", include=[])) == ["listed-h100"]
+    # No MI300X is listed: the enumerated one is the answer, saying so.
+    (mi300x,) = kinds.query(gpu_name="MI300X", include=[])
+    assert mi300x.location_source == "enumerated"
+    assert not matches(mi300x, make_filter(gpu_name="MI300X", include=[]))
+    # Asked for, enumerated ones are answered beside the listed ones.
+    assert names(kinds.query(gpu_name="H100", include="enumerated")) == [
+        "enum-h100",
+        "listed-h100",
+    ]
+
+
+def test_explain_counts_what_each_kind_left_out(kinds):
+    e = kinds.explain(include=[])
+    assert e.left_out == {"restricted": 1, "fractional": 1, "stale-listings": 2, "enumerated": 2}
+    assert any("stale-listings 2" in line for line in e.lines())
+    assert kinds.explain().left_out == {}
+
+
+def test_a_bad_include_is_a_value_error_naming_it(kinds):
+    with pytest.raises(ValueError, match="include: unknown kind 'cheap'"):
+        kinds.query(include=["cheap"])
+    with pytest.raises(TypeError, match="include"):
+        kinds.query(include=[3])

@@ -24,7 +24,7 @@ def test_query_filter_fields_are_the_spec_s():
     # In QueryFilter's own order (0.1.x's, then each added one at the end), the spec's being
     # the order `gpuhunt query --help` lists them.
     names = [f.name for f in dataclasses.fields(QueryFilter)]
-    assert sorted(names) == sorted(spec.NAMES) and names[-1] == "max_interruption"
+    assert sorted(names) == sorted(spec.NAMES) and names[-1] == "include"
     assert all(f.default is None for f in dataclasses.fields(QueryFilter))
 
 

@@ -109,6 +109,7 @@ FILTER_VALUES: dict[str, list] = {
     "min_memory_per_gpu": [0, 8.0, 16, 1000],
     # A table built from offers carries no bands: spot rows are left out, as `matches` does.
     "max_interruption": [5, 10, 100],
+    "include": [[], ["restricted", "enumerated"], "fractional,stale-listings", "all"],
 }
 
 

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pytest
 import requests
 
-from gpuhunt._internal import cli
+from gpuhunt._internal import cli, observed
 from gpuhunt._internal.serve import parameters
 
 # (query string pairs, the same options on gpuhunt query's command line)
@@ -111,11 +111,11 @@ def test_explain_status_and_the_openapi_document(served):
     assert r.status_code == 200
     e = r.json()["explanation"]
     assert e["offers"] == 4000
-    assert [s["filter"] for s in e["steps"]] == ["gpu_name", "max_price"]
+    assert [s["filter"] for s in e["steps"]] == ["gpu_name", "max_price", "include"]
     assert e["emptied_by"]["filter"] == "max_price" and e["left"] == 0
     assert e["near_misses"] and set(e["near_misses"][0]["offer"]) >= {"provider", "price"}
     with served.catalog as c:
-        assert e["lines"] == c.explain(gpu_name=["H100"], max_price=1.0).lines()
+        assert e["lines"] == c.explain(gpu_name=["H100"], max_price=1.0, include=[]).lines()
 
     status = get(served, "/v1/status").json()
     assert status["version"] == "20261129-1"
@@ -352,3 +352,20 @@ def test_clients_asking_the_same_new_query_at_once_wait_for_one_computation(
         assert len(computed) == 1
         bad = [requests.get(f"{running.url}/v1/offers?gpu=NoSuch", timeout=30) for _ in range(2)]
         assert [r.status_code for r in bad] == [422, 422]
+
+
+def test_an_answer_carries_each_listed_provider_s_data_age(served):
+    body = get(served, "/v1/offers", [("limit", "5000")]).json()
+    listed = {o["provider"] for o in body["offers"]}
+    assert set(body["providers"]) == listed and len(listed) > 1
+    loaded = served.catalog.current()
+    for name, age in body["providers"].items():
+        assert set(age) == {"collected_at", "age_seconds", "source"}
+        when = observed.parse(age["collected_at"])
+        assert when is not None and age["collected_at"] == observed.collected_at(
+            loaded.manifest, name
+        )
+        assert age["age_seconds"] == int((loaded.loaded_wall - when).total_seconds()) >= 0
+    # The streamed answer and the built one agree, ages included.
+    few = get(served, "/v1/offers", [("gpu", "H100"), ("limit", "3")]).json()
+    assert set(few["providers"]) == {o["provider"] for o in few["offers"]}

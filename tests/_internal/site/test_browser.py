@@ -478,3 +478,63 @@ def test_availability_filter_column_age_and_history(site, browser):
         ["lambdalabs", "3 offers, 3 observations", "50% available"],
     ]
     assert errors(browser) == []
+
+
+def rentable_offers() -> dict[str, list]:
+    """Issue 48's kinds of offers a person cannot simply rent as listed, beside rentable ones."""
+    t4 = dict(gpu_name="T4", gpu_memory=16.0, cpu=4, memory=28)
+    a10 = dict(gpu_name="A10", gpu_memory=4.0, cpu=6, memory=55)
+    azure = [
+        # A restricted region, cheaper than the open one.
+        item("azure", instance_name="Standard_NC4as_T4_v3", location="koreasouth", price=0.4, **t4),
+        item("azure", instance_name="Standard_NC4as_T4_v3", location="eastus", price=0.53, **t4),
+        item("azure", instance_name="Standard_NV6ads_A10_v5", location="eastus", price=0.45, **a10),
+    ]
+    azure[0].flags = ["azure-restricted-region"]
+    azure[2].flags, azure[2].gpu_fraction = ["fractional-gpu"], 1 / 6
+    runpod = [
+        item("runpod", instance_name=f"1x_{g}", location="CA-MTL-1", price=p, gpu_name=g, **m)
+        for g, p, m in (("T4", 0.2, {}), ("MI300X", 2.39, {"gpu_memory": 192.0}))
+    ]
+    for o in runpod:
+        o.location_source = "enumerated"
+    return {"azure": azure, "runpod": runpod}
+
+
+@pytest.fixture(scope="module")
+def rentable_site(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("rentable")
+    for p, items in rentable_offers().items():
+        write_csv_file(sorted(items, key=lambda i: i.price), str(root / f"{p}.csv"))
+    args = ["catalog", "build", "--input", str(root), "--version", V1, "--output", str(root / V1)]
+    assert gpuhunt_main(args) == 0
+    assert gpuhunt_main(["catalog", "site", str(root / "out"), "--catalog", str(root / V1)]) == 0
+    return root
+
+
+@pytest.mark.browser
+def test_the_page_shows_rentable_offers_unless_asked_as_the_cli_does(
+    rentable_site, browser, tmp_path
+):
+    catalog = Catalog(
+        catalog_url=str(rentable_site / V1),
+        auto_reload=False,
+        settings=Settings(cache_dir=tmp_path),
+    )
+    catalog.load()
+    url = (rentable_site / "out" / "index.html").as_uri()
+    for page_filters, given in [
+        ({}, {}),
+        ({"gpu": "T4"}, {"gpu_name": "T4"}),
+        ({"gpu": "MI300X"}, {"gpu_name": "MI300X"}),  # enumerated only: the answer there is
+    ]:
+        for every in (False, True):
+            shown = {**page_filters, **({"include": "all"} if every else {})}
+            browser.get(url + "#" + "&".join(f"{k}={quote(v)}" for k, v in shown.items()))
+            got = sorted(page_rows(browser), key=lambda r: (r[4], r[0], r[1]))
+            want = library_rows(catalog, min_gpu_count=1, include="all" if every else [], **given)
+            assert got == want, shown
+    browser.get(url + "#gpu=T4")
+    default = page_rows(browser)
+    assert [(r[0], r[3]) for r in default] == [("azure", "eastus")]  # not Korea, not RunPod's
+    assert errors(browser) == []

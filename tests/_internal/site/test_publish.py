@@ -66,7 +66,8 @@ def test_catalog_site_offline_falls_back_as_query_does_and_shows_every_provider(
         port = s.getsockname()[1]
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", f"http://127.0.0.1:{port}/v3")
     monkeypatch.setenv("GPUHUNT_LOAD_TIMEOUT", "5")
-    assert gpuhunt_main(["query", "--json", "--all-regions", "--limit", "100000"]) == 0
+    argv = ["query", "--json", "--all-regions", "--limit", "100000", "--include", "all"]
+    assert gpuhunt_main(argv) == 0  # the page holds every offer; it shows rentable ones first
     answered = {o["provider"] for o in json.loads(capsys.readouterr().out)}
     assert gpuhunt_main(["catalog", "site", str(tmp_path / "site"), "--no-history"]) == 0
     assert "(bundled)" in capsys.readouterr().out

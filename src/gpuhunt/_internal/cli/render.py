@@ -98,6 +98,17 @@ def answer_notes(shown: Sequence[CatalogItem], sort: str, online: bool) -> list[
             f"{unrated} of these offers have no published TFLOPS figure for their GPU "
             "(gpuhunt.gpu_spec) and are listed last, by price."
         )
+    # What kind of fact a row is, where it is not a listing of a machine one can rent: the
+    # rows themselves do not say (--json and --csv do: location_source, momentary).
+    enumerated = sorted({i.provider for i in shown if i.location_source == "enumerated"})
+    if enumerated:
+        notes.append(
+            f"Locations of {', '.join(enumerated)}: a third-party catalog's enumeration, not a "
+            "listing (location_source)."
+        )
+    momentary = sum(1 for i in shown if i.momentary)
+    if momentary:
+        notes.append(f"Momentary marketplace listings of a host: {momentary} of these rows.")
     return notes
 
 

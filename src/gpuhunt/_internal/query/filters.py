@@ -5,10 +5,12 @@ keyword."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from gpuhunt._internal.gpu_names import canonical_gpu_name
 from gpuhunt._internal.models import QueryFilter
+from gpuhunt._internal.query import spec
 from gpuhunt._internal.query.parsed import ParsedQuery, parsed
 
 
@@ -52,3 +54,18 @@ def _names(given: str | list[str] | None, p: ParsedQuery) -> list[str] | None:
 
 def _canonical_spelling(lower: str) -> str:
     return canonical_gpu_name(lower) or lower
+
+
+def with_enumerated(q: QueryFilter) -> QueryFilter | None:
+    """`q` with enumerated locations included, when it leaves them out (`include`), else None.
+    The answer's rule (docs/decisions.md): where no listed offer matches, the enumerated ones
+    are the answer there is, each saying `location_source`; asked of the whole answer, not of
+    one offer, so `matches` and each table's mask leave them out and the query asks again."""
+    if q.include is None or "enumerated" not in spec.include_hidden(q.include):
+        return None
+    kept = sorted(set(spec.INCLUDE_KINDS) - spec.include_hidden(q.include) | {"enumerated"})
+    return make_filter(**{**_fields(q), "include": kept})
+
+
+def _fields(q: QueryFilter) -> dict[str, Any]:
+    return {f.name: getattr(q, f.name) for f in dataclasses.fields(q)}

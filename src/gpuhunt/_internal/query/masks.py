@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gpuhunt._internal import geography, offer_spec
+from gpuhunt._internal import geography, offer_spec, rentable
 from gpuhunt._internal.accelerators import MEMORY_TOLERANCE
 from gpuhunt._internal.costs import bands
 from gpuhunt._internal.form_factor import (
@@ -30,6 +30,7 @@ from gpuhunt._internal.form_factor import (
 )
 from gpuhunt._internal.gpu_names import tpu_generation
 from gpuhunt._internal.offer_state import cuda_version_of
+from gpuhunt._internal.query import spec as query_spec
 from gpuhunt._internal.query.parsed import ParsedQuery
 from gpuhunt._internal.vocabulary import AcceleratorVendor, CPUArchitecture
 
@@ -204,9 +205,65 @@ def _min_memory_per_gpu(t: Table, low: float) -> np.ndarray:
     return found
 
 
+def _include(t: Table, value: Any, now: dt.datetime | None = None) -> np.ndarray:
+    """The rows `rentable.hidden_kind` keeps, each offer text and flag set read once."""
+    hidden = query_spec.include_hidden(value)
+    m = np.ones(len(t), dtype=bool)
+    if not hidden:
+        return m
+    if "restricted" in hidden:
+        ok = np.array([not rentable.is_restricted(s.split()) for s in t.flag_sets], dtype=bool)
+        m &= ok[t.flags]
+    if hidden & {"fractional", "stale-listings", "enumerated"}:
+        now = now or dt.datetime.now(dt.timezone.utc)
+        fraction, momentary, enumerated = _kinds_of_texts(t)
+        if "enumerated" in hidden:
+            m &= ~enumerated[t.provider_data]
+        if "fractional" in hidden:
+            flagged = np.array(
+                [rentable.FRACTIONAL_GPU_FLAG in s.split() for s in t.flag_sets], dtype=bool
+            )
+            m &= ~(fraction[t.provider_data] | flagged[t.flags])
+        if "stale-listings" in hidden and momentary.any():
+            # A momentary listing is kept while younger than its provider's cadence.
+            cadence = [rentable.listing_cadence(x) for x in t.providers]
+            oldest = np.array(
+                [NO_TIME if c is None else _micros(now - c) for c in cadence], dtype=np.int64
+            )
+            seen = t.offer_states().observed_at
+            limit = oldest[t.provider]
+            aged = (limit != NO_TIME) & ((seen == NO_TIME) | (seen < limit))
+            m &= ~(momentary[t.provider_data] & aged)
+    return m
+
+
+def _kinds_of_texts(t: Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per offer text (`offer_spec`), whether it says a share of a GPU, a momentary listing and
+    an enumerated location; read once per list of texts and kept on the table (a stamp
+    replaces the list: `observed.stamp_table`)."""
+    kept: dict[str, Any] = vars(t)
+    texts = t.provider_datas
+    cached = kept.get("_kinds_of_texts")
+    found = cached[1] if cached is not None and cached[0] is texts else None
+    if found is None:
+        n = len(t.provider_datas)
+        found = tuple(np.zeros(n + 1, dtype=bool) for _ in range(3))  # [-1]: code -1
+        fraction, momentary, enumerated = found
+        for k, text in enumerate(t.provider_datas):
+            if offer_spec.SEP not in text:
+                continue
+            own = dict(zip(offer_spec.OWN_NAMES, offer_spec.own_values(text)))
+            fraction[k] = own["gpu_fraction"] is not None
+            momentary[k] = bool(own["momentary"])
+            enumerated[k] = own["location_source"] == "enumerated"
+        kept["_kinds_of_texts"] = (texts, found)
+    return found
+
+
 # The masks of the spec's `own` filters (`spec.OWN`), by name: `shape_mask` applies each set one.
 MASKS: dict[str, Callable[[Table, Any], np.ndarray]] = {
     "min_memory_per_gpu": _min_memory_per_gpu,
+    "include": _include,
 }
 
 

@@ -11,12 +11,13 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from gpuhunt._internal import geography
+from gpuhunt._internal import geography, rentable
 from gpuhunt._internal.accelerators import get_compute_capability
 from gpuhunt._internal.form_factor import form_factor_matches
 from gpuhunt._internal.gpu_names import GpuNameSpec, memory_fits, tpu_generation
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt._internal.offer_state import cuda_version_of
+from gpuhunt._internal.query import spec
 from gpuhunt._internal.query.parsed import ParsedQuery, location_pattern, parsed
 
 
@@ -131,9 +132,16 @@ def _bounded(name: str) -> Callable[[CatalogItem, Any], bool]:
     return predicate
 
 
+def _include(i: CatalogItem, value: Any) -> bool:
+    # One offer at a time: an enumerated location is out unless asked. That an answer with no
+    # listed offer shows its enumerated ones is the answer's rule (`masks.select`).
+    return rentable.hidden_kind(i, spec.include_hidden(value)) is None
+
+
 # The predicates of the spec's `own` filters (`spec.OWN`), by name: `matches` asks each set one.
 PREDICATES: dict[str, Callable[[CatalogItem, Any], bool]] = {
     **{name: _bounded(name) for name in QUANTITIES},
+    "include": _include,
 }
 
 

@@ -30,7 +30,10 @@ from gpuhunt._internal.geography import AREAS
 
 # How `validate.check_field` checks a value of the filter (its rules are listed there).
 # "text": a view or history option taking a word (`sort`, `since`), no filter of `QueryFilter`.
-CHECKS = frozenset({"count", "size", "flag", "names", "enum", "version", "age", "flag_set", "text"})
+# "kinds": `include`, names of `INCLUDE_KINDS` (`include_hidden` reads them).
+CHECKS = frozenset(
+    {"count", "size", "flag", "names", "enum", "version", "age", "flag_set", "text", "kinds"}
+)
 # JSON types of wire values, by the Python type a text value is read into.
 WIRE_TYPES: dict[Any, str] = {int: "integer", float: "number"}
 
@@ -96,6 +99,27 @@ def parse_age(text: str) -> dt.timedelta:
     if m is None:
         raise ValueError(f"invalid age {text!r}: a number and a unit, s, m, h or d (30d, 12h)")
     return dt.timedelta(**{_AGE_UNITS[m.group(2)]: float(m.group(1))})
+
+
+# What `include` can ask for beside rentable offers (`rentable.hidden_kind` tests each).
+INCLUDE_KINDS = ("restricted", "fractional", "stale-listings", "enumerated")
+INCLUDE_ALL = "all"
+
+
+def include_hidden(value: Any) -> frozenset[str]:
+    """The kinds an `include` value leaves out: every kind it does not name. A text or a list
+    of texts, each a kind or several joined by commas (`"restricted,fractional"`), or `all`
+    (nothing left out); an unknown kind is a ValueError naming it."""
+    given = [value] if isinstance(value, str) else list(value)
+    named = {k.strip().lower() for v in given for k in v.split(",") if k.strip()}
+    unknown = sorted(named - set(INCLUDE_KINDS) - {INCLUDE_ALL})
+    if unknown:
+        raise ValueError(
+            f"include: unknown kind {unknown[0]!r} (known: {', '.join(INCLUDE_KINDS)}, all)"
+        )
+    if INCLUDE_ALL in named:
+        return frozenset()
+    return frozenset(INCLUDE_KINDS) - named
 
 
 def _range(what: str, read: type, unit: str, *, gpu: bool = False) -> tuple[Option, Option]:
@@ -231,6 +255,19 @@ FILTERS: tuple[Option, ...] = (
         "left out, on-demand offers kept",
         metavar="PCT",
         read=float,
+    ),
+    Option(
+        "include",
+        "kinds",
+        "also answer offers a person cannot simply rent as listed, left out by default: "
+        "restricted (regions that need the provider's approval), fractional (a share of a "
+        "GPU), stale-listings (a marketplace host's listing older than its provider's "
+        "cadence), enumerated (a location a third-party catalog lists every type in; shown "
+        "anyway when no listed offer matches), all; comma-separated or repeated",
+        metavar="KIND",
+        repeatable=True,
+        own=True,
+        default=[],
     ),
 )
 

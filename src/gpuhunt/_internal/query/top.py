@@ -29,6 +29,7 @@ from gpuhunt._internal.form_factor import offer_form_factor
 from gpuhunt._internal.gpu_specs import dense_tflops
 from gpuhunt._internal.models import SHAPE_FIELDS, CatalogItem, QueryFilter
 from gpuhunt._internal.query.answers import items, prepare, shapes_of
+from gpuhunt._internal.query.filters import with_enumerated
 from gpuhunt._internal.query.parsed import parsed
 from gpuhunt._internal.query.table import Table
 from gpuhunt._internal.rows import offer_row
@@ -221,7 +222,11 @@ def choose(
     offline = [p for p in registry.OFFLINE_PROVIDERS if wanted is None or p in wanted]
     if not offline or any(registry.spec(p).online for p in asked):
         return None
-    rows = table.select(q, None if set(table.providers) <= set(offline) else offline)
+    among = None if set(table.providers) <= set(offline) else offline
+    rows = table.select(q, among)
+    wider = None if len(rows) else with_enumerated(q)
+    if wider is not None:  # as `Catalog.query`: no listed offer, the enumerated ones
+        rows = table.select(wider, among)
     return top(table, rows, sort, limit or max(len(rows), 1), all_regions)
 
 
@@ -290,12 +295,15 @@ def json_chunks(
     catalog: Any,
     dumps: Callable[[Any], bytes],
     chunk_bytes: int = 1 << 16,
+    providers: Any = None,
 ) -> Iterator[bytes]:
-    """`dumps({"offers": rows, "total": total, "catalog": catalog})`, byte for byte, where
+    """`dumps({"offers": rows, "total": total, "catalog": catalog})`, byte for byte (with
+    `"providers": providers` last when given), where
     `rows` are the `batches` one after another, in pieces of about `chunk_bytes`; each batch is
     encoded when it is reached, by one `dumps` call (`dumps` writes compact JSON, so a list is
     its items joined by `,` between `[` and `]`, and an object its members between `{` and
     `}`)."""
     yield b'{"offers":'
     yield from array_chunks(batches, dumps, chunk_bytes)
-    yield b',"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + b"}"
+    tail = b"" if providers is None else b',"providers":' + dumps(providers)
+    yield b',"total":' + dumps(total) + b',"catalog":' + dumps(catalog) + tail + b"}"

@@ -21,10 +21,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+
 from gpuhunt._internal import catalog_costs, query_checks
 from gpuhunt._internal.collapse import CollapsedOffer, collapse_regions
 from gpuhunt._internal.errors import GPUHuntError, QueryInputError
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt._internal.observed import provider_ages
 from gpuhunt._internal.query import spec, top
 from gpuhunt._internal.query.filters import make_filter
 from gpuhunt._internal.query.order import sort_offers
@@ -112,6 +115,10 @@ def row(
     return {**offer_row(r), **extra}
 
 
+def _offer_of(r: CatalogItem | CollapsedOffer) -> CatalogItem:
+    return r.offer if isinstance(r, CollapsedOffer) else r
+
+
 def explanation(e: Explanation) -> dict[str, Any]:
     """`Catalog.explain`'s answer as JSON: its facts, near misses as `--json` rows, and
     `lines`, the text `gpuhunt query --explain` prints."""
@@ -182,6 +189,7 @@ class Service:
             "offers": [r for batch in top.row_batches(found, table, ROWS_AT_ONCE) for r in batch],
             "total": found.total,
             "catalog": {"version": loaded.version, "source": loaded.source},
+            "providers": self._ages(loaded, self._providers_of(found, table)),
         }
         return Reply(body, self._etag("offers", request, loaded), self.max_age(loaded))
 
@@ -195,8 +203,9 @@ class Service:
             return Encoded(iter([dumps(r.body)]), r.etag, r.max_age, len(r.body["offers"]))
         found, table, loaded = chosen
         catalog = {"version": loaded.version, "source": loaded.source}
+        ages = self._ages(loaded, self._providers_of(found, table))
         pieces = top.json_chunks(
-            top.row_batches(found, table, ROWS_AT_ONCE), found.total, catalog, dumps
+            top.row_batches(found, table, ROWS_AT_ONCE), found.total, catalog, dumps, providers=ages
         )
         tag = self._etag("offers", request, loaded)
         return Encoded(pieces, tag, self.max_age(loaded), len(found.rows))
@@ -233,6 +242,18 @@ class Service:
         self._check_stand_ins(request)
         return found[0], found[1], loaded
 
+    @staticmethod
+    def _providers_of(found: top.Top, table: Table) -> set[str]:
+        codes = np.unique(table.provider[found.rows]).tolist()
+        return {table.providers[c] for c in codes}
+
+    @staticmethod
+    def _ages(loaded: Loaded, providers: set[str]) -> dict[str, dict[str, Any]]:
+        """Each listed provider's data age (`observed.provider_ages`) when this catalog was
+        loaded: an answer is the same bytes, and has the same ETag, for as long as the
+        catalog it comes from is served (the server reloads it every reload interval)."""
+        return provider_ages(loaded.manifest, providers, loaded.loaded_wall)
+
     def _check_stand_ins(self, request: Request) -> None:
         try:
             query_checks.check_stand_ins(
@@ -258,10 +279,12 @@ class Service:
         offers, priced = catalog_costs.price_answer(self.catalog, args, offers)
         every_region = args.all_regions or catalog_costs.asked(args)
         rows: list[Any] = offers if every_region else collapse_regions(offers)
+        shown = rows[: request.limit]
         body = {
-            "offers": [row(r, priced) for r in rows[: request.limit]],
+            "offers": [row(r, priced) for r in shown],
             "total": len(rows),
             "catalog": {"version": loaded.version, "source": loaded.source},
+            "providers": self._ages(loaded, {_offer_of(r).provider for r in shown}),
         }
         return Reply(body, self._etag("offers", request, loaded), self.max_age(loaded))
 

@@ -40,8 +40,11 @@ QUERY_OFFERS = (
     'cheapest first. Every argument is optional; e.g. {"gpu": ["H100"], "max_price": 5} '
     'or {"gpu": ["A100:8"], "spot": false, "country": ["DE"]}. Returns JSON: '
     "`offers` (at most `limit`, default 100, each with provider, instance_name, location, "
-    "price, gpu_count, gpu_name, gpu_memory, cpu, memory, spot, ...), `total` (every match) "
-    "and the catalog version. Set all_regions to false for one row per distinct offer."
+    "price, gpu_count, gpu_name, gpu_memory, cpu, memory, spot, observed_at, ...), `total` "
+    "(every match), the catalog version and `providers`: each listed provider's data age "
+    "(collected_at, age_seconds). Offers a person cannot simply rent (restricted regions, a "
+    "share of a GPU, stale marketplace listings, enumerated locations) are left out unless "
+    "`include` names them. Set all_regions to false for one row per distinct offer."
 )
 EXPLAIN_QUERY = (
     "Explain why a query (the same arguments as query_offers) finds what it finds: how many "

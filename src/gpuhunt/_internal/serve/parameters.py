@@ -147,7 +147,8 @@ def param(option: spec.Option, default: Any = None) -> Param:
 def _defaults() -> dict[str, Any]:
     """Every filter and view by name, as a request that gives none has them."""
     views = {o.name: DEFAULTS.get(o.name, o.default) for o in spec.VIEWS}
-    return {**dict.fromkeys(spec.NAMES), **dict.fromkeys(spec.COST_NAMES), **views}
+    # A filter's default is None but `include`'s: rentable offers only, as the command line.
+    return {**{o.name: o.default for o in spec.FILTERS}, **dict.fromkeys(spec.COST_NAMES), **views}
 
 
 @functools.cache

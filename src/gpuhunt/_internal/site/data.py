@@ -164,8 +164,8 @@ class _Shapes:
     """The page's shapes as they are met: one per distinct offer but for region and price, with
     the providers and GPU models in order of first appearance (`of` is idempotent)."""
 
-    def __init__(self, facts: Facts) -> None:
-        self.facts = facts
+    def __init__(self, facts: Facts, now: dt.datetime) -> None:
+        self.facts, self.now = facts, now
         self.providers: list[str] = []
         self.provider_index: dict[str, int] = {}
         self.gpu_index: dict[tuple[str, float], int] = {}
@@ -203,6 +203,7 @@ class _Shapes:
             item.cpu_arch.value if item.cpu_arch else None,
             _gpu_share(item),
             *(_num(q) for q in controls.quantities(item)),
+            rentable.shape_kind(item, self.now),
         )
         s = self.index.get(key)
         if s is None:
@@ -231,11 +232,12 @@ _SHAPE_COLUMNS = (
     "arch",
     "share",  # the share of one GPU the offer's GPU is (1/6 for NV6ads_A10_v5), else 1
     *controls.QUANTITY_COLUMNS,  # `controls.page_filters`
+    "hidden",  # what the page leaves out unless asked: "fractional", ... (`rentable.shape_kind`)
 )
 
 
 def _gpu_share(item: CatalogItem) -> float:
-    share = rentable.gpu_fraction(item.provider, item.instance_name)
+    share = item.gpu_fraction or rentable.gpu_fraction(item.provider, item.instance_name)
     return 1 if share is None else _round(float(share))
 
 
@@ -246,7 +248,9 @@ class _Locations:
         self.facts = facts
         self.shapes = shapes
         self.index: dict[tuple[str, str], int] = {}
-        self.cols: dict[str, list[Any]] = {"provider": [], "name": [], "country": [], "area": []}
+        # restricted: 1 for a region that needs the provider's approval (`rentable`)
+        names = ("provider", "name", "country", "area", "restricted")
+        self.cols: dict[str, list[Any]] = {k: [] for k in names}
 
     def of(self, provider: str, location: str) -> int:
         k = (provider, location)
@@ -258,6 +262,7 @@ class _Locations:
             self.cols["name"].append(location)
             self.cols["country"].append(country)
             self.cols["area"].append(area)
+            self.cols["restricted"].append(int(rentable.is_restricted_location(provider, location)))
         return loc
 
 
@@ -272,7 +277,7 @@ def build(
 ) -> dict[str, Any]:
     """The page's JSON document for `items` (a catalog's offers, any order)."""
     now = now or dt.datetime.now(dt.timezone.utc)
-    shapes = _Shapes(facts)
+    shapes = _Shapes(facts, now)
     locs = _Locations(facts, shapes)
     per_shape: list[list[tuple[float, int]]] = []
     counts: dict[str, int] = {}
@@ -344,7 +349,7 @@ def table_document(
     numpy over integer codes, with no object and no Python dict per offer."""
     now = now or dt.datetime.now(dt.timezone.utc)
     parts = arrays.offer_rows([tables] if isinstance(tables, Table) else list(tables))
-    shapes = _Shapes(facts)
+    shapes = _Shapes(facts, now)
     locs = _Locations(facts, shapes)
     # Shapes, then (provider, location) pairs, as `build` meets them reading the joined rows.
     made: list[dict[int, CatalogItem]] = []
