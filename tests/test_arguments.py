@@ -198,6 +198,7 @@ def test_asdict_round_trip_and_keywords_unchanged(catalog):
         "resale",
         "min_memory_per_gpu",
         "max_interruption",
+        "include",
     ]
     assert "_gpuhunt_checked" not in repr(q)
 

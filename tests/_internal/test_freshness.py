@@ -354,7 +354,7 @@ def test_a_time_in_the_future_by_any_amount_is_an_unknown_age_flagged_never_0m()
 
     from gpuhunt._internal import freshness
     from gpuhunt._internal.catalog_status import CatalogStatus
-    from gpuhunt._internal.cli.render import data_ages
+    from gpuhunt._internal.cli.footer import data_ages
     from gpuhunt._internal.publish import report
     from gpuhunt._internal.site.data import provenance
 

@@ -131,9 +131,10 @@ def test_the_new_filter_is_on_every_door():
     assert "min_memory_per_gpu" in spec.GPU_FILTERS
 
 
-def test_cost_options_are_no_filters_and_max_interruption_is_the_last_filter():
+def test_cost_options_are_no_filters_and_max_interruption_is_a_filter():
     # The usage of issue 49 prices an answer (`Catalog.query_costs`): never a `QueryFilter`
-    # field, so a 0.1.x query is what it was. `max_interruption` filters: the last field.
-    fields = {f.name for f in dataclasses.fields(QueryFilter)}
-    assert fields.isdisjoint(spec.COST_NAMES)
-    assert spec.FILTERS[-1].name == "max_interruption" and "max_interruption" in fields
+    # field, so a 0.1.x query is what it was. `max_interruption` filters (issue 49), then
+    # `include` (issue 48): the last two fields, in the spec's order.
+    fields = [f.name for f in dataclasses.fields(QueryFilter)]
+    assert set(fields).isdisjoint(spec.COST_NAMES)
+    assert [o.name for o in spec.FILTERS[-2:]] == fields[-2:] == ["max_interruption", "include"]
