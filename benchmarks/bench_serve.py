@@ -187,7 +187,7 @@ class Client(threading.Thread):
                 self.errors.append(f"{status}: {body[:200]!r}")
                 continue
             if not self.check:
-                if b'"total":' not in body[-200:]:
+                if b'"total":' not in body[-4096:] or not body.rstrip().endswith(b"}"):
                     self.errors.append(f"incomplete answer: {body[-100:]!r}")
                 continue
             answer = json.loads(body)

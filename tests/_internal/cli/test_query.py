@@ -628,15 +628,20 @@ def test_answers_chosen_on_the_columns_are_the_built_answer(
     assert streamed.err == built.err
 
 
-def test_spot_answers_are_built_with_their_bands(generated, capsys, monkeypatch):
-    """--spot answers carry their interruption bands where the catalog has them
-    (docs/costs.md): they are priced from `Catalog.query`'s offers, never chosen on the
-    columns without them (this generated catalog has no band file: the path is what counts)."""
+def test_a_spot_table_is_built_with_its_bands_and_spot_json_is_chosen(
+    generated, capsys, monkeypatch
+):
+    """The table of spot offers has its INTERRUPT column (docs/costs.md): it is priced from
+    `Catalog.query`'s offers; `--json` rows of spot offers carry no band unless asked, so they
+    are chosen on the columns like any other answer (the server's path too)."""
     from gpuhunt._internal.query import top
 
     calls = []
-    monkeypatch.setattr(top, "choose", lambda *a, **kw: calls.append(1))
-    argv = ["query", "--catalog-url", str(generated), "--json", "--spot", "--limit", "3"]
+    choose = top.choose
+    monkeypatch.setattr(top, "choose", lambda *a, **kw: calls.append(1) or choose(*a, **kw))
+    argv = ["query", "--catalog-url", str(generated), "--spot", "--limit", "3"]
     assert cli.main(argv) == 0
+    assert calls == [] and "spot" in capsys.readouterr().out
+    assert cli.main([*argv, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert calls == [] and rows and all(r["spot"] for r in rows)
+    assert calls == [1] and rows and all(r["spot"] for r in rows)

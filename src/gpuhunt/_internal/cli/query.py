@@ -185,9 +185,14 @@ def run(args: argparse.Namespace) -> int:
     # An answer of the catalog's offers alone is chosen on its columns, as the server's
     # answers are (`top.choose`); the rest (online providers, --group-by) is built whole by
     # `Catalog.query`.
-    # A priced answer (a usage, a term, a job; spot offers with their interruption bands) is
-    # built from `Catalog.query`'s offers: its order is what one would pay.
-    priced_view = bool(costs.given(args)) or args.spot is True or args.max_interruption is not None
+    # A priced answer (a usage, a term, a job, `--max-interruption`; the table of spot offers,
+    # with its INTERRUPT column) is built from `Catalog.query`'s offers: its order is what one
+    # would pay. Spot offers' --json and --csv rows carry no band unless asked (docs/costs.md).
+    priced_view = (
+        bool(costs.given(args))
+        or args.max_interruption is not None
+        or (args.spot is True and fmt == "table")
+    )
     plain = args.group_by != "gpu" and not live and not priced_view
     chosen = _chosen(catalog, filters, args) if plain else None
     offers: list[CatalogItem] = [] if chosen is not None else list(catalog.query(**filters))

@@ -217,8 +217,7 @@ class Service:
         args = request.args
         # Priced or filtered on spot bands: through `Catalog.query`, which reads the catalog's
         # side files (docs/costs.md).
-        # Spot offers asked for carry their interruption band: priced too, as the CLI's are.
-        if self.catalog.online_providers or catalog_costs.wanted(args) or args.spot is True:
+        if self.catalog.online_providers or catalog_costs.wanted(args):
             return None
 
         def compute() -> tuple[top.Top, Table] | None:
