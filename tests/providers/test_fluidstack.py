@@ -30,6 +30,7 @@ def test_request_and_offers() -> None:
 
     [call] = responses.calls
     assert call.request.headers["api-key"] == "fs-secret"
+    assert call.request.headers["Accept"] == "application/json"
     assert "Authorization" not in call.request.headers
     # 3 counts x 2 regions + 4 x 1 + 4 x 3 + 1 x 1
     assert len(offers) == 23
@@ -178,3 +179,16 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     provider = FluidstackProvider.from_env()
     assert provider.api_key == "fs-secret"
     assert "fs-secret" not in repr(provider)
+
+
+@responses.activate
+def test_a_redirect_is_not_followed_with_the_key() -> None:
+    # `_keyed.keyed_json`: the key must not travel on to another address.
+    elsewhere = "https://collector.example/steal"
+    responses.get(CONFIGURATIONS_URL, status=302, headers={"Location": elsewhere})
+    responses.get(elsewhere, json=load())
+
+    with pytest.raises(ProviderError, match="redirect"):
+        FluidstackProvider(api_key="fs-secret").get()
+
+    assert [c.request.url for c in responses.calls] == [CONFIGURATIONS_URL]

@@ -16,8 +16,10 @@ from gpuhunt.providers._records import (
     BadRecord,
     Gpu,
     json_number,
+    named,
     need_number,
     offer,
+    positive,
     read_each,
     resold_from,
 )
@@ -206,3 +208,31 @@ def test_read_each_skips_and_counts_a_bad_record_and_keeps_the_others() -> None:
     assert got == ["#0:a", "#3:b"]
     assert report.counts["malformed"] == 2
     assert report.skipped == ["#1: field 'x' is missing"]
+
+
+def test_named_gives_the_record_and_its_name() -> None:
+    record = {"instance_type": "1V100.6V", "price_per_hour": "0.5"}
+    assert named(record, "instance_type") == (record, "1V100.6V")
+
+
+@pytest.mark.parametrize(
+    ("record", "error", "message"),
+    [
+        (["a list"], ValueError, "expected an object, got list"),
+        ({"name": ""}, ValueError, "name is empty"),
+        ({"name": 7}, ValueError, "name is empty"),
+        ({"other": "x"}, KeyError, "name"),
+    ],
+)
+def test_named_refusals(record: object, error: type[Exception], message: str) -> None:
+    # CloudRift's and Verda's record guards report these messages as the skip reason.
+    with pytest.raises(error, match=message):
+        named(record, "name")
+
+
+def test_positive_refuses_zero_and_below() -> None:
+    assert positive(0.25, "cost_per_hour") == 0.25
+    with pytest.raises(ValueError, match="^cost_per_hour is 0$"):
+        positive(0, "cost_per_hour")
+    with pytest.raises(ValueError, match=r"^price_per_hour is -1\.5$"):
+        positive(-1.5, "price_per_hour")

@@ -37,7 +37,7 @@ from gpuhunt._internal.accelerators import (
 )
 from gpuhunt._internal.form_factor import offer_form_factor
 from gpuhunt._internal.gpu_specs import offer_tflops_per_dollar
-from gpuhunt._internal.offer_spec import parse_time
+from gpuhunt._internal.offer_spec import OWN_NAMES, parse_time
 from gpuhunt._internal.rentable import gpu_fraction
 from gpuhunt._internal.vocabulary import AcceleratorVendor as AcceleratorVendor
 from gpuhunt._internal.vocabulary import AMDArchitecture as AMDArchitecture
@@ -64,20 +64,9 @@ SHAPE_FIELDS = (
     "spot",
 )
 
-# The library's own fields (`offer_spec.OWN`), which a shape carries after SHAPE_FIELDS.
-OWN_FIELDS = (
-    "observed_at",
-    "available",
-    "resold_from",
-    "currency",
-    "price_native",
-    "fx_rate",
-    "fx_date",
-    "cuda_version",
-    "gpu_fraction",
-    "location_source",
-    "momentary",
-)
+# The library's own fields, which a shape carries after SHAPE_FIELDS: `offer_spec.OWN`'s names,
+# named once there.
+OWN_FIELDS = OWN_NAMES
 
 # An instance type's shared values in the order of SHAPE_FIELDS then OWN_FIELDS (one tuple for
 # all its offers).

@@ -211,6 +211,25 @@ def need_number(
     return number
 
 
+def named(record: Any, key: str) -> tuple[dict[str, Any], str]:
+    """`record` as an object, with its name `record[key]`, for the providers whose record
+    guard catches `KeyError` and `ValueError` (CloudRift, Verda): ValueError when it is no
+    object or the name is empty or not text, KeyError when there is none."""
+    if not isinstance(record, dict):
+        raise ValueError(f"expected an object, got {type(record).__name__}")
+    name = record[key]
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{key} is empty")
+    return record, name
+
+
+def positive(value: float, what: str) -> float:
+    """`value`, or ValueError when it is not above zero (a price of nothing is no offer)."""
+    if value <= 0:
+        raise ValueError(f"{what} is {value}")
+    return value
+
+
 def count(record: dict[str, Any], key: str, *, low: int = 1, high: int = 4096) -> int:
     return whole(record.get(key), f"field {key!r}", low=low, high=high)
 

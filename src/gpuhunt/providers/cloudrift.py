@@ -40,7 +40,7 @@ from gpuhunt._internal.gpu_names import canonical_gpu_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import Gpu, json_number, need_number, offer
+from gpuhunt.providers._records import Gpu, json_number, named, need_number, offer, positive
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider
 
 logger = logging.getLogger(__name__)
@@ -146,14 +146,8 @@ def _cpu(variant: dict[str, Any]) -> float:
 def _parse_variant(
     instance_type: dict[str, Any], variant: Any, report: ParseReport
 ) -> list[CatalogItem]:
-    if not isinstance(variant, dict):
-        raise ValueError(f"expected an object, got {type(variant).__name__}")
-    name = variant["name"]
-    if not isinstance(name, str) or not name:
-        raise ValueError("name is empty")
-    cents = need_number(variant["cost_per_hour"], "cost_per_hour")
-    if cents <= 0:
-        raise ValueError(f"cost_per_hour is {cents}")
+    variant, name = named(variant, "name")
+    cents = positive(need_number(variant["cost_per_hour"], "cost_per_hour"), "cost_per_hour")
     cpu = _cpu(variant)
     memory = need_number(variant["dram"], "dram") / _GIB
     disk = need_number(variant["disk"], "disk") / 10**9

@@ -66,6 +66,7 @@ from gpuhunt._internal.load import livecache, transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, JSONObject, QueryFilter
 from gpuhunt._internal.query.match import matches
 from gpuhunt.providers import _report
+from gpuhunt.providers._keyed import keyed_json
 from gpuhunt.providers.base import Ask, Collects, OnlineProvider
 
 logger = logging.getLogger(__name__)
@@ -243,15 +244,7 @@ def fetch_shared_regions(api_url: str) -> Any:
 
 
 def fetch_authenticated(url: str, api_key: str) -> Any:
-    return livecache.request_json(
-        "GET",
-        url,
-        provider=NAME,
-        secret=api_key,
-        credential=KEY_ENV,
-        headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
-        allow_redirects=False,  # the key must not travel on to another address
-    )
+    return keyed_json("GET", url, NAME, KEY_ENV, api_key, {"Authorization": f"Bearer {api_key}"})
 
 
 # ---------------------------------------------------------------------------------------------

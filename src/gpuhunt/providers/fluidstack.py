@@ -30,9 +30,8 @@ import logging
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import CatalogItem, QueryFilter
-from gpuhunt.providers._keyed import KeyedProvider
+from gpuhunt.providers._keyed import KeyedProvider, keyed_json
 from gpuhunt.providers._records import (
     BadRecord,
     Gpu,
@@ -98,15 +97,7 @@ class FluidstackProvider(KeyedProvider):
 
 
 def fetch_configurations(api_key: str) -> Any:
-    return livecache.request_json(
-        "GET",
-        CONFIGURATIONS_URL,
-        provider=NAME,
-        secret=api_key,
-        credential=CREDENTIAL,
-        headers={"api-key": api_key, "Accept": "application/json"},
-        allow_redirects=False,
-    )
+    return keyed_json("GET", CONFIGURATIONS_URL, NAME, CREDENTIAL, api_key, {"api-key": api_key})
 
 
 def parse_configurations(payload: Any, report: ParseReport | None = None) -> list[CatalogItem]:

@@ -40,8 +40,8 @@ from typing import Any
 from typing_extensions import Self
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import CatalogItem
+from gpuhunt.providers._keyed import keyed_json
 from gpuhunt.providers._records import (
     BadRecord,
     Gpu,
@@ -85,19 +85,10 @@ class HyperbolicProvider(Collects[ParseReport], OnlineProvider):
 
 
 def fetch_marketplace(api_key: str | None) -> Any:
-    headers = {"Accept": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    return livecache.request_json(
-        "POST",
-        MARKETPLACE_URL,
-        provider=NAME,
-        secret=api_key,
-        credential=CREDENTIAL if api_key else None,
-        json={"filters": {}},
-        headers=headers,
-        allow_redirects=False,
-    )
+    auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    credential = CREDENTIAL if api_key else None
+    body: dict[str, Any] = {"filters": {}}
+    return keyed_json("POST", MARKETPLACE_URL, NAME, credential, api_key, auth, json=body)
 
 
 def parse_marketplace(payload: Any, report: ParseReport | None = None) -> list[CatalogItem]:

@@ -45,10 +45,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
 from gpuhunt._internal.query.match import matches
-from gpuhunt.providers._keyed import KeyedProvider
+from gpuhunt.providers._keyed import KeyedProvider, keyed_json
 from gpuhunt.providers._records import Gpu, gpu_or_kept, offer
 from gpuhunt.providers._report import ParseReport
 
@@ -159,15 +158,10 @@ def list_offers(report: ParseReport | None = None) -> list[CatalogItem]:
 
 def is_available(api_key: str, machine_type: str, region: str, report: ParseReport) -> bool | None:
     """The API's answer for one (machine type, region); None when it gave no boolean."""
-    answer: Any = livecache.request_json(
-        "GET",
-        AVAILABILITY_URL,
-        provider=NAME,
-        secret=api_key,
-        credential=CREDENTIAL,
-        params={"machineType": machine_type, "region": region},
-        headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
-        allow_redirects=False,
+    auth = {"Authorization": f"Bearer {api_key}"}
+    params = {"machineType": machine_type, "region": region}
+    answer: Any = keyed_json(
+        "GET", AVAILABILITY_URL, NAME, CREDENTIAL, api_key, auth, params=params
     )
     what = f"availability of {machine_type} in {region}"
     # The record here is the answer for one (type, region): any exception reading it skips

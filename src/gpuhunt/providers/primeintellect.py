@@ -42,9 +42,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
-from gpuhunt._internal.load import livecache, transport
+from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import CatalogItem, QueryFilter
-from gpuhunt.providers._keyed import KeyedProvider
+from gpuhunt.providers._keyed import KeyedProvider, keyed_json
 from gpuhunt.providers._records import (
     BadRecord,
     Gpu,
@@ -80,18 +80,11 @@ class PrimeIntellectProvider(KeyedProvider):
 
 def fetch_items(api_key: str) -> list[Any]:
     """Every item, over all pages."""
+    auth = {"Authorization": f"Bearer {api_key}"}
 
     def page(number: int) -> Any:
-        return livecache.request_json(
-            "GET",
-            AVAILABILITY_URL,
-            provider=NAME,
-            secret=api_key,
-            credential=CREDENTIAL,
-            params={"page": number, "page_size": PAGE_SIZE},
-            headers={"Authorization": f"Bearer {api_key}", "Accept": "application/json"},
-            allow_redirects=False,
-        )
+        params = {"page": number, "page_size": PAGE_SIZE}
+        return keyed_json("GET", AVAILABILITY_URL, NAME, CREDENTIAL, api_key, auth, params=params)
 
     return transport.collect_pages(
         page,

@@ -39,9 +39,8 @@ from typing import Any
 
 from gpuhunt._internal.errors import ProviderError
 from gpuhunt._internal.gpu_names import resolve_gpu
-from gpuhunt._internal.load import livecache
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem, QueryFilter
-from gpuhunt.providers._keyed import KeyedProvider
+from gpuhunt.providers._keyed import KeyedProvider, keyed_json
 from gpuhunt.providers._records import (
     BadRecord,
     Gpu,
@@ -70,15 +69,9 @@ class ShadeformProvider(KeyedProvider):
 
 
 def fetch_instance_types(api_key: str) -> Any:
-    return livecache.request_json(
-        "GET",
-        TYPES_URL,
-        provider=NAME,
-        secret=api_key,
-        credential=CREDENTIAL,
-        params={"available": "true"},
-        headers={"X-API-KEY": api_key, "Accept": "application/json"},
-        allow_redirects=False,
+    auth = {"X-API-KEY": api_key}
+    return keyed_json(
+        "GET", TYPES_URL, NAME, CREDENTIAL, api_key, auth, params={"available": "true"}
     )
 
 

@@ -43,7 +43,7 @@ from gpuhunt._internal.gpu_names import gpu_memory_from_name, resolve_gpu
 from gpuhunt._internal.load import transport
 from gpuhunt._internal.models import AcceleratorVendor, CatalogItem
 from gpuhunt.providers import _report
-from gpuhunt.providers._records import Gpu, need_number, offer
+from gpuhunt.providers._records import Gpu, named, need_number, offer, positive
 from gpuhunt.providers.base import Ask, Collects, OfflineProvider, get_creds_env
 
 logger = logging.getLogger(__name__)
@@ -248,14 +248,8 @@ def _parse_instance_type(
     report: ParseReport,
     readings: Mapping[bool, set[tuple[str, str]]] | None = None,
 ) -> list[CatalogItem]:
-    if not isinstance(record, dict):
-        raise ValueError(f"expected an object, got {type(record).__name__}")
-    name = record["instance_type"]
-    if not isinstance(name, str) or not name:
-        raise ValueError("instance_type is empty")
-    price = _price(record["price_per_hour"], "price_per_hour")
-    if price <= 0:
-        raise ValueError(f"price_per_hour is {price}")
+    record, name = named(record, "instance_type")
+    price = positive(_price(record["price_per_hour"], "price_per_hour"), "price_per_hour")
     spot_price = record.get("spot_price")
     spot = _price(spot_price, "spot_price") if spot_price is not None else None
     cpu = need_number(record["cpu"]["number_of_cores"], "cpu.number_of_cores")
