@@ -154,7 +154,9 @@ def generate(total: int, seed: int = 7) -> dict[str, bytes]:
         rows.sort(key=lambda r: r[2])
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(FIELDS)
+        # The 14 columns 0.1.x publishes (what these rows hold; the offer's own columns after
+        # provider_data are left out, as a reader of either version allows).
+        w.writerow(FIELDS[: FIELDS.index("provider_data") + 1])
         w.writerows(rows)
         out[provider] = buf.getvalue().encode()
     return out
@@ -362,6 +364,11 @@ TYPES = {"instance_name": "VARCHAR", "location": "VARCHAR", "price": "DOUBLE", "
          "memory": "DOUBLE", "gpu_count": "BIGINT", "gpu_name": "VARCHAR", "gpu_memory": "DOUBLE",
          "spot": "BOOLEAN", "disk_size": "DOUBLE", "gpu_vendor": "VARCHAR", "flags": "VARCHAR",
          "cpu_arch": "VARCHAR", "provider_data": "VARCHAR"}
+# The offer's own columns after provider_data (the offer spec's), read as text: in file order.
+if files:
+    with open(files[0]) as head:
+        for name in head.readline().strip().split(","):
+            TYPES.setdefault(name, "VARCHAR")
 SEVEN = "provider, instance_name, location, price, gpu_count, gpu_name, spot"
 if engine == "polars":
     import polars as pl
