@@ -41,7 +41,7 @@ from gpuhunt._internal.load.fetch import fetch  # noqa: E402
 from gpuhunt._internal.models import CatalogItem  # noqa: E402
 from gpuhunt._internal.publish.build import column_file  # noqa: E402
 from gpuhunt._version import __version__  # noqa: E402
-from scripts.snapshot_sources import spot_advisor  # noqa: E402
+from scripts.snapshot_sources import spot_advisor, vantage_aws_terms  # noqa: E402
 
 OUT = ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip"
 
@@ -623,20 +623,43 @@ SPOT_ADVISOR_SOURCE = {
 }
 
 
+AWS_TERMS_SOURCE = {
+    "kind": "stored excerpt of instances.vantage.sh's reserved prices, as Price List rows",
+    "repository": vantage_aws_terms.REPOSITORY,
+    "path": vantage_aws_terms.PATH,
+    "commit": vantage_aws_terms.COMMIT,
+    "observed_at": vantage_aws_terms.DATE,
+    "date_basis": 'the commit date; the same commit\'s files say "Last updated: 2025-11-30"',
+    "excerpt": "Linux No Upfront 1- and 3-year terms (standard and convertible) of the "
+    "snapshot's AWS on-demand offers (scripts/snapshot_sources/vantage_aws_terms.py); Partial "
+    "and All Upfront are left out (vantage folds their fee into one hourly figure)",
+}
+
+
 def side_files() -> tuple[dict[str, bytes], dict[str, Any]]:
     """The side files of the snapshot (docs/costs.md): the spot bands of the stored advisor
-    copy. No terms: the repository's recorded price-list answers hold no GPU term of an offer
-    the snapshot has (the AWS g6.xlarge reserved prices do not state their term; the Azure
-    and GCP samples are of CPU machines), and none is invented."""
+    copy and the AWS GPU terms (1- and 3-year No Upfront) of the stored vantage.sh excerpt,
+    read by the library's own Price List reader. Azure and GCP have no terms: no dated,
+    machine-readable GPU reservation or commitment price was found to store, and none is
+    invented."""
     import json
 
     from gpuhunt._internal.costs.interruption import parse_spot_advisor, write_bands
+    from gpuhunt._internal.formats.terms import write_terms
 
     when = dt.datetime.fromisoformat(spot_advisor.DATE).replace(tzinfo=dt.timezone.utc)
     advice = parse_spot_advisor(json.loads(spot_advisor.STORED.read_text()), observed_at=when)
     data = write_bands(advice)
     entry = {"sha256": sha256(data), "rows": len(advice), **SPOT_ADVISOR_SOURCE}
-    return {"aws.interruption": data}, {"aws.interruption": entry}
+    terms = vantage_aws_terms.terms()
+    if len(terms) != sum(1 for _ in vantage_aws_terms.STORED.open()) - 1:
+        raise ValueError(f"{vantage_aws_terms.STORED.name}: a row did not become a term")
+    terms_data = write_terms(terms)
+    terms_entry = {"sha256": sha256(terms_data), "rows": len(terms), **AWS_TERMS_SOURCE}
+    return (
+        {"aws.interruption": data, "aws.terms": terms_data},
+        {"aws.interruption": entry, "aws.terms": terms_entry},
+    )
 
 
 def add_sides(path: Path) -> None:

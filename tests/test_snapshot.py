@@ -27,6 +27,7 @@ from scripts.snapshot_sources import (
     spot_advisor,
     vantage_aws_js,
     vantage_aws_spot,
+    vantage_aws_terms,
 )
 
 from gpuhunt._internal import registry, rentable
@@ -94,6 +95,10 @@ PINNED = {
     # tsaol/aws-gpu data/gpu_instances_raw.json @2d0108c7: four fields per Linux spot price.
     "vantage_aws_gpu_spot_2d0108c7_excerpt.csv": (
         "cc3fe8ad7495c00d1d01b2555aa67831695f4a6b93ee8da4dc1690cc8f14d5cc"
+    ),
+    # Linux No Upfront reserved prices of the same file (data README; vantage_aws_terms.main).
+    "vantage_aws_gpu_terms_2d0108c7_excerpt.csv": (
+        "a0cb5d49c03045a05f6ac260a6b50f129a6aaf38f8d2dc8c58283c43be14311d"
     ),
     # anycloud-sh/catalog azure/vms.csv @62ff0a98: the Dsv3, Esv4 and N-series rows (data README).
     "anycloud_azure_vms_62ff0a98_excerpt.csv": (
@@ -2138,3 +2143,115 @@ def test_the_twelve_questions_through_the_cli_defaults_answer_rentable_offers(
     assert main(["query", "--gpu", "RTX4090", "--json", "--include", "all"]) == 0
     every = json.loads(capsys.readouterr().out)
     assert every[0]["provider"] == "lium" and every[0]["momentary"] is True
+
+
+def _stored_terms() -> list[dict[str, str]]:
+    with vantage_aws_terms.STORED.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_each_stored_aws_term_row_is_a_term_of_its_offer_at_the_source_price(snapshot):
+    """Every row of the stored vantage.sh excerpt is, in the bundled `aws.terms`, a No Upfront
+    term of the on-demand offer of its (type, region) at the file's price, and nothing else is
+    there; the excerpt's bytes are pinned (data README: cut from the whole file of the commit
+    the manifest names)."""
+    from gpuhunt._internal.load import sides
+
+    assert hashlib.sha256(vantage_aws_terms.STORED.read_bytes()).hexdigest() == (
+        "a0cb5d49c03045a05f6ac260a6b50f129a6aaf38f8d2dc8c58283c43be14311d"
+    )
+    stored = _stored_terms()
+    on_demand = {(i.instance_name, i.location) for i in offers(snapshot, "aws") if not i.spot}
+    terms = sides.Sides(sides.bundled_reader()).terms("aws")
+    assert terms is not None
+    got = {(t.instance_name, t.location, t.term, t.offering_class): t for t in terms}
+    assert len(got) == len(terms) == len(stored)
+    for row in stored:
+        lease, klass = vantage_aws_terms.KEYS[row["reserved"]]
+        t = got[(row["instance_type"], row["region"], lease[0] + "y", klass)]
+        assert (t.payment, t.hourly, t.upfront) == ("none", float(row["linux_hourly"]), 0.0)
+        assert t.observed_at == dt.datetime(2025, 11, 30, tzinfo=dt.timezone.utc)
+        assert (row["instance_type"], row["region"]) in on_demand
+    # p5.48xlarge us-east-1 as the file lists it (read by hand from 2d0108c7)
+    p5 = got[("p5.48xlarge", "us-east-1", "3y", "standard")]
+    assert p5.hourly == 23.77728
+    kinds = {(t.term, t.offering_class) for t in terms}
+    assert kinds == {("1y", "standard"), ("3y", "standard"), ("1y", "convertible"),
+                     ("3y", "convertible")}  # fmt: skip
+    entry = snapshot.manifest["sides"]["aws.terms"]
+    assert (entry["repository"], entry["path"], entry["commit"], entry["observed_at"]) == (
+        vantage_aws_terms.REPOSITORY,
+        vantage_aws_terms.PATH,
+        vantage_aws_terms.COMMIT,
+        vantage_aws_terms.DATE,
+    )
+    assert entry["rows"] == len(stored)
+
+
+def test_the_stored_terms_excerpt_is_the_trim_for_the_snapshots_offers(snapshot):
+    """Trimming the excerpt's own rows again for the snapshot's on-demand AWS offers keeps
+    every row: it holds no (type, region) the snapshot does not sell on demand."""
+    doc: dict[str, dict] = {}
+    for r in _stored_terms():
+        item = doc.setdefault(r["instance_type"], {"instance_type": r["instance_type"],
+                                                   "pricing": {}})  # fmt: skip
+        item["pricing"].setdefault(r["region"], {"linux": {"reserved": {}}})
+        item["pricing"][r["region"]]["linux"]["reserved"][r["reserved"]] = r["linux_hourly"]
+    pairs = {(i.instance_name, i.location) for i in offers(snapshot, "aws") if not i.spot}
+    again = vantage_aws_terms.trim(doc.values(), pairs)
+    assert again == [list(r.values()) for r in _stored_terms()]
+    made, _ = make_snapshot().side_files()
+    bundled = archive.read_archive(
+        resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
+    )
+    assert archive.sha256(made["aws.terms"]) == bundled.manifest["sides"]["aws.terms"]["sha256"]
+
+
+def test_a_partial_upfront_or_unknown_vantage_key_is_left_out():
+    doc = [{"instance_type": "g6.xlarge", "pricing": {"us-east-1": {"linux": {"reserved": {
+        "yrTerm1Standard.noUpfront": "0.52392", "yrTerm1Standard.partialUpfront": "0.499033",
+        "yrTerm1Standard.allUpfront": "0.489041"}}}}}]  # fmt: skip
+    assert vantage_aws_terms.trim(doc, {("g6.xlarge", "us-east-1")}) == [
+        ["g6.xlarge", "us-east-1", "yrTerm1Standard.noUpfront", "0.52392"]
+    ]
+    assert vantage_aws_terms.trim(doc, {("g6.xlarge", "us-west-2")}) == []
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("hours", "months", "pay"),
+    [("700", "12", ("1y", "standard")), ("700", "36", ("3y", "standard")), ("400", "12", None)],
+)
+def test_cli_query_picks_an_aws_term_past_its_break_even(tmp_path, hours, months, pay):
+    """`gpuhunt query --gpu L4 --hours-per-month H --json` on the bundled snapshot: g6.xlarge
+    in us-east-1 lists the stored terms with break-even = term monthly cost / on-demand hourly,
+    and is paid with the cheapest term whose break-even 700 h passes (400 h passes none of the
+    1-year ones: on demand)."""
+    run = _gpuhunt(
+        tmp_path, "query", "--provider", "aws", "--gpu", "L4", "--location", "us-east-1",
+        "--hours-per-month", hours, "--months", months, "--json",
+        GPUHUNT_CATALOG_URL=UNREACHABLE,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    row = next(
+        r for r in json.loads(run.stdout)
+        if r["instance_name"] == "g6.xlarge" and not r["spot"]
+    )  # fmt: skip
+    stored = {
+        vantage_aws_terms.KEYS[r["reserved"]]: float(r["linux_hourly"])
+        for r in _stored_terms()
+        if (r["instance_type"], r["region"]) == ("g6.xlarge", "us-east-1")
+    }
+    assert len(stored) == 4 and len(row["terms"]) == 4
+    for t in row["terms"]:
+        hourly = stored[(t["term"][0] + "yr", t["offering_class"])]
+        assert (t["hourly"], t["upfront"], t["payment"]) == (hourly, 0.0, "none")
+        assert t["break_even_hours"] == pytest.approx(hourly * 730 / row["price"], abs=1e-5)
+    if pay is None:
+        assert row["pay"] == "on-demand"
+        assert all(t["break_even_hours"] > float(hours) for t in row["terms"] if t["term"] == "1y")
+    else:
+        chosen = [t for t in row["terms"] if (t["term"], t["offering_class"]) == pay]
+        assert chosen[0]["break_even_hours"] < float(hours)
+        assert row["monthly_cost"] == pytest.approx(chosen[0]["monthly_cost"], abs=0.01)
+        assert row["pay"] != "on-demand" and row["monthly_cost"] < row["price"] * float(hours)
