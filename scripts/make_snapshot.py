@@ -23,8 +23,10 @@ test code.
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import datetime as dt
+import io
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -41,7 +43,11 @@ from gpuhunt._internal.load.fetch import fetch  # noqa: E402
 from gpuhunt._internal.models import CatalogItem  # noqa: E402
 from gpuhunt._internal.publish.build import column_file  # noqa: E402
 from gpuhunt._version import __version__  # noqa: E402
-from scripts.snapshot_sources import spot_advisor, vantage_aws_terms  # noqa: E402
+from scripts.snapshot_sources import (  # noqa: E402
+    cyclenerd_gcp_terms,
+    spot_advisor,
+    vantage_aws_terms,
+)
 
 OUT = ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip"
 
@@ -636,11 +642,25 @@ AWS_TERMS_SOURCE = {
 }
 
 
-def side_files() -> tuple[dict[str, bytes], dict[str, Any]]:
+GCP_TERMS_SOURCE = {
+    "kind": "stored excerpt of Cyclenerd's pricing.yml committed-use month prices",
+    "repository": cyclenerd_gcp_terms.REPOSITORY,
+    "path": cyclenerd_gcp_terms.PATH,
+    "commit": cyclenerd_gcp_terms.COMMIT,
+    "observed_at": cyclenerd_gcp_terms.GENERATED[:10],
+    "date_basis": "a date inside the file (about.generated: Thu Jul 30 06:13:17 2026)",
+    "excerpt": "month_1y/month_3y of the A2/A3/G2/G4 machine types of the snapshot's GCP "
+    "on-demand offers, each zone offer given its region's price "
+    "(scripts/snapshot_sources/cyclenerd_gcp_terms.py); N1 GPU, A4 and TPU offers have none",
+}
+
+
+def side_files(csvs: dict[str, bytes]) -> tuple[dict[str, bytes], dict[str, Any]]:
     """The side files of the snapshot (docs/costs.md): the spot bands of the stored advisor
     copy and the AWS GPU terms (1- and 3-year No Upfront) of the stored vantage.sh excerpt,
-    read by the library's own Price List reader. Azure and GCP have no terms: no dated,
-    machine-readable GPU reservation or commitment price was found to store, and none is
+    read by the library's own Price List reader, and the GCP GPU terms (1- and 3-year committed
+    use) of the stored Cyclenerd excerpt for the zone offers of `csvs["gcp"]`. Azure has no
+    terms: no dated, machine-readable GPU reservation price was found to store, and none is
     invented."""
     import json
 
@@ -656,10 +676,24 @@ def side_files() -> tuple[dict[str, bytes], dict[str, Any]]:
         raise ValueError(f"{vantage_aws_terms.STORED.name}: a row did not become a term")
     terms_data = write_terms(terms)
     terms_entry = {"sha256": sha256(terms_data), "rows": len(terms), **AWS_TERMS_SOURCE}
+    gcp_terms = cyclenerd_gcp_terms.terms(_gcp_gpu_offers(csvs.get("gcp", b"")))
+    gcp_data = write_terms(gcp_terms)
+    gcp_entry = {"sha256": sha256(gcp_data), "rows": len(gcp_terms), **GCP_TERMS_SOURCE}
     return (
-        {"aws.interruption": data, "aws.terms": terms_data},
-        {"aws.interruption": entry, "aws.terms": terms_entry},
+        {"aws.interruption": data, "aws.terms": terms_data, "gcp.terms": gcp_data},
+        {"aws.interruption": entry, "aws.terms": terms_entry, "gcp.terms": gcp_entry},
     )
+
+
+def _gcp_gpu_offers(data: bytes) -> set[tuple[str, str]]:
+    """The (type, zone) pairs of the on-demand GCP offers priced from Cyclenerd's file."""
+    rows = csv.DictReader(io.StringIO(data.decode()))
+    families = cyclenerd_gcp_terms.FAMILIES
+    return {
+        (r["instance_name"], r["location"])
+        for r in rows
+        if r["spot"] == "False" and r["instance_name"].split("-", 1)[0] in families
+    }
 
 
 def add_sides(path: Path) -> None:
@@ -670,7 +704,7 @@ def add_sides(path: Path) -> None:
     assert archive.manifest is not None
     csvs = {p: archive.csvs[p] for p in archive.csvs}
     packed = {p: archive.columns[p] for p in archive.columns}
-    sides, entries = side_files()
+    sides, entries = side_files(csvs)
     manifest = {**archive.manifest, "sides": entries}
     path.write_bytes(write_archive(csvs, manifest, packed, sides))
 
@@ -721,7 +755,7 @@ def main() -> int:
         "built_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         "providers": entries,
     }
-    sides, manifest["sides"] = side_files()
+    sides, manifest["sides"] = side_files(csvs)
     Path(args.output).write_bytes(write_archive(csvs, manifest, packed, sides))
     print(
         f"wrote {args.output}: {sum(e['rows'] for e in entries.values())} offers, {len(csvs)} providers"

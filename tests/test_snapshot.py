@@ -22,6 +22,7 @@ import pytest
 from scripts.replay import replay_aws, replay_gcp
 from scripts.snapshot_sources import (
     azure_anycloud,
+    cyclenerd_gcp_terms,
     karpenter_aws_prices,
     skypilot_vms,
     spot_advisor,
@@ -99,6 +100,10 @@ PINNED = {
     # Linux No Upfront reserved prices of the same file (data README; vantage_aws_terms.main).
     "vantage_aws_gpu_terms_2d0108c7_excerpt.csv": (
         "a0cb5d49c03045a05f6ac260a6b50f129a6aaf38f8d2dc8c58283c43be14311d"
+    ),
+    # Cyclenerd pricing.yml @fd66b26: month_1y/month_3y of the A2/A3/G2/G4 offers (data README).
+    "cyclenerd_pricing_fd66b26_terms_excerpt.csv": (
+        "bfba2f3e0ca4e393be659699fefbe438cd4ffd0a388b6234670f8e3d84ab27e0"
     ),
     # anycloud-sh/catalog azure/vms.csv @62ff0a98: the Dsv3, Esv4 and N-series rows (data README).
     "anycloud_azure_vms_62ff0a98_excerpt.csv": (
@@ -2200,11 +2205,9 @@ def test_the_stored_terms_excerpt_is_the_trim_for_the_snapshots_offers(snapshot)
     pairs = {(i.instance_name, i.location) for i in offers(snapshot, "aws") if not i.spot}
     again = vantage_aws_terms.trim(doc.values(), pairs)
     assert again == [list(r.values()) for r in _stored_terms()]
-    made, _ = make_snapshot().side_files()
-    bundled = archive.read_archive(
-        resources.files("gpuhunt.resources").joinpath("catalog.zip").read_bytes()
-    )
-    assert archive.sha256(made["aws.terms"]) == bundled.manifest["sides"]["aws.terms"]["sha256"]
+    made, _ = make_snapshot().side_files(snapshot.csvs)
+    for name in ("aws.terms", "gcp.terms", "aws.interruption"):
+        assert archive.sha256(made[name]) == snapshot.manifest["sides"][name]["sha256"], name
 
 
 def test_a_partial_upfront_or_unknown_vantage_key_is_left_out():
@@ -2255,3 +2258,98 @@ def test_cli_query_picks_an_aws_term_past_its_break_even(tmp_path, hours, months
         assert chosen[0]["break_even_hours"] < float(hours)
         assert row["monthly_cost"] == pytest.approx(chosen[0]["monthly_cost"], abs=0.01)
         assert row["pay"] != "on-demand" and row["monthly_cost"] < row["price"] * float(hours)
+
+
+def _stored_gcp_terms() -> list[dict[str, str]]:
+    with cyclenerd_gcp_terms.STORED.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_each_stored_gcp_commitment_is_a_term_of_its_zone_offers_at_the_source_price(snapshot):
+    """Every month_1y/month_3y of the stored Cyclenerd excerpt is, in the bundled `gcp.terms`,
+    a term of every on-demand offer of its machine type in a zone of its region, whose own
+    monthly cost is the file's month price; no other term is there and no N1 offer (an N1
+    machine with GPUs attached) has one."""
+    from gpuhunt._internal.load import sides
+
+    terms = sides.Sides(sides.bundled_reader()).terms("gcp")
+    assert terms is not None
+    got = {(t.instance_name, t.location, t.term): t for t in terms}
+    assert len(got) == len(terms)
+    on_demand = [i for i in offers(snapshot, "gcp") if not i.spot]
+    stored = {(r["machine_type"], r["region"]): r for r in _stored_gcp_terms()}
+    expected = 0
+    for i in on_demand:
+        row = stored.get((i.instance_name, cyclenerd_gcp_terms.region_of(i.location)))
+        for key, term in (("month_1y", "1y"), ("month_3y", "3y")):
+            t = got.get((i.instance_name, i.location, term))
+            if row is None or not row[key] or i.instance_name.startswith("n1-"):
+                assert t is None, (i.instance_name, i.location, term)
+                continue
+            expected += 1
+            assert t is not None, (i.instance_name, i.location, term)
+            assert (t.payment, t.upfront) == ("none", 0.0)
+            assert t.monthly_cost == pytest.approx(float(row[key]), rel=1e-12)
+    assert expected == len(terms) == snapshot.manifest["sides"]["gcp.terms"]["rows"]
+    g2 = got[("g2-standard-4", "us-central1-a", "1y")]
+    assert round(g2.monthly_cost, 8) == 325.07215214  # read by hand from pricing.yml@fd66b26
+    assert {r["machine_type"].split("-")[0] for r in stored.values()} == {"a2", "a3", "g2", "g4"}
+    entry = snapshot.manifest["sides"]["gcp.terms"]
+    assert (entry["repository"], entry["path"], entry["commit"]) == (
+        cyclenerd_gcp_terms.REPOSITORY,
+        cyclenerd_gcp_terms.PATH,
+        cyclenerd_gcp_terms.COMMIT,
+    )
+
+
+def test_a_zone_is_read_as_its_region_and_a_region_as_itself():
+    assert cyclenerd_gcp_terms.region_of("us-central1-a") == "us-central1"
+    assert cyclenerd_gcp_terms.region_of("europe-west10") == "europe-west10"
+
+
+def test_the_stored_gcp_terms_excerpt_is_the_trim_for_the_snapshots_offers(snapshot):
+    """Trimming the excerpt's own rows again for the snapshot's A2/A3/G2/G4 on-demand offers
+    keeps every row."""
+    doc: dict = {"compute": {"instance": {}}}
+    for r in _stored_gcp_terms():
+        cost = doc["compute"]["instance"].setdefault(r["machine_type"], {"cost": {}})["cost"]
+        cost[r["region"]] = {k: float(r[k]) for k in ("month_1y", "month_3y") if r[k]}
+    pairs = {
+        (i.instance_name, i.location)
+        for i in offers(snapshot, "gcp")
+        if not i.spot and i.instance_name.split("-")[0] in cyclenerd_gcp_terms.FAMILIES
+    }
+    again = cyclenerd_gcp_terms.trim(doc, pairs)
+    assert again == [list(r.values()) for r in _stored_gcp_terms()]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("months", "pay"), [("1", None), ("12", "1y"), ("36", "3y")])
+def test_cli_query_picks_a_gcp_commitment_past_its_break_even(tmp_path, months, pay):
+    """g2-standard-4 in us-central1-a at 700 h a month: both terms break even below 700 h
+    (term monthly cost / on-demand hourly), so over 12 and 36 months the term of that length
+    is paid; over one month a whole 1-year term costs more than on demand."""
+    run = _gpuhunt(
+        tmp_path, "query", "--provider", "gcp", "--gpu", "L4", "--location", "us-central1-a",
+        "--hours-per-month", "700", "--months", months, "--json",
+        GPUHUNT_CATALOG_URL=UNREACHABLE,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    row = next(
+        r for r in json.loads(run.stdout)
+        if r["instance_name"] == "g2-standard-4" and not r["spot"]
+    )  # fmt: skip
+    stored = next(
+        r for r in _stored_gcp_terms() if (r["machine_type"], r["region"]) == ("g2-standard-4",
+                                                                               "us-central1")
+    )  # fmt: skip
+    assert {t["term"] for t in row["terms"]} == {"1y", "3y"}
+    for t in row["terms"]:
+        month = float(stored["month_" + t["term"]])
+        assert t["break_even_hours"] == pytest.approx(month / row["price"], abs=1e-5)
+        assert t["break_even_hours"] < 700
+    if pay is None:
+        assert row["pay"] == "on-demand"
+    else:
+        assert row["pay"] == f"{pay} no upfront"
+        assert row["monthly_cost"] == pytest.approx(float(stored["month_" + pay]), abs=1e-5)
