@@ -114,7 +114,7 @@ def readme_commands() -> list[list[str]]:
 
 def test_the_readme_commands_run(offline, capsys):
     commands = readme_commands()
-    assert len(commands) == 5
+    assert len(commands) == 7
     for argv in commands:
         code = cli.main(argv)
         # History needs a published catalog with history: the offline fixture names a catalog
