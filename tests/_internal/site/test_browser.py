@@ -571,18 +571,21 @@ def test_usage_and_job_costs_are_the_librarys(browser, tmp_path):
     usage = {"hours_per_month": 500, "months": 12}
     job = {"job_hours": 10, "egress_gb": 500, "storage_gb": 100}
 
-    def library(**asked):
+    def library(providers, **asked):
         seen = {}
-        for p in catalog.query_costs(provider=["aws"], min_gpu_count=1, **asked):
+        for p in catalog.query_costs(provider=providers, min_gpu_count=1, **asked):
             seen.setdefault((p.offer.provider, p.offer.instance_name, p.offer.spot), p.costs)
         return seen
 
-    for asked in (usage, {**usage, **job}):
-        browser.get(out.joinpath("index.html").as_uri() + "#provider=aws&"
-                    + "&".join(f"{k}={v}" for k, v in asked.items()))  # fmt: skip
+    # Lambda documents free egress but no storage price: its TOTAL is unknown, ranked last.
+    for provider, asked in (("aws", usage), ("aws", {**usage, **job}), (None, {**usage, **job})):
+        hash_ = ([f"provider={provider}"] if provider else []) + [
+            f"{k}={v}" for k, v in asked.items()
+        ]
+        browser.get(out.joinpath("index.html").as_uri() + "#" + "&".join(hash_))
         keys = [tuple(r[:3]) for r in page_rows(browser)]
         got = browser.execute_script("return window.gpuhuntView.costs()")
-        want = library(**asked)
+        want = library([provider] if provider else None, **asked)
         assert keys == list(want), asked  # ordered by monthly cost, or by TOTAL for a job
         for key, c in zip(keys, got):
             lib = want[key]
@@ -594,11 +597,17 @@ def test_usage_and_job_costs_are_the_librarys(browser, tmp_path):
                 assert c["breakEven"] is None  # NaN reaches Python as null
             else:
                 assert c["breakEven"] == pytest.approx(best.break_even_hours, rel=1e-12)
-            if "job_hours" in asked:
+            if "job_hours" in asked and lib.total is None:
+                assert c["total"] is None and key[0] == "lambdalabs"
+            elif "job_hours" in asked:
                 assert c["total"] == pytest.approx(lib.total, rel=1e-12)
         assert want[("aws", "g6.xlarge", False)].pay == "1y no upfront"  # a term is chosen
         if "job_hours" in asked:
-            assert {c["total"] for c in got} != {None}
+            totals = [c["total"] for c in got]
+            assert None not in totals[: totals.index(None)] if None in totals else totals
+            assert (None in totals) == (provider is None)
+            unknown = browser.find_elements("css selector", "#body .row span")
+            assert ("unknown" in [e.text for e in unknown]) == (provider is None)
         text = browser.find_element("id", "head").text
         assert "Break-even" in text and ("TOTAL" in text) == ("job_hours" in asked)
     assert errors(browser) == []
