@@ -49,6 +49,7 @@ LAYERS = [
         "site.controls",
         "site.data",
         "site.marks",
+        "site.usage",
     },
     {"load"},
     {

@@ -538,3 +538,76 @@ def test_the_page_shows_rentable_offers_unless_asked_as_the_cli_does(
     default = page_rows(browser)
     assert [(r[0], r[3]) for r in default] == [("azure", "eastus")]  # not Korea, not RunPod's
     assert errors(browser) == []
+
+
+@pytest.mark.browser
+def test_usage_and_job_costs_are_the_librarys(browser, tmp_path):
+    """The page's monthly cost, how to pay, break-even and job TOTAL (its own script) equal
+    `Catalog.query_costs` for the same usage, over a folder catalog with an AWS terms file."""
+    from gpuhunt._internal.catalog_costs import best_term
+    from gpuhunt._internal.costs.terms import Term
+    from gpuhunt._internal.formats.terms import write_terms
+
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    for p, items in offers(V2).items():
+        write_csv_file(sorted(items, key=lambda i: i.price), str(folder / f"{p}.csv"))
+    # Made-up terms for the test: the 1y one beats on demand at 500 h a month, the 3y one not
+    # over 12 months (bought whole).
+    made_up = [
+        Term("aws", "g6.xlarge", "us-east-1", "1y", "none", "standard", 0.5, 0.0, "test", None),
+        Term("aws", "g6.xlarge", "us-east-1", "3y", "all", "standard", 0.0, 9000.0, "test", None),
+        Term("aws", "p5.48xlarge", "us-east-1", "1y", "partial", "standard", 20.0, 90000.0, "test", None),
+    ]  # fmt: skip
+    (folder / "aws.terms").write_bytes(write_terms(made_up))
+    built, out = tmp_path / "built", tmp_path / "out"
+    args = ["catalog", "build", "--input", str(folder), "--version", V2, "--output", str(built)]
+    assert gpuhunt_main(args) == 0  # the terms file goes into the catalog with its offers
+    assert gpuhunt_main(["catalog", "site", str(out), "--catalog", str(built)]) == 0
+    catalog = Catalog(
+        catalog_url=str(built), auto_reload=False, settings=Settings(cache_dir=tmp_path)
+    )
+    catalog.load()
+    usage = {"hours_per_month": 500, "months": 12}
+    job = {"job_hours": 10, "egress_gb": 500, "storage_gb": 100}
+
+    def library(providers, **asked):
+        seen = {}
+        for p in catalog.query_costs(provider=providers, min_gpu_count=1, **asked):
+            seen.setdefault((p.offer.provider, p.offer.instance_name, p.offer.spot), p.costs)
+        return seen
+
+    # Lambda documents free egress but no storage price: its TOTAL is unknown, ranked last.
+    for provider, asked in (("aws", usage), ("aws", {**usage, **job}), (None, {**usage, **job})):
+        hash_ = ([f"provider={provider}"] if provider else []) + [
+            f"{k}={v}" for k, v in asked.items()
+        ]
+        browser.get(out.joinpath("index.html").as_uri() + "#" + "&".join(hash_))
+        keys = [tuple(r[:3]) for r in page_rows(browser)]
+        got = browser.execute_script("return window.gpuhuntView.costs()")
+        want = library([provider] if provider else None, **asked)
+        assert keys == list(want), asked  # ordered by monthly cost, or by TOTAL for a job
+        for key, c in zip(keys, got):
+            lib = want[key]
+            assert c["monthly"] == pytest.approx(lib.monthly_cost, rel=1e-12)
+            assert c["eff"] == pytest.approx(lib.effective_hourly, rel=1e-12)
+            assert c["pay"] == lib.pay
+            best = best_term(lib)
+            if best is None:
+                assert c["breakEven"] is None  # NaN reaches Python as null
+            else:
+                assert c["breakEven"] == pytest.approx(best.break_even_hours, rel=1e-12)
+            if "job_hours" in asked and lib.total is None:
+                assert c["total"] is None and key[0] == "lambdalabs"
+            elif "job_hours" in asked:
+                assert c["total"] == pytest.approx(lib.total, rel=1e-12)
+        assert want[("aws", "g6.xlarge", False)].pay == "1y no upfront"  # a term is chosen
+        if "job_hours" in asked:
+            totals = [c["total"] for c in got]
+            assert None not in totals[: totals.index(None)] if None in totals else totals
+            assert (None in totals) == (provider is None)
+            unknown = browser.find_elements("css selector", "#body .row span")
+            assert ("unknown" in [e.text for e in unknown]) == (provider is None)
+        text = browser.find_element("id", "head").text
+        assert "Break-even" in text and ("TOTAL" in text) == ("job_hours" in asked)
+    assert errors(browser) == []

@@ -21,19 +21,21 @@ import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gpuhunt._internal import registry
 from gpuhunt._internal.errors import CatalogDownloadError, CatalogError
 from gpuhunt._internal.formats import archive as storage
 from gpuhunt._internal.load import disk, sources
 from gpuhunt._internal.load.cache import DiskCache
+from gpuhunt._internal.load.loaded import Loaded
 from gpuhunt._internal.load.settings import Settings
+from gpuhunt._internal.load.sides import Sides, reader_of
 from gpuhunt._internal.load.tables import combine_freeing, provider_table
 from gpuhunt._internal.models import CatalogItem, QueryFilter
 from gpuhunt._internal.query import answers
 from gpuhunt._internal.query.table import Table
-from gpuhunt._internal.site import arrays, data, facts, marks
+from gpuhunt._internal.site import arrays, data, facts, marks, usage
 
 TIMEOUT = (10.0, 60.0)
 BUNDLED = "bundled"
@@ -200,6 +202,9 @@ def write_site(
     doc["marks"] = marks.offer_marks_from_table(
         tables, raw.manifest, availability_of(raw, with_history)
     )
+    # The side files are found as a `Catalog` finds them for the same catalog (`reader_of`
+    # reads only the source, url, version and manifest a `RawCatalog` has too).
+    doc["costs"] = usage.page_costs(doc, Sides(reader_of(cast(Loaded, raw), None)).terms)
     body = arrays.json_bytes(doc)  # what json.dumps writes, the offers' columns from numpy
     digest = hashlib.sha256(body).hexdigest()[:12]
     _write(folder / "offers.json", body)
