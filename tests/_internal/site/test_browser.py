@@ -378,7 +378,13 @@ def test_tflops_per_dollar_is_the_librarys(site, browser):
 
 @pytest.mark.browser
 def test_provider_ages_and_sources_are_shown(site, browser):
+    from selenium.webdriver.support.ui import WebDriverWait
+
     browser.get((site / "out" / "index.html").as_uri())
+    # The page fills the provenance table once it has read its data, after the load event: on
+    # a busy machine the first look can come before (bounded: a page that never fills it fails).
+    count = "return document.querySelectorAll('#providers tbody tr').length"
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script(count) > 0)
     rows = browser.execute_script(
         "return Array.from(document.querySelectorAll('#providers tbody tr'))"
         ".map(tr => Array.from(tr.cells).map(c => c.textContent))"
