@@ -23,10 +23,8 @@ Decisions:
 
 from __future__ import annotations
 
-import argparse
 import csv
 import datetime as dt
-import hashlib
 import io
 import sys
 from collections.abc import Iterable, Mapping
@@ -34,6 +32,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+
+if not __package__:  # run as a script: the repository root makes `scripts` importable
+    sys.path.insert(0, str(ROOT))
+from scripts.snapshot_sources import excerpt  # noqa: E402
+
 DATA = Path(__file__).resolve().parent / "data"
 REPOSITORY = "Cyclenerd/google-cloud-pricing-cost-calculator"
 PATH = "pricing.yml"
@@ -91,11 +94,7 @@ def terms(offers: Iterable[tuple[str, str]], path: Path = STORED) -> list[Any]:
 
 def snapshot_gcp_offers(snapshot: Path) -> set[tuple[str, str]]:
     """The (machine type, zone) pairs of the on-demand GCP GPU offers of a snapshot archive."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from gpuhunt._internal.formats.archive import read_archive
-
-    archive = read_archive(snapshot.read_bytes())
-    rows = csv.DictReader(io.StringIO(archive.csvs["gcp"].decode()))
+    rows = excerpt.snapshot_rows(snapshot, "gcp")
     return {
         (r["instance_name"], r["location"])
         for r in rows
@@ -106,21 +105,11 @@ def snapshot_gcp_offers(snapshot: Path) -> set[tuple[str, str]]:
 def main() -> int:
     import yaml
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("whole", help=f"the whole {PATH} at {COMMIT}")
-    parser.add_argument(
-        "--snapshot", default=str(ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip")
-    )
-    parser.add_argument("--output", default=str(STORED))
-    args = parser.parse_args()
-    whole = Path(args.whole).read_bytes()
-    if hashlib.sha256(whole).hexdigest() != WHOLE_SHA256:
-        print(f"{args.whole}: not the file of {COMMIT} (sha256 differs)", file=sys.stderr)
+    got = excerpt.read_whole(__doc__, PATH, COMMIT, WHOLE_SHA256, STORED)
+    if got is None:
         return 1
-    rows = trim(yaml.safe_load(whole), snapshot_gcp_offers(Path(args.snapshot)))
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows([list(COLUMNS), *rows])
-    Path(args.output).write_text(out.getvalue(), encoding="utf-8")
+    whole, snapshot, output = got
+    excerpt.write_csv(output, COLUMNS, trim(yaml.safe_load(whole), snapshot_gcp_offers(snapshot)))
     return 0
 
 

@@ -20,10 +20,6 @@ COMMIT:PATH` in a copy of the repository) when the snapshot's AWS types change, 
 
 from __future__ import annotations
 
-import argparse
-import csv
-import hashlib
-import io
 import json
 import sys
 from collections.abc import Iterable, Mapping
@@ -32,6 +28,11 @@ from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
+
+if not __package__:  # run as a script: the repository root makes `scripts` importable
+    sys.path.insert(0, str(ROOT))
+from scripts.snapshot_sources import excerpt  # noqa: E402
+
 REPOSITORY = "alexei-led/spotinfo"
 PATH = "internal/spot/data/spot-advisor-data.json"
 # The newest commit of the stored repository that changed the file (its HEAD, 05e93313 of
@@ -67,12 +68,7 @@ def trim(doc: Mapping[str, Any], instance_types: Iterable[str]) -> dict[str, Any
 
 def snapshot_aws_types(snapshot: Path) -> set[str]:
     """The instance types of the AWS offers of a snapshot archive."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from gpuhunt._internal.formats.archive import read_archive
-
-    archive = read_archive(snapshot.read_bytes())
-    rows = csv.DictReader(io.StringIO(archive.csvs["aws"].decode()))
-    return {row["instance_name"] for row in rows}
+    return {row["instance_name"] for row in excerpt.snapshot_rows(snapshot, "aws")}
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
@@ -80,19 +76,11 @@ def dumps(doc: Mapping[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("whole", help=f"the whole {PATH} at {COMMIT}")
-    parser.add_argument(
-        "--snapshot", default=str(ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip")
-    )
-    parser.add_argument("--output", default=str(STORED))
-    args = parser.parse_args()
-    whole = Path(args.whole).read_bytes()
-    if hashlib.sha256(whole).hexdigest() != WHOLE_SHA256:
-        print(f"{args.whole}: not the file of {COMMIT} (sha256 differs)", file=sys.stderr)
+    got = excerpt.read_whole(__doc__, PATH, COMMIT, WHOLE_SHA256, STORED)
+    if got is None:
         return 1
-    doc = json.loads(whole)
-    Path(args.output).write_text(dumps(trim(doc, snapshot_aws_types(Path(args.snapshot)))))
+    whole, snapshot, output = got
+    output.write_text(dumps(trim(json.loads(whole), snapshot_aws_types(snapshot))))
     return 0
 
 

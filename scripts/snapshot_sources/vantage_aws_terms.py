@@ -18,10 +18,8 @@ strings verbatim. Decisions:
 
 from __future__ import annotations
 
-import argparse
 import csv
 import datetime as dt
-import hashlib
 import io
 import json
 import sys
@@ -30,6 +28,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+
+if not __package__:  # run as a script: the repository root makes `scripts` importable
+    sys.path.insert(0, str(ROOT))
+from scripts.snapshot_sources import excerpt  # noqa: E402
+
 DATA = Path(__file__).resolve().parent / "data"
 REPOSITORY = "tsaol/aws-gpu"
 PATH = "data/gpu_instances_raw.json"
@@ -118,31 +121,16 @@ def terms(path: Path = STORED) -> list[Any]:
 
 def snapshot_aws_offers(snapshot: Path) -> set[tuple[str, str]]:
     """The (type, region) pairs of the on-demand AWS offers of a snapshot archive."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from gpuhunt._internal.formats.archive import read_archive
-
-    archive = read_archive(snapshot.read_bytes())
-    rows = csv.DictReader(io.StringIO(archive.csvs["aws"].decode()))
+    rows = excerpt.snapshot_rows(snapshot, "aws")
     return {(r["instance_name"], r["location"]) for r in rows if r["spot"] == "False"}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("whole", help=f"the whole {PATH} at {COMMIT}")
-    parser.add_argument(
-        "--snapshot", default=str(ROOT / "src" / "gpuhunt" / "resources" / "catalog.zip")
-    )
-    parser.add_argument("--output", default=str(STORED))
-    args = parser.parse_args()
-    whole = Path(args.whole).read_bytes()
-    if hashlib.sha256(whole).hexdigest() != WHOLE_SHA256:
-        print(f"{args.whole}: not the file of {COMMIT} (sha256 differs)", file=sys.stderr)
+    got = excerpt.read_whole(__doc__, PATH, COMMIT, WHOLE_SHA256, STORED)
+    if got is None:
         return 1
-    rows = trim(json.loads(whole), snapshot_aws_offers(Path(args.snapshot)))
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerows([list(COLUMNS), *rows])
-    Path(args.output).write_text(out.getvalue(), encoding="utf-8")
+    whole, snapshot, output = got
+    excerpt.write_csv(output, COLUMNS, trim(json.loads(whole), snapshot_aws_offers(snapshot)))
     return 0
 
 
